@@ -1,0 +1,251 @@
+"""Toy 2-D datasets people know, seeded, editable point by point, and CSV in/out.
+
+Labels are class indices 0..k-1 (int64) everywhere in gradbox; two-class losses
+that want -1/+1 convert with `gradbox.losses.signed`. Points are float64 (n, 2).
+The formulas for circle, xor, gaussians and spiral are TensorFlow Playground's;
+moons follows scikit-learn's make_moons; noise is meant to lie in [0, 0.5].
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+KINDS = ("moons", "circle", "xor", "gaussians", "spiral", "blobs")
+MAX_CLASSES = 6
+
+
+class DatasetError(ValueError):
+    """A dataset file or edit that cannot be used; the message says where and why."""
+
+
+@dataclass
+class Dataset:
+    """Points, labels and which points are held out for testing."""
+
+    points: np.ndarray
+    labels: np.ndarray
+    is_test: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    classes: int = 2
+
+    def __post_init__(self) -> None:
+        self.points = np.asarray(self.points, dtype=np.float64).reshape(-1, 2)
+        self.labels = np.asarray(self.labels, dtype=np.int64).reshape(-1)
+        if len(self.is_test) != len(self.labels):
+            self.is_test = np.zeros(len(self.labels), dtype=bool)
+        self.is_test = np.asarray(self.is_test, dtype=bool)
+        if len(self.points) != len(self.labels):
+            raise DatasetError(f"{len(self.points)} points but {len(self.labels)} labels")
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def train(self) -> tuple[np.ndarray, np.ndarray]:
+        keep = ~self.is_test
+        return self.points[keep], self.labels[keep]
+
+    @property
+    def test(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.points[self.is_test], self.labels[self.is_test]
+
+    def copy(self) -> Dataset:
+        return Dataset(self.points.copy(), self.labels.copy(), self.is_test.copy(), self.classes)
+
+    def add_point(self, x: float, y: float, label: int, test: bool = False) -> None:
+        if not 0 <= label < self.classes:
+            raise DatasetError(f"class {label} does not exist; this dataset has {self.classes}")
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise DatasetError(f"point ({x}, {y}) is not finite")
+        self.points = np.vstack([self.points, [[x, y]]])
+        self.labels = np.append(self.labels, np.int64(label))
+        self.is_test = np.append(self.is_test, test)
+
+    def nearest(self, x: float, y: float) -> int:
+        """Index of the point closest to (x, y), or -1 if there are none."""
+        if len(self) == 0:
+            return -1
+        return int(np.argmin(np.sum((self.points - [x, y]) ** 2, axis=1)))
+
+    def remove_nearest(self, x: float, y: float) -> int:
+        index = self.nearest(x, y)
+        if index >= 0:
+            keep = np.arange(len(self)) != index
+            self.points, self.labels, self.is_test = (
+                self.points[keep], self.labels[keep], self.is_test[keep])
+        return index
+
+
+def split(n: int, test_ratio: float, seed: int) -> np.ndarray:
+    """A boolean mask choosing round(n * test_ratio) points for the test set."""
+    if not 0 <= test_ratio < 1:
+        raise DatasetError(f"test ratio must be in [0, 1), got {test_ratio}")
+    mask = np.zeros(n, dtype=bool)
+    mask[np.random.default_rng(seed + 1).permutation(n)[: round(n * test_ratio)]] = True
+    return mask
+
+
+def _balanced(n: int, classes: int) -> np.ndarray:
+    return np.arange(n) % classes
+
+
+def moons(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaving half circles (scikit-learn's make_moons)."""
+    n_out = n // 2
+    n_in = n - n_out
+    t_out = np.linspace(0, math.pi, n_out)
+    t_in = np.linspace(0, math.pi, n_in)
+    points = np.vstack([
+        np.column_stack([np.cos(t_out), np.sin(t_out)]),
+        np.column_stack([1 - np.cos(t_in), 1 - np.sin(t_in) - 0.5]),
+    ])
+    labels = np.concatenate([np.zeros(n_out, np.int64), np.ones(n_in, np.int64)])
+    points += rng.normal(scale=noise, size=points.shape)
+    return points, labels
+
+
+def circle(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Class 1 inside radius 2.5, class 0 in the ring 3.5..5 (radius 5 plane)."""
+    radius = 5.0
+    labels = 1 - _balanced(n, 2)
+    r = np.where(labels == 1, rng.uniform(0, radius * 0.5, n), rng.uniform(radius * 0.7, radius, n))
+    angle = rng.uniform(0, 2 * math.pi, n)
+    points = np.column_stack([r * np.sin(angle), r * np.cos(angle)])
+    points += rng.uniform(-radius, radius, (n, 2)) * noise
+    # The label follows the noiseless distance, as in the Playground.
+    return points, labels
+
+
+def xor(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    padding = 0.3
+    points = rng.uniform(-5, 5, (n, 2))
+    points += np.where(points > 0, padding, -padding)
+    labels = (points[:, 0] * points[:, 1] >= 0).astype(np.int64)
+    points += rng.uniform(-5, 5, (n, 2)) * noise
+    return points, labels
+
+
+def gaussians(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    variance = 0.5 + noise / 0.5 * (4.0 - 0.5)  # 0.5 -> 4 as noise 0 -> 0.5
+    labels = _balanced(n, 2)
+    centres = np.where(labels[:, None] == 1, 2.0, -2.0)
+    return centres + rng.normal(scale=math.sqrt(variance), size=(n, 2)), labels
+
+
+def spiral(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    half = n // 2
+    parts, labels = [], []
+    for label, (count, delta) in enumerate([(n - half, 0.0), (half, math.pi)]):
+        i = np.arange(count)
+        r = i / max(count, 1) * 5
+        t = 1.75 * i / max(count, 1) * 2 * math.pi + delta
+        xy = np.column_stack([r * np.sin(t), r * np.cos(t)])
+        parts.append(xy + rng.uniform(-1, 1, (count, 2)) * noise)
+        labels.append(np.full(count, 1 - label, np.int64))
+    return np.vstack(parts), np.concatenate(labels)
+
+
+def blobs(n: int, noise: float, rng: np.random.Generator,
+          classes: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """k round clusters on a circle of radius 3, spread growing with noise."""
+    labels = _balanced(n, classes)
+    angle = 2 * math.pi * labels / classes + math.pi / 2
+    centres = 3.0 * np.column_stack([np.cos(angle), np.sin(angle)])
+    return centres + rng.normal(scale=0.4 + 2 * noise, size=(n, 2)), labels
+
+
+GENERATORS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
+    "moons": moons, "circle": circle, "xor": xor, "gaussians": gaussians,
+    "spiral": spiral, "blobs": blobs,
+}
+
+
+def make(kind: str, n: int = 100, noise: float = 0.1, seed: int = 0,
+         test_ratio: float = 0.0, classes: int = 2) -> Dataset:
+    """Generate a dataset; only blobs takes `classes` (2..6), the others are two-class."""
+    if kind not in GENERATORS:
+        raise DatasetError(f"unknown dataset {kind!r}; choose from {', '.join(KINDS)}")
+    if n < 2:
+        raise DatasetError(f"a dataset needs at least 2 points, got {n}")
+    if not 0 <= noise <= 1:
+        raise DatasetError(f"noise must be between 0 and 1, got {noise}")
+    rng = np.random.default_rng(seed)
+    if kind == "blobs":
+        if not 2 <= classes <= MAX_CLASSES:
+            raise DatasetError(f"blobs takes 2 to {MAX_CLASSES} classes, got {classes}")
+        points, labels = blobs(n, noise, rng, classes)
+    else:
+        points, labels = GENERATORS[kind](n, noise, rng)
+        classes = 2
+    return Dataset(points, labels, split(n, test_ratio, seed), classes)
+
+
+# --- CSV ------------------------------------------------------------------------------
+CSV_HEADER = ("x", "y", "label")
+
+
+def to_csv(dataset: Dataset) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for (x, y), label in zip(dataset.points.tolist(), dataset.labels.tolist()):
+        writer.writerow([repr(x), repr(y), label])
+    return out.getvalue()
+
+
+def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
+    """Parse `x,y,label` rows (with that header). Errors name the line at fault."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or not any(cell.strip() for cell in rows[0]):
+        raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
+    header = [cell.strip().lower() for cell in rows[0]]
+    missing = [name for name in CSV_HEADER if name not in header]
+    if missing:
+        raise DatasetError(f"line 1: missing column {', '.join(missing)}; "
+                           f"expected a header 'x,y,label', got {','.join(rows[0])!r}")
+    columns = [header.index(name) for name in CSV_HEADER]
+    points, labels = [], []
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) < len(header):
+            raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
+        try:
+            x, y = (float(row[columns[i]]) for i in range(2))
+        except ValueError:
+            raise DatasetError(f"line {line}: x and y must be numbers, got "
+                               f"{row[columns[0]]!r}, {row[columns[1]]!r}") from None
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise DatasetError(f"line {line}: x and y must be finite, got {x}, {y}")
+        cell = row[columns[2]].strip()
+        if not cell.isdigit() or int(cell) >= MAX_CLASSES:
+            raise DatasetError(f"line {line}: label must be a class number 0..{MAX_CLASSES - 1}, "
+                               f"got {cell!r}")
+        points.append((x, y))
+        labels.append(int(cell))
+    if len(points) < 2:
+        raise DatasetError(f"the file has {len(points)} data rows; at least 2 are needed")
+    present = sorted(set(labels))
+    if len(present) < 2:
+        raise DatasetError(f"every row has label {present[0]}; at least two classes are needed")
+    classes = max(present) + 1
+    return Dataset(np.array(points), np.array(labels),
+                   split(len(labels), test_ratio, seed), classes)
+
+
+def save_csv(dataset: Dataset, path: str | Path) -> None:
+    Path(path).write_text(to_csv(dataset), encoding="utf-8")
+
+
+def load_csv(path: str | Path, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path}: not a text file") from None
+    return from_csv(text, test_ratio, seed)

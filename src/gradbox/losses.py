@@ -1,0 +1,84 @@
+"""Losses and penalties, built from engine ops so their graphs can be drawn.
+
+Label convention (one for the whole package): a dataset's labels are class
+indices 0..k-1. Two-class losses that want signs (hinge, MSE) use y = 2c - 1,
+i.e. class 0 -> -1 and class 1 -> +1; a positive score means class 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gradbox.engine import Value
+
+LOSSES = ("hinge", "mse", "logistic", "softmax")
+
+
+def signed(labels: np.ndarray) -> np.ndarray:
+    """Class indices 0/1 -> targets -1/+1."""
+    return 2.0 * np.asarray(labels, dtype=np.float64) - 1.0
+
+
+def hinge(score: Value, labels: np.ndarray) -> Value:
+    """Max-margin loss, micrograd's demo: mean(relu(1 - y * score))."""
+    return (1 + -signed(labels) * score).relu().mean()
+
+
+def mse(score: Value, labels: np.ndarray) -> Value:
+    return ((score - signed(labels)) ** 2).mean()
+
+
+def logistic(score: Value, labels: np.ndarray) -> Value:
+    """Binary cross-entropy on a raw score: mean(log(1 + exp(-y * score))).
+
+    Written as relu(z) + log(1 + exp(-|z|)), the same number without exp overflowing.
+    """
+    z = -signed(labels) * score
+    return (z.relu() + (1 + (-abs(z)).exp()).log()).mean()
+
+
+def softmax_cross_entropy(scores: Sequence[Value], labels: np.ndarray) -> Value:
+    """-log softmax(scores)[label], averaged over samples; one score per class."""
+    labels = np.asarray(labels)
+    # Subtracting the per-sample max changes nothing mathematically (it cancels) but
+    # keeps exp from overflowing; it is a constant, so no gradient flows through it.
+    shift = np.max(np.stack([np.broadcast_to(s.data, labels.shape) for s in scores]), axis=0)
+    shifted = [s - shift for s in scores]
+    log_sum_exp = sum(z.exp() for z in shifted).log()
+    chosen = sum((labels == k).astype(np.float64) * z for k, z in enumerate(shifted))
+    return (log_sum_exp - chosen).mean()
+
+
+def compute_loss(name: str, output: Value | Sequence[Value], labels: np.ndarray) -> Value:
+    if name == "softmax":
+        scores = output if isinstance(output, (list, tuple)) else [output]
+        if len(scores) < 2:
+            raise ValueError("softmax cross-entropy needs one output per class (at least 2)")
+        return softmax_cross_entropy(scores, labels)
+    if isinstance(output, (list, tuple)):
+        raise ValueError(f"the {name} loss needs a network with one output, got {len(output)}")
+    if name not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose from {LOSSES}")
+    return {"hinge": hinge, "mse": mse, "logistic": logistic}[name](output, labels)
+
+
+def l2_penalty(params: Sequence[Value]) -> Value:
+    """sum(p^2), as in micrograd's demo (multiply by alpha outside)."""
+    return sum(p * p for p in params)
+
+
+def l1_penalty(params: Sequence[Value]) -> Value:
+    return sum(abs(p) for p in params)
+
+
+def predictions(output: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
+    """Class index predicted from raw output data: sign for one score, argmax for several."""
+    if isinstance(output, (list, tuple)):
+        return np.argmax(np.stack([np.asarray(o) for o in output]), axis=0)
+    return (np.asarray(output) > 0).astype(np.int64)
+
+
+def accuracy(output: np.ndarray | Sequence[np.ndarray], labels: np.ndarray) -> float:
+    return float(np.mean(predictions(output) == np.asarray(labels)))

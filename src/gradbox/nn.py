@@ -1,0 +1,129 @@
+"""A small neural-network library on top of the engine, shaped like PyTorch's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradbox.engine import Value
+
+ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear")
+
+
+class Module:
+    """Something with parameters: PyTorch's `nn.Module`, in miniature."""
+
+    def named_parameters(self) -> list[tuple[str, Value]]:
+        return []
+
+    def parameters(self) -> list[Value]:
+        return [p for _, p in self.named_parameters()]
+
+    def zero_grad(self) -> None:
+        # Gradients accumulate (+=) by design, so each step must start from zero.
+        for p in self.parameters():
+            p.grad = 0.0
+
+
+def activate(x: Value, activation: str) -> Value:
+    if activation == "linear":
+        return x
+    return getattr(x, activation)()
+
+
+class Neuron(Module):
+    """out = activation(w . x + b)."""
+
+    def __init__(self, nin: int, activation: str = "relu",
+                 rng: np.random.Generator | None = None) -> None:
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; choose from {ACTIVATIONS}")
+        rng = rng if rng is not None else np.random.default_rng()
+        self.w = [Value(float(rng.uniform(-1, 1))) for _ in range(nin)]
+        self.b = Value(0.0)
+        self.activation = activation
+
+    def __call__(self, x: Sequence[Value]) -> Value:
+        # Same order as micrograd: b + w0*x0 + w1*x1 + ..., so graphs match node for node.
+        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        return activate(act, self.activation)
+
+    def named_parameters(self) -> list[tuple[str, Value]]:
+        return [(f"w.{i}", w) for i, w in enumerate(self.w)] + [("b", self.b)]
+
+    def __repr__(self) -> str:
+        return f"{self.activation.capitalize()}Neuron({len(self.w)})"
+
+
+class Layer(Module):
+    def __init__(self, nin: int, nout: int, activation: str = "relu",
+                 rng: np.random.Generator | None = None) -> None:
+        self.neurons = [Neuron(nin, activation, rng) for _ in range(nout)]
+
+    def __call__(self, x: Sequence[Value]) -> list[Value]:
+        return [n(x) for n in self.neurons]
+
+    def named_parameters(self) -> list[tuple[str, Value]]:
+        return [(f"neurons.{i}.{name}", p)
+                for i, n in enumerate(self.neurons) for name, p in n.named_parameters()]
+
+    def __repr__(self) -> str:
+        return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
+
+
+class MLP(Module):
+    """A multi-layer perceptron; the last layer is linear (raw scores) by default."""
+
+    def __init__(self, nin: int, nouts: Sequence[int], activation: str = "relu",
+                 output_activation: str = "linear", seed: int | None = None) -> None:
+        if nin < 1 or any(int(n) < 1 for n in nouts) or not nouts:
+            raise ValueError(f"layer sizes must be at least 1, got {nin} inputs and {list(nouts)}")
+        rng = np.random.default_rng(seed)
+        sizes = [nin, *nouts]
+        self.nin = nin
+        self.activation = activation
+        self.layers = [
+            Layer(sizes[i], sizes[i + 1],
+                  activation if i < len(nouts) - 1 else output_activation, rng)
+            for i in range(len(nouts))
+        ]
+        # The structure never changes after construction, so list the parameters once:
+        # training asks for them several times per step.
+        self._named = [(f"layers.{i}.{name}", p) for i, layer in enumerate(self.layers)
+                       for name, p in layer.named_parameters()]
+        self._params = [p for _, p in self._named]
+
+    def __call__(self, x: Sequence[Any]) -> Value | list[Value]:
+        if len(x) != self.nin:
+            raise ValueError(f"this network takes {self.nin} inputs, got {len(x)}")
+        # Wrap raw inputs once, so every neuron of the first layer shares the same leaves.
+        h: list[Value] = [xi if isinstance(xi, Value) else Value(xi, label=f"x{i}")
+                          for i, xi in enumerate(x)]
+        for layer in self.layers:
+            h = layer(h)
+        return h[0] if len(h) == 1 else h
+
+    def named_parameters(self) -> list[tuple[str, Value]]:
+        return list(self._named)
+
+    def parameters(self) -> list[Value]:
+        return list(self._params)
+
+    def layer_sizes(self) -> list[int]:
+        return [self.nin] + [len(layer.neurons) for layer in self.layers]
+
+    def get_flat(self) -> np.ndarray:
+        """All parameter values as one array, in `parameters()` order."""
+        return np.array([p.data for p in self.parameters()], dtype=np.float64)
+
+    def set_flat(self, values: np.ndarray) -> None:
+        params = self.parameters()
+        if len(values) != len(params):
+            raise ValueError(f"expected {len(params)} parameter values, got {len(values)}")
+        for p, v in zip(params, values):
+            p.data = float(v)
+
+    def __repr__(self) -> str:
+        return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"

@@ -1,0 +1,34 @@
+"""The core (engine, nn, losses, optim, datasets, training, graph layout) never imports Qt."""
+
+import ast
+from pathlib import Path
+
+import gradbox
+
+PACKAGE = Path(gradbox.__file__).parent
+QT_MODULES = ("PySide6", "pyqtgraph", "shiboken6", "PyQt5", "PyQt6")
+
+
+def _imported_modules(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def core_modules() -> list[Path]:
+    return [p for p in PACKAGE.glob("*.py") if p.name not in ("app.py", "__main__.py")]
+
+
+def test_core_modules_exist() -> None:
+    names = {p.stem for p in core_modules()}
+    assert {"engine", "nn", "losses", "optim", "datasets"} <= names
+
+
+def test_no_core_module_imports_qt() -> None:
+    for path in core_modules():
+        for module in _imported_modules(path):
+            assert not module.startswith(QT_MODULES), f"{path.name} imports {module}"
