@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -127,3 +128,36 @@ class MLP(Module):
 
     def __repr__(self) -> str:
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+
+def numpy_forward(params: np.ndarray, layer_sizes: Sequence[int], activation: str,
+                  points: np.ndarray, output_activation: str = "linear") -> np.ndarray:
+    """The same network as `MLP`, evaluated with matrix products from a flat parameter array.
+
+    Used where only numbers are needed (decision boundary, test loss): one matmul per
+    layer instead of a graph. `params` is in `MLP.parameters()` order. Returns (n, nout).
+    """
+    h = np.asarray(points, dtype=np.float64)
+    offset = 0
+    last = len(layer_sizes) - 2
+    for i, (nin, nout) in enumerate(itertools.pairwise(layer_sizes)):
+        # Each neuron stores nin weights then its bias: a (nout, nin + 1) block.
+        block = params[offset: offset + nout * (nin + 1)].reshape(nout, nin + 1)
+        offset += nout * (nin + 1)
+        h = h @ block[:, :nin].T + block[:, nin]
+        h = _numpy_activation(h, output_activation if i == last else activation)
+    return h
+
+
+def _numpy_activation(h: np.ndarray, activation: str) -> np.ndarray:
+    if activation == "relu":
+        return np.maximum(h, 0.0)
+    if activation == "tanh":
+        return np.tanh(h)
+    if activation == "sigmoid":
+        return 0.5 * (1 + np.tanh(0.5 * h))
+    return h
+
+
+def parameter_count(layer_sizes: Sequence[int]) -> int:
+    return sum((nin + 1) * nout for nin, nout in itertools.pairwise(layer_sizes))
