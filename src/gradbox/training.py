@@ -499,19 +499,18 @@ class Trainer:
 
     # --- dataset edits --------------------------------------------------------------------------
     def replace_dataset(self, dataset: Dataset) -> None:
-        """New points keep the network and its weights, but start the history again."""
-        if dataset.classes > self.config.outputs and self.config.outputs > 1:
-            raise ConfigError(f"this network has {self.config.outputs} outputs but the data "
-                              f"has {dataset.classes} classes")
-        if dataset.classes > 2 and self.config.outputs == 1:
-            raise ConfigError(f"the data has {dataset.classes} classes; choose blobs with "
-                              f"{dataset.classes} classes so the network gets one output each")
+        """Train on new points from the next step on; weights and history stay.
+
+        Earlier history records keep what was measured on the old points, and a rewind
+        restores earlier weights but keeps the new points.
+        """
+        if dataset.classes > max(self.config.outputs, 2):
+            raise ConfigError(f"the data has {dataset.classes} classes but this network has "
+                              f"{self.config.outputs} output(s); choose blobs with "
+                              f"{dataset.classes} classes so it gets one output per class")
+        self.rewind(self.step_count)  # a half-done step belongs to the old points
         self.dataset = dataset
         self.dataset_version += 1
-        current = self.run.values()
-        self._build(self.init_seed)
-        self.initial_params = _frozen(current)
-        self.run.set_values(current)
 
     # --- snapshots --------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:

@@ -1,0 +1,318 @@
+"""The Qt side of a training session: a worker thread that owns the Trainer, and the
+controller the widgets talk to.
+
+Only the worker thread touches the `Trainer`. Widgets call the controller, which sends
+commands (plain callables) to the worker through a queued signal; the worker answers
+with immutable `Snapshot`s. A run is a zero-interval timer in the worker's thread that
+does one step per tick, so a Pause or any other command is handled between two steps.
+Snapshots are sent at most `EMIT_INTERVAL` apart while running, so a fast network does
+not flood the UI thread with repaints it cannot show anyway.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+from gradbox.training import Snapshot, Trainer, TrainingConfig
+
+log = logging.getLogger(__name__)
+
+EMIT_INTERVAL = 1 / 30  # seconds between snapshots while running: a display rate
+Command = Callable[[Trainer], Any]
+
+
+class TrainingWorker(QObject):
+    """Lives in the worker thread; runs commands and training steps on the Trainer."""
+
+    snapshot_ready = Signal(object)
+    running_changed = Signal(bool)
+    stopped = Signal(str)
+    failed = Signal(str, str)
+    result_ready = Signal(object, object)  # (callback, result) for commands that return data
+
+    def __init__(self, trainer: Trainer) -> None:
+        super().__init__()
+        self.trainer = trainer
+        self._pause = threading.Event()
+        self._timer: QTimer | None = None
+        self._run_limit: int | None = None
+        self._last_emit = 0.0
+        self._steps_done = 0
+
+    @Slot()
+    def _create_timer(self) -> None:
+        # Created here, in the worker thread, so its ticks run in that thread.
+        self._timer = QTimer(self)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._tick)
+
+    def _emit(self) -> None:
+        self._last_emit = time.perf_counter()
+        self.snapshot_ready.emit(self.trainer.snapshot())
+
+    @Slot(object, object)
+    def execute(self, command: Command, callback: object = None) -> None:
+        try:
+            result = command(self.trainer)
+        except Exception as error:  # a command's failure must not end the thread
+            self._report(error)
+            return
+        if callback is not None:
+            self.result_ready.emit(callback, result)
+        if not self.running:
+            self._emit()
+
+    @Slot(object)
+    def replace_trainer(self, factory: Callable[[Trainer], Trainer]) -> None:
+        try:
+            self.trainer = factory(self.trainer)
+        except Exception as error:  # the old trainer stays: nothing is lost
+            self._report(error)
+            return
+        self._emit()
+
+    @property
+    def running(self) -> bool:
+        return self._timer is not None and self._timer.isActive()
+
+    @Slot(object)
+    def start_run(self, limit: object = None) -> None:
+        if self._timer is None or self._timer.isActive():
+            return
+        self._pause.clear()
+        self._run_limit = limit if isinstance(limit, int) else None
+        self._steps_done = 0
+        self._timer.start()
+        self.running_changed.emit(True)
+
+    def request_pause(self) -> None:
+        """Thread-safe: the run stops before its next step."""
+        self._pause.set()
+
+    @Slot()
+    def _tick(self) -> None:
+        if self._pause.is_set() or (self._run_limit is not None
+                                     and self._steps_done >= self._run_limit):
+            self._finish_run("")
+            return
+        try:
+            record = self.trainer.step()
+        except Exception as error:
+            self._finish_run("")
+            self._report(error)
+            return
+        self._steps_done += 1
+        if record is None:
+            self._finish_run(self.trainer.stop_reason)
+            return
+        if time.perf_counter() - self._last_emit >= EMIT_INTERVAL:
+            self._emit()
+
+    def _finish_run(self, reason: str) -> None:
+        assert self._timer is not None
+        self._timer.stop()
+        self._emit()
+        self.running_changed.emit(False)
+        if reason:
+            self.stopped.emit(reason)
+
+    def _report(self, error: Exception) -> None:
+        detail = "".join(traceback.format_exception(error))
+        log.error("training command failed:\n%s", detail)
+        self.failed.emit(str(error), detail)
+        self._emit()
+
+
+class SessionController(QObject):
+    """What every widget holds: the latest snapshot, and methods that change the session."""
+
+    snapshot_changed = Signal(object)
+    running_changed = Signal(bool)
+    message = Signal(str)
+    error = Signal(str, str)
+    stopped = Signal(str)
+    sample_selected = Signal(int)
+    parameter_selected = Signal(str)
+    _command = Signal(object, object)
+    _start = Signal(object)
+    _replace = Signal(object)
+
+    def __init__(self, trainer: Trainer | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        trainer = trainer or Trainer(TrainingConfig())
+        self.snapshot: Snapshot = trainer.snapshot()
+        self.running = False
+        self.selected_sample = 0
+        self.selected_parameter = ""
+        self._thread = QThread()
+        self._thread.setObjectName("gradbox-training")
+        self._worker = TrainingWorker(trainer)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker._create_timer)
+        self._command.connect(self._worker.execute)
+        self._start.connect(self._worker.start_run)
+        self._replace.connect(self._worker.replace_trainer)
+        self._worker.snapshot_ready.connect(self._on_snapshot)
+        self._worker.running_changed.connect(self._on_running_changed)
+        self._worker.stopped.connect(self._on_stopped)
+        self._worker.failed.connect(self.error)
+        self._worker.result_ready.connect(self._on_result)
+        self._thread.start()
+
+    # --- plumbing ---------------------------------------------------------------------
+    def call(self, command: Command, callback: Callable[[Any], None] | None = None) -> None:
+        """Run `command(trainer)` in the worker thread; `callback(result)` back here."""
+        self._command.emit(command, callback)
+
+    @Slot(object, object)
+    def _on_result(self, callback: Callable[[Any], None], result: Any) -> None:
+        callback(result)
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.snapshot_changed.emit(snapshot)
+
+    @Slot(bool)
+    def _on_running_changed(self, running: bool) -> None:
+        self.running = running
+        self.running_changed.emit(running)
+
+    @Slot(str)
+    def _on_stopped(self, reason: str) -> None:
+        self.message.emit(reason)
+        self.stopped.emit(reason)
+
+    def shutdown(self) -> None:
+        self._worker.request_pause()
+        self._thread.quit()
+        self._thread.wait(5000)
+
+    # --- training ----------------------------------------------------------------------
+    def step(self) -> None:
+        if not self.running:
+            self.call(lambda t: self._checked_step(t))
+
+    def _checked_step(self, trainer: Trainer) -> None:
+        if trainer.step() is None:
+            self._worker.stopped.emit(trainer.stop_reason)
+
+    def substep(self) -> None:
+        if not self.running:
+            self.call(self._checked_substep)
+
+    def _checked_substep(self, trainer: Trainer) -> None:
+        trainer.substep()
+        if trainer.stop_reason:
+            self._worker.stopped.emit(trainer.stop_reason)
+
+    def run(self, steps: int | None = None) -> None:
+        if not self.running:
+            self.running = True  # the button flips now, not when the worker answers
+            self.running_changed.emit(True)
+            self._start.emit(steps)
+
+    def pause(self) -> None:
+        self._worker.request_pause()
+
+    def toggle_run(self) -> None:
+        if self.running:
+            self.pause()
+        else:
+            self.run()
+
+    def reset(self) -> None:
+        self.call(lambda t: t.reset())
+        self.message.emit("Reset to the same initial weights")
+
+    def reinitialize(self) -> None:
+        self.call(lambda t: t.reinitialize())
+        self.message.emit("Re-initialized with new random weights")
+
+    def rewind(self, step: int) -> None:
+        self.call(lambda t: t.rewind(step))
+
+    def set_forget_zero_grad(self, on: bool) -> None:
+        self.call(lambda t: t.set_forget_zero_grad(on))
+
+    def set_ghost(self, on: bool) -> None:
+        self.call(lambda t: t.set_ghost(on))
+
+    def set_lr(self, lr: float) -> None:
+        self.call(lambda t: t.set_lr(lr))
+
+    def replace_trainer(self, factory: Callable[[Trainer], Trainer], message: str = "") -> None:
+        """Swap in `factory(old_trainer)`; if the factory raises, the old one stays."""
+        self._replace.emit(factory)
+        if message:
+            self.message.emit(message)
+
+    def apply_config(self, config: TrainingConfig) -> None:
+        """Use a new configuration, keeping whatever it does not change.
+
+        A new learning rate applies from the next step. Other training settings restart
+        from the same initial weights; a new network or new data re-creates the model.
+        """
+        old = self.snapshot.config
+        if config == old:
+            return
+        if config == old.with_changes(lr=config.lr):
+            self.set_lr(config.lr)
+            self.message.emit(f"Learning rate set to {config.lr:g} from the next step on")
+            return
+        data_fields = ("dataset", "n_samples", "noise", "test_ratio", "classes", "seed")
+        new_data = any(getattr(config, f) != getattr(old, f) for f in data_fields)
+        new_network = config.layer_sizes != old.layer_sizes or config.activation != old.activation
+
+        def rebuild(trainer: Trainer) -> Trainer:
+            dataset = None if new_data else trainer.dataset
+            fresh = Trainer(config, dataset, init_seed=trainer.init_seed)
+            if not new_network:
+                fresh.initial_params = trainer.initial_params
+                fresh.reset()
+            fresh.forget_zero_grad = trainer.forget_zero_grad
+            fresh.set_ghost(trainer.ghost_enabled)
+            fresh.selected_sample = trainer.selected_sample
+            return fresh
+
+        if new_data:
+            text = "New data: the model was re-created"
+        elif new_network:
+            text = "Network changed: a new model was created"
+        else:
+            text = "Training settings changed: restarted from the same initial weights"
+        warning = config.slow_warning()
+        self.replace_trainer(rebuild, text + (f". Warning: {warning}" if warning else ""))
+
+    def add_point(self, x: float, y: float, label: int, test: bool = False) -> None:
+        def edit(trainer: Trainer) -> None:
+            dataset = trainer.dataset.copy()
+            dataset.add_point(x, y, label, test)
+            trainer.replace_dataset(dataset)
+        self.call(edit)
+
+    def remove_point(self, x: float, y: float) -> None:
+        def edit(trainer: Trainer) -> None:
+            dataset = trainer.dataset.copy()
+            if dataset.remove_nearest(x, y) >= 0:
+                trainer.replace_dataset(dataset)
+        self.call(edit)
+
+    # --- selection (UI-side state shared by the views) -----------------------------------
+    def select_sample(self, index: int) -> None:
+        if index != self.selected_sample:
+            self.selected_sample = index
+            self.call(lambda t: setattr(t, "selected_sample", index))
+        self.sample_selected.emit(index)
+
+    def select_parameter(self, name: str) -> None:
+        if name != self.selected_parameter:
+            self.selected_parameter = name
+            self.parameter_selected.emit(name)
