@@ -250,7 +250,6 @@ class Trainer:
         self.init_seed = c.seed if init_seed is None else init_seed
         self.forget_zero_grad = False
         self.ghost_enabled = False
-        self.lr = c.lr
         self.selected_sample = 0
         self._build(self.init_seed)
 
@@ -290,6 +289,11 @@ class Trainer:
         return PHASES[self.phase_index]
 
     @property
+    def lr(self) -> float:
+        """The base learning rate (before the schedule); it can change between steps."""
+        return self.config.lr
+
+    @property
     def schedule(self) -> Schedule:
         c = self.config
         return Schedule(c.schedule, self.lr, c.steps)
@@ -314,7 +318,7 @@ class Trainer:
     def set_lr(self, lr: float) -> None:
         if not math.isfinite(lr) or lr < 0:
             raise ConfigError(f"learning rate must be a finite number >= 0, got {lr}")
-        self.lr = float(lr)
+        self.config = self.config.with_changes(lr=float(lr))
 
     # --- the four phases ---------------------------------------------------------------------
     def _batch_indices(self, step: int) -> np.ndarray:
@@ -447,7 +451,7 @@ class Trainer:
         self.run.set_values(cp.params)
         self.run.set_grads(cp.grads)
         self.run.optimizer.load_state_dict(cp.optimizer)
-        self.lr = cp.lr
+        self.config = self.config.with_changes(lr=cp.lr)
         if cp.ghost is None:
             self.ghost = None
         else:

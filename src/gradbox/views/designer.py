@@ -1,0 +1,304 @@
+"""The designer panel: dataset, network and training settings, applied as you edit."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QTimer, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradbox import datasets, losses
+from gradbox.nn import ACTIVATIONS, parameter_count
+from gradbox.optim import OPTIMIZERS, SCHEDULES
+from gradbox.training import ConfigError, Snapshot, TrainingConfig
+from gradbox.views.session import SessionController
+
+APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
+LOSS_NAMES = {"hinge": "Hinge (max-margin)", "mse": "Mean squared error",
+              "logistic": "Logistic (cross-entropy)", "softmax": "Softmax cross-entropy"}
+RATES = ("0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3")
+PENALTIES = ("0", "0.0001", "0.001", "0.01", "0.1")
+
+
+def _tip(widget: QWidget, name: str, tip: str) -> QWidget:
+    widget.setAccessibleName(name)
+    widget.setToolTip(tip)
+    return widget
+
+
+def _number_box(values: tuple[str, ...], name: str, tip: str) -> QComboBox:
+    """An editable combo: common values one click away, any other value typed in."""
+    box = QComboBox()
+    box.setEditable(True)
+    box.addItems(values)
+    box.setInsertPolicy(QComboBox.NoInsert)
+    return _tip(box, name, tip)  # type: ignore[return-value]
+
+
+class DesignerPanel(QWidget):
+    """Edits a TrainingConfig; each valid change goes to the controller after a short pause."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self._loading = False
+        self._apply_timer = QTimer(self)
+        self._apply_timer.setSingleShot(True)
+        self._apply_timer.setInterval(APPLY_DELAY_MS)
+        self._apply_timer.timeout.connect(self.apply)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self._data_group())
+        layout.addWidget(self._network_group())
+        layout.addWidget(self._training_group())
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Designer status")
+        self.status.setToolTip("Problems with the settings, and warnings about slow ones")
+        layout.addWidget(self.status)
+        layout.addStretch(1)
+
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._shown_config: TrainingConfig | None = None
+        self._on_snapshot(controller.snapshot)
+
+    # --- groups ----------------------------------------------------------------------
+    def _data_group(self) -> QGroupBox:
+        group = QGroupBox("Data")
+        form = QFormLayout(group)
+        self.kind = _tip(QComboBox(), "Dataset", "Which toy dataset to learn")
+        self.kind.addItems(datasets.KINDS)
+        self.n_samples = _tip(QSpinBox(), "Points", "How many points to generate")
+        self.n_samples.setRange(2, 100_000)
+        self.noise = _tip(QDoubleSpinBox(), "Noise", "How much the points are jittered (0–0.5)")
+        self.noise.setRange(0.0, 0.5)
+        self.noise.setSingleStep(0.05)
+        self.data_seed = _tip(QSpinBox(), "Seed", "Random seed for the points and the weights")
+        self.data_seed.setRange(0, 1_000_000)
+        self.test_ratio = _tip(QDoubleSpinBox(), "Test ratio",
+                               "Share of points held out for testing (drawn hollow)")
+        self.test_ratio.setRange(0.0, 0.9)
+        self.test_ratio.setSingleStep(0.1)
+        self.classes = _tip(QSpinBox(), "Classes", "Number of clusters (blobs only)")
+        self.classes.setRange(2, datasets.MAX_CLASSES)
+        for label, widget in (("Dataset", self.kind), ("Points", self.n_samples),
+                              ("Noise", self.noise), ("Test ratio", self.test_ratio),
+                              ("Classes", self.classes), ("Seed", self.data_seed)):
+            form.addRow(label, widget)
+        self.kind.currentTextChanged.connect(self._on_edit)
+        for spin in (self.n_samples, self.noise, self.data_seed, self.test_ratio, self.classes):
+            spin.valueChanged.connect(self._on_edit)
+        return group
+
+    def _network_group(self) -> QGroupBox:
+        group = QGroupBox("Network")
+        box = QVBoxLayout(group)
+        self.layers_box = QVBoxLayout()
+        box.addLayout(self.layers_box)
+        self.layer_spins: list[QSpinBox] = []
+        buttons = QHBoxLayout()
+        self.add_layer = _tip(QPushButton("+ layer"), "Add hidden layer",
+                              "Add a hidden layer (as wide as the last one)")
+        self.remove_layer = _tip(QPushButton("− layer"), "Remove hidden layer",
+                                 "Remove the last hidden layer")
+        self.add_layer.clicked.connect(self._on_add_layer)
+        self.remove_layer.clicked.connect(self._on_remove_layer)
+        buttons.addWidget(self.add_layer)
+        buttons.addWidget(self.remove_layer)
+        box.addLayout(buttons)
+        form = QFormLayout()
+        self.activation = _tip(QComboBox(), "Activation", "Non-linearity of the hidden neurons")
+        self.activation.addItems(ACTIVATIONS)
+        self.activation.currentTextChanged.connect(self._on_edit)
+        form.addRow("Activation", self.activation)
+        box.addLayout(form)
+        self.summary = QLabel()
+        self.summary.setAccessibleName("Network summary")
+        self.summary.setToolTip("The network the settings describe")
+        box.addWidget(self.summary)
+        return group
+
+    def _training_group(self) -> QGroupBox:
+        group = QGroupBox("Training")
+        form = QFormLayout(group)
+        self.loss = _tip(QComboBox(), "Loss", "How wrong the scores are; more than two classes "
+                         "always use softmax cross-entropy")
+        for name in losses.LOSSES:
+            self.loss.addItem(LOSS_NAMES[name], name)
+        self.optimizer = _tip(QComboBox(), "Optimizer", "How the weights move against their "
+                              "gradients")
+        for name in OPTIMIZERS:
+            self.optimizer.addItem(name.upper() if name == "sgd" else name.capitalize(), name)
+        self.lr = _number_box(RATES, "Learning rate", "Step size of each update; type any "
+                              "number. A learning rate applies from the next step on")
+        self.momentum = _tip(QDoubleSpinBox(), "Momentum", "SGD momentum (0 = plain SGD)")
+        self.momentum.setRange(0.0, 0.999)
+        self.momentum.setSingleStep(0.1)
+        self.schedule = _tip(QComboBox(), "Schedule", "How the learning rate changes over "
+                             "steps: constant, linear decay to 10% (micrograd's demo), or "
+                             "halved every 50 steps")
+        self.schedule.addItems(SCHEDULES)
+        self.schedule_steps = _tip(QSpinBox(), "Schedule steps", "Steps over which the linear "
+                                   "schedule decays")
+        self.schedule_steps.setRange(1, 1_000_000)
+        self.batch = _tip(QSpinBox(), "Batch size", "Points per step; 0 means all training "
+                          "points (full batch)")
+        self.batch.setRange(0, 100_000)
+        self.batch.setSpecialValueText("full batch")
+        self.l1 = _number_box(PENALTIES, "L1", "Strength of the L1 penalty sum(|w|)")
+        self.l2 = _number_box(PENALTIES, "L2", "Strength of the L2 penalty sum(w²)")
+        for label, widget in (("Loss", self.loss), ("Optimizer", self.optimizer),
+                              ("Learning rate", self.lr), ("Momentum", self.momentum),
+                              ("Schedule", self.schedule), ("Schedule steps", self.schedule_steps),
+                              ("Batch size", self.batch), ("L1", self.l1), ("L2", self.l2)):
+            form.addRow(label, widget)
+        for combo in (self.loss, self.optimizer, self.schedule):
+            combo.currentIndexChanged.connect(self._on_edit)
+        for combo in (self.lr, self.l1, self.l2):
+            combo.currentTextChanged.connect(self._on_edit)
+        for spin in (self.momentum, self.schedule_steps, self.batch):
+            spin.valueChanged.connect(self._on_edit)
+        return group
+
+    # --- hidden layers -----------------------------------------------------------------------
+    def _set_layers(self, sizes: tuple[int, ...]) -> None:
+        while len(self.layer_spins) > len(sizes):
+            spin = self.layer_spins.pop()
+            self.layers_box.removeWidget(spin)
+            spin.deleteLater()
+        while len(self.layer_spins) < len(sizes):
+            index = len(self.layer_spins)
+            spin = _tip(QSpinBox(), f"Hidden layer {index + 1} neurons",
+                        f"Neurons in hidden layer {index + 1}")
+            spin.setRange(1, 4096)
+            spin.setPrefix(f"layer {index + 1}: ")
+            spin.setSuffix(" neurons")
+            spin.valueChanged.connect(self._on_edit)
+            self.layer_spins.append(spin)
+            self.layers_box.addWidget(spin)
+        for spin, size in zip(self.layer_spins, sizes):
+            spin.setValue(size)
+        self.remove_layer.setEnabled(bool(sizes))
+
+    @Slot()
+    def _on_add_layer(self) -> None:
+        sizes = self.hidden()
+        self._set_layers((*sizes, sizes[-1] if sizes else 8))
+        self._on_edit()
+
+    @Slot()
+    def _on_remove_layer(self) -> None:
+        self._set_layers(self.hidden()[:-1])
+        self._on_edit()
+
+    def hidden(self) -> tuple[int, ...]:
+        return tuple(spin.value() for spin in self.layer_spins)
+
+    # --- config <-> widgets --------------------------------------------------------------
+    def config(self) -> TrainingConfig:
+        """The configuration the widgets describe; raises ConfigError naming a bad field."""
+        def number(box: QComboBox, name: str) -> float:
+            text = box.currentText().strip()
+            try:
+                value = float(text)
+            except ValueError:
+                raise ConfigError(f"{name} must be a number, got {text!r}") from None
+            if not math.isfinite(value):
+                raise ConfigError(f"{name} must be finite, got {text!r}")
+            return value
+
+        return TrainingConfig(
+            dataset=self.kind.currentText(), n_samples=self.n_samples.value(),
+            noise=self.noise.value(), test_ratio=self.test_ratio.value(),
+            classes=self.classes.value(), hidden=self.hidden(),
+            activation=self.activation.currentText(), loss=self.loss.currentData(),
+            optimizer=self.optimizer.currentData(), lr=number(self.lr, "learning rate"),
+            momentum=self.momentum.value(), schedule=self.schedule.currentText(),
+            batch_size=self.batch.value() or None, l1=number(self.l1, "L1"),
+            l2=number(self.l2, "L2"), seed=self.data_seed.value(),
+            steps=self.schedule_steps.value())
+
+    def show_config(self, config: TrainingConfig) -> None:
+        self._loading = True
+        try:
+            self.kind.setCurrentText(config.dataset)
+            self.n_samples.setValue(config.n_samples)
+            self.noise.setValue(config.noise)
+            self.test_ratio.setValue(config.test_ratio)
+            self.classes.setValue(config.classes)
+            self.data_seed.setValue(config.seed)
+            self._set_layers(config.hidden)
+            self.activation.setCurrentText(config.activation)
+            self.loss.setCurrentIndex(self.loss.findData(config.loss))
+            self.optimizer.setCurrentIndex(self.optimizer.findData(config.optimizer))
+            self.lr.setCurrentText(f"{config.lr:g}")
+            self.momentum.setValue(config.momentum)
+            self.schedule.setCurrentText(config.schedule)
+            self.schedule_steps.setValue(config.steps)
+            self.batch.setValue(config.batch_size or 0)
+            self.l1.setCurrentText(f"{config.l1:g}")
+            self.l2.setCurrentText(f"{config.l2:g}")
+        finally:
+            self._loading = False
+        self._shown_config = config
+        self._refresh_hints(config)
+
+    def _refresh_hints(self, config: TrainingConfig) -> None:
+        self.classes.setEnabled(config.dataset == "blobs")
+        self.momentum.setEnabled(config.optimizer == "sgd")
+        self.schedule_steps.setEnabled(config.schedule == "linear")
+        sizes = config.layer_sizes
+        self.summary.setText(f"MLP({sizes[0]}, {list(sizes[1:])}) · "
+                             f"{parameter_count(sizes):,} parameters")
+        if config.effective_loss != config.loss:
+            self.status.setStyleSheet("color: #555;")
+            self.status.setText(f"{config.effective_classes} classes: using softmax "
+                                "cross-entropy with one output per class.")
+            return
+        warning = config.slow_warning()
+        self.status.setStyleSheet("color: #8a5a00;" if warning else "")
+        self.status.setText(f"⚠ {warning}" if warning else "")
+
+    # --- applying ----------------------------------------------------------------------
+    @Slot()
+    def _on_edit(self) -> None:
+        if self._loading:
+            return
+        try:
+            config = self.config()
+        except ConfigError as error:
+            self._apply_timer.stop()
+            self.status.setStyleSheet("color: #b3261e;")
+            self.status.setText(f"Not applied: {error}")
+            return
+        self._refresh_hints(config)
+        self._apply_timer.start()
+
+    @Slot()
+    def apply(self) -> None:
+        """Send the current settings to the session now (normally done after a pause)."""
+        self._apply_timer.stop()
+        try:
+            config = self.config()
+        except ConfigError as error:
+            self.status.setText(f"Not applied: {error}")
+            return
+        self._shown_config = config
+        self.controller.apply_config(config)
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        # Follow the session (a loaded file, a rebuild) unless the user is mid-edit.
+        if snapshot.config != self._shown_config and not self._apply_timer.isActive():
+            self.show_config(snapshot.config)

@@ -1,0 +1,167 @@
+"""The training toolbar: Step, Sub-step, Run/Pause, Reset, the timeline and the broken switch."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QCheckBox, QLabel, QSlider, QToolBar, QWidget
+
+from gradbox.training import PHASES, Snapshot
+from gradbox.views.session import SessionController
+
+PHASE_TEXT = {
+    "forward": "forward: build the graph, compute the loss",
+    "zero_grad": "zero_grad: set every gradient to 0",
+    "backward": "backward: pass gradients from the loss to every weight",
+    "update": "update: move each weight against its gradient",
+}
+
+
+def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None) -> QAction:
+    action = QAction(text, parent)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+        tip = f"{tip} ({QKeySequence(shortcut).toString(QKeySequence.NativeText)})"
+    action.setToolTip(tip)
+    action.setStatusTip(tip)
+    return action
+
+
+class TrainingToolbar(QToolBar):
+    """Drives the session; every action is also offered in the main window's menus."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__("Training", parent)
+        self.setObjectName("training_toolbar")
+        self.controller = controller
+        self.setToolButtonStyle(Qt.ToolButtonTextOnly)
+
+        self.step_action = _action(self, "Step", "Run one training iteration: forward, "
+                                   "zero_grad, backward, update", "Space")
+        self.substep_action = _action(self, "Sub-step", "Run only the next phase of the "
+                                      "iteration, so you can stop between them", "N")
+        self.run_action = _action(self, "Run", "Train continuously until paused", "R")
+        self.run_action.setCheckable(True)
+        self.reset_action = _action(self, "Reset", "Back to step 0 with the same initial "
+                                    "weights", "Ctrl+Shift+R")
+        self.reinit_action = _action(self, "Re-initialize", "Back to step 0 with new random "
+                                     "initial weights", "Ctrl+I")
+        for action in (self.step_action, self.substep_action, self.run_action):
+            self.addAction(action)
+        self.phase_label = QLabel()
+        self.phase_label.setAccessibleName("Next phase")
+        self.phase_label.setToolTip("The phase the next Sub-step will run")
+        self.phase_label.setMinimumWidth(150)
+        self.addWidget(self.phase_label)
+        self.addSeparator()
+        self.addAction(self.reset_action)
+        self.addAction(self.reinit_action)
+        self.addSeparator()
+
+        self.forget_zero_grad = QCheckBox("Forget zero_grad")
+        self.forget_zero_grad.setAccessibleName("Forget zero_grad")
+        self.forget_zero_grad.setToolTip(
+            "Break the machine on purpose: skip zero_grad, so each step's gradients are "
+            "added to the last ones and pile up")
+        self.forget_zero_grad.setStyleSheet(
+            "QCheckBox { font-weight: bold; color: #b3261e; padding: 2px 6px; }")
+        self.ghost = QCheckBox("Ghost run")
+        self.ghost.setAccessibleName("Ghost run")
+        self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
+                              "loss and gradients beside the broken run")
+        self.addWidget(self.forget_zero_grad)
+        self.addWidget(self.ghost)
+        self.addSeparator()
+
+        self.counter = QLabel()
+        self.counter.setAccessibleName("Step counter")
+        self.counter.setToolTip("Steps trained so far, and steps per second while running")
+        self.counter.setMinimumWidth(130)
+        self.addWidget(self.counter)
+        self.timeline = QSlider(Qt.Horizontal)
+        self.timeline.setAccessibleName("Timeline")
+        self.timeline.setToolTip("Drag back to rewind to any earlier step; training continues "
+                                 "from there exactly as it went the first time")
+        self.timeline.setMinimumWidth(160)
+        self.timeline.setRange(0, 0)
+        self.addWidget(self.timeline)
+
+        self.step_action.triggered.connect(controller.step)
+        self.substep_action.triggered.connect(controller.substep)
+        self.run_action.triggered.connect(self._on_run_triggered)
+        self.reset_action.triggered.connect(controller.reset)
+        self.reinit_action.triggered.connect(controller.reinitialize)
+        self.forget_zero_grad.toggled.connect(controller.set_forget_zero_grad)
+        self.ghost.toggled.connect(controller.set_ghost)
+        self.timeline.sliderReleased.connect(self._on_timeline_released)
+        self.timeline.actionTriggered.connect(self._on_timeline_action)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.running_changed.connect(self._on_running_changed)
+        self._rate_start: tuple[float, int] | None = None
+        self._steps_per_second = 0.0
+        self._on_snapshot(controller.snapshot)
+
+    @Slot(bool)
+    def _on_run_triggered(self, checked: bool) -> None:
+        if checked:
+            self.controller.run()
+        else:
+            self.controller.pause()
+
+    @Slot(bool)
+    def _on_running_changed(self, running: bool) -> None:
+        self.run_action.setChecked(running)
+        self.run_action.setText("Pause" if running else "Run")
+        for action in (self.step_action, self.substep_action, self.reset_action,
+                       self.reinit_action):
+            action.setEnabled(not running)
+        self.timeline.setEnabled(not running)
+        snapshot = self.controller.snapshot
+        self._rate_start = (time.perf_counter(), snapshot.step) if running else None
+        self._steps_per_second = 0.0
+        self._show_counter(snapshot)
+
+    @Slot()
+    def _on_timeline_released(self) -> None:
+        if self.timeline.value() != self.controller.snapshot.step:
+            self.controller.rewind(self.timeline.value())
+
+    @Slot(int)
+    def _on_timeline_action(self, action: int) -> None:
+        # Keyboard and page clicks (not drags) rewind as soon as they land.
+        if not self.timeline.isSliderDown() and action != QSlider.SliderMove:
+            self.timeline.setValue(self.timeline.sliderPosition())
+            self._on_timeline_released()
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        phase = snapshot.phase
+        index = PHASES.index(phase)
+        skipped = phase == "zero_grad" and snapshot.forget_zero_grad
+        self.phase_label.setText(f"next: {index + 1}/4 {phase}" + (" (skipped)" if skipped else ""))
+        self.phase_label.setToolTip(f"The next Sub-step runs {PHASE_TEXT[phase]}")
+        if self._rate_start is not None:
+            start_time, start_step = self._rate_start
+            elapsed = time.perf_counter() - start_time
+            if elapsed > 0.2:
+                self._steps_per_second = (snapshot.step - start_step) / elapsed
+        self._show_counter(snapshot)
+        if not self.timeline.isSliderDown():
+            self.timeline.blockSignals(True)
+            self.timeline.setRange(0, snapshot.step)
+            self.timeline.setValue(snapshot.step)
+            self.timeline.blockSignals(False)
+        for box, value in ((self.forget_zero_grad, snapshot.forget_zero_grad),
+                           (self.ghost, snapshot.ghost)):
+            if box.isChecked() != value:
+                box.blockSignals(True)
+                box.setChecked(value)
+                box.blockSignals(False)
+
+    def _show_counter(self, snapshot: Snapshot) -> None:
+        text = f"step {snapshot.step}"
+        if self.controller.running and self._steps_per_second:
+            text += f"  ·  {self._steps_per_second:.0f} steps/s"
+        self.counter.setText(text)
