@@ -287,9 +287,10 @@ class MicrobatchAccumulation:
         return float(np.max(np.abs(self.full_batch - self.accumulated), initial=0.0))
 
 
-def microbatch_accumulation(model: MLP, X: np.ndarray, y: np.ndarray, k: int,
-                            loss: str | Callable[[Value | list[Value], np.ndarray], Value] = "mse",
-                            ) -> MicrobatchAccumulation:
+def microbatch_accumulation(
+    model: MLP, x: np.ndarray, y: np.ndarray, k: int,
+    loss: str | Callable[[Value | list[Value], np.ndarray], Value] = "mse",
+) -> MicrobatchAccumulation:
     """The "forget zero_grad" accumulation used on purpose: gradient accumulation.
 
     Split the batch into k micro-batches, back-propagate each one's loss without zeroing
@@ -298,9 +299,9 @@ def microbatch_accumulation(model: MLP, X: np.ndarray, y: np.ndarray, k: int,
     weighted by its share of the samples, n_i / n -- the familiar "divide by k" when the
     micro-batches are the same size. The model's grads are left as they were found.
     """
-    X = np.asarray(X, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y)
-    n = len(X)
+    n = len(x)
     if not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and the number of samples ({n}), got {k}")
     loss_fn = loss if callable(loss) else (lambda out, labels: compute_loss(loss, out, labels))
@@ -308,7 +309,7 @@ def microbatch_accumulation(model: MLP, X: np.ndarray, y: np.ndarray, k: int,
     saved = [p.grad for p in params]
 
     def batch_loss(rows: np.ndarray) -> Value:
-        return loss_fn(model([X[rows, j] for j in range(X.shape[1])]), y[rows])
+        return loss_fn(model([x[rows, j] for j in range(x.shape[1])]), y[rows])
 
     _zero(params)
     full = batch_loss(np.arange(n))
