@@ -1,0 +1,3 @@
+from gradbox.app import main
+
+raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Launch gradbox: `gradbox [SESSION] [--screenshot PATH [--steps N]]`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import TracebackType
+
+log = logging.getLogger("gradbox")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="gradbox", description="A desktop sandbox that makes automatic differentiation "
+        "visible: design a network, step training, watch every gradient.")
+    parser.add_argument("session", nargs="?", type=Path, help="a session file to open")
+    parser.add_argument("--session", dest="session_option", type=Path,
+                        help="same as the positional SESSION")
+    parser.add_argument("--screenshot", type=Path, metavar="PATH",
+                        help="render the main window offscreen to PATH (PNG) and exit")
+    parser.add_argument("--steps", type=int, default=0,
+                        help="with --screenshot: training steps to run first")
+    parser.add_argument("--size", default="1400x900", help="with --screenshot: window size WxH")
+    args = parser.parse_args(argv)
+    args.session = args.session_option or args.session
+    return args
+
+
+def _install_excepthook() -> None:
+    """An exception escaping a Qt slot is logged and shown; the app keeps running."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        detail = "".join(traceback.format_exception(kind, error, tb))
+        log.error("unexpected error:\n%s", detail)
+        app = QApplication.instance()
+        if app is not None and not os.environ.get("GRADBOX_NO_DIALOGS"):
+            box = QMessageBox(QMessageBox.Warning, "Unexpected error",
+                              f"{kind.__name__}: {error}\n\nThe app is still running; "
+                              "the details have been logged.")
+            box.setDetailedText(detail)
+            box.open()
+
+    sys.excepthook = hook
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+    import pyqtgraph as pg
+    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gradbox import persistence
+    from gradbox.training import Trainer
+    from gradbox.views.main_window import MainWindow, load_saved_config
+    from gradbox.views.session import SessionController
+
+    pg.setConfigOptions(antialias=True, background="w", foreground="k")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("gradbox")
+    app.setOrganizationName("gradbox")
+    _install_excepthook()
+
+    settings = None if args.screenshot else QSettings()
+    trainer: Trainer
+    if args.session:
+        try:
+            trainer = persistence.load_session(args.session)
+        except (persistence.SessionError, OSError) as error:
+            print(f"gradbox: cannot open {args.session}: {error}", file=sys.stderr)
+            return 2
+    else:
+        config = load_saved_config(settings) if settings is not None else None
+        trainer = Trainer(config) if config is not None else Trainer()
+    for _ in range(max(args.steps, 0)):
+        if trainer.step() is None:
+            break
+
+    controller = SessionController(trainer)
+    window = MainWindow(controller, settings)
+    if args.session:
+        window.session_path = args.session
+    if args.screenshot:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+        window.resize(width, height)
+        window.show()
+        for _ in range(5):  # let layouts settle and the first snapshot paint
+            app.processEvents()
+        window.grab().save(str(args.screenshot))
+        print(f"saved {args.screenshot} after {trainer.step_count} steps")
+        window.close()
+        return 0
+    window.show()
+    QTimer.singleShot(0, lambda: window.raise_())
+    return app.exec()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,354 @@
+"""The main window: panels in docks around the decision boundary, menus, settings."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QWidget,
+)
+
+from gradbox import datasets, persistence
+from gradbox.training import Snapshot, Trainer, TrainingConfig
+from gradbox.views.boundary import DecisionBoundaryView
+from gradbox.views.designer import DesignerPanel
+from gradbox.views.loss_curve import LossCurveView
+from gradbox.views.parameters import ParametersView
+from gradbox.views.session import SessionController
+from gradbox.views.toolbar import TrainingToolbar
+
+log = logging.getLogger(__name__)
+
+SHORTCUTS = """<table>
+<tr><td><b>Space</b></td><td>Step: one whole iteration</td></tr>
+<tr><td><b>N</b></td><td>Sub-step: the next phase only</td></tr>
+<tr><td><b>R</b></td><td>Run / Pause</td></tr>
+<tr><td><b>Ctrl+Shift+R</b></td><td>Reset to the same initial weights</td></tr>
+<tr><td><b>Ctrl+I</b></td><td>Re-initialize with new weights</td></tr>
+<tr><td><b>Click</b> on the plot</td><td>select a point, or add one of the picked class</td></tr>
+<tr><td><b>Shift+click</b></td><td>add a point of the next class</td></tr>
+<tr><td><b>Right-click</b></td><td>remove the nearest point</td></tr>
+<tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save a session</td></tr>
+</table>"""
+
+
+def load_saved_config(settings: QSettings) -> TrainingConfig | None:
+    """The configuration of the last launch, or None if there is none or it is unusable."""
+    text = settings.value("config", "")
+    if not text:
+        return None
+    try:
+        data = json.loads(str(text))
+        data["hidden"] = tuple(data["hidden"])
+        return TrainingConfig(**data)
+    except (ValueError, TypeError, KeyError):
+        log.warning("ignoring an unusable saved configuration: %r", text)
+        return None
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, controller: SessionController, settings: QSettings | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.settings = settings
+        self.session_path: Path | None = None
+        self.error_box: QMessageBox | None = None
+        self.setWindowTitle("gradbox")
+
+        self.toolbar = TrainingToolbar(controller, self)
+        self.addToolBar(Qt.TopToolBarArea, self.toolbar)
+
+        self.boundary = DecisionBoundaryView(controller)
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Main views")
+        self.tabs.addTab(self.boundary, "Decision boundary")
+        self.graph = self._make_graph_view()
+        if self.graph is not None:
+            self.tabs.addTab(self.graph, "Computation graph")
+        self.setCentralWidget(self.tabs)
+
+        self.designer = DesignerPanel(controller)
+        self.loss_curve = LossCurveView(controller)
+        self.parameters = ParametersView(controller)
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("Designer", self.designer, Qt.LeftDockWidgetArea)
+        self._dock("Parameters & gradients", self.parameters, Qt.RightDockWidgetArea)
+        self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
+
+        self.banner = QLabel()
+        self.banner.setAccessibleName("Alert")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background: #fde7e4; color: #8c1d18; padding: 6px; "
+                                  "border: 1px solid #e4a29b; font-weight: bold;")
+        self.banner.hide()
+        self.statusBar().addPermanentWidget(self.banner, 1)
+
+        self._make_menus()
+        controller.message.connect(self._on_message)
+        controller.error.connect(self._on_error)
+        controller.stopped.connect(self._on_stopped)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self.resize(1400, 900)
+        self._restore_layout()
+
+    # --- construction -----------------------------------------------------------------
+    def _make_graph_view(self) -> QWidget | None:
+        try:
+            from gradbox.views.graph_panel import GraphPanel
+        except ImportError:
+            return None
+        return GraphPanel(self.controller)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.lower().replace(" ", "_").replace("&", "and"))
+        dock.setWidget(widget)
+        dock.setAccessibleName(title)
+        self.addDockWidget(area, dock)
+        self.docks[title] = dock
+        return dock
+
+    def _menu_action(self, menu_text: str, text: str, slot: object, shortcut: str | None = None,
+                     tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setToolTip(tip or text)
+        action.setStatusTip(tip or text)
+        action.triggered.connect(slot)
+        self.menus[menu_text].addAction(action)
+        return action
+
+    def _make_menus(self) -> None:
+        bar = self.menuBar()
+        self.menus = {name: bar.addMenu(name) for name in ("&File", "&Training", "&View", "&Help")}
+        m = self._menu_action
+        m("&File", "&New", self.new_session, "Ctrl+N", "Start again from the default settings")
+        m("&File", "&Open session…", self.open_session_dialog, "Ctrl+O", "Open a saved session")
+        m("&File", "&Save session", self.save_session, "Ctrl+S", "Save this session")
+        m("&File", "Save session &as…", self.save_session_as, "Ctrl+Shift+S",
+          "Save this session to a new file")
+        self.menus["&File"].addSeparator()
+        m("&File", "&Import dataset CSV…", self.import_csv_dialog, None,
+          "Load points from a CSV file with columns x,y,label")
+        m("&File", "&Export dataset CSV…", self.export_csv_dialog, None,
+          "Save the points as a CSV file with columns x,y,label")
+        m("&File", "Export &decision boundary image…",
+          lambda: self.export_plot_dialog(self.boundary), None, "Save the plot as PNG or SVG")
+        m("&File", "Export &loss curve image…",
+          lambda: self.export_plot_dialog(self.loss_curve), None, "Save the plot as PNG or SVG")
+        self.menus["&File"].addSeparator()
+        m("&File", "&Quit", self.close, "Ctrl+Q")
+
+        training = self.menus["&Training"]
+        t = self.toolbar
+        for action in (t.step_action, t.substep_action, t.run_action):
+            training.addAction(action)
+        training.addSeparator()
+        training.addAction(t.reset_action)
+        training.addAction(t.reinit_action)
+        training.addSeparator()
+        forget = QAction("Forget zero_grad", self, checkable=True)
+        forget.setToolTip(t.forget_zero_grad.toolTip())
+        forget.toggled.connect(t.forget_zero_grad.setChecked)
+        t.forget_zero_grad.toggled.connect(forget.setChecked)
+        ghost = QAction("Ghost run", self, checkable=True)
+        ghost.setToolTip(t.ghost.toolTip())
+        ghost.toggled.connect(t.ghost.setChecked)
+        t.ghost.toggled.connect(ghost.setChecked)
+        training.addAction(forget)
+        training.addAction(ghost)
+
+        view = self.menus["&View"]
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        view.addAction(self.toolbar.toggleViewAction())
+
+        m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
+        m("&Help", "&About gradbox", self.show_about)
+
+    # --- messages and errors ---------------------------------------------------------------
+    @Slot(str)
+    def _on_message(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
+
+    @Slot(str, str)
+    def _on_error(self, text: str, detail: str = "") -> None:
+        self.show_error("Something went wrong", text, detail)
+
+    def show_error(self, title: str, text: str, detail: str = "") -> None:
+        """A non-blocking error dialog: the app keeps running behind it."""
+        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
+        if detail:
+            box.setDetailedText(detail)
+        box.setAttribute(Qt.WA_DeleteOnClose)
+        box.setWindowModality(Qt.WindowModal)
+        self.error_box = box
+        box.open()
+
+    @Slot(str)
+    def _on_stopped(self, reason: str) -> None:
+        self.banner.setText(f"Training paused: {reason}")
+        self.banner.show()
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if not snapshot.stop_reason and self.banner.isVisible() and self.controller.running:
+            self.banner.hide()
+        title = self.session_path.name if self.session_path else "untitled"
+        self.setWindowTitle(f"{title} — gradbox")
+
+    # --- files ---------------------------------------------------------------------------
+    def _file_dialog_dir(self) -> str:
+        return str(self.session_path.parent) if self.session_path else str(Path.home())
+
+    @Slot()
+    def new_session(self) -> None:
+        self.session_path = None
+        self.controller.replace_trainer(lambda _old: Trainer(TrainingConfig()),
+                                        "New session with the default settings")
+
+    @Slot()
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._file_dialog_dir(),
+                                              "gradbox sessions (*.gradbox.json *.json)")
+        if path:
+            self.open_session(Path(path))
+
+    def open_session(self, path: Path) -> None:
+        """Load a session; on any problem, show why and keep the current one."""
+        try:
+            trainer = persistence.load_session(path)
+        except (persistence.SessionError, OSError) as error:
+            self.show_error("Could not open the session",
+                            f"{path.name} could not be opened: {error}\n\n"
+                            "Your current session is unchanged.")
+            return
+        self.session_path = path
+        self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
+
+    @Slot()
+    def save_session(self) -> None:
+        if self.session_path is None:
+            self.save_session_as()
+        else:
+            self._save_to(self.session_path)
+
+    @Slot()
+    def save_session_as(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", self._file_dialog_dir(),
+                                              "gradbox sessions (*.gradbox.json)")
+        if path:
+            if not path.endswith(".json"):
+                path += ".gradbox.json"
+            self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> None:
+        self.session_path = path
+
+        def done(_result: object) -> None:
+            self._on_message(f"Saved {path.name}")
+        self.controller.call(lambda t: persistence.save_session(t, path), done)
+
+    @Slot()
+    def import_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import dataset", self._file_dialog_dir(),
+                                              "CSV files (*.csv)")
+        if path:
+            self.import_csv(Path(path))
+
+    def import_csv(self, path: Path) -> None:
+        try:
+            dataset = datasets.load_csv(path, self.controller.snapshot.config.test_ratio)
+        except (datasets.DatasetError, OSError) as error:
+            self.show_error("Could not import the points",
+                            f"{path.name}: {error}\n\nYour current points are unchanged.")
+            return
+        if dataset.classes > max(self.controller.snapshot.config.outputs, 2):
+            config = self.controller.snapshot.config.with_changes(
+                dataset="blobs", classes=dataset.classes, loss="softmax")
+        else:
+            config = self.controller.snapshot.config
+
+        def replace(old: Trainer) -> Trainer:
+            if config == old.config:
+                old.replace_dataset(dataset)
+                return old
+            return Trainer(config, dataset, init_seed=old.init_seed)
+        self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
+                                        f"from {path.name}")
+
+    @Slot()
+    def export_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export dataset", self._file_dialog_dir(),
+                                              "CSV files (*.csv)")
+        if path:
+            self.export_csv(Path(path))
+
+    def export_csv(self, path: Path) -> None:
+        s = self.controller.snapshot
+        try:
+            datasets.save_csv(datasets.Dataset(s.points, s.labels, s.is_test, s.classes), path)
+        except OSError as error:
+            self.show_error("Could not export the points", str(error))
+            return
+        self._on_message(f"Exported {len(s.labels)} points to {path.name}")
+
+    def export_plot_dialog(self, view: QWidget) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export image", self._file_dialog_dir(),
+                                              "PNG image (*.png);;SVG image (*.svg)")
+        if path:
+            try:
+                view.export_image(path)  # type: ignore[attr-defined]
+            except (OSError, ValueError) as error:
+                self.show_error("Could not export the image", str(error))
+                return
+            self._on_message(f"Saved {Path(path).name}")
+
+    # --- help ------------------------------------------------------------------------------
+    @Slot()
+    def show_shortcuts(self) -> None:
+        QMessageBox.information(self, "Keyboard and mouse", SHORTCUTS)
+
+    @Slot()
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About gradbox",
+                          "<b>gradbox</b> — build the machine behind <code>loss.backward()</code>"
+                          " and watch it run.<br><br>A scalar autograd engine, a small MLP "
+                          "library, and views of every value and gradient.")
+
+    # --- settings ----------------------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        if self.settings is None:
+            return
+        geometry = self.settings.value("geometry")
+        state = self.settings.value("window_state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+
+    def save_settings(self) -> None:
+        if self.settings is None:
+            return
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("window_state", self.saveState())
+        self.settings.setValue("config", json.dumps(self.controller.snapshot.config.to_dict()))
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+        self.save_settings()
+        self.controller.shutdown()
+        super().closeEvent(event)
+
