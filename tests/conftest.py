@@ -3,3 +3,16 @@
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def controller(qtbot):  # type: ignore[no-untyped-def]
+    """A SessionController on the default configuration; its worker thread is stopped after."""
+    from gradbox.training import Trainer, TrainingConfig
+    from gradbox.views.session import SessionController
+
+    session = SessionController(Trainer(TrainingConfig()))
+    yield session
+    session.shutdown()
