@@ -1,0 +1,184 @@
+"""Drive the real main window offscreen, as a user would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from gradbox.training import Trainer, TrainingConfig
+from gradbox.views.main_window import MainWindow
+from gradbox.views.session import SessionController
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings: QSettings):  # type: ignore[no-untyped-def]
+    controller = SessionController(Trainer(TrainingConfig()))
+    win = MainWindow(controller, settings)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    controller.shutdown()
+
+
+def step_once(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
+        win.toolbar.step_action.trigger()
+
+
+def test_step_advances_counter_and_loss_curve(qtbot, window: MainWindow) -> None:
+    assert window.toolbar.counter.text().startswith("step 0")
+    step_once(qtbot, window)
+    step_once(qtbot, window)
+    assert window.toolbar.counter.text().startswith("step 2")
+    assert window.controller.snapshot.step == 2
+    assert window.toolbar.timeline.maximum() == 2
+
+
+def test_space_key_steps(qtbot, window: MainWindow) -> None:
+    window.activateWindow()
+    window.tabs.setFocus()
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        qtbot.keyClick(window.tabs, Qt.Key_Space)
+    assert window.controller.snapshot.step == 1
+
+
+def test_substep_walks_the_four_phases(qtbot, window: MainWindow) -> None:
+    seen = [window.toolbar.phase_label.text()]
+    for _ in range(4):
+        with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+            window.toolbar.substep_action.trigger()
+        seen.append(window.toolbar.phase_label.text())
+    phases = [text.split()[2] for text in seen]
+    assert phases == ["forward", "zero_grad", "backward", "update", "forward"]
+    assert window.controller.snapshot.step == 1
+
+
+def test_run_then_pause_stops(qtbot, window: MainWindow) -> None:
+    window.toolbar.run_action.trigger()
+    assert window.toolbar.run_action.text() == "Pause"
+    qtbot.waitUntil(lambda: window.controller.snapshot.step >= 5, timeout=10000)
+    window.toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=5000)
+    stopped_at = window.controller.snapshot.step
+    assert window.toolbar.run_action.text() == "Run"
+    # Nothing more arrives once paused: one more step lands exactly one later.
+    step_once(qtbot, window)
+    assert window.controller.snapshot.step == stopped_at + 1
+
+
+def test_reset_restores_initial_weights(qtbot, window: MainWindow) -> None:
+    initial = window.controller.snapshot.params.copy()
+    for _ in range(3):
+        step_once(qtbot, window)
+    assert not np.array_equal(window.controller.snapshot.params, initial)
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.toolbar.reset_action.trigger()
+    assert window.controller.snapshot.step == 0
+    np.testing.assert_array_equal(window.controller.snapshot.params, initial)
+
+
+def test_timeline_rewinds_and_replays_exactly(qtbot, window: MainWindow) -> None:
+    for _ in range(4):
+        step_once(qtbot, window)
+    after_4 = window.controller.snapshot.params.copy()
+    window.toolbar.timeline.setSliderPosition(2)
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.toolbar.timeline.setValue(2)
+        window.toolbar._on_timeline_released()
+    assert window.controller.snapshot.step == 2
+    assert window.toolbar.timeline.maximum() == 2
+    step_once(qtbot, window)
+    step_once(qtbot, window)
+    np.testing.assert_array_equal(window.controller.snapshot.params, after_4)
+
+
+def test_huge_learning_rate_pauses_with_a_message(qtbot, window: MainWindow) -> None:
+    window.designer.lr.setCurrentText("1000000")
+    window.designer.apply()
+    qtbot.waitUntil(lambda: window.controller.snapshot.lr == 1e6, timeout=5000)
+    window.toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=10000)
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=5000)
+    assert "loss became" in window.banner.text()
+    snapshot = window.controller.snapshot
+    assert np.all(np.isfinite(snapshot.params))
+    assert snapshot.step >= 1  # rewind stays available
+    assert window.toolbar.timeline.isEnabled()
+
+
+def test_corrupt_session_shows_error_and_keeps_session(qtbot, window: MainWindow,
+                                                       tmp_path: Path) -> None:
+    step_once(qtbot, window)
+    before = window.controller.snapshot
+    bad = tmp_path / "broken.gradbox.json"
+    bad.write_text('{"format": "gradbox-session", "version": 1, "config": ', encoding="utf-8")
+    window.open_session(bad)
+    assert window.error_box is not None and window.error_box.isVisible()
+    assert "unchanged" in window.error_box.text()
+    assert window.controller.snapshot is before
+    step_once(qtbot, window)
+    assert window.controller.snapshot.step == 2
+
+
+def test_save_and_open_session(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    for _ in range(3):
+        step_once(qtbot, window)
+    path = tmp_path / "run.gradbox.json"
+    with qtbot.waitSignal(window.controller.message, timeout=5000):
+        window._save_to(path)
+    assert path.exists()
+    saved = window.controller.snapshot
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.toolbar.reset_action.trigger()
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.open_session(path)
+    np.testing.assert_array_equal(window.controller.snapshot.params, saved.params)
+    assert window.controller.snapshot.step == 3
+    assert "run.gradbox.json" in window.windowTitle()
+
+
+def test_designer_change_rebuilds_and_says_so(qtbot, window: MainWindow) -> None:
+    with qtbot.waitSignal(window.controller.message, timeout=5000) as message:
+        window.designer._on_add_layer()
+        window.designer.apply()
+    assert "Network changed" in message.args[0]
+    qtbot.waitUntil(lambda: window.controller.snapshot.layer_sizes == (2, 8, 8, 8, 1),
+                    timeout=5000)
+
+
+def test_invalid_designer_value_is_not_applied(qtbot, window: MainWindow) -> None:
+    window.designer.lr.setCurrentText("fast")
+    assert "learning rate must be a number" in window.designer.status.text()
+    assert window.controller.snapshot.config.lr == 0.1
+
+
+def test_settings_remember_config(qtbot, window: MainWindow, settings: QSettings) -> None:
+    from gradbox.views.main_window import load_saved_config
+
+    window.designer.kind.setCurrentText("spiral")
+    window.designer.apply()
+    qtbot.waitUntil(lambda: window.controller.snapshot.config.dataset == "spiral", timeout=5000)
+    window.save_settings()
+    restored = load_saved_config(settings)
+    assert restored is not None and restored.dataset == "spiral"
+
+
+def test_every_control_has_tooltip_and_accessible_name(window: MainWindow) -> None:
+    from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QSlider
+
+    controls = [w for kind in (QAbstractButton, QAbstractSpinBox, QComboBox, QSlider)
+                for w in window.findChildren(kind)
+                if w.isVisibleTo(window) and w.parent() is not None
+                and type(w).__name__ not in ("QToolButton",)
+                and not w.objectName().startswith("qt_")]
+    missing = [f"{type(w).__name__} {w.text() if hasattr(w, 'text') else ''}"
+               for w in controls if not w.toolTip() or not w.accessibleName()]
+    assert not missing, missing
