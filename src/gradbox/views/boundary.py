@@ -1,0 +1,276 @@
+"""The decision boundary: the model's output over the plane, with the data on top.
+
+Left-click a point to select it (the graph view then shows that sample), left-click
+empty space to add a point of the picked class (Shift: the next class), right-click a
+point to remove it - the ConvNetJS demo's interaction.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters
+from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
+from PySide6.QtCore import QPointF, QRectF, Qt, Slot
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from gradbox.training import Snapshot
+from gradbox.views.session import SessionController
+
+# TensorFlow Playground's orange and blue for the two classes (negative score = class 0
+# = orange, positive = class 1 = blue, its sign convention and ours), then well-separated
+# hues for up to six blobs.
+CLASS_COLOURS = ("#f59322", "#0877bd", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+CLASS_NAMES = ("orange", "blue", "green", "red", "purple", "brown")
+GRID = 100  # heatmap cells per side: ~1 ms of numpy per snapshot even for big networks
+# The heatmap never reaches the full class colour, so the points on top stay readable.
+MAX_TINT = 0.6
+PICK_PIXELS = 8.0  # how close (in screen pixels) a click must be to hit a point
+REMOVE_PIXELS = 20.0  # a right-click far from every point removes nothing (no surprises)
+PADDING = 0.15  # margin around the data, as a fraction of its span
+
+
+def _rgb(colour: str) -> np.ndarray:
+    c = QColor(colour)
+    return np.array([c.red(), c.green(), c.blue()], dtype=np.float64)
+
+
+_PALETTE = np.stack([_rgb(c) for c in CLASS_COLOURS])
+_WHITE = np.array([255.0, 255.0, 255.0])
+
+
+def output_colours(output: np.ndarray, loss: str) -> np.ndarray:
+    """RGB (n, 3) uint8 for network outputs (n, k): hue = predicted class, tint = confidence.
+
+    One output: the sign picks the class (positive = class 1, as in `losses.predictions`)
+    and the confidence is tanh of the score (of half the score for the logistic loss,
+    i.e. 2*sigmoid - 1), so |score| >= ~2 is fully tinted. Several outputs: argmax picks
+    the class and the softmax probability above chance (1/k) gives the confidence.
+    """
+    output = np.nan_to_num(np.asarray(output, dtype=np.float64), nan=0.0)
+    if output.shape[1] == 1:
+        score = output[:, 0]
+        cls = (score > 0).astype(np.int64)
+        confidence = np.abs(np.tanh(score / 2 if loss == "logistic" else score))
+    else:
+        k = output.shape[1]
+        shifted = output - output.max(axis=1, keepdims=True)
+        prob = np.exp(shifted)
+        prob /= prob.sum(axis=1, keepdims=True)
+        cls = np.argmax(prob, axis=1)
+        confidence = (prob.max(axis=1) - 1 / k) / (1 - 1 / k)
+    tint = (MAX_TINT * confidence)[:, None]
+    rgb = _WHITE + (_PALETTE[cls % len(_PALETTE)] - _WHITE) * tint
+    return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
+
+
+def _swatch(colour: str) -> QIcon:
+    pixmap = QPixmap(14, 14)
+    pixmap.fill(QColor(colour))
+    return QIcon(pixmap)
+
+
+class DecisionBoundaryView(QWidget):
+    """Heatmap of the model's output over the plane; points, selection and editing on top."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setAccessibleName("Decision boundary")
+        self._version: int | None = None  # dataset_version the points were drawn for
+        self._points = np.zeros((0, 2))
+        self._grid = np.zeros((0, 2))
+        self._grid_rect = QRectF()
+
+        self.class_picker = QComboBox()
+        self.class_picker.setAccessibleName("Class of new points")
+        self.class_picker.setToolTip("The class a left-click on empty space adds; "
+                                     "Shift+click adds the next class instead")
+        self.hint = QLabel("Click: add · Shift+click: add next class · Right-click: remove · "
+                           "Click a point: select it   (filled = train, hollow = test)")
+        self.hint.setAccessibleName("Mouse help")
+        self.hint.setToolTip("How to edit the data with the mouse, as in the ConvNetJS demo")
+        self.hint.setWordWrap(True)
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setAccessibleName("Decision boundary plot")
+        # Bilinear scaling of the heatmap: a smooth boundary instead of 100x100 stairs.
+        self.plot.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
+        self.plot.setToolTip("The model's prediction over the plane: the hue is the "
+                             "predicted class, the strength its confidence. Filled dots "
+                             "are training points, hollow ones test points.")
+        item = self.plot.getPlotItem()
+        # Right-click removes points here, so pyqtgraph's context menu must not open.
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        self.view_box = item.getViewBox()
+        self.view_box.setAspectLocked(True)  # a circle in the data must look round
+        self.view_box.disableAutoRange()
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setPen(pg.mkPen("#444"))
+            axis.setTextPen(pg.mkPen("#222"))
+        item.setLabel("bottom", "x")
+        item.setLabel("left", "y")
+
+        self.image = pg.ImageItem(axisOrder="row-major")
+        # ignoreBounds: the heatmap follows the visible range, it must not drive it.
+        item.addItem(self.image, ignoreBounds=True)
+        self.scatter = pg.ScatterPlotItem(size=9, antialias=True)
+        item.addItem(self.scatter)
+        self.ring = pg.ScatterPlotItem(size=20, symbol="o", brush=None, antialias=True,
+                                       pen=pg.mkPen("#111", width=2.5))
+        item.addItem(self.ring, ignoreBounds=True)
+        self._train_brushes = [pg.mkBrush(c) for c in CLASS_COLOURS]
+        self._train_pen = pg.mkPen("w", width=1.2)
+        self._test_pens = [pg.mkPen(c, width=2.2) for c in CLASS_COLOURS]
+        self._test_brush = pg.mkBrush(255, 255, 255, 170)
+
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Add class:"))
+        top.addWidget(self.class_picker)
+        top.addWidget(self.hint, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(top)
+        layout.addWidget(self.plot, 1)
+
+        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.sample_selected.connect(self._on_sample_selected)
+        self.plot.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        # A zoom, pan or resize shows new ground: the heatmap is recomputed for it.
+        self.view_box.sigRangeChanged.connect(self._on_range_changed)
+        self._on_snapshot(controller.snapshot)
+
+    # --- rendering ------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if snapshot.dataset_version != self._version or len(snapshot.points) != len(
+                self._points):
+            self._show_points(snapshot)
+        self._update_heatmap(snapshot)
+
+    def _show_points(self, snapshot: Snapshot) -> None:
+        """Points only change with the data, not every step: redrawn on a new version."""
+        self._version = snapshot.dataset_version
+        self._points = np.asarray(snapshot.points)
+        self._fit_range(self._points)
+        self._update_class_picker(max(snapshot.classes, snapshot.config.outputs))
+        labels = snapshot.labels % len(CLASS_COLOURS)
+        test = snapshot.is_test
+        brushes = [self._test_brush if t else self._train_brushes[c]
+                   for c, t in zip(labels.tolist(), test.tolist())]
+        pens = [self._test_pens[c] if t else self._train_pen
+                for c, t in zip(labels.tolist(), test.tolist())]
+        self.scatter.setData(x=self._points[:, 0], y=self._points[:, 1],
+                             brush=brushes, pen=pens)
+        self._on_sample_selected(self.controller.selected_sample)
+
+    def _fit_range(self, points: np.ndarray) -> None:
+        """Frame the data, but keep the current frame while the data still fits it well.
+
+        Adding a point inside the view or removing one must not make the plot jump.
+        """
+        if len(points) == 0:
+            return
+        lo, hi = points.min(axis=0), points.max(axis=0)
+        span = np.maximum(hi - lo, 1.0)
+        lo, hi = lo - PADDING * span, hi + PADDING * span
+        if self._grid_rect.isValid():
+            (x0, x1), (y0, y1) = self.view_box.viewRange()
+            inside = lo[0] >= x0 - 1e-9 and hi[0] <= x1 and lo[1] >= y0 and hi[1] <= y1
+            snug = (hi[0] - lo[0]) > 0.5 * (x1 - x0) or (hi[1] - lo[1]) > 0.5 * (y1 - y0)
+            if inside and snug:
+                return
+        self.view_box.setRange(QRectF(QPointF(lo[0], lo[1]), QPointF(hi[0], hi[1])),
+                               padding=0)
+
+    def _update_class_picker(self, classes: int) -> None:
+        if self.class_picker.count() == classes:
+            return
+        current = max(self.class_picker.currentIndex(), 0)
+        self.class_picker.clear()
+        for k in range(classes):
+            colour = CLASS_COLOURS[k % len(CLASS_COLOURS)]
+            self.class_picker.addItem(_swatch(colour),
+                                      f"{k} ({CLASS_NAMES[k % len(CLASS_NAMES)]})")
+        self.class_picker.setCurrentIndex(min(current, classes - 1))
+
+    def grid_points(self) -> np.ndarray:
+        """The (GRID*GRID, 2) points the heatmap was last computed at, row by row from y0."""
+        return self._grid
+
+    def _make_grid(self) -> None:
+        (x0, x1), (y0, y1) = self.view_box.viewRange()
+        self._grid_rect = QRectF(x0, y0, x1 - x0, y1 - y0)
+        # Cell centres, so the image rect (cell edges) lines up with the data exactly.
+        xs = x0 + (np.arange(GRID) + 0.5) * (x1 - x0) / GRID
+        ys = y0 + (np.arange(GRID) + 0.5) * (y1 - y0) / GRID
+        gx, gy = np.meshgrid(xs, ys)
+        self._grid = np.column_stack([gx.ravel(), gy.ravel()])
+
+    def _update_heatmap(self, snapshot: Snapshot) -> None:
+        if len(self._grid) == 0:
+            self._make_grid()
+        with np.errstate(all="ignore"):  # a diverged network paints white, not warnings
+            colours = output_colours(snapshot.predict(self._grid), snapshot.config.effective_loss)
+        self.image.setImage(colours.reshape(GRID, GRID, 3), autoLevels=False)
+        self.image.setRect(self._grid_rect)
+
+    @Slot(object, object)
+    def _on_range_changed(self, *_args: object) -> None:
+        self._make_grid()
+        self._update_heatmap(self.controller.snapshot)
+
+    @Slot(int)
+    def _on_sample_selected(self, index: int) -> None:
+        if 0 <= index < len(self._points):
+            self.ring.setData(pos=self._points[index: index + 1])
+        else:
+            self.ring.setData(pos=np.zeros((0, 2)))
+
+    # --- interaction ------------------------------------------------------------------------
+    def _nearest(self, x: float, y: float) -> tuple[int, float]:
+        """Index of the point nearest to (x, y) and its distance in screen pixels."""
+        if len(self._points) == 0:
+            return -1, float("inf")
+        sx, sy = self.view_box.viewPixelSize()
+        d = np.hypot((self._points[:, 0] - x) / sx, (self._points[:, 1] - y) / sy)
+        i = int(np.argmin(d))
+        return i, float(d[i])
+
+    def _on_mouse_clicked(self, event: MouseClickEvent) -> None:
+        pos = event.scenePos()
+        if event.double() or not self.view_box.sceneBoundingRect().contains(pos):
+            return
+        point = self.view_box.mapSceneToView(pos)
+        x, y = point.x(), point.y()
+        index, pixels = self._nearest(x, y)
+        button = event.button()
+        if button == Qt.MouseButton.LeftButton:
+            if pixels <= PICK_PIXELS:
+                self.controller.select_sample(index)
+            else:
+                label = max(self.class_picker.currentIndex(), 0)
+                if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                    label = (label + 1) % max(self.class_picker.count(), 1)
+                self.controller.add_point(x, y, label)
+            event.accept()
+        elif button == Qt.MouseButton.RightButton and pixels <= REMOVE_PIXELS:
+            px, py = self._points[index]
+            self.controller.remove_point(float(px), float(py))
+            event.accept()
+
+    # --- export ---------------------------------------------------------------------------
+    def export_image(self, path: str | Path) -> None:
+        """Save the plot as PNG (or any raster format Qt knows) or, for .svg, as SVG."""
+        path = str(path)
+        item = self.plot.getPlotItem()
+        if path.lower().endswith(".svg"):
+            exporter = pyqtgraph.exporters.SVGExporter(item)
+        else:
+            exporter = pyqtgraph.exporters.ImageExporter(item)
+        exporter.export(path)
