@@ -23,6 +23,7 @@ import numpy as np
 from gradbox import datasets, losses
 from gradbox.datasets import Dataset
 from gradbox.engine import Value
+from gradbox.graph import Graph, trace
 from gradbox.nn import ACTIVATIONS, MLP, numpy_forward, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES, Optimizer, Schedule, make_optimizer
 
@@ -169,6 +170,19 @@ class Snapshot:
     stop_reason: str
     lr: float
     dataset_version: int
+    # The computation graph of the last forward pass, numbers frozen after the last phase
+    # run (None unless the trainer was asked to capture it), and the dataset index of
+    # each of its samples.
+    graph: Graph | None = None
+    graph_batch: np.ndarray | None = None
+
+    def graph_position(self, sample: int) -> int:
+        """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
+        if self.graph_batch is None:
+            return -1
+        position = int(np.searchsorted(self.graph_batch, sample))
+        found = position < len(self.graph_batch) and self.graph_batch[position] == sample
+        return position if found else -1
 
     @property
     def loss(self) -> float:
@@ -251,6 +265,8 @@ class Trainer:
         self.forget_zero_grad = False
         self.ghost_enabled = False
         self.selected_sample = 0
+        # Tracing costs about as much as a step, so it is done only when a view wants it.
+        self.capture_graph = False
         self._build(self.init_seed)
 
     # --- construction -----------------------------------------------------------------
@@ -275,6 +291,10 @@ class Trainer:
         self.last_root: Value | None = None
         self.last_output: Value | list[Value] | None = None
         self.last_batch: np.ndarray = np.arange(0)
+        self._traced: Graph | None = None
+        self._traced_root: Value | None = None
+        self.last_graph: Graph | None = None
+        self.last_graph_batch: np.ndarray | None = None
         self._pending: dict[str, Any] = {}
         if self.ghost_enabled:
             self.ghost = self._new_run(self.initial_params)
@@ -341,16 +361,29 @@ class Trainer:
             loss = loss + c.l1 * losses.l1_penalty(run.params)
         return loss, output
 
-    def substep(self) -> str:
+    def substep(self, capture_every_phase: bool = True) -> str:
         """Run the next phase and return its name; after 'update' a step is complete."""
         phase = self.phase
         if self.stop_reason and phase == "forward":
             self.stop_reason = ""
         with np.errstate(all="ignore"), cyclic_gc_paused():
             getattr(self, f"_phase_{phase}")()
+            if self.capture_graph and not self.stop_reason and phase != "update" and (
+                    capture_every_phase or phase == "backward"):
+                self._capture_graph()
         if not self.stop_reason or phase == "update":
             self.phase_index = (self.phase_index + 1) % len(PHASES)
         return phase
+
+    def _capture_graph(self) -> None:
+        """Freeze the current graph's numbers (before the update moves the weights)."""
+        if self.last_root is None:
+            return
+        if self._traced is None or self._traced_root is not self.last_root:
+            self._traced = trace(self.last_root, self.model)
+            self._traced_root = self.last_root
+        self.last_graph = self._traced.snapshot()
+        self.last_graph_batch = _frozen(self.last_batch)
 
     def _phase_forward(self) -> None:
         step = self.step_count
@@ -405,7 +438,7 @@ class Trainer:
     def step(self) -> StepRecord | None:
         """One whole iteration (finishing a partly sub-stepped one). None if it stopped."""
         while True:
-            phase = self.substep()
+            phase = self.substep(capture_every_phase=False)
             if self.stop_reason:
                 return None
             if phase == "update":
@@ -459,6 +492,7 @@ class Trainer:
             self.ghost.optimizer.load_state_dict(cp.ghost[1])
         self.ghost_enabled = self.ghost is not None
         self.last_root = self.last_output = None
+        self.last_graph = self.last_graph_batch = None
 
     def reset(self) -> None:
         """Back to step 0 with the same initial weights."""
@@ -528,7 +562,8 @@ class Trainer:
             classes=self.dataset.classes, forget_zero_grad=self.forget_zero_grad,
             ghost=self.ghost is not None,
             ghost_grads=_frozen(ghost_grads) if ghost_grads is not None else None,
-            stop_reason=self.stop_reason, lr=self.lr, dataset_version=self.dataset_version)
+            stop_reason=self.stop_reason, lr=self.lr, dataset_version=self.dataset_version,
+            graph=self.last_graph, graph_batch=self.last_graph_batch)
 
 
 def history_arrays(history: Sequence[StepRecord]) -> dict[str, np.ndarray]:

@@ -45,6 +45,7 @@ class TrainingWorker(QObject):
         self._run_limit: int | None = None
         self._last_emit = 0.0
         self._steps_done = 0
+        self.graph_wanted = False  # set from the UI thread; a bool write is atomic
 
     @Slot()
     def _create_timer(self) -> None:
@@ -59,6 +60,7 @@ class TrainingWorker(QObject):
 
     @Slot(object, object)
     def execute(self, command: Command, callback: object = None) -> None:
+        self.trainer.capture_graph = self.graph_wanted
         try:
             result = command(self.trainer)
         except Exception as error:  # a command's failure must not end the thread
@@ -102,6 +104,9 @@ class TrainingWorker(QObject):
                                      and self._steps_done >= self._run_limit):
             self._finish_run("")
             return
+        # Trace the graph only for the steps whose snapshot will be shown.
+        due = time.perf_counter() - self._last_emit >= EMIT_INTERVAL
+        self.trainer.capture_graph = self.graph_wanted and due
         try:
             record = self.trainer.step()
         except Exception as error:
@@ -112,7 +117,7 @@ class TrainingWorker(QObject):
         if record is None:
             self._finish_run(self.trainer.stop_reason)
             return
-        if time.perf_counter() - self._last_emit >= EMIT_INTERVAL:
+        if due:
             self._emit()
 
     def _finish_run(self, reason: str) -> None:
@@ -189,6 +194,12 @@ class SessionController(QObject):
     def _on_stopped(self, reason: str) -> None:
         self.message.emit(reason)
         self.stopped.emit(reason)
+
+    def set_graph_wanted(self, wanted: bool) -> None:
+        """A graph view is showing: capture the graph with each shown step (costs time)."""
+        self._worker.graph_wanted = wanted
+        if wanted:
+            self.call(lambda t: t._capture_graph() if t.last_root is not None else None)
 
     def shutdown(self) -> None:
         self._worker.request_pause()
