@@ -3,7 +3,7 @@
 Labels are class indices 0..k-1 (int64) everywhere in gradbox; two-class losses
 that want -1/+1 convert with `gradbox.losses.signed`. Points are float64 (n, 2).
 The formulas for circle, xor, gaussians and spiral are TensorFlow Playground's;
-moons follows scikit-learn's make_moons; noise is meant to lie in [0, 0.5].
+moons follows scikit-learn's make_moons; noise lies in [0, NOISE_MAX = 0.5].
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ import numpy as np
 
 KINDS = ("moons", "circle", "xor", "gaussians", "spiral", "blobs")
 MAX_CLASSES = 6
+# The Playground's range: gaussians' variance is defined as 0.5 -> 4 over noise 0 -> 0.5.
+NOISE_MAX = 0.5
 
 
 class DatasetError(ValueError):
@@ -35,13 +37,30 @@ class Dataset:
     classes: int = 2
 
     def __post_init__(self) -> None:
-        self.points = np.asarray(self.points, dtype=np.float64).reshape(-1, 2)
+        points = np.asarray(self.points, dtype=np.float64)
+        if points.size == 0:
+            points = points.reshape(0, 2)
+        # A blind reshape(-1, 2) would turn two 3-D points into three 2-D ones.
+        if points.ndim != 2 or points.shape[1] != 2:
+            raise DatasetError(f"points must have shape (n, 2), got {points.shape}")
+        self.points = points
         self.labels = np.asarray(self.labels, dtype=np.int64).reshape(-1)
-        if len(self.is_test) != len(self.labels):
-            self.is_test = np.zeros(len(self.labels), dtype=bool)
-        self.is_test = np.asarray(self.is_test, dtype=bool)
         if len(self.points) != len(self.labels):
             raise DatasetError(f"{len(self.points)} points but {len(self.labels)} labels")
+        is_test = np.asarray(self.is_test, dtype=bool).reshape(-1)
+        if len(is_test) == 0:
+            is_test = np.zeros(len(self.labels), dtype=bool)  # the default: all training
+        elif len(is_test) != len(self.labels):
+            raise DatasetError(f"{len(self.labels)} points but a test mask of {len(is_test)}")
+        self.is_test = is_test
+        if not 2 <= self.classes <= MAX_CLASSES:
+            raise DatasetError(f"classes must be between 2 and {MAX_CLASSES}, got {self.classes}")
+        if not np.all(np.isfinite(self.points)):
+            raise DatasetError("every point must have finite coordinates")
+        # A label outside 0..classes-1 would silently never match any network output.
+        if len(self.labels) and not (self.labels.min() >= 0 and self.labels.max() < self.classes):
+            raise DatasetError(f"labels must be class numbers 0..{self.classes - 1}, got "
+                               f"{self.labels.min()}..{self.labels.max()}")
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -87,7 +106,9 @@ def split(n: int, test_ratio: float, seed: int) -> np.ndarray:
     if not 0 <= test_ratio < 1:
         raise DatasetError(f"test ratio must be in [0, 1), got {test_ratio}")
     mask = np.zeros(n, dtype=bool)
-    mask[np.random.default_rng(seed + 1).permutation(n)[: round(n * test_ratio)]] = True
+    # At least one point stays for training: n=2 at ratio 0.9 would otherwise hold out both.
+    n_test = min(round(n * test_ratio), max(n - 1, 0))
+    mask[np.random.default_rng(seed + 1).permutation(n)[:n_test]] = True
     return mask
 
 
@@ -111,23 +132,32 @@ def moons(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, n
 
 
 def circle(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Class 1 inside radius 2.5, class 0 in the ring 3.5..5 (radius 5 plane)."""
+    """Half the points inside radius 2.5, half in the ring 3.5..5; class 1 is inside.
+
+    As in the Playground, noise does not move a point: the label is that of a jittered
+    copy of it, so noise shows up as wrongly coloured points near the gap.
+    """
     radius = 5.0
-    labels = 1 - _balanced(n, 2)
-    r = np.where(labels == 1, rng.uniform(0, radius * 0.5, n), rng.uniform(radius * 0.7, radius, n))
+    inside = (1 - _balanced(n, 2)).astype(bool)
+    r = np.where(inside, rng.uniform(0, radius * 0.5, n), rng.uniform(radius * 0.7, radius, n))
     angle = rng.uniform(0, 2 * math.pi, n)
     points = np.column_stack([r * np.sin(angle), r * np.cos(angle)])
-    points += rng.uniform(-radius, radius, (n, 2)) * noise
-    # The label follows the noiseless distance, as in the Playground.
+    jittered = points + rng.uniform(-radius, radius, (n, 2)) * noise
+    labels = (np.hypot(jittered[:, 0], jittered[:, 1]) < radius * 0.5).astype(np.int64)
     return points, labels
 
 
 def xor(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Class 1 where x and y have the same sign; points kept 0.3 away from the axes.
+
+    As in the Playground, the label is that of a jittered copy of the point (the point
+    itself stays put), so noise flips labels near the axes.
+    """
     padding = 0.3
     points = rng.uniform(-5, 5, (n, 2))
     points += np.where(points > 0, padding, -padding)
-    labels = (points[:, 0] * points[:, 1] >= 0).astype(np.int64)
-    points += rng.uniform(-5, 5, (n, 2)) * noise
+    jittered = points + rng.uniform(-5, 5, (n, 2)) * noise
+    labels = (jittered[:, 0] * jittered[:, 1] >= 0).astype(np.int64)
     return points, labels
 
 
@@ -173,8 +203,8 @@ def make(kind: str, n: int = 100, noise: float = 0.1, seed: int = 0,
         raise DatasetError(f"unknown dataset {kind!r}; choose from {', '.join(KINDS)}")
     if n < 2:
         raise DatasetError(f"a dataset needs at least 2 points, got {n}")
-    if not 0 <= noise <= 1:
-        raise DatasetError(f"noise must be between 0 and 1, got {noise}")
+    if not 0 <= noise <= NOISE_MAX:
+        raise DatasetError(f"noise must be between 0 and {NOISE_MAX}, got {noise}")
     rng = np.random.default_rng(seed)
     if kind == "blobs":
         if not 2 <= classes <= MAX_CLASSES:
@@ -201,7 +231,12 @@ def to_csv(dataset: Dataset) -> str:
 
 def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
     """Parse `x,y,label` rows (with that header). Errors name the line at fault."""
-    rows = list(csv.reader(io.StringIO(text)))
+    # Spreadsheet programs often start UTF-8 files with a byte-order mark.
+    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
+    try:
+        rows = list(reader)
+    except csv.Error as error:
+        raise DatasetError(f"line {reader.line_num}: not valid CSV ({error})") from None
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
     header = [cell.strip().lower() for cell in rows[0]]
@@ -211,9 +246,11 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
                            f"expected a header 'x,y,label', got {','.join(rows[0])!r}")
     columns = [header.index(name) for name in CSV_HEADER]
     points, labels = [], []
+    last_line = 1
     for line, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue
+        last_line = line
         if len(row) < len(header):
             raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
         try:
@@ -224,16 +261,19 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
         if not (math.isfinite(x) and math.isfinite(y)):
             raise DatasetError(f"line {line}: x and y must be finite, got {x}, {y}")
         cell = row[columns[2]].strip()
-        if not cell.isdigit() or int(cell) >= MAX_CLASSES:
+        # isdigit alone accepts '²' and other digits int() cannot read.
+        if not (cell.isascii() and cell.isdigit()) or int(cell) >= MAX_CLASSES:
             raise DatasetError(f"line {line}: label must be a class number 0..{MAX_CLASSES - 1}, "
                                f"got {cell!r}")
         points.append((x, y))
         labels.append(int(cell))
     if len(points) < 2:
-        raise DatasetError(f"the file has {len(points)} data rows; at least 2 are needed")
+        raise DatasetError(f"line {last_line + 1}: the file has {len(points)} data rows; "
+                           "at least 2 are needed")
     present = sorted(set(labels))
     if len(present) < 2:
-        raise DatasetError(f"every row has label {present[0]}; at least two classes are needed")
+        raise DatasetError(f"lines 2-{last_line}: every row has label {present[0]}; "
+                           "at least two classes are needed")
     classes = max(present) + 1
     return Dataset(np.array(points), np.array(labels),
                    split(len(labels), test_ratio, seed), classes)
