@@ -7,7 +7,12 @@ point to remove it - the ConvNetJS demo's interaction.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -15,7 +20,7 @@ import pyqtgraph.exporters
 from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
 from PySide6.QtCore import QPointF, QRectF, Qt, Slot
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.training import Snapshot
 from gradbox.views.session import SessionController
@@ -177,14 +182,16 @@ class DecisionBoundaryView(QWidget):
         if len(points) == 0:
             return
         lo, hi = points.min(axis=0), points.max(axis=0)
-        span = np.maximum(hi - lo, 1.0)
-        lo, hi = lo - PADDING * span, hi + PADDING * span
         if self._grid_rect.isValid():
+            # Every point still visible (a click always lands inside the view) and the
+            # data still filling a good part of it (not a new, much smaller dataset).
             (x0, x1), (y0, y1) = self.view_box.viewRange()
-            inside = lo[0] >= x0 - 1e-9 and hi[0] <= x1 and lo[1] >= y0 and hi[1] <= y1
+            inside = lo[0] >= x0 and hi[0] <= x1 and lo[1] >= y0 and hi[1] <= y1
             snug = (hi[0] - lo[0]) > 0.5 * (x1 - x0) or (hi[1] - lo[1]) > 0.5 * (y1 - y0)
             if inside and snug:
                 return
+        span = np.maximum(hi - lo, 1.0)
+        lo, hi = lo - PADDING * span, hi + PADDING * span
         self.view_box.setRange(QRectF(QPointF(lo[0], lo[1]), QPointF(hi[0], hi[1])),
                                padding=0)
 
@@ -267,10 +274,50 @@ class DecisionBoundaryView(QWidget):
     # --- export ---------------------------------------------------------------------------
     def export_image(self, path: str | Path) -> None:
         """Save the plot as PNG (or any raster format Qt knows) or, for .svg, as SVG."""
-        path = str(path)
-        item = self.plot.getPlotItem()
-        if path.lower().endswith(".svg"):
-            exporter = pyqtgraph.exporters.SVGExporter(item)
-        else:
-            exporter = pyqtgraph.exporters.ImageExporter(item)
-        exporter.export(path)
+        export_plot(self.plot.getPlotItem(), path)
+
+
+def export_plot(item: QGraphicsItem, path: str | Path) -> None:
+    """Export a pyqtgraph item (a PlotItem, a GraphicsLayout) to PNG/JPEG/... or SVG."""
+    path = str(path)
+    if not path.lower().endswith(".svg"):
+        pyqtgraph.exporters.ImageExporter(item).export(path)
+        return
+    try:
+        pyqtgraph.exporters.SVGExporter(item).export(path)
+    except ValueError:
+        # pyqtgraph 0.14's SVG exporter cannot parse the "Z" (close path) that Qt >= 6.9
+        # writes in path data (pyqtgraph issue #3495). Retry with each "Z" spelled out
+        # as a line back to the subpath's start, which draws the same shape.
+        with _explicit_path_closing():
+            pyqtgraph.exporters.SVGExporter(item).export(path)
+
+
+def _spell_out_closing(d: str) -> str:
+    tokens, start = [], ""
+    for token in re.sub(r"[Zz]", " Z ", d).split():
+        if token[0] in "Mm":
+            start = token[1:]
+        if token == "Z":
+            if start:
+                tokens.append("L" + start)
+            continue
+        tokens.append(token)
+    return " ".join(tokens)
+
+
+@contextlib.contextmanager
+def _explicit_path_closing() -> Iterator[None]:
+    module = importlib.import_module("pyqtgraph.exporters.SVGExporter")
+    original = module.correctCoordinates
+
+    def correct(node: Any, defs: Any, item: Any, options: Any) -> Any:
+        for element in node.getElementsByTagName("path"):
+            element.setAttribute("d", _spell_out_closing(element.getAttribute("d")))
+        return original(node, defs, item, options)
+
+    module.correctCoordinates = correct
+    try:
+        yield
+    finally:
+        module.correctCoordinates = original
