@@ -1,0 +1,285 @@
+"""The loss curve: train/test loss (and the ghost run's), accuracy and gradient norm per step."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Slot
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from gradbox.training import Snapshot, StepRecord
+from gradbox.views.boundary import export_plot
+from gradbox.views.session import SessionController
+
+# Columns kept per step, in StepRecord field names.
+FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy", "grad_norm")
+TRAIN, TEST, GHOST, GRAD = "#1f5fa8", "#e8710a", "#6b6b6b", "#8e44ad"
+EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
+
+
+def _style(plot: pg.PlotItem, label: str) -> None:
+    """Dark axes on the white background (pyqtgraph's defaults are for black)."""
+    for name in ("left", "bottom"):
+        axis = plot.getAxis(name)
+        axis.setPen(pg.mkPen("#555"))
+        axis.setTextPen(pg.mkPen("#222"))
+        # "loss (x0.001)" with ticks 300..800 reads as a loss of 300: plain numbers only.
+        axis.enableAutoSIPrefix(False)
+    plot.setLabel("left", label)
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.hideButtons()
+
+
+def _curve(plot: pg.PlotItem, colour: str, name: str | None,
+           dashed: bool = False) -> pg.PlotDataItem:
+    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    pen = pg.mkPen(colour, width=2, style=style)
+    # connect="finite": a missing value (a NaN test loss) leaves a gap, not a dive to 0.
+    curve = plot.plot(pen=pen, name=name, connect="finite", antialias=True)
+    # Long runs stay cheap: draw at most ~ one point per pixel of what is visible.
+    curve.setDownsampling(auto=True, method="peak")
+    curve.setClipToView(True)
+    return curve
+
+
+def _fmt(value: float) -> str:
+    return "–" if not math.isfinite(value) else f"{value:.4g}"
+
+
+def _pct(value: float) -> str:
+    return "–" if not math.isfinite(value) else f"{100 * value:.1f}%"
+
+
+class LossCurveView(QWidget):
+    """Three stacked plots sharing the step axis: loss, accuracy, gradient norm."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setAccessibleName("Loss curve")
+        self._records: tuple[StepRecord, ...] = ()
+        self._columns: dict[str, list[float]] = {f: [] for f in FIELDS}
+        self._hover_step: int | None = None
+        self._drawn = False
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("Loss, accuracy and gradient norm plots")
+        self.graphics.setToolTip("Move the mouse over the plots to read the values of a step")
+        self.loss_plot = self.graphics.addPlot(row=0, col=0)
+        self.accuracy_plot = self.graphics.addPlot(row=1, col=0)
+        self.grad_plot = self.graphics.addPlot(row=2, col=0)
+        # The loss is what people watch: it gets half the height.
+        self.graphics.ci.layout.setRowStretchFactor(0, 2)
+        self.graphics.ci.layout.setRowStretchFactor(1, 1)
+        self.graphics.ci.layout.setRowStretchFactor(2, 1)
+        _style(self.loss_plot, "loss")
+        _style(self.accuracy_plot, "accuracy")
+        _style(self.grad_plot, "gradient norm")
+        self.grad_plot.setLabel("bottom", "step")
+        for plot in (self.loss_plot, self.accuracy_plot):
+            # One step axis for all three: the upper ones need no numbers of their own.
+            plot.getAxis("bottom").setStyle(showValues=False)
+        for plot in (self.accuracy_plot, self.grad_plot):
+            plot.setXLink(self.loss_plot)
+        # Line the three plots up: same room for the left axis whatever its numbers.
+        for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
+            plot.getAxis("left").setWidth(56)
+        # Accuracy is a fraction: a fixed 0..100% axis, so a jump of 1% looks like one.
+        self.accuracy_plot.setYRange(0, 1, padding=0.04)
+        self.accuracy_plot.setMouseEnabled(x=True, y=False)
+        self.accuracy_plot.enableAutoRange(axis="y", enable=False)
+        accuracy_axis = self.accuracy_plot.getAxis("left")
+        accuracy_axis.setTicks([[(0.0, "0%"), (0.5, "50%"), (1.0, "100%")],
+                                [(0.25, ""), (0.75, "")]])
+        # 0% and 100% sit on the plot's edges. pyqtgraph lets edge labels overflow a little,
+        # except on an axis that draws grid lines, where it drops them: no y grid here.
+        self.accuracy_plot.showGrid(x=True, y=False)
+
+        # One legend: train is blue and test orange in the loss and accuracy plots alike,
+        # and a legend in the short accuracy plot would hide its curves.
+        self.loss_legend = self.loss_plot.addLegend(offset=(-8, 8), labelTextColor="#222",
+                                                    brush=pg.mkBrush(255, 255, 255, 220))
+        self.curves: dict[str, pg.PlotDataItem] = {
+            "loss": _curve(self.loss_plot, TRAIN, "train"),
+            "test_loss": _curve(self.loss_plot, TEST, "test"),
+            "ghost_loss": _curve(self.loss_plot, GHOST, "correct run (ghost)", dashed=True),
+            "accuracy": _curve(self.accuracy_plot, TRAIN, None),
+            "test_accuracy": _curve(self.accuracy_plot, TEST, None),
+            "grad_norm": _curve(self.grad_plot, GRAD, None),
+        }
+        self._legend_labels = {"test_loss": "test", "ghost_loss": "correct run (ghost)"}
+
+        self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
+        self.loss_plot.addItem(self.empty_text, ignoreBounds=True)
+        self.crosshairs = [pg.InfiniteLine(angle=90, movable=False,
+                                           pen=pg.mkPen("#999", style=Qt.PenStyle.DotLine))
+                           for _ in range(3)]
+        for plot, line in zip((self.loss_plot, self.accuracy_plot, self.grad_plot),
+                              self.crosshairs):
+            plot.addItem(line, ignoreBounds=True)
+            line.hide()
+
+        self.log_scale = QCheckBox("Log scale")
+        self.log_scale.setAccessibleName("Logarithmic loss axis")
+        self.log_scale.setToolTip("Show the loss and gradient norm on a logarithmic axis, "
+                                  "where slow late progress is easier to see (a value of "
+                                  "exactly 0 is drawn at the bottom)")
+        self.readout = QLabel()
+        self.readout.setAccessibleName("Values at the hovered step")
+        self.readout.setToolTip("The values of the step under the mouse, or of the latest "
+                                "step")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.readout.setWordWrap(True)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.readout, 1)
+        bottom.addWidget(self.log_scale)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.graphics, 1)
+        layout.addLayout(bottom)
+
+        self.log_scale.toggled.connect(self._on_log_toggled)
+        self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._on_snapshot(controller.snapshot)
+
+    # --- data ---------------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        history = snapshot.history
+        old = self._records
+        # Records are shared between snapshots, so an unchanged prefix is the same objects:
+        # only the new steps are appended (a rewind or reset starts over).
+        if old and len(history) >= len(old) and history[len(old) - 1] is old[-1]:
+            new = history[len(old):]
+        else:
+            for column in self._columns.values():
+                column.clear()
+            new = history
+        for record in new:
+            for f in FIELDS:
+                self._columns[f].append(getattr(record, f))
+        self._records = history
+        if new or len(history) != len(old) or not self._drawn:
+            self._drawn = True
+            self._redraw()
+
+    def data(self, name: str) -> np.ndarray:
+        """One column of the plotted history ("step", "loss", "test_loss", ...)."""
+        return np.asarray(self._columns[name], dtype=np.float64)
+
+    def _redraw(self) -> None:
+        steps = self.data("step")
+        columns = {name: self.data(name) for name in self.curves}
+        if self.log_scale.isChecked():
+            self._floor_zeros(columns, ("loss", "test_loss", "ghost_loss"))
+            self._floor_zeros(columns, ("grad_norm",))
+        for name, curve in self.curves.items():
+            curve.setData(steps, columns[name])
+        # Test and ghost curves exist only when there is something to show.
+        self._show_optional("test_loss", self.loss_legend)
+        self._show_optional("ghost_loss", self.loss_legend)
+        self.curves["test_accuracy"].setVisible(
+            bool(np.isfinite(self.data("test_accuracy")).any()))
+        empty = len(steps) == 0
+        self.empty_text.setVisible(empty)
+        if empty:
+            for line in self.crosshairs:
+                line.hide()
+            self._hover_step = None
+            # Put the hint in the middle of a range that a first step will replace.
+            self.loss_plot.setXRange(0, 10, padding=0)
+            self.loss_plot.setYRange(0, 1, padding=0)
+            self.empty_text.setPos(5, 0.5)
+        else:
+            self.loss_plot.enableAutoRange()
+        self._update_readout()
+
+    @staticmethod
+    def _floor_zeros(columns: dict[str, np.ndarray], names: tuple[str, ...]) -> None:
+        """On a log axis, draw values <= 0 (a hinge loss of exactly 0) at the bottom.
+
+        Their logarithm does not exist, so pyqtgraph would leave a gap exactly where
+        training succeeded. They go a little below the smallest positive value shown;
+        the readout still gives the true value.
+        """
+        values = np.concatenate([columns[n] for n in names])
+        positive = values[np.isfinite(values) & (values > 0)]
+        floor = positive.min() / 2 if len(positive) else 1e-3
+        for n in names:
+            column = columns[n]
+            columns[n] = np.where(np.isfinite(column) & (column <= 0), floor, column)
+
+    def _show_optional(self, name: str, legend: pg.LegendItem) -> None:
+        present = bool(np.isfinite(self.data(name)).any())
+        self.curves[name].setVisible(present)
+        self._set_legend(legend, self.curves[name], self._legend_labels[name], present)
+
+    @staticmethod
+    def _set_legend(legend: pg.LegendItem, curve: pg.PlotDataItem, label: str,
+                    present: bool) -> None:
+        listed = legend.getLabel(curve) is not None
+        if present and not listed:
+            legend.addItem(curve, label)
+        elif not present and listed:
+            legend.removeItem(curve)
+
+    # --- hover ----------------------------------------------------------------------------------
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
+            box = plot.getViewBox()
+            if box.sceneBoundingRect().contains(scene_pos):
+                self.show_step(round(box.mapSceneToView(scene_pos).x()))
+                return
+        self.show_step(None)
+
+    def show_step(self, step: int | None) -> None:
+        """Put the crosshair and the readout on `step` (clamped to the run), or None: latest."""
+        n = len(self._columns["step"])
+        if step is None or n == 0:
+            self._hover_step = None
+        else:
+            self._hover_step = min(max(int(step), 1), n)
+        for line in self.crosshairs:
+            line.setVisible(self._hover_step is not None)
+            if self._hover_step is not None:
+                line.setValue(self._hover_step)
+        self._update_readout()
+
+    def readout_text(self) -> str:
+        return self.readout.text()
+
+    def _update_readout(self) -> None:
+        n = len(self._columns["step"])
+        if n == 0:
+            self.readout.setText("No steps yet")
+            return
+        i = (self._hover_step or n) - 1
+        c = {f: self._columns[f][i] for f in FIELDS}
+        where = f"Step {int(c['step'])}" + ("" if self._hover_step else " (latest)")
+        parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}"]
+        if math.isfinite(c["test_loss"]):
+            parts.append(f"test loss {_fmt(c['test_loss'])}")
+        if math.isfinite(c["ghost_loss"]):
+            parts.append(f"ghost loss {_fmt(c['ghost_loss'])}")
+        accuracy = f"accuracy {_pct(c['accuracy'])}"
+        if math.isfinite(c["test_accuracy"]):
+            accuracy += f" train / {_pct(c['test_accuracy'])} test"
+        parts += [accuracy, f"gradient norm {_fmt(c['grad_norm'])}"]
+        self.readout.setText(" · ".join(parts))
+
+    # --- controls ------------------------------------------------------------------------------
+    @Slot(bool)
+    def _on_log_toggled(self, on: bool) -> None:
+        for plot in (self.loss_plot, self.grad_plot):
+            plot.setLogMode(y=on)
+            plot.enableAutoRange()
+        self._redraw()
+
+    def export_image(self, path: str | Path) -> None:
+        """Save all three plots as one PNG (or other raster format) or, for .svg, SVG."""
+        export_plot(self.graphics.ci, path)
