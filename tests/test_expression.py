@@ -305,3 +305,54 @@ def test_formulas_cover_the_engine_ops() -> None:
 
 def test_function_names() -> None:
     assert FUNCTIONS == ("tanh", "exp", "log", "relu", "sigmoid", "abs")
+
+
+# --- chains of named statements -----------------------------------------------------------
+def test_a_chain_names_intermediate_values_and_reuses_them() -> None:
+    expr = parse("a = 1; b = a + a; c = b + b")
+    assert expr.names == ("a",)
+    assert expr.literals == {"a": 1.0}
+    b, c = expr.intermediates["b"], expr.intermediates["c"]
+    assert expr.root is c and c.data == 4.0
+    assert c._prev == (b, b)  # one node b, used twice: the graph the wrong order breaks
+    assert (b.label, c.label) == ("b", "c")
+    expr.root.backward()
+    assert expr.leaves["a"].grad == 4.0
+
+
+def test_a_chain_on_several_lines_ends_in_a_bare_expression() -> None:
+    expr = parse("h = tanh(x*w)\nout = h*v + h*u\nout + 1", {"x": 0.5, "w": 2.0, "v": 3.0,
+                                                                 "u": -1.0})
+    h = math.tanh(1.0)
+    assert expr.root.data == pytest.approx(h * 2.0 + 1, rel=1e-15)
+    assert expr.names == ("x", "w", "v", "u")
+    expr.root.backward()
+    assert expr.leaves["v"].grad == pytest.approx(h, rel=1e-15)
+
+
+def test_given_values_beat_the_literal_and_rebuild_follows_the_chain() -> None:
+    expr = parse("a = 1; b = a * a; b + b", {"a": 3.0})
+    assert expr.root.data == 18.0
+    expr.leaves["a"].data = 2.0
+    assert expr.rebuild().data == 8.0
+    assert gradient_check(expr.rebuild, [expr.leaves["a"]], ["a"]).passed()
+
+
+@pytest.mark.parametrize(("text", "fragment", "column"), [
+    ("a = 1; a = 2", "'a' is already assigned", 8),
+    ("b = a + 1; a = 2", "'a' is used before this assignment", 12),
+    ("b = b + 1", "'b' is used before this assignment", 1),
+    ("a; b", "only the last statement can be a bare expression", 1),
+    ("import os", "this statement is not allowed", 1),
+    ("a += 1", "+= and the like are not allowed", 1),
+    ("x = y = 1", "assign to one plain name", 5),
+    ("a.b = 1", "assign to one plain name", 1),
+    ("tanh = 1", "tanh is a function", 1),
+    ("b = __import__('os'); b", "unknown function '__import__'", 5),
+])
+def test_statements_off_the_whitelist_are_refused(text: str, fragment: str,
+                                                  column: int) -> None:
+    with pytest.raises(ExpressionError) as info:
+        parse(text)
+    assert fragment in info.value.message
+    assert info.value.position == column

@@ -8,6 +8,13 @@ rejected with an `ExpressionError` that says what and where.
 
 Each variable name becomes one leaf, however often it is used, so `a + a` reuses a
 single node -- the case where gradients accumulate.
+
+Several statements, separated by `;` or line breaks, name intermediate values:
+`a = 1; b = a + a; c = b + b`. A name assigned a plain number is a leaf starting at
+that number; a name assigned anything else is the node that expression builds, so a
+later use of it reuses that very node (`b + b` uses `b` twice). That is the graph
+the wrong-order lesson needs, and one expression alone cannot write it. The output is
+the last statement's value.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import math
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from gradbox.engine import Value
 
@@ -112,8 +119,12 @@ class Expression:
     text: str
     root: Value
     leaves: dict[str, Value]  # one leaf per variable, in order of first appearance
-    _tree: ast.expr = field(repr=False, compare=False)
+    _statements: tuple[_Statement, ...] = field(repr=False, compare=False)
     _source: _Source = field(repr=False, compare=False)
+    # Names the text assigns a plain number (`a = 1`): leaves with a starting value.
+    literals: dict[str, float] = field(default_factory=dict, compare=False)
+    # Names the text assigns a computation (`b = a + a`): intermediate nodes.
+    intermediates: dict[str, Value] = field(default_factory=dict, compare=False)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -129,7 +140,7 @@ class Expression:
         The forward pass after a leaf's value changed, without parsing again; also the
         `build` a gradient check needs.
         """
-        return _Builder(self.leaves, self._source).build(self._tree)
+        return _build_statements(self._statements, self.leaves, self._source)[0]
 
 
 def parse(text: str, values: Mapping[str, float] | None = None) -> Expression:
@@ -149,7 +160,9 @@ def parse(text: str, values: Mapping[str, float] | None = None) -> Expression:
     _check_bracket_depth(text)
     source = _Source(text)
     try:
-        tree = ast.parse(source.stripped, mode="eval")
+        # "exec", not "eval": statements separated by ; or line breaks name intermediate
+        # values. Only assignments and one final expression pass `_statements` below.
+        tree = ast.parse(source.stripped, mode="exec")
     except SyntaxError as exc:
         raise source.syntax_error(exc) from None
     except (RecursionError, MemoryError):
@@ -157,13 +170,93 @@ def parse(text: str, values: Mapping[str, float] | None = None) -> Expression:
         raise ExpressionError("the expression is nested too deeply", 1) from None
     except ValueError as exc:  # e.g. a null character, on some Python versions
         raise ExpressionError(str(exc), 1) from None
+    statements = _statements(tree, source)
     names: list[str] = []
-    _Checker(source, names).check(tree.body, 1)
+    assigned: set[str] = set()
+    literals: dict[str, float] = {}
+    checker = _Checker(source, names)
+    for statement in statements:
+        target, node = statement.target, statement.value
+        checker.check(node, 1)
+        if target is not None:
+            if target in names:
+                # Python would read the old value first; a graph has one node per name.
+                raise source.error(f"'{target}' is used before this assignment; each name "
+                                   "is assigned once, before it is used", statement.where)
+            number = _literal(node)
+            if number is not None:
+                literals[target] = number
+            assigned.add(target)
+            names.append(target)
     values = values or {}
-    leaves = {name: Value(float(values[name]) if name in values else default_value(name),
-                          label=name) for name in names}
-    root = _Builder(leaves, source).build(tree.body)
-    return Expression(text, root, leaves, tree.body, source)
+    leaf_names = [n for n in names if n not in assigned or n in literals]
+    leaves = {name: Value(float(values[name]) if name in values else
+                          literals.get(name, default_value(name)), label=name)
+              for name in leaf_names}
+    root, intermediates = _build_statements(statements, leaves, source)
+    return Expression(text, root, leaves, statements, source, literals, intermediates)
+
+
+class _Statement(NamedTuple):
+    target: str | None  # the name assigned, None for the final bare expression
+    value: ast.expr
+    where: ast.AST  # the target's position, for messages about it
+
+
+def _statements(tree: ast.Module, source: _Source) -> tuple[_Statement, ...]:
+    """One `_Statement` per assignment or final expression; anything else is refused."""
+    body = tree.body
+    if not body:
+        raise ExpressionError("the expression is empty", 1)
+    out: list[_Statement] = []
+    seen: set[str] = set()
+    for k, stmt in enumerate(body):
+        last = k == len(body) - 1
+        if isinstance(stmt, ast.Expr):
+            if not last:
+                raise source.error(
+                    "only the last statement can be a bare expression; name the others, "
+                    "as in b = a + a", stmt)
+            out.append(_Statement(None, stmt.value, stmt))
+            continue
+        if not isinstance(stmt, ast.Assign):
+            what = "+= and the like are" if isinstance(stmt, ast.AugAssign) else \
+                "this statement is"
+            raise source.error(f"{what} not allowed; write name = expression, or an "
+                               f"expression ({_ALLOWED})", stmt)
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            raise source.error("assign to one plain name, as in b = a + a", stmt.targets[-1])
+        target = stmt.targets[0]
+        if target.id in FUNCTIONS:
+            raise source.error(f"{target.id} is a function; choose another name", target)
+        if target.id in seen:
+            raise source.error(f"'{target.id}' is already assigned; each name is assigned "
+                               "once -- give the new value a new name", target)
+        seen.add(target.id)
+        out.append(_Statement(target.id, stmt.value, target))
+    return tuple(out)
+
+
+def _build_statements(statements: tuple[_Statement, ...],
+                      leaves: dict[str, Value], source: _Source
+                      ) -> tuple[Value, dict[str, Value]]:
+    """Build every statement in order; a name assigned a computation is that node."""
+    known = dict(leaves)
+    intermediates: dict[str, Value] = {}
+    builder = _Builder(known, source)
+    out: Value | None = None
+    for target, node, _where in statements:
+        if target is not None and target in leaves:
+            out = leaves[target]  # `a = 1`: the leaf itself
+            continue
+        out = builder.build(node)
+        if target is not None:
+            if not out.label and out._prev:
+                out.label = target  # the graph view shows the name beside the op
+            known[target] = out
+            intermediates[target] = out
+    assert out is not None  # `_statements` refuses an empty body
+    return out, intermediates
 
 
 # --- positions ---------------------------------------------------------------------
