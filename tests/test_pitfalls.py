@@ -17,9 +17,12 @@ from gradbox.pitfalls import (
     beside_correct,
     check_variants,
     contributions,
+    explain_backward_twice,
     forget_zero_grad_demo,
     local_gradients,
     microbatch_accumulation,
+    saving_ops,
+    wrong_order_firings,
 )
 
 # The neuron of the lesson, tanh(b + w1*h + w2*h), fed the same hidden value h twice --
@@ -380,3 +383,23 @@ def test_beside_correct_marks_the_wrong_rows() -> None:
     assert columns.broken[0] == pytest.approx(6.0)
     assert columns.differs.tolist() == [True, True]
     assert (a.grad, k.grad) == (0.0, 0.0)
+
+
+def test_wrong_order_firings_list_each_visit_of_the_naive_recursion() -> None:
+    a = Value(1.0, label="a")
+    b = a + a
+    b.label = "b"
+    c = b + b
+    c.label = "c"
+    # b fires twice: the first time with only one of c's two contributions in hand.
+    assert [n.label for n in wrong_order_firings(c)] == ["c", "b", "a", "a", "b", "a", "a"]
+
+
+def test_saving_ops_and_the_explanations_name_them() -> None:
+    a, b = Value(2.0, label="a"), Value(3.0, label="b")
+    assert saving_ops(a + b) == ()
+    assert saving_ops((a * b).tanh() + a) == ("*", "tanh")
+    raised = explain_backward_twice(("*", "tanh"), retain_graph=False, raised=True)
+    assert "*, tanh" in raised and "retain_graph=True" in raised
+    assert "twice" in explain_backward_twice((), retain_graph=False, raised=False)
+    assert "retain_graph=True kept" in explain_backward_twice(("*",), True, raised=False)

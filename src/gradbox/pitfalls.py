@@ -43,9 +43,12 @@ __all__ = [
     "beside_correct",
     "check_variants",
     "contributions",
+    "explain_backward_twice",
     "forget_zero_grad_demo",
     "local_gradients",
     "microbatch_accumulation",
+    "saving_ops",
+    "wrong_order_firings",
 ]
 
 Backward = Callable[[Value], None]
@@ -121,12 +124,7 @@ def backward_wrong_order(root: Value) -> None:
     """
     _require_scalar(root)
     topo = root.topological_order()
-    firings = sum(_path_counts(root, topo).values())
-    if firings > MAX_FIRINGS:
-        raise ValueError(
-            f"the naive recursion would visit {firings:,} nodes here (once per path from "
-            f"the output); refusing past {MAX_FIRINGS:,}"
-        )
+    _refuse_too_many_firings(root, topo)
     for node in topo:
         if node._prev:
             node.grad = 0.0
@@ -138,6 +136,33 @@ def backward_wrong_order(root: Value) -> None:
         node = stack.pop()
         node._backward(node.grad)
         stack.extend(reversed(node._prev))
+
+
+def wrong_order_firings(root: Value) -> list[Value]:
+    """The nodes `backward_wrong_order` fires, in its order, repeats included (leaves too).
+
+    What the app lists beside the wrong numbers: on `b = a + a; c = b + b` it is
+    c, b, a, a, b, a, a -- b fires twice, and the first time only one of c's two
+    contributions has reached it.
+    """
+    topo = root.topological_order()
+    _refuse_too_many_firings(root, topo)
+    fired: list[Value] = []
+    stack = [root]
+    while stack:  # the same walk as backward_wrong_order, without the arithmetic
+        node = stack.pop()
+        fired.append(node)
+        stack.extend(reversed(node._prev))
+    return fired
+
+
+def _refuse_too_many_firings(root: Value, topo: list[Value]) -> None:
+    firings = sum(_path_counts(root, topo).values())
+    if firings > MAX_FIRINGS:
+        raise ValueError(
+            f"the naive recursion would visit {firings:,} nodes here (once per path from "
+            f"the output); refusing past {MAX_FIRINGS:,}"
+        )
 
 
 # --- variant 2: assign instead of accumulate ------------------------------------------
@@ -183,7 +208,7 @@ def backward_twice(root: Value, retain_graph: bool = False,
     topo = root.topological_order()
     leaves = list(leaves) if leaves is not None else [n for n in topo if not n._prev]
     names = tuple(leaf.label or f"leaf {i}" for i, leaf in enumerate(leaves))
-    saving = tuple(sorted({n._op for n in topo if n._prev and n._op not in SAVES_NOTHING}))
+    saving = saving_ops(root)
     for leaf in leaves:
         leaf.grad = 0.0
     root.backward(retain_graph=retain_graph)
@@ -192,13 +217,20 @@ def backward_twice(root: Value, retain_graph: bool = False,
         root.backward(retain_graph=retain_graph)
     except RuntimeError as exc:
         return BackwardTwice(names, first, None, str(exc), retain_graph, saving,
-                             _twice_explanation(saving, retain_graph, raised=True))
+                             explain_backward_twice(saving, retain_graph, raised=True))
     second = tuple(_copy(leaf.grad) for leaf in leaves)
     return BackwardTwice(names, first, second, None, retain_graph, saving,
-                         _twice_explanation(saving, retain_graph, raised=False))
+                         explain_backward_twice(saving, retain_graph, raised=False))
 
 
-def _twice_explanation(saving: tuple[str, ...], retain_graph: bool, raised: bool) -> str:
+def saving_ops(root: Value) -> tuple[str, ...]:
+    """The ops in the graph that keep a value for their backward (and so get freed)."""
+    return tuple(sorted({n._op for n in root.topological_order()
+                         if n._prev and n._op not in SAVES_NOTHING}))
+
+
+def explain_backward_twice(saving: tuple[str, ...], retain_graph: bool, raised: bool) -> str:
+    """Why a second backward raised, or why it ran and doubled every gradient."""
     ops = ", ".join(saving)
     if raised:
         return (
