@@ -1,0 +1,1159 @@
+"""The live computation graph: network level and operation level, with backward replayed.
+
+Thin by design: what to draw comes from `gradbox.graph` (trace, layout, details,
+colour classes); this widget only turns it into scene items. Items are made once
+per graph *structure*; a training step only changes their text and colour.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QImage,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QWheelEvent,
+)
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsScene,
+    QGraphicsView,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
+
+from gradbox import graph as g
+from gradbox.graph import Graph, NetworkLevel
+
+# Scene units per layout unit, and node size (op level).
+DX, DY = 150.0, 56.0
+NODE_W, NODE_H = 132.0, 44.0
+# Below this zoom, text is too small to read: draw boxes only.
+TEXT_LOD = 0.45
+# Edges spanning more columns than this are drawn faint.
+LONG_EDGE = 4
+# Op-level graphs larger than this open collapsed (one neuron expanded).
+OP_NODE_CAP = 5000
+# Network level
+NET_DX, NET_DY, UNIT_R = 220.0, 64.0, 22.0
+MAP_RES = 20
+
+_POS = [QColor("#fbe3d6"), QColor("#f7c3a6"), QColor("#f09a74"), QColor("#e36a48"),
+        QColor("#c93c2b"), QColor("#9e1b1e")]
+_NEG = [QColor("#dbe8f5"), QColor("#b4cfe8"), QColor("#86b1d8"), QColor("#5690c5"),
+        QColor("#2f6aa8"), QColor("#17457e")]
+_ZERO = QColor("#ffffff")
+_PENDING = QColor("#e6e6e6")
+_BRUSHES = {0: QBrush(_ZERO)}
+for _k in range(6):
+    _BRUSHES[_k + 1] = QBrush(_POS[_k])
+    _BRUSHES[-(_k + 1)] = QBrush(_NEG[_k])
+_PENDING_BRUSH = QBrush(_PENDING)
+_WEIGHT_POS, _WEIGHT_NEG = QColor("#e0812b"), QColor("#2f6aa8")
+
+_OP_SYMBOL = {"*": "×", "+": "+", "neg": "−x", "": ""}
+
+
+def _op_title(graph: Graph, i: int) -> str:
+    if graph.children[i]:
+        op = graph.ops[i]
+        k = g.pow_exponent(op)
+        return f"x^{k:g}" if k is not None else _OP_SYMBOL.get(op, op)
+    return graph.display_name(i)
+
+
+def _edge_line(a: QPointF, b: QPointF) -> QLineF:
+    """From the child's right side to the parent's left; top/bottom when stacked."""
+    if b.x() - a.x() >= NODE_W:
+        return QLineF(a.x() + NODE_W / 2, a.y(), b.x() - NODE_W / 2, b.y())
+    # a term drawn right above the sum that adds it, or a folded row's wrap-around
+    sign = 1 if b.y() >= a.y() else -1
+    return QLineF(a.x(), a.y() + sign * NODE_H / 2, b.x(), b.y() - sign * NODE_H / 2)
+
+
+class _OpNode(QGraphicsItem):
+    """One node of the operation graph. Plain QGraphicsItem: cheaper than composed items."""
+
+    PARAM, INPUT, CONST, OP = range(4)
+    _font = QFont()
+    _font.setPointSizeF(7.5)
+    _bold = QFont(_font)
+    _bold.setBold(True)
+    # parameter names are long ('layers.1.neurons.12.w.15'): regular weight, a bit smaller
+    _name_font = QFont(_font)
+    _name_font.setPointSizeF(7.0)
+    _badge_font = QFont(_font)
+    _badge_font.setBold(True)
+    _border: ClassVar[dict[int, QPen]] = {
+        OP: QPen(QColor("#555555"), 1.0), PARAM: QPen(QColor("#8a6d00"), 2.2),
+        INPUT: QPen(QColor("#1b7f5b"), 2.2),
+        CONST: QPen(QColor("#a0a0a0"), 1.0, Qt.PenStyle.DashLine)}
+    _select_pen = QPen(QColor("#111111"), 3.5)
+    _current_pen = QPen(QColor("#ff9900"), 5.0)
+    _rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
+    _outer = _rect.adjusted(-6, -6, 6, 6)
+
+    def __init__(self, index: int, kind: int, title: str, fanout: bool) -> None:
+        super().__init__()
+        self.index = index
+        self.kind = kind
+        self.title = title
+        self.fanout = fanout
+        self.value_text = ""
+        self.grad_text = ""
+        self.brush = _BRUSHES[0]
+        self.dark = False
+        self.selected = False
+        self.current = False
+        self.pending = False
+        self.place: int | None = None
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
+        return self._outer.adjusted(-12, -12, 4, 4)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        rect = self._rect
+        painter.setBrush(_PENDING_BRUSH if self.pending else self.brush)
+        if self.current:
+            painter.setPen(self._current_pen)
+        elif self.selected:
+            painter.setPen(self._select_pen)
+        else:
+            painter.setPen(self._border[self.kind])
+        if self.kind == self.OP:
+            painter.drawRoundedRect(rect, 9, 9)
+        else:
+            painter.drawRect(rect)
+        if self.fanout:
+            # A double border marks a node used more than once: its gradient is a sum.
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(QPen(QColor("#333333"), 1.2))
+            outer = rect.adjusted(-4, -4, 4, 4)
+            if self.kind == self.OP:
+                painter.drawRoundedRect(outer, 12, 12)
+            else:
+                painter.drawRect(outer)
+        if self.place is not None:
+            self._paint_badge(painter, lod)
+        if lod < TEXT_LOD:
+            return
+        painter.setPen(QColor("#ffffff") if self.dark and not self.pending else QColor("#111111"))
+        painter.setFont(self._name_font if self.kind == self.PARAM else self._bold)
+        third = NODE_H / 3
+        top = rect.adjusted(4, 1, -4, -2 * third)
+        painter.drawText(top, Qt.AlignmentFlag.AlignCenter, self.title)
+        painter.setFont(self._font)
+        painter.drawText(rect.adjusted(4, third, -4, -third), Qt.AlignmentFlag.AlignCenter,
+                         self.value_text)
+        painter.drawText(rect.adjusted(4, 2 * third - 1, -4, -1), Qt.AlignmentFlag.AlignCenter,
+                         "grad ?" if self.pending else self.grad_text)
+
+    def _paint_badge(self, painter: QPainter, lod: float) -> None:
+        centre = QPointF(-NODE_W / 2 - 2, -NODE_H / 2 - 2)
+        painter.setPen(QPen(QColor("#7a4a00"), 1.0))
+        painter.setBrush(QColor("#ffcc33"))
+        painter.drawEllipse(centre, 13, 11)
+        if lod >= TEXT_LOD * 0.6:
+            painter.setPen(QColor("#111111"))
+            painter.setFont(self._badge_font)
+            painter.drawText(QRectF(centre.x() - 14, centre.y() - 10, 28, 20),
+                             Qt.AlignmentFlag.AlignCenter, str(self.place))
+
+
+class _EdgeLayer(QGraphicsItem):
+    """Every edge in one item: thousands of line items would each cost a paint call."""
+
+    _pen = QPen(QColor("#8c8c8c"), 1.0)
+    _pen.setCosmetic(True)
+    # Edges that jump many columns (a weight reused by the L2 penalty far away) would
+    # cover the picture: drawn faint, they come forward when their node is selected.
+    _long_pen = QPen(QColor(140, 140, 140, 45), 1.0)
+    _long_pen.setCosmetic(True)
+    _in_pen = QPen(QColor("#1b7f5b"), 2.5)
+    _in_pen.setCosmetic(True)
+    _out_pen = QPen(QColor("#8a3ab9"), 2.5)
+    _out_pen.setCosmetic(True)
+    _flow_pen = QPen(QColor("#ff9900"), 3.0)
+    _flow_pen.setCosmetic(True)
+
+    def __init__(self, lines: list[QLineF], long: list[bool] | None = None) -> None:
+        super().__init__()
+        long = long or [False] * len(lines)
+        self.lines = [ln for ln, far in zip(lines, long) if not far]
+        self.long_lines = [ln for ln, far in zip(lines, long) if far]
+        self.inputs: list[QLineF] = []
+        self.outputs: list[QLineF] = []
+        self.flow: list[QLineF] = []
+        rect = QRectF()
+        for line in lines:
+            rect = rect.united(QRectF(line.p1(), line.p2()).normalized())
+        self._bounds = rect.adjusted(-4, -4, 4, 4)
+        self.setZValue(-1)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        painter.setPen(self._long_pen)
+        painter.drawLines(self.long_lines)
+        painter.setPen(self._pen)
+        painter.drawLines(self.lines)
+        for pen, lines in ((self._in_pen, self.inputs), (self._out_pen, self.outputs),
+                           (self._flow_pen, self.flow)):
+            if lines:
+                painter.setPen(pen)
+                painter.drawLines(lines)
+
+
+class _Unit(QGraphicsItem):
+    """A neuron (or input, or the loss) at network level, with a map of its output."""
+
+    _font = QFont()
+    _font.setPointSizeF(8)
+    _pen = QPen(QColor("#444444"), 1.5)
+    _select_pen = QPen(QColor("#111111"), 4.0)
+
+    def __init__(self, layer: int, index: int, title: str) -> None:
+        super().__init__()
+        self.layer = layer
+        self.index = index
+        self.title = title
+        self.text = ""
+        self.image: QImage | None = None
+        self.brush = QBrush(QColor("#ffffff"))
+        self.selected = False
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return QRectF(-UNIT_R - 46, -UNIT_R - 4, 2 * UNIT_R + 92, 2 * UNIT_R + 22)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        circle = QRectF(-UNIT_R, -UNIT_R, 2 * UNIT_R, 2 * UNIT_R)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(self.brush)
+        painter.drawEllipse(circle)
+        if self.image is not None:
+            clip = QPainterPath()
+            clip.addEllipse(circle)
+            painter.save()
+            painter.setClipPath(clip)
+            painter.drawImage(circle, self.image)
+            painter.restore()
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(self._select_pen if self.selected else self._pen)
+        painter.drawEllipse(circle)
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < TEXT_LOD:
+            return
+        painter.setFont(self._font)
+        painter.setPen(QColor("#111111"))
+        if self.title:
+            # beside the circle: above it the units of a column would collide
+            painter.drawText(QRectF(-UNIT_R - 44, -8, 40, 16),
+                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                             self.title)
+        painter.drawText(QRectF(-UNIT_R - 40, UNIT_R + 1, 2 * UNIT_R + 80, 15),
+                         Qt.AlignmentFlag.AlignCenter, self.text)
+
+
+class _WeightLayer(QGraphicsItem):
+    """All weights as lines, grouped by pen: colour = sign, width = magnitude class."""
+
+    WIDTHS = (0.4, 0.9, 1.6, 2.6, 4.0, 6.0)
+
+    def __init__(self, lines: list[QLineF], bounds: QRectF) -> None:
+        super().__init__()
+        self.lines = lines
+        self.groups: list[tuple[QPen, list[QLineF]]] = []
+        self.selected: QLineF | None = None
+        self._bounds = bounds.adjusted(-8, -8, 8, 8)
+        self._pens = {}
+        for sign, colour in ((1, _WEIGHT_POS), (-1, _WEIGHT_NEG)):
+            for level, width in enumerate(self.WIDTHS):
+                c = QColor(colour)
+                c.setAlphaF(0.35 + 0.1 * level)
+                self._pens[sign, level] = QPen(c, width, Qt.PenStyle.SolidLine,
+                                               Qt.PenCapStyle.RoundCap)
+        self._select_pen = QPen(QColor("#111111"), 4.0)
+        self.setZValue(-1)
+
+    def set_strengths(self, values: np.ndarray) -> None:
+        """One number per line: sign picks the colour, |value| relative to the largest the width."""
+        magnitude = np.abs(values)
+        top = float(magnitude.max()) if magnitude.size else 0.0
+        if top > 0:
+            level = np.minimum((magnitude / top * len(self.WIDTHS)).astype(int),
+                               len(self.WIDTHS) - 1)
+        else:
+            level = np.zeros(len(values), dtype=int)
+        buckets: dict[tuple[int, int], list[QLineF]] = {}
+        for line, s, lv in zip(self.lines, np.sign(values), level):
+            buckets.setdefault((1 if s >= 0 else -1, int(lv)), []).append(line)
+        # thin lines first, so strong weights are drawn on top
+        order = sorted(buckets, key=lambda k: k[1])
+        self.groups = [(self._pens[key], buckets[key]) for key in order]
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        for pen, lines in self.groups:
+            painter.setPen(pen)
+            painter.drawLines(lines)
+        if self.selected is not None:
+            painter.setPen(self._select_pen)
+            painter.drawLine(self.selected)
+
+
+class GraphView(QGraphicsView):
+    """The computation graph of the current step, at network or operation level.
+
+    Node ids in signals are ids of the graph given to `set_graph` (topological numbers),
+    also when only one neuron's operations are shown.
+    """
+
+    node_selected = Signal(int)
+    parameter_selected = Signal(str)
+    details_changed = Signal(str)
+    animation_step = Signal(int, int)  # node id, its place in backward (1 = first)
+    animation_finished = Signal()
+    level_changed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # The view does not own a scene it shows: keep references so they live as long.
+        self._op_scene = QGraphicsScene(self)
+        self._net_scene = QGraphicsScene(self)
+        for scene in (self._op_scene, self._net_scene):
+            # Items never move; a BSP index only costs time on every rebuild.
+            scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+            scene.setBackgroundBrush(QColor("#fafafa"))
+        self.setScene(self._net_scene)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing
+                            | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setMouseTracking(False)
+        self._level = "network"
+        self._sample = 0
+        self._graph: Graph | None = None  # as given
+        self._shown: Graph | None = None  # what the op level draws (the graph or a neuron's part)
+        self._shown_key: tuple | None = None
+        self._expanded: tuple[int, int] | None = None
+        self._show_all = False
+        self._nodes: list[_OpNode] = []
+        self._edges: _EdgeLayer | None = None
+        self._edge_lines: list[QLineF] = []
+        self._edge_index: list[tuple[int, int]] = []
+        self._selected: int | None = None  # shown-graph id
+        self._network: NetworkLevel | None = None
+        self._net_key: tuple | None = None
+        self._units: list[list[_Unit]] = []
+        self._weights: _WeightLayer | None = None
+        self._weight_names: list[str] = []
+        self._weight_segments = np.zeros((0, 4))
+        self._net_selected: str | None = None
+        self._show_grads = False
+        self._order: list[int] = []
+        self._anim_pos = 0
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self._on_timer)
+        self._follow = True
+        self._press: QPointF | None = None
+        self._fitted = {"network": False, "operation": False}
+
+    # --- public API -------------------------------------------------------------------
+    def level(self) -> str:
+        return self._level
+
+    def set_level(self, level: str) -> None:
+        if level not in ("network", "operation"):
+            raise ValueError(f"level must be 'network' or 'operation', got {level!r}")
+        if level == self._level:
+            return
+        self.stop_animation()
+        self._level = level
+        if level == "operation":
+            self._sync_op_items()
+            self.setScene(self._op_scene)
+        else:
+            self.setScene(self._net_scene)
+        if not self._fitted[level]:
+            self.fit()
+        self.level_changed.emit(level)
+        self.viewport().update()
+
+    def set_graph(self, graph: Graph, sample: int | None = None) -> None:
+        """Show a new step's graph; re-layout only if its structure changed."""
+        self.stop_animation()
+        self._graph = graph
+        if sample is not None:
+            self._sample = sample
+        if self._level == "operation":
+            self._sync_op_items()
+
+    def graph(self) -> Graph | None:
+        return self._graph
+
+    def shown_graph(self) -> Graph | None:
+        """What the operation level draws: the whole graph or one neuron's part of it."""
+        return self._shown
+
+    def set_network(self, network: NetworkLevel) -> None:
+        """Show the network level (see `gradbox.graph.network_level`)."""
+        self._network = network
+        if network.structure_key != self._net_key:
+            self._build_network()
+        self._update_network()
+
+    def set_sample(self, sample: int) -> None:
+        self._sample = int(sample)
+        if self._shown is not None and self._nodes:
+            self._update_op_items()
+        self._emit_details()
+
+    def sample(self) -> int:
+        return self._sample
+
+    def set_show_gradients(self, show: bool) -> None:
+        """At network level, draw gradients instead of weights on the edges."""
+        self._show_grads = bool(show)
+        if self._network is not None:
+            self._update_network()
+        self.viewport().update()
+
+    def show_gradients(self) -> bool:
+        return self._show_grads
+
+    def expand_neuron(self, layer: int, index: int) -> bool:
+        """Show only neuron (layer, index)'s operations at operation level.
+
+        Returns False if the graph has no such neuron (then nothing changes).
+        """
+        if self._graph is None or g.neuron_nodes(self._graph, layer, index) is None:
+            return False
+        self._expanded = (layer, index)
+        self._show_all = False
+        self._shown_key = None
+        self._fitted["operation"] = False
+        if self._level == "operation":
+            self._sync_op_items()
+            self.fit()
+        return True
+
+    def show_all_operations(self) -> None:
+        """Show every operation, however many (large graphs open collapsed by default)."""
+        self._expanded = None
+        self._show_all = True
+        self._shown_key = None
+        self._fitted["operation"] = False
+        if self._level == "operation":
+            self._sync_op_items()
+            self.fit()
+
+    def expanded_neuron(self) -> tuple[int, int] | None:
+        return self._expanded if self._shown is not self._graph else None
+
+    def is_collapsed(self) -> bool:
+        return self._shown is not None and self._shown is not self._graph
+
+    def select_node(self, node: int | None) -> None:
+        """Select a node of the given graph (by id); no parameter_selected is emitted."""
+        self._select_shown(self._to_shown(node) if node is not None else None, user=False)
+
+    def selected_node(self) -> int | None:
+        return self._to_original(self._selected)
+
+    def select_parameter(self, name: str) -> bool:
+        """Select a parameter by name at both levels (from the parameters panel).
+
+        Returns whether it was found. Does not emit parameter_selected, so two panels
+        selecting each other cannot ping-pong.
+        """
+        found = False
+        self._net_selected = name
+        self._update_network_selection()
+        if self._graph is not None:
+            node = self._graph.find_parameter(name)
+            if node is not None:
+                found = True
+                if self._shown is not None and self._to_shown(node) is None:
+                    parsed = NetworkLevel.parse_name(name)
+                    if parsed is not None and self.is_collapsed():
+                        self.expand_neuron(parsed[0], parsed[1])
+                self._select_shown(self._to_shown(node), user=False)
+        if self._network is not None and NetworkLevel.parse_name(name) is not None:
+            found = True
+        self._emit_details()
+        return found
+
+    def details_text(self) -> str:
+        """What the details pane shows for the current selection."""
+        if self._level == "network" and self._net_selected:
+            return self._network_details(self._net_selected)
+        if self._shown is not None and self._selected is not None:
+            return g.details(self._shown, self._selected, self._sample)
+        return ""
+
+    # --- animation --------------------------------------------------------------------
+    def play_backward(self, interval_ms: int = 80) -> None:
+        """Replay backward: nodes light up in the order they receive their gradient."""
+        if not self._ensure_animation():
+            return
+        self._timer.start(max(1, int(interval_ms)))
+
+    def step_backward(self) -> int | None:
+        """Advance the replay by one node; returns its id, None when finished."""
+        if self._timer.isActive():
+            self._timer.stop()
+        if not self._ensure_animation():
+            return None
+        return self._advance()
+
+    def stop_animation(self) -> None:
+        """Stop and clear the replay: every node shows its gradient again."""
+        self._timer.stop()
+        if not self._order:
+            return
+        self._order = []
+        self._anim_pos = 0
+        for node in self._nodes:
+            node.pending = False
+            node.current = False
+            node.place = None
+            node.update()
+        if self._edges is not None:
+            self._edges.flow = []
+            self._edges.update()
+
+    def is_animating(self) -> bool:
+        return self._timer.isActive()
+
+    def animation_position(self) -> int:
+        """How many nodes the replay has visited."""
+        return self._anim_pos
+
+    def _ensure_animation(self) -> bool:
+        if self._level != "operation":
+            self.set_level("operation")
+        if self._shown is None:
+            return False
+        if not self._order:
+            self._order = g.backward_order(self._shown)
+            self._anim_pos = 0
+            for node in self._nodes:
+                node.pending = True
+                node.place = None
+                node.current = False
+                node.update()
+        return True
+
+    def _advance(self) -> int | None:
+        if self._anim_pos >= len(self._order):
+            self._timer.stop()
+            return None
+        if self._anim_pos > 0:
+            previous = self._nodes[self._order[self._anim_pos - 1]]
+            previous.current = False
+            previous.update()
+        index = self._order[self._anim_pos]
+        self._anim_pos += 1
+        node = self._nodes[index]
+        node.pending = False
+        node.current = True
+        node.place = self._anim_pos
+        node.update()
+        if self._edges is not None:
+            # The gradient now flows from this node back to its inputs.
+            self._edges.flow = [self._edge_lines[k] for k, (c, p) in enumerate(self._edge_index)
+                                if p == index]
+            self._edges.update()
+        if self._follow and self._viewport_scale() >= TEXT_LOD:
+            self.ensureVisible(node, 40, 40)
+        original = self._to_original(index)
+        self.animation_step.emit(original if original is not None else index, self._anim_pos)
+        if self._anim_pos >= len(self._order):
+            self._timer.stop()
+            node.current = False
+            node.update()
+            self.animation_finished.emit()
+        return original
+
+    def _on_timer(self) -> None:
+        self._advance()
+
+    # --- view -------------------------------------------------------------------------
+    def fit(self) -> None:
+        """Zoom so the whole level fits in the window."""
+        scene = self._op_scene if self._level == "operation" else self._net_scene
+        if self.scene() is not scene:
+            self.setScene(scene)
+        rect = scene.itemsBoundingRect()
+        if rect.isEmpty():
+            return
+        # Leave the legend's band at the top free, so it covers no node.
+        band = 18 * len(self._legend_lines()) + 24
+        port = self.viewport().rect()
+        width, height = max(port.width() - 24, 10), max(port.height() - band - 12, 10)
+        scale = min(width / rect.width(), height / rect.height(), 2.0)
+        self.resetTransform()
+        self.scale(scale, scale)
+        centre = rect.center()
+        self.centerOn(QPointF(centre.x(), centre.y() - (band - 12) / 2 / scale))
+        self._fitted[self._level] = True
+
+    def zoom(self, factor: float) -> None:
+        scale = self._viewport_scale()
+        factor = max(0.005 / scale, min(factor, 6.0 / scale))
+        self.scale(factor, factor)
+
+    def focus_node(self, node: int, scale: float = 1.0) -> None:
+        """Centre on a node (of the given graph) at a readable zoom."""
+        shown = self._to_shown(node)
+        if shown is None or not self._nodes:
+            return
+        self.zoom(scale / self._viewport_scale())
+        self.centerOn(self._nodes[shown])
+
+    @staticmethod
+    def _roomy(rect: QRectF) -> QRectF:
+        # Room around the drawing, so fit() can centre it below the legend and panning
+        # does not stop hard at the outermost node.
+        margin = max(rect.width(), rect.height(), 800.0)
+        return rect.adjusted(-margin, -margin, margin, margin)
+
+    def _viewport_scale(self) -> float:
+        return float(self.transform().m11())
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        # AnchorUnderMouse keeps the point under the cursor fixed while zooming.
+        steps = event.angleDelta().y() / 120.0
+        if steps:
+            self.zoom(1.2 ** steps)
+        event.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        key = event.key()
+        if key == Qt.Key.Key_F:
+            self.fit()
+        elif key in (Qt.Key.Key_N, Qt.Key.Key_Period):
+            self.step_backward()
+        elif key == Qt.Key.Key_Escape:
+            self.stop_animation()
+        elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom(1.25)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom(0.8)
+        else:
+            super().keyPressEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        self._press = event.position()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        press, self._press = self._press, None
+        super().mouseReleaseEvent(event)
+        # A click is a press and release in (almost) the same place; anything else panned.
+        if press is not None and (event.position() - press).manhattanLength() < 5 \
+                and event.button() == Qt.MouseButton.LeftButton:
+            self._click(self.mapToScene(event.position().toPoint()), double=False)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._click(self.mapToScene(event.position().toPoint()), double=True)
+        event.accept()
+
+    def click_scene_point(self, point: QPointF, double: bool = False) -> None:
+        """What a click at a scene point does (also used by tests)."""
+        self._click(point, double)
+
+    def node_scene_pos(self, node: int) -> QPointF | None:
+        shown = self._to_shown(node)
+        return None if shown is None or not self._nodes else self._nodes[shown].pos()
+
+    def weight_scene_pos(self, name: str) -> QPointF | None:
+        """The middle of a weight's edge at network level."""
+        if name not in self._weight_names:
+            return None
+        x1, y1, x2, y2 = self._weight_segments[self._weight_names.index(name)]
+        return QPointF((x1 + x2) / 2, (y1 + y2) / 2)
+
+    def unit_scene_pos(self, layer: int, index: int) -> QPointF | None:
+        try:
+            return self._units[layer][index].pos()
+        except IndexError:
+            return None
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        # Legend and hints in window coordinates, so they stay put while panning.
+        painter.save()
+        painter.resetTransform()
+        font = QFont()
+        font.setPointSizeF(8.5)
+        painter.setFont(font)
+        lines = self._legend_lines()
+        width = max((painter.fontMetrics().horizontalAdvance(t) for t, _ in lines), default=0)
+        box = QRectF(8, 8, width + 36, 18 * len(lines) + 8)
+        painter.setPen(QPen(QColor("#cccccc")))
+        painter.setBrush(QColor(255, 255, 255, 225))
+        painter.drawRoundedRect(box, 5, 5)
+        for k, (text, colour) in enumerate(lines):
+            y = 14 + 18 * k
+            if colour is not None:
+                painter.setPen(QPen(QColor("#555555"), 0.8))
+                painter.setBrush(colour)
+                painter.drawRect(QRectF(14, y + 2, 14, 10))
+            painter.setPen(QColor("#222222"))
+            painter.drawText(QRectF(34 if colour is not None else 14, y, width + 4, 16),
+                             Qt.AlignmentFlag.AlignVCenter, text)
+        painter.restore()
+
+    def _legend_lines(self) -> list[tuple[str, QColor | None]]:
+        if self._level == "network":
+            what = "gradient" if self._show_grads else "weight"
+            lines: list[tuple[str, QColor | None]] = [
+                (f"{what} > 0", _WEIGHT_POS), (f"{what} < 0", _WEIGHT_NEG),
+                (f"line width ∝ |{what}|", None)]
+            if self._network is not None and self._network.maps is not None:
+                lines.append(("inside a unit: its output over the plane", None))
+            if self._network is not None and self._network.units is not None:
+                lines.append((f"under a unit: its {what if self._show_grads else 'output'} "
+                              f"for sample {self._network.sample}", None))
+            lines.append(("double-click a neuron: its operations", None))
+            return lines
+        lines = [("gradient > 0", _POS[3]), ("gradient < 0", _NEG[3]),
+                 ("no gradient", _ZERO), ("data flows left → right, gradients back", None)]
+        if self._shown is not None:
+            total = len(self._graph) if self._graph is not None else len(self._shown)
+            if self.is_collapsed():
+                where = (f"neuron {self._expanded[1]} of layer {self._expanded[0]}"
+                         if self._expanded else "part")
+                lines.append((f"{where}: {len(self._shown):,} of {total:,} nodes", None))
+            else:
+                lines.append((f"{total:,} nodes · double border: used twice or more", None))
+            if self._order:
+                lines.append((f"backward: {self._anim_pos} of {len(self._order)} nodes", None))
+            elif self._viewport_scale() < TEXT_LOD:
+                lines.append(("zoom in (wheel) to read values", None))
+        return lines
+
+    # --- export -----------------------------------------------------------------------
+    def export_png(self, path: str | Path, max_side: int = 8000) -> None:
+        """The whole current level as a PNG, scaled down if its long side exceeds `max_side`."""
+        scene = self.scene()
+        rect = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        scale = min(2.0, max_side / max(rect.width(), rect.height(), 1.0))
+        size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
+        image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(QColor("#ffffff"))
+        painter = QPainter(image)
+        painter.setRenderHints(QPainter.RenderHint.Antialiasing
+                               | QPainter.RenderHint.TextAntialiasing)
+        scene.render(painter, QRectF(0, 0, size.width(), size.height()), rect)
+        painter.end()
+        if not image.save(str(path), "PNG"):
+            raise OSError(f"could not write {path}")
+
+    def export_svg(self, path: str | Path) -> None:
+        scene = self.scene()
+        rect = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
+        generator = QSvgGenerator()
+        generator.setFileName(str(path))
+        generator.setSize(QSize(int(rect.width()), int(rect.height())))
+        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        generator.setTitle("gradbox computation graph")
+        painter = QPainter(generator)
+        scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        painter.end()
+
+    def export_dot(self, path: str | Path) -> None:
+        shown = self._shown if self._shown is not None else self._graph
+        if shown is None:
+            raise ValueError("no graph to export")
+        Path(path).write_text(g.to_dot(shown, self._sample), encoding="utf-8")
+
+    # --- operation level --------------------------------------------------------------
+    def _choose_shown(self) -> Graph | None:
+        graph = self._graph
+        if graph is None:
+            return None
+        if self._expanded is not None:
+            part = g.neuron_subgraph(graph, *self._expanded)
+            if part is not None:
+                return part
+            self._expanded = None
+        if self._show_all or len(graph) <= OP_NODE_CAP:
+            return graph
+        # Too many to draw at once: open on the output neuron, the one next to the loss.
+        sizes = self._layer_sizes(graph)
+        if sizes:
+            self._expanded = (len(sizes) - 1, 0)
+            part = g.neuron_subgraph(graph, *self._expanded)
+            if part is not None:
+                return part
+            self._expanded = None
+        # Not an MLP: the nodes nearest the root, so the loss end is visible.
+        return graph.subgraph(range(len(graph) - OP_NODE_CAP, len(graph)))
+
+    @staticmethod
+    def _layer_sizes(graph: Graph) -> list[int]:
+        counts: dict[int, int] = {}
+        for name in graph.parameter_nodes:
+            parsed = NetworkLevel.parse_name(name)
+            if parsed is not None and parsed[2] is None:
+                counts[parsed[0]] = counts.get(parsed[0], 0) + 1
+        return [counts[k] for k in sorted(counts)]
+
+    def _sync_op_items(self) -> None:
+        shown = self._choose_shown()
+        previous = self._to_original(self._selected)
+        self._shown = shown
+        if shown is None:
+            return
+        key = (shown.structure_key, shown.original_ids is not None and shown.original_ids[:1])
+        if key != self._shown_key:
+            self._build_op_items(shown)
+            self._shown_key = key
+            self._selected = self._to_shown(previous) if previous is not None else None
+            self._apply_selection()
+        self._update_op_items()
+
+    def _build_op_items(self, shown: Graph) -> None:
+        self._op_scene.clear()
+        layout = g.layered_layout(shown)
+        nodes = []
+        for i in range(len(shown)):
+            if shown.children[i]:
+                kind = _OpNode.OP
+            elif shown.names[i]:
+                kind = _OpNode.PARAM
+            elif shown.labels[i] or i in shown.boundary:
+                kind = _OpNode.INPUT
+            else:
+                kind = _OpNode.CONST
+            item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i))
+            lx, ly = layout[i]
+            item.setPos(lx * DX, ly * DY)
+            tip = shown.names[i] or shown.display_name(i)
+            item.setToolTip(f"#{self._to_original(i)} {tip}")
+            nodes.append(item)
+        lines, index, long = [], [], []
+        for c, p in shown.edges:
+            lines.append(_edge_line(nodes[c].pos(), nodes[p].pos()))
+            index.append((c, p))
+            # A single-use edge is part of a chain (a sum, the loss): keep it visible.
+            far = math.dist(layout[p], layout[c]) > LONG_EDGE
+            long.append(far and len(shown.consumers[c]) > 1)
+        self._edges = _EdgeLayer(lines, long)
+        self._edge_lines = lines
+        self._edge_index = index
+        self._op_scene.addItem(self._edges)
+        for item in nodes:
+            self._op_scene.addItem(item)
+        self._nodes = nodes
+        self._op_scene.setSceneRect(self._roomy(self._op_scene.itemsBoundingRect()))
+        self._fitted["operation"] = False
+        if self._level == "operation":
+            self.fit()
+
+    def _update_op_items(self) -> None:
+        shown = self._shown
+        if shown is None:
+            return
+        sample = min(self._sample, shown.n_samples - 1)
+        values = shown.values(sample)
+        grads = shown.grads(sample)
+        bins = g.gradient_bins(grads)
+        fmt = g.fmt
+        for item, v, gr, b in zip(self._nodes, values.tolist(), grads.tolist(), bins.tolist()):
+            item.value_text = f"data {fmt(v)}"
+            item.grad_text = f"grad {fmt(gr)}"
+            item.brush = _BRUSHES[b]
+            item.dark = abs(b) >= 5
+            item.update()
+        self._emit_details()
+
+    def _to_shown(self, node: int | None) -> int | None:
+        shown = self._shown
+        if node is None or shown is None:
+            return None
+        if shown.original_ids is None or shown is self._graph:
+            return node if 0 <= node < len(shown) else None
+        try:
+            return shown.original_ids.index(node)
+        except ValueError:
+            return None
+
+    def _to_original(self, node: int | None) -> int | None:
+        shown = self._shown
+        if node is None or shown is None or shown is self._graph or shown.original_ids is None:
+            return node
+        return shown.original_ids[node]
+
+    def _select_shown(self, node: int | None, user: bool) -> None:
+        self._selected = node
+        self._apply_selection()
+        original = self._to_original(node)
+        if original is not None:
+            self.node_selected.emit(original)
+            name = self._shown.names[node] if self._shown is not None else None
+            if name:
+                self._net_selected = name
+                self._update_network_selection()
+                if user:
+                    self.parameter_selected.emit(name)
+        self._emit_details()
+
+    def _apply_selection(self) -> None:
+        for item in self._nodes:
+            if item.selected != (item.index == self._selected):
+                item.selected = item.index == self._selected
+                item.update()
+        if self._edges is not None:
+            sel = self._selected
+            self._edges.inputs = [ln for ln, (c, p) in zip(self._edge_lines, self._edge_index)
+                                  if p == sel]
+            self._edges.outputs = [ln for ln, (c, p) in zip(self._edge_lines, self._edge_index)
+                                   if c == sel]
+            self._edges.update()
+
+    def _emit_details(self) -> None:
+        self.details_changed.emit(self.details_text())
+
+    def _click(self, point: QPointF, double: bool) -> None:
+        if self._level == "operation":
+            hit = self._node_at(point)
+            if hit is not None:
+                self._select_shown(hit, user=True)
+            return
+        unit = self._unit_at(point)
+        if unit is not None:
+            layer, index = unit
+            if double and layer >= 1 and layer < len(self._units) - 1:
+                if self.expand_neuron(layer - 1, index):
+                    self.set_level("operation")
+                return
+            if 1 <= layer < len(self._units) - 1:
+                self._net_selected = NetworkLevel.bias_name(layer - 1, index)
+                self._update_network_selection()
+                self.parameter_selected.emit(self._net_selected)
+                self._emit_details()
+            return
+        name = self._weight_at(point)
+        if name is not None:
+            self._net_selected = name
+            self._update_network_selection()
+            if self._graph is not None:
+                node = self._graph.find_parameter(name)
+                if node is not None:
+                    self._selected = self._to_shown(node)
+                    self._apply_selection()
+            self.parameter_selected.emit(name)
+            self._emit_details()
+
+    def _node_at(self, point: QPointF) -> int | None:
+        for item in self._op_scene.items(point):
+            if isinstance(item, _OpNode):
+                return item.index
+        return None
+
+    # --- network level ----------------------------------------------------------------
+    def _build_network(self) -> None:
+        net = self._network
+        assert net is not None
+        self._net_scene.clear()
+        sizes = list(net.layer_sizes)
+        columns = [*sizes, 1]  # the loss after the outputs
+        positions: list[list[QPointF]] = []
+        for layer, count in enumerate(columns):
+            top = -(count - 1) * NET_DY / 2
+            positions.append([QPointF(layer * NET_DX, top + k * NET_DY) for k in range(count)])
+        lines, names, segments = [], [], []
+        for layer in range(len(sizes) - 1):
+            for unit in range(sizes[layer + 1]):
+                for source in range(sizes[layer]):
+                    a, b = positions[layer][source], positions[layer + 1][unit]
+                    line = QLineF(a.x() + UNIT_R, a.y(), b.x() - UNIT_R, b.y())
+                    lines.append(line)
+                    names.append(NetworkLevel.weight_name(layer, unit, source))
+                    segments.append((line.x1(), line.y1(), line.x2(), line.y2()))
+        # outputs -> loss: drawn plain, they carry no weight
+        loss_lines = [QLineF(p.x() + UNIT_R, p.y(), positions[-1][0].x() - UNIT_R,
+                             positions[-1][0].y()) for p in positions[-2]]
+        bounds = QRectF()
+        for column in positions:
+            for p in column:
+                bounds = bounds.united(QRectF(p.x() - 60, p.y() - 40, 120, 80))
+        self._weights = _WeightLayer(lines, bounds)
+        self._net_scene.addItem(self._weights)
+        plain = _EdgeLayer(loss_lines)
+        self._net_scene.addItem(plain)
+        self._weight_names = names
+        self._weight_segments = np.array(segments, dtype=np.float64).reshape(-1, 4)
+        self._units = []
+        header_font = QFont()
+        header_font.setPointSizeF(9)
+        header_font.setBold(True)
+        for layer, column in enumerate(positions):
+            row = []
+            header = self._net_scene.addSimpleText(self._column_title(net, layer), header_font)
+            header.setPos(column[0].x() - header.boundingRect().width() / 2,
+                          column[0].y() - UNIT_R - 34)
+            for k, p in enumerate(column):
+                title = f"x{k}" if layer == 0 else ""
+                unit = _Unit(layer, k, title)
+                if 1 <= layer <= len(sizes) - 1:
+                    unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its bias; "
+                                    "double-click: its operations")
+                unit.setPos(p)
+                self._net_scene.addItem(unit)
+                row.append(unit)
+            self._units.append(row)
+        self._net_scene.setSceneRect(self._roomy(bounds))
+        self._net_key = net.structure_key
+        self._fitted["network"] = False
+        if self._level == "network":
+            self.fit()
+
+    @staticmethod
+    def _column_title(net: NetworkLevel, layer: int) -> str:
+        sizes = net.layer_sizes
+        if layer == 0:
+            return "inputs"
+        if layer == len(sizes):
+            return "loss"
+        act = net.activations[layer - 1]
+        role = "output" if layer == len(sizes) - 1 else "hidden"
+        return f"layers.{layer - 1} · {role} · {act}"
+
+    def _update_network(self) -> None:
+        net = self._network
+        if net is None or self._weights is None:
+            return
+        source = net.weight_grads if self._show_grads else net.weights
+        flat = np.concatenate([w.ravel() for w in source]) if source else np.zeros(0)
+        self._weights.set_strengths(flat)
+        for layer, row in enumerate(self._units):
+            for k, unit in enumerate(row):
+                unit.text = self._unit_text(net, layer, k)
+                unit.image = self._unit_image(net, layer, k)
+                unit.update()
+        self._update_network_selection()
+
+    def _unit_text(self, net: NetworkLevel, layer: int, k: int) -> str:
+        if layer == len(net.layer_sizes):
+            return "" if net.loss is None else f"{g.fmt(net.loss)}"
+        if net.units is None:
+            return ""
+        source = net.unit_grads if self._show_grads else net.units
+        value = float(source[layer][k])
+        if np.isnan(value):
+            return ""
+        return ("grad " if self._show_grads else "") + g.fmt(value)
+
+    @staticmethod
+    def _unit_image(net: NetworkLevel, layer: int, k: int) -> QImage | None:
+        if net.maps is None or layer >= len(net.maps):
+            return None
+        values = net.maps[layer][k]
+        top = float(np.max(np.abs(values))) or 1.0
+        # square root: most of a unit's map is far below its peak and would look blank
+        t = np.sqrt(np.abs(np.clip(values / top, -1, 1))) * np.sign(values)
+        t = t[..., None]
+        # the same orange / blue as the weights: orange positive, blue negative
+        pos = np.array([0xE0, 0x81, 0x2B], dtype=np.float64)
+        neg = np.array([0x2F, 0x6A, 0xA8], dtype=np.float64)
+        white = np.full(3, 255.0)
+        rgb = np.where(t >= 0, white + (pos - white) * t, white + (neg - white) * (-t))
+        rgba = np.concatenate([rgb, np.full((*rgb.shape[:2], 1), 255.0)], axis=2)
+        data = np.ascontiguousarray(rgba.astype(np.uint8))
+        h, w = data.shape[:2]
+        image = QImage(data.data, w, h, 4 * w, QImage.Format.Format_RGBA8888)
+        return image.copy()  # own the pixels: `data` dies with this frame
+
+    def _update_network_selection(self) -> None:
+        if self._weights is None:
+            return
+        name = self._net_selected
+        self._weights.selected = None
+        target_unit: tuple[int, int] | None = None
+        if name is not None:
+            if name in self._weight_names:
+                x1, y1, x2, y2 = self._weight_segments[self._weight_names.index(name)]
+                self._weights.selected = QLineF(x1, y1, x2, y2)
+            parsed = NetworkLevel.parse_name(name)
+            if parsed is not None and parsed[2] is None:
+                target_unit = (parsed[0] + 1, parsed[1])
+        for layer, row in enumerate(self._units):
+            for k, unit in enumerate(row):
+                chosen = (layer, k) == target_unit
+                if unit.selected != chosen:
+                    unit.selected = chosen
+                    unit.update()
+        self._weights.update()
+
+    def _unit_at(self, point: QPointF) -> tuple[int, int] | None:
+        for row in self._units:
+            for unit in row:
+                if (unit.pos() - point).manhattanLength() <= 2 * UNIT_R and \
+                        QLineF(unit.pos(), point).length() <= UNIT_R + 2:
+                    return unit.layer, unit.index
+        return None
+
+    def _weight_at(self, point: QPointF) -> str | None:
+        seg = self._weight_segments
+        if not len(seg):
+            return None
+        p = np.array([point.x(), point.y()])
+        a, b = seg[:, :2], seg[:, 2:]
+        ab = b - a
+        t = np.clip(np.einsum("ij,ij->i", p - a, ab) / np.maximum(
+            np.einsum("ij,ij->i", ab, ab), 1e-12), 0, 1)
+        distance = np.linalg.norm(a + t[:, None] * ab - p, axis=1)
+        best = int(np.argmin(distance))
+        # a few pixels on screen, whatever the zoom
+        tolerance = 6.0 / max(self._viewport_scale(), 1e-6)
+        return self._weight_names[best] if distance[best] <= tolerance else None
+
+    def _network_details(self, name: str) -> str:
+        net = self._network
+        parsed = NetworkLevel.parse_name(name)
+        if net is None or parsed is None:
+            return name
+        layer, unit, source = parsed
+        if source is None:
+            value, grad = net.biases[layer][unit], net.bias_grads[layer][unit]
+            where = f"bias of neuron {unit} in layer {layer}"
+        else:
+            value = net.weights[layer][unit, source]
+            grad = net.weight_grads[layer][unit, source]
+            origin = f"input x{source}" if layer == 0 else f"neuron {source} of layer {layer - 1}"
+            where = f"weight from {origin} to neuron {unit} of layer {layer}"
+        text = [f"{name}", where, f"value: {g.fmt(float(value))}",
+                f"grad (sum over all samples): {g.fmt(float(grad))}"]
+        if self._graph is not None and self._graph.find_parameter(name) is not None:
+            text.append("")
+            text.append(g.details(self._graph, self._graph.find_parameter(name), self._sample))
+        return "\n".join(text)
