@@ -100,15 +100,21 @@ class Value:
 
     # --- the accumulation rule -------------------------------------------------
     def _accumulate(self, grad: Data) -> None:
-        """Add an arriving gradient to this node's total (`+=`, never `=`).
+        """Add an arriving gradient to this node's total (a sum, never a replacement).
 
         A value used in several places collects the sum of the gradients from each
         use. A float node -- a parameter shared by every sample -- used by an array
         computation is exactly such a value, used once per sample: it takes the sum.
         """
         if type(grad) is np.ndarray and type(self.data) is not np.ndarray:
-            grad = float(grad.sum())
-        self.grad += grad
+            # add.reduce is what ndarray.sum calls, minus a Python-level wrapper that
+            # costs as much as summing 100 samples; this line runs once per parameter use.
+            grad = float(np.add.reduce(grad))
+        total = self.grad
+        # The first arrival is kept as it is (0 + g = g; copying it would be a third of
+        # the numpy work of a backward pass). So an array may be shared with the node
+        # that sent it, and the total is therefore rebound, never updated in place.
+        self.grad = grad if type(total) is float and total == 0.0 else total + grad
 
     def _other(self, other: Any) -> Value:
         other = other if isinstance(other, Value) else Value(other)
@@ -145,6 +151,12 @@ class Value:
     def __pow__(self, exponent: float) -> Value:
         if not isinstance(exponent, (int, float)) or isinstance(exponent, bool):
             raise TypeError(f"only int or float exponents are supported, got {exponent!r}")
+        # Python answers (-8.0) ** 0.5 with a complex number, which would then spread
+        # through the graph; refuse it here, as log refuses its domain.
+        if not float(exponent).is_integer() and np.any(np.asarray(self.data) < 0):
+            raise ValueError(
+                f"a negative number to the power {exponent:g} is not a real number"
+            )
         out = Value(self.data**exponent, (self,), f"**{exponent:g}")
 
         def _backward(grad: Data) -> None:
@@ -166,7 +178,8 @@ class Value:
         out = Value(abs(self.data), (self,), "abs")
 
         def _backward(grad: Data) -> None:
-            self._accumulate(np.sign(self.data) * grad)  # d|a|/da = sign(a)
+            sign = _elementwise(self.data, _scalar_sign, np.sign)  # a float stays a float
+            self._accumulate(sign * grad)  # d|a|/da = sign(a), and 0 at the kink
 
         out._backward = _backward
         return out
@@ -283,8 +296,10 @@ class Value:
             for child in inputs:
                 if child not in visited:
                     visited.add(child)
-                    stack.append((child, iter(child._prev)))
-                    break
+                    if child._prev:
+                        stack.append((child, iter(child._prev)))
+                        break
+                    order.append(child)  # a leaf has no inputs to wait for
             else:
                 stack.pop()
                 order.append(node)
@@ -332,6 +347,10 @@ def _spread(data: Data, grad: Data) -> Data:
 
 def _scalar_exp(x: float) -> float:
     return math.exp(x) if x < 709.78 else math.inf  # numpy's overflow: inf, not an exception
+
+
+def _scalar_sign(x: float) -> float:
+    return float((x > 0) - (x < 0))
 
 
 def _scalar_relu(x: float) -> float:
