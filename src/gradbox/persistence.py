@@ -288,6 +288,8 @@ def parse_session_text(raw: bytes | str) -> Any:
         except UnicodeDecodeError as error:
             raise SessionError(f"not a session file: byte {error.start} is not UTF-8 text"
                                ) from None
+    if not raw.strip():
+        raise SessionError("the file is empty")
     try:
         return json.loads(raw, parse_float=_parse_float, parse_constant=_reject_constant,
                           object_pairs_hook=_no_duplicates)
@@ -555,7 +557,7 @@ def _parse_config(value: Any) -> TrainingConfig:
             out[name] = _float(v, path)
         else:
             # The parameter count is checked from these sizes before any network exists.
-            out[name] = tuple(_int(h, _at(path, i), 1, MAX_PARAMETERS)
+            out[name] = tuple(_int(h, _at(path, i), 1, 2**63 - 1)
                               for i, h in enumerate(_list(v, path, limit=MAX_PARAMETERS,
                                                           what="layers")))
     try:
