@@ -1,0 +1,471 @@
+"""Parameters & gradients: every parameter's value and gradient, and one parameter's history.
+
+The table is a model/view pair: `ParameterTableModel` holds the latest snapshot's numbers,
+a `QSortFilterProxyModel` sorts (the gradient columns by |gradient|) and filters by name,
+and `GradientBarDelegate` draws each gradient as a bar coloured by its sign. Each snapshot
+only emits `dataChanged`, so the user's sort order, selection and scroll position stay.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+import shiboken6
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Slot,
+)
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradbox.training import Snapshot, Trainer
+from gradbox.views.session import SessionController
+
+NAME, VALUE, GRAD, GHOST = range(4)
+HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient")
+HEADER_TIPS = (
+    "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
+    "Sorting keeps the network's order",
+    "The parameter's current value",
+    "d loss / d parameter from the last backward pass; the bar is its size relative to "
+    "the largest |gradient|, blue if positive, orange if negative. Sorting orders by "
+    "|gradient|",
+    "The gradient a correct run (the ghost, which never skips zero_grad) has for this "
+    "parameter, on the same scale. Sorting orders by |gradient|",
+)
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers to sort by (|gradient| for gradients)
+BAR_ROLE = Qt.ItemDataRole.UserRole + 2  # signed gradient / largest |gradient|, in [-1, 1]
+# Playground's colours: blue for positive, orange for negative (as in the boundary view).
+POSITIVE, NEGATIVE = QColor("#0877bd"), QColor("#f59322")
+HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
+
+
+def _num(value: float) -> str:
+    return f"{value:+.4g}" if math.isfinite(value) else str(value)
+
+
+class ParameterTableModel(QAbstractTableModel):
+    """One row per parameter: name, value, gradient, ghost gradient (NaN without a ghost)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.names: tuple[str, ...] = ()
+        self.values = np.zeros(0)
+        self.grads = np.zeros(0)
+        self.ghost_grads = np.zeros(0)
+        self.scale = 1.0
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        n = len(snapshot.param_names)
+        ghost = (np.asarray(snapshot.ghost_grads) if snapshot.ghost_grads is not None
+                 else np.full(n, np.nan))
+        same_rows = snapshot.param_names == self.names
+        if not same_rows:
+            # A new network: rows change meaning, so a reset is right (and rare).
+            self.beginResetModel()
+        self.names = snapshot.param_names
+        self.values = np.asarray(snapshot.params)
+        self.grads = np.asarray(snapshot.grads)
+        self.ghost_grads = ghost
+        magnitudes = np.abs(np.concatenate([self.grads, ghost]))
+        finite = magnitudes[np.isfinite(magnitudes)]
+        # One scale for both gradient columns, so a pile-up dwarfs the correct gradient.
+        self.scale = float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
+        if not same_rows:
+            self.endResetModel()
+        elif n:
+            # Same parameters: only the numbers changed; sort and selection survive.
+            self.dataChanged.emit(self.index(0, VALUE), self.index(n - 1, GHOST))
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.names)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS[section]
+        return None
+
+    def number(self, row: int, column: int) -> float:
+        array = (self.values, self.grads, self.ghost_grads)[column - 1]
+        return float(array[row])
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        if column == NAME:
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                return self.names[row]
+            if role == SORT_ROLE:
+                return row  # the network's own order, not "neurons.10" before "neurons.2"
+            return None
+        value = self.number(row, column)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return "" if math.isnan(value) and column == GHOST else _num(value)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{self.names[row]}: {HEADERS[column].lower()} = {value!r}"
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == SORT_ROLE:
+            if math.isnan(value):
+                return -1.0
+            return abs(value) if column in (GRAD, GHOST) else value
+        if role == BAR_ROLE and column in (GRAD, GHOST):
+            return 0.0 if not math.isfinite(value) else max(-1.0, min(1.0, value / self.scale))
+        return None
+
+
+class GradientBarDelegate(QStyledItemDelegate):
+    """The number on the right; on the left a bar from a zero line, blue right if positive.
+
+    Bar and number get separate parts of the cell, so neither hides the other.
+    """
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text = opt.text
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        # Background and selection highlight exactly as an ordinary cell draws them.
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        cell = QRectF(opt.rect).adjusted(4, 3, -4, -3)
+        text_width = min(opt.fontMetrics.horizontalAdvance("+0.0000e-00") + 4,
+                         cell.width() / 2)
+        text_rect = QRectF(cell.right() - text_width, cell.top(), text_width, cell.height())
+        bar_area = QRectF(cell.left(), cell.top(), cell.width() - text_width - 6,
+                          cell.height())
+        painter.save()
+        fraction = index.data(BAR_ROLE) or 0.0
+        if bar_area.width() > 4:
+            middle = bar_area.center().x()
+            length = fraction * bar_area.width() / 2
+            bar = QRectF(min(middle, middle + length), bar_area.top() + 1, abs(length),
+                         bar_area.height() - 2)
+            painter.fillRect(bar, POSITIVE if fraction > 0 else NEGATIVE)
+            painter.setPen(QColor(0, 0, 0, 90))
+            painter.drawLine(QPointF(middle, bar_area.top()), QPointF(middle, bar_area.bottom()))
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        group = (QPalette.ColorGroup.Active if opt.state & QStyle.StateFlag.State_Active
+                 else QPalette.ColorGroup.Inactive)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.setPen(opt.palette.color(group, role))
+        painter.setFont(opt.font)
+        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignRight
+                                        | Qt.AlignmentFlag.AlignVCenter), text)
+        painter.restore()
+
+
+class ParametersView(QWidget):
+    """The parameter table above a small plot of the selected parameter's history."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setAccessibleName("Parameters and gradients")
+        self._syncing = False  # true while the table follows the controller's selection
+        self._history_index = -1  # parameter index the history plot shows
+        self._history_key: tuple[Any, ...] | None = None  # what the last fetch was for
+        self._fetching = False
+
+        self.model = ParameterTableModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.proxy.setFilterKeyColumn(NAME)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter by name, e.g. layers.1 or .b")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setAccessibleName("Filter parameters by name")
+        self.filter.setToolTip("Show only the parameters whose name contains this text")
+        self.summary = QLabel()
+        self.summary.setAccessibleName("Parameter summary")
+        self.summary.setToolTip("How many parameters there are and the largest gradient")
+        self.warning = QLabel()
+        self.warning.setAccessibleName("zero_grad warning")
+        self.warning.setToolTip("Shown while Forget zero_grad is on")
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet("color: #b3261e; font-weight: bold;")
+        self.warning.hide()
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setAccessibleName("Parameter table")
+        self.table.setToolTip("Every parameter with its value and gradient. Click a header "
+                              "to sort (gradients sort by size); select a row to see its "
+                              "history below")
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(NAME, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        # Fixed row heights: no per-row measuring on every update of a big network.
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(
+            self.table.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
+        for column in (VALUE, GRAD, GHOST):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(column, 110 if column == VALUE else 190)
+        self.bar_delegate = GradientBarDelegate(self.table)
+        self.table.setItemDelegateForColumn(GRAD, self.bar_delegate)
+        self.table.setItemDelegateForColumn(GHOST, self.bar_delegate)
+
+        self.history_title = QLabel()
+        self.history_title.setAccessibleName("History title")
+        self.history_title.setToolTip("Which parameter the plot below follows")
+        self.history = pg.GraphicsLayoutWidget()
+        self.history.setBackground("w")
+        self.history.setAccessibleName("Parameter history plot")
+        self.history.setToolTip("The selected parameter's value (top) and gradient (bottom) "
+                                "after each step")
+        self.value_plot = self.history.addPlot(row=0, col=0)
+        self.grad_plot = self.history.addPlot(row=1, col=0)
+        self.grad_plot.setXLink(self.value_plot)
+        for plot, label in ((self.value_plot, "value"), (self.grad_plot, "gradient")):
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(pg.mkPen("#555"))
+                axis.setTextPen(pg.mkPen("#222"))
+                axis.enableAutoSIPrefix(False)  # "x0.001" scale labels confuse more than help
+            plot.getAxis("left").setWidth(56)
+            plot.setLabel("left", label)
+            plot.showGrid(x=True, y=True, alpha=0.15)
+            plot.hideButtons()
+            plot.setMenuEnabled(False)
+        self.value_plot.getAxis("bottom").setStyle(showValues=False)
+        self.grad_plot.setLabel("bottom", "step")
+        self.value_curve = self.value_plot.plot(pen=pg.mkPen("#1f5fa8", width=2),
+                                                symbol="o", symbolSize=4,
+                                                symbolBrush="#1f5fa8", symbolPen=None)
+        self.grad_curve = self.grad_plot.plot(pen=pg.mkPen("#8e44ad", width=2),
+                                              symbol="o", symbolSize=4,
+                                              symbolBrush="#8e44ad", symbolPen=None)
+        self.grad_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#bbb")),
+                               ignoreBounds=True)
+        for curve in (self.value_curve, self.grad_curve):
+            curve.setDownsampling(auto=True, method="peak")
+            curve.setClipToView(True)
+
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.summary)
+        upper = QWidget()
+        upper_layout = QVBoxLayout(upper)
+        upper_layout.setContentsMargins(0, 0, 0, 0)
+        upper_layout.addLayout(top)
+        upper_layout.addWidget(self.warning)
+        upper_layout.addWidget(self.table, 1)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.history_title)
+        lower_layout.addWidget(self.history, 1)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(upper)
+        self.splitter.addWidget(lower)
+        # The table is the main thing; the history plot gets about a third.
+        self.splitter.setSizes([600, 400])
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.splitter)
+
+        self._history_timer = QTimer(self)
+        self._history_timer.setSingleShot(True)
+        self._history_timer.timeout.connect(self._fetch_history)
+
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.parameter_selected.connect(self._on_parameter_selected)
+        self._on_snapshot(controller.snapshot)
+
+    # --- snapshot -------------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        reset = snapshot.param_names != self.model.names
+        self.model.set_snapshot(snapshot)
+        self.table.setColumnHidden(GHOST, not snapshot.ghost)
+        if reset:
+            # Rows were replaced: select the controller's parameter again if it still exists.
+            self._on_parameter_selected(self.controller.selected_parameter)
+        self._update_labels(snapshot)
+        self._schedule_history(snapshot)
+
+    def _update_labels(self, snapshot: Snapshot) -> None:
+        grads = np.abs(np.asarray(snapshot.grads))
+        text = f"{len(snapshot.param_names):,} parameters"
+        if len(grads) and np.isfinite(grads).any():
+            i = int(np.nanargmax(grads))
+            text += f" · largest |grad| {grads[i]:.3g} ({snapshot.param_names[i]})"
+        self.summary.setText(text)
+        if snapshot.forget_zero_grad:
+            self.warning.setText("Forget zero_grad is on: each backward pass adds to the "
+                                 "gradients left over from the last step, so they pile up"
+                                 + (" (the ghost column shows the correct ones)"
+                                    if snapshot.ghost else ""))
+        self.warning.setVisible(snapshot.forget_zero_grad)
+
+    # --- selection ------------------------------------------------------------------------------
+    def selected_name(self) -> str:
+        index = self.table.selectionModel().currentIndex()
+        if not index.isValid():
+            return ""
+        return self.model.names[self.proxy.mapToSource(index).row()]
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        name = self.model.names[self.proxy.mapToSource(current).row()]
+        self._show_history_of(name)
+        if not self._syncing:
+            self.controller.select_parameter(name)
+
+    @Slot(str)
+    def _on_parameter_selected(self, name: str) -> None:
+        if name not in self.model.names or name == self.selected_name():
+            return
+        source = self.model.index(self.model.names.index(name), NAME)
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid():  # hidden by the filter: clear it so the row can be shown
+            self.filter.clear()
+            index = self.proxy.mapFromSource(source)
+        self._syncing = True  # the controller already knows: don't tell it again
+        try:
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                | QItemSelectionModel.SelectionFlag.Rows)
+            self.table.scrollTo(index)
+        finally:
+            self._syncing = False
+
+    # --- history --------------------------------------------------------------------------------
+    def _show_history_of(self, name: str) -> None:
+        self._history_index = self.model.names.index(name)
+        self.history_title.setText(f"History of <b>{name}</b>")
+        self._history_key = None
+        self._history_timer.start(0)
+
+    def _schedule_history(self, snapshot: Snapshot) -> None:
+        if self._history_index < 0 or self._history_index >= len(snapshot.param_names):
+            return
+        if self._key(snapshot) == self._history_key or self._history_timer.isActive():
+            return
+        # While running, fetch at most every HISTORY_INTERVAL_MS; a single Step at once.
+        self._history_timer.start(HISTORY_INTERVAL_MS if self.controller.running else 0)
+
+    def _key(self, snapshot: Snapshot) -> tuple[Any, ...]:
+        """What the history depends on; a snapshot that changes none of it needs no fetch.
+
+        (The worker sends a snapshot after every command, this fetch included: without
+        this check each fetch would trigger the next.)
+        """
+        i = self._history_index
+        return (snapshot.param_names, i, snapshot.step, snapshot.phase,
+                float(snapshot.params[i]), float(snapshot.grads[i]))
+
+    @Slot()
+    def _fetch_history(self) -> None:
+        snapshot = self.controller.snapshot
+        index = self._history_index
+        if not 0 <= index < len(snapshot.param_names):
+            return
+        if self._fetching:  # one request at a time; the answer schedules the next
+            return
+        self._fetching = True
+        self._history_key = self._key(snapshot)
+        name = snapshot.param_names[index]
+
+        def fetch(trainer: Trainer) -> tuple[str, np.ndarray, np.ndarray] | None:
+            # The network may have changed since the request was sent.
+            if index >= len(trainer.param_names) or trainer.param_names[index] != name:
+                return None
+            return (name, *trainer.parameter_history(index))
+
+        self.controller.call(fetch, self._on_history)
+
+    def _on_history(self, result: tuple[str, np.ndarray, np.ndarray] | None) -> None:
+        if not shiboken6.isValid(self):  # the answer came back after the view was closed
+            return
+        self._fetching = False
+        names = self.model.names
+        current = names[self._history_index] if 0 <= self._history_index < len(names) else ""
+        if result is not None and result[0] == current:
+            _, values, grads = result
+            steps = np.arange(len(values))
+            # Dots mark single steps while there are few; later they would be a smear.
+            symbol = "o" if len(values) <= 100 else None
+            self.value_curve.setData(steps, values, symbol=symbol)
+            # Gradients exist after each backward pass: they end where the values end.
+            self.grad_curve.setData(steps[len(values) - len(grads):], grads, symbol=symbol)
+        if self._key(self.controller.snapshot) != self._history_key:
+            self._schedule_history(self.controller.snapshot)
+
+    def history_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(steps, values, gradient steps, gradients) the history plot shows."""
+        vx, vy = self.value_curve.getData()
+        gx, gy = self.grad_curve.getData()
+        empty = np.zeros(0)
+        return (empty if vx is None else vx, empty if vy is None else vy,
+                empty if gx is None else gx, empty if gy is None else gy)
+
+    # --- export ---------------------------------------------------------------------------------
+    def export_csv(self, path: str | Path) -> None:
+        """Write name, value, gradient (and the ghost's gradient) of every parameter."""
+        snapshot = self.controller.snapshot
+        with Path(path).open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            ghost = snapshot.ghost_grads
+            writer.writerow(["name", "value", "grad"] + (["ghost_grad"] if ghost is not None
+                                                          else []))
+            for i, name in enumerate(snapshot.param_names):
+                row = [name, repr(float(snapshot.params[i])), repr(float(snapshot.grads[i]))]
+                if ghost is not None:
+                    row.append(repr(float(ghost[i])))
+                writer.writerow(row)

@@ -1,0 +1,236 @@
+"""The parameters view shows each parameter's value and gradient and one parameter's history."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from gradbox.views.parameters import (
+    GHOST,
+    GRAD,
+    NAME,
+    NEGATIVE,
+    POSITIVE,
+    VALUE,
+    ParametersView,
+)
+from gradbox.views.session import SessionController
+
+
+@pytest.fixture
+def view(qtbot, controller):  # type: ignore[no-untyped-def]
+    widget = ParametersView(controller)
+    qtbot.addWidget(widget)
+    widget.resize(700, 500)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def _step(qtbot, controller: SessionController, n: int = 1) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(n):
+        with qtbot.waitSignal(controller.snapshot_changed):
+            controller.step()
+
+
+def _call(qtbot, controller: SessionController, method: str, *args) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(controller.snapshot_changed):
+        getattr(controller, method)(*args)
+
+
+def _shown(view: ParametersView, column: int) -> dict[str, str]:
+    """What the table shows in a column, by parameter name, in the table's own order."""
+    proxy = view.proxy
+    return {proxy.index(r, NAME).data(): proxy.index(r, column).data()
+            for r in range(proxy.rowCount())}
+
+
+def _shown_grad(view: ParametersView, name: str) -> float:
+    return float(_shown(view, GRAD)[name])
+
+
+def _click_row(qtbot, view: ParametersView, row: int) -> None:  # type: ignore[no-untyped-def]
+    rect = view.table.visualRect(view.proxy.index(row, NAME))
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def _click_header(qtbot, view: ParametersView, column: int) -> None:  # type: ignore[no-untyped-def]
+    header = view.table.horizontalHeader()
+    x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+    qtbot.mouseClick(header.viewport(), Qt.MouseButton.LeftButton,
+                     pos=QPoint(x, header.height() // 2))
+
+
+def test_table_shows_the_snapshots_values_and_gradients(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _step(qtbot, controller, 2)
+    snapshot = controller.snapshot
+    values, grads = _shown(view, VALUE), _shown(view, GRAD)
+    assert list(values) == list(snapshot.param_names)  # every parameter, network order
+    for i, name in enumerate(snapshot.param_names):
+        assert values[name] == f"{snapshot.params[i]:+.4g}"
+        assert grads[name] == f"{snapshot.grads[i]:+.4g}"
+    assert str(len(snapshot.param_names)) in view.summary.text()
+
+
+def test_forgotten_zero_grad_makes_the_shown_gradient_grow(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _call(qtbot, controller, "set_lr", 0.0)  # weights stay put: only accumulation changes
+    _call(qtbot, controller, "set_forget_zero_grad", True)
+    name = controller.snapshot.param_names[0]
+    shown = []
+    for _ in range(4):
+        _step(qtbot, controller)
+        shown.append(_shown_grad(view, name))
+    assert shown[0] != 0
+    # Each step adds the same gradient again: 1x, 2x, 3x, 4x.
+    np.testing.assert_allclose(shown, [shown[0] * k for k in (1, 2, 3, 4)], rtol=1e-3)
+    assert view.warning.isVisible()
+    assert "pile up" in view.warning.text()
+
+
+def test_normal_mode_keeps_the_shown_gradient_bounded(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _call(qtbot, controller, "set_lr", 0.0)
+    name = controller.snapshot.param_names[0]
+    shown = []
+    for _ in range(4):
+        _step(qtbot, controller)
+        shown.append(_shown_grad(view, name))
+    assert shown[0] != 0
+    np.testing.assert_allclose(shown, [shown[0]] * 4, rtol=1e-3)
+    assert not view.warning.isVisible()
+
+
+def test_ghost_column_shows_the_correct_runs_gradient(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    assert view.table.isColumnHidden(GHOST)
+    _call(qtbot, controller, "set_forget_zero_grad", True)
+    _call(qtbot, controller, "set_ghost", True)
+    _step(qtbot, controller, 3)
+    assert not view.table.isColumnHidden(GHOST)
+    snapshot = controller.snapshot
+    ghost, grads = _shown(view, GHOST), _shown(view, GRAD)
+    for i, name in enumerate(snapshot.param_names):
+        assert ghost[name] == f"{snapshot.ghost_grads[i]:+.4g}"
+    # The pile-up beside the correct value: the broken gradients are larger overall.
+    broken = np.abs([float(grads[n]) for n in snapshot.param_names]).sum()
+    correct = np.abs([float(ghost[n]) for n in snapshot.param_names]).sum()
+    assert broken > correct
+
+
+def test_selecting_a_row_selects_the_parameter(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(controller.parameter_selected) as blocker:
+        _click_row(qtbot, view, 4)
+    name = controller.snapshot.param_names[4]
+    assert blocker.args == [name]
+    assert controller.selected_parameter == name
+    assert view.selected_name() == name
+
+
+def test_controller_selection_selects_the_row_once(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    name = controller.snapshot.param_names[9]
+    emitted: list[str] = []
+    controller.parameter_selected.connect(emitted.append)
+    controller.select_parameter(name)
+    assert view.selected_name() == name
+    assert emitted == [name]  # no echo from the table back to the controller
+    rows = view.table.selectionModel().selectedRows()
+    assert [view.proxy.mapToSource(r).row() for r in rows] == [9]
+
+
+def test_sorting_by_gradient_orders_rows_by_size(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _step(qtbot, controller)
+    _click_header(qtbot, view, GRAD)
+    first = [abs(float(g)) for g in _shown(view, GRAD).values()]
+    _click_header(qtbot, view, GRAD)
+    second = [abs(float(g)) for g in _shown(view, GRAD).values()]
+    ascending, descending = sorted(first), sorted(first, reverse=True)
+    assert {tuple(first), tuple(second)} == {tuple(ascending), tuple(descending)}
+    assert first != second
+
+
+def test_updates_keep_sort_and_selection(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _step(qtbot, controller)
+    _click_header(qtbot, view, GRAD)
+    _click_row(qtbot, view, 2)
+    name = view.selected_name()
+    header = view.table.horizontalHeader()
+    order = header.sortIndicatorOrder()
+    with qtbot.assertNotEmitted(view.model.modelReset):
+        _step(qtbot, controller, 3)
+    assert view.selected_name() == name
+    assert header.sortIndicatorSection() == GRAD and header.sortIndicatorOrder() == order
+    magnitudes = [abs(float(g)) for g in _shown(view, GRAD).values()]
+    assert magnitudes in (sorted(magnitudes), sorted(magnitudes, reverse=True))
+
+
+def test_history_plot_follows_the_selected_parameter(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _step(qtbot, controller, 3)
+    _click_row(qtbot, view, 5)
+    qtbot.waitUntil(lambda: len(view.history_data()[1]) == 4)
+    steps, values, grad_steps, grads = view.history_data()
+    snapshot = controller.snapshot
+    np.testing.assert_array_equal(steps, [0, 1, 2, 3])
+    np.testing.assert_array_equal(grad_steps, [1, 2, 3])
+    assert values[-1] == snapshot.params[5] and grads[-1] == snapshot.grads[5]
+    assert snapshot.param_names[5] in view.history_title.text()
+    # A step extends it.
+    _step(qtbot, controller)
+    qtbot.waitUntil(lambda: len(view.history_data()[1]) == 5)
+    assert view.history_data()[1][-1] == controller.snapshot.params[5]
+
+
+def test_history_fetch_does_not_feed_itself(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    # Every worker command is followed by a snapshot; the view must not refetch on those.
+    _step(qtbot, controller)
+    _click_row(qtbot, view, 1)
+    qtbot.waitUntil(lambda: len(view.history_data()[1]) == 2)
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=1000, raising=False):
+        pass  # the snapshot sent after the fetch, if it has not arrived yet
+    qtbot.assertNotEmitted(controller.snapshot_changed, wait=500)
+
+
+def test_filter_by_name(qtbot, view) -> None:  # type: ignore[no-untyped-def]
+    qtbot.keyClicks(view.filter, "layers.2")
+    names = list(_shown(view, VALUE))
+    assert names and all("layers.2" in n for n in names)
+    assert len(names) == sum("layers.2" in n for n in view.model.names)
+
+
+def test_new_network_replaces_the_rows(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    config = controller.snapshot.config.with_changes(hidden=(3,))
+    with qtbot.waitSignal(view.model.modelReset):
+        controller.apply_config(config)
+    assert view.proxy.rowCount() == (2 + 1) * 3 + (3 + 1) * 1
+
+
+def test_gradient_bars_are_coloured_by_sign(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    _step(qtbot, controller)
+    grads = controller.snapshot.grads
+    for i, colour in ((int(np.argmax(grads)), POSITIVE), (int(np.argmin(grads)), NEGATIVE)):
+        index = view.proxy.mapFromSource(view.model.index(i, GRAD))
+        view.table.scrollTo(index)
+        image = view.table.viewport().grab().toImage()
+        rect = view.table.visualRect(index)
+        colours = {image.pixelColor(x, rect.center().y()).name()
+                   for x in range(rect.left(), rect.right())}
+        assert colour.name() in colours
+
+
+def test_export_csv(qtbot, controller, view, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _call(qtbot, controller, "set_ghost", True)
+    _step(qtbot, controller)
+    path = tmp_path / "params.csv"
+    view.export_csv(path)
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    snapshot = controller.snapshot
+    assert [r["name"] for r in rows] == list(snapshot.param_names)
+    np.testing.assert_array_equal([float(r["value"]) for r in rows], snapshot.params)
+    np.testing.assert_array_equal([float(r["grad"]) for r in rows], snapshot.grads)
+    np.testing.assert_array_equal([float(r["ghost_grad"]) for r in rows], snapshot.ghost_grads)
+
+
+def test_controls_are_labelled(view) -> None:  # type: ignore[no-untyped-def]
+    for widget in (view.filter, view.table, view.history, view.summary):
+        assert widget.accessibleName()
+        assert widget.toolTip()
