@@ -461,7 +461,10 @@ def gradient_bins(grads: np.ndarray, levels: int = 6) -> np.ndarray:
     The scale is relative to the largest gradient in view (its 98th percentile, so one
     outlier does not wash everything out); each level is a factor 10^(1/2) smaller.
     """
-    magnitude = np.abs(np.nan_to_num(grads, nan=0.0, posinf=0.0, neginf=0.0))
+    # nan/inf (a diverged run) get no colour rather than breaking the scale
+    grads = np.nan_to_num(np.asarray(grads, dtype=np.float64), nan=0.0, posinf=0.0,
+                          neginf=0.0)
+    magnitude = np.abs(grads)
     nonzero = magnitude[magnitude > 0]
     if nonzero.size == 0:
         return np.zeros(len(grads), dtype=np.int64)
@@ -805,32 +808,49 @@ class NetworkLevel:
         return int(match.group(1)), int(match.group(2)), None if source is None else int(source)
 
 
-def network_level(model: ModelLike, graph: Graph | None = None, sample: int = 0,
-                  extent: tuple[float, float, float, float] | None = None,
-                  resolution: int = 20) -> NetworkLevel:
-    """Weights, gradients and (with a graph) unit values of an MLP-shaped model.
+class SnapshotLike(Protocol):
+    layer_sizes: Sequence[int]
+    param_names: Sequence[str]
+    params: np.ndarray
+    grads: np.ndarray
 
-    Reads `named_parameters()` names (``layers.L.neurons.J.w.I`` / ``.b``), so any model
-    that names its parameters like `gradbox.nn.MLP` works. With `extent`
-    (xmin, xmax, ymin, ymax) each unit also gets a `resolution`² map of its output.
+
+def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
+                  sample: int = 0, extent: tuple[float, float, float, float] | None = None,
+                  resolution: int = 20) -> NetworkLevel:
+    """Weights, gradients and (with a graph) unit values of an MLP-shaped network.
+
+    `source` is a model with ``named_parameters()`` and ``layer_sizes()`` (names like
+    ``layers.L.neurons.J.w.I`` / ``.b``, as `gradbox.nn.MLP` gives them) or a training
+    snapshot with ``layer_sizes``, ``param_names``, ``params`` and ``grads`` arrays (its
+    ``graph`` is used when no graph is given). With `extent` (xmin, xmax, ymin, ymax)
+    each unit also gets a `resolution`² map of its output over the plane.
     """
-    sizes = tuple(int(s) for s in model.layer_sizes())
+    if hasattr(source, "named_parameters"):
+        sizes = tuple(int(s) for s in source.layer_sizes())
+        entries = [(name, p.data, p.grad) for name, p in source.named_parameters()]
+    else:
+        sizes = tuple(int(s) for s in source.layer_sizes)
+        entries = list(zip(source.param_names, np.asarray(source.params).tolist(),
+                           np.asarray(source.grads).tolist()))
+        if graph is None:
+            graph = getattr(source, "graph", None)
     weights = [np.zeros((sizes[i + 1], sizes[i])) for i in range(len(sizes) - 1)]
     wgrads = [np.zeros_like(w) for w in weights]
     biases = [np.zeros(sizes[i + 1]) for i in range(len(sizes) - 1)]
     bgrads = [np.zeros_like(b) for b in biases]
-    for name, p in model.named_parameters():
+    for name, value, grad in entries:
         parsed = NetworkLevel.parse_name(name)
         if parsed is None:
             continue
-        layer, unit, source = parsed
-        if source is None:
-            biases[layer][unit] = p.data
-            bgrads[layer][unit] = _at(p.grad, 0)
+        layer, unit, src = parsed
+        if src is None:
+            biases[layer][unit] = _at(value, 0)
+            bgrads[layer][unit] = _at(grad, 0)
         else:
-            weights[layer][unit, source] = p.data
-            wgrads[layer][unit, source] = _at(p.grad, 0)
-    activations = tuple(_activations(model, len(weights)))
+            weights[layer][unit, src] = _at(value, 0)
+            wgrads[layer][unit, src] = _at(grad, 0)
+    activations = tuple(_activations(source, len(weights)))
     units = unit_grads = None
     loss = None
     if graph is not None:
@@ -850,7 +870,8 @@ def _activations(model: Any, n_layers: int) -> list[str]:
             return [layer.neurons[0].activation for layer in layers]
         except (AttributeError, IndexError):
             pass
-    hidden = getattr(model, "activation", "relu")
+    config = getattr(model, "config", None)
+    hidden = getattr(model, "activation", None) or getattr(config, "activation", "relu")
     return [hidden] * (n_layers - 1) + ["linear"]
 
 
