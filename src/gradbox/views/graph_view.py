@@ -694,11 +694,14 @@ class GraphView(QGraphicsView):
         return None if shown is None or not self._nodes else self._nodes[shown].pos()
 
     def weight_scene_pos(self, name: str) -> QPointF | None:
-        """The middle of a weight's edge at network level."""
+        """A point of a weight's edge near the neuron it feeds (where edges fan apart).
+
+        Not the middle: there every edge a->b with the same a + b crosses the others.
+        """
         if name not in self._weight_names:
             return None
         x1, y1, x2, y2 = self._weight_segments[self._weight_names.index(name)]
-        return QPointF((x1 + x2) / 2, (y1 + y2) / 2)
+        return QPointF(x1 + 0.85 * (x2 - x1), y1 + 0.85 * (y2 - y1))
 
     def unit_scene_pos(self, layer: int, index: int) -> QPointF | None:
         try:
@@ -754,9 +757,12 @@ class GraphView(QGraphicsView):
             else:
                 lines.append((f"{total:,} nodes · double border: used twice or more", None))
             if self._order:
-                lines.append((f"backward: {self._anim_pos} of {len(self._order)} nodes", None))
+                lines.append((f"backward: {self._anim_pos} of {len(self._order)} nodes"
+                              " · N: next · Esc: stop", None))
             elif self._viewport_scale() < TEXT_LOD:
                 lines.append(("zoom in (wheel) to read values", None))
+            else:
+                lines.append(("wheel: zoom · drag: pan · F: fit · N: step backward", None))
         return lines
 
     # --- export -----------------------------------------------------------------------
@@ -771,8 +777,7 @@ class GraphView(QGraphicsView):
         painter = QPainter(image)
         painter.setRenderHints(QPainter.RenderHint.Antialiasing
                                | QPainter.RenderHint.TextAntialiasing)
-        scene.render(painter, QRectF(0, 0, size.width(), size.height()), rect)
-        painter.end()
+        self._render_uncached(scene, painter, QRectF(0, 0, size.width(), size.height()), rect)
         if not image.save(str(path), "PNG"):
             raise OSError(f"could not write {path}")
 
@@ -785,8 +790,23 @@ class GraphView(QGraphicsView):
         generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
         generator.setTitle("gradbox computation graph")
         painter = QPainter(generator)
-        scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-        painter.end()
+        self._render_uncached(scene, painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+
+    @staticmethod
+    def _render_uncached(scene: QGraphicsScene, painter: QPainter, target: QRectF,
+                         source: QRectF) -> None:
+        # Cached items would be pasted in as the view's bitmaps (blurred, or without text
+        # when the view is zoomed out): draw them afresh at the export's own scale.
+        cached = [item for item in scene.items()
+                  if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+        for item in cached:
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        try:
+            scene.render(painter, target, source)
+        finally:
+            painter.end()
+            for item in cached:
+                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def export_dot(self, path: str | Path) -> None:
         shown = self._shown if self._shown is not None else self._graph

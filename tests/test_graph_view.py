@@ -1,0 +1,330 @@
+"""The graph view, driven offscreen: levels, labels per sample, animation, selection, export."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, Qt
+
+from gradbox import datasets, graph, losses
+from gradbox.engine import Value
+from gradbox.nn import MLP
+from gradbox.views.graph_view import OP_NODE_CAP, GraphView, _OpNode
+
+
+def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
+         ) -> tuple[MLP, Value, datasets.Dataset]:
+    ds = datasets.make("moons", n, 0.1, seed=0)
+    model = MLP(2, list(sizes), seed=seed)
+    out = model([ds.points[:, 0], ds.points[:, 1]])
+    loss = losses.hinge(out, ds.labels) + 1e-4 * losses.l2_penalty(model.parameters())
+    loss.backward(retain_graph=True)
+    return model, loss, ds
+
+
+@pytest.fixture
+def view(qtbot) -> GraphView:  # type: ignore[no-untyped-def]
+    widget = GraphView()
+    widget.resize(900, 600)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def small_graph() -> graph.Graph:
+    a, b, c = Value(np.array([2.0, 1.0]), label="a"), Value(-3.0, label="b"), Value(10.0)
+    out = (a * b + c).tanh().sum()
+    out.backward()
+    return graph.trace(out, {b: "b"})
+
+
+def op_items(view: GraphView) -> list[_OpNode]:
+    return [item for item in view.scene().items() if isinstance(item, _OpNode)]
+
+
+def click_scene(qtbot, view: GraphView, point) -> None:  # type: ignore[no-untyped-def]
+    pos = view.mapFromScene(point)
+    assert view.viewport().rect().contains(pos)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(pos))
+
+
+# --- operation level ----------------------------------------------------------------------
+def test_operation_level_shows_every_node_with_values_of_the_sample(view: GraphView) -> None:
+    model, loss, _ = demo()
+    g = graph.trace(loss, model)
+    view.set_graph(g, sample=7)
+    view.set_level("operation")
+    items = sorted(op_items(view), key=lambda item: item.index)
+    assert len(items) == len(g) == 1663
+    values, grads = g.values(7), g.grads(7)
+    for item in items[::37]:
+        assert item.value_text == f"data {graph.fmt(values[item.index])}"
+        assert item.grad_text == f"grad {graph.fmt(grads[item.index])}"
+    view.set_sample(42)
+    values = g.values(42)
+    assert all(item.value_text == f"data {graph.fmt(values[item.index])}" for item in items)
+    fanout = [item for item in items if item.fanout]
+    assert {item.index for item in fanout} == {i for i in range(len(g)) if g.is_fanout(i)}
+    kinds = {item.index: item.kind for item in items}
+    assert kinds[g.find_parameter("layers.0.neurons.0.w.0")] == _OpNode.PARAM
+    assert kinds[g.root] == _OpNode.OP
+
+
+def test_new_step_of_same_shape_reuses_items_and_updates_labels(view: GraphView) -> None:
+    model, loss, _ = demo()
+    view.set_graph(graph.trace(loss, model), sample=3)
+    view.set_level("operation")
+    before = {id(item) for item in op_items(view)}
+    _, loss2, _ = demo(seed=9)
+    g2 = graph.trace(loss2)
+    view.set_graph(g2, sample=3)
+    items = op_items(view)
+    assert {id(item) for item in items} == before
+    root = next(item for item in items if item.index == g2.root)
+    assert root.value_text == f"data {graph.fmt(loss2.data)}"
+
+
+def test_other_structure_rebuilds(view: GraphView) -> None:
+    view.set_level("operation")
+    view.set_graph(small_graph())
+    assert len(op_items(view)) == 7
+    _, loss, _ = demo(sizes=(4, 1), n=10)
+    g = graph.trace(loss)
+    view.set_graph(g)
+    assert len(op_items(view)) == len(g)
+
+
+# --- backward animation -------------------------------------------------------------------
+def test_animation_visits_nodes_in_reverse_topological_order(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=20)
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    visited: list[tuple[int, int]] = []
+    view.animation_step.connect(lambda node, place: visited.append((node, place)))
+    with qtbot.waitSignal(view.animation_finished, timeout=10000):
+        view.play_backward(interval_ms=1)
+    assert view.level() == "operation"
+    assert [node for node, _ in visited] == graph.backward_order(g)
+    assert [place for _, place in visited] == list(range(1, len(g) + 1))
+    places = {item.index: item.place for item in op_items(view)}
+    assert all(places[node] == place for node, place in visited)
+    assert not view.is_animating()
+
+
+def test_step_backward_one_node_at_a_time_then_stop(qtbot, view: GraphView) -> None:
+    g = small_graph()
+    view.set_graph(g)
+    view.set_level("operation")
+    order = graph.backward_order(g)
+    items = {item.index: item for item in op_items(view)}
+    assert view.step_backward() == order[0]
+    # nodes whose gradient has not arrived yet show none
+    assert items[order[0]].place == 1 and not items[order[0]].pending
+    assert all(items[i].pending and items[i].place is None for i in order[1:])
+    with qtbot.waitSignal(view.animation_step) as blocker:
+        qtbot.keyClick(view, Qt.Key.Key_N)
+    assert blocker.args == [order[1], 2]
+    assert view.animation_position() == 2
+    view.stop_animation()
+    assert all(not item.pending and item.place is None for item in items.values())
+
+
+def test_animation_in_a_collapsed_graph_reports_original_ids(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    assert view.expand_neuron(0, 1)
+    view.set_level("operation")
+    part = view.shown_graph()
+    assert view.is_collapsed() and part is not None and len(part) < len(g)
+    visited: list[int] = []
+    view.animation_step.connect(lambda node, _place: visited.append(node))
+    with qtbot.waitSignal(view.animation_finished, timeout=5000):
+        view.play_backward(interval_ms=1)
+    assert visited == [part.original_ids[i] for i in graph.backward_order(part)]
+
+
+# --- selection ----------------------------------------------------------------------------
+def test_clicking_a_parameter_node_emits_its_name(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    view.set_level("operation")
+    name = "layers.0.neurons.2.w.1"
+    node = g.find_parameter(name)
+    view.focus_node(node, scale=1.0)
+    with qtbot.waitSignal(view.parameter_selected) as param, \
+            qtbot.waitSignal(view.node_selected) as selected:
+        click_scene(qtbot, view, view.node_scene_pos(node))
+    assert param.args == [name]
+    assert selected.args == [node]
+    assert view.selected_node() == node
+    assert name in view.details_text() and "sum =" in view.details_text()
+
+
+def test_clicking_an_op_node_selects_without_parameter_signal(qtbot, view: GraphView) -> None:
+    g = small_graph()
+    view.set_graph(g)
+    view.set_level("operation")
+    view.focus_node(2)
+    names: list[str] = []
+    view.parameter_selected.connect(names.append)
+    with qtbot.waitSignal(view.node_selected) as selected:
+        click_scene(qtbot, view, view.node_scene_pos(2))
+    assert selected.args == [2] and names == []
+    assert "∂(a · b)/∂a = b" in view.details_text()
+
+
+def test_select_parameter_from_outside_selects_silently(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    view.set_level("operation")
+    emitted: list[str] = []
+    view.parameter_selected.connect(emitted.append)
+    with qtbot.waitSignal(view.details_changed) as details:
+        assert view.select_parameter("layers.1.neurons.0.b")
+    assert view.selected_node() == g.find_parameter("layers.1.neurons.0.b")
+    assert emitted == [] and "layers.1.neurons.0.b" in details.args[0]
+
+
+def test_selection_follows_the_parameters_panel_both_ways(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from gradbox.training import Trainer, TrainingConfig
+    from gradbox.views.parameters import ParametersView
+    from gradbox.views.session import SessionController
+
+    trainer = Trainer(TrainingConfig())
+    trainer.capture_graph = True
+    trainer.step()
+    snapshot = trainer.snapshot()
+    controller = SessionController(trainer)
+    try:
+        panel = ParametersView(controller)
+        view = GraphView()
+        qtbot.addWidget(panel)
+        qtbot.addWidget(view)
+        view.resize(900, 600)
+        view.show()
+        # the wiring a graph panel does: the controller is the one place selection lives
+        view.parameter_selected.connect(controller.select_parameter)
+        controller.parameter_selected.connect(view.select_parameter)
+        panel.model.set_snapshot(snapshot)
+        view.set_graph(snapshot.graph)
+        view.set_network(graph.network_level(snapshot))
+        view.set_level("operation")
+        name = snapshot.param_names[5]
+        node = snapshot.graph.find_parameter(name)
+        view.focus_node(node)
+        click_scene(qtbot, view, view.node_scene_pos(node))
+        qtbot.waitUntil(lambda: panel.selected_name() == name)
+        # and back: choosing a row in the panel selects the node in the graph
+        other = snapshot.param_names[11]
+        row = panel.proxy.mapFromSource(panel.model.index(snapshot.param_names.index(other), 0))
+        panel.table.setCurrentIndex(row)
+        qtbot.waitUntil(lambda: view.selected_node() == snapshot.graph.find_parameter(other))
+    finally:
+        controller.shutdown()
+
+
+# --- network level ------------------------------------------------------------------------
+def test_network_level_weights_units_and_gradient_toggle(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo()
+    g = graph.trace(loss, model)
+    net = graph.network_level(model, g, sample=5, extent=(-2, 3, -1.5, 2))
+    view.set_graph(g, 5)
+    view.set_network(net)
+    assert view.level() == "network"
+    assert len(view._weight_names) == 2 * 16 + 16 * 16 + 16
+    unit = view._units[2][7]
+    assert unit.text == graph.fmt(net.units[2][7]) and unit.image is not None
+    view.set_show_gradients(True)
+    assert unit.text == "grad " + graph.fmt(net.unit_grads[2][7])
+    # a click on the middle of an edge picks that weight
+    name = "layers.2.neurons.0.w.9"
+    view.resetTransform()
+    view.centerOn(view.weight_scene_pos(name))
+    with qtbot.waitSignal(view.parameter_selected) as blocker:
+        click_scene(qtbot, view, view.weight_scene_pos(name))
+    assert blocker.args == [name]
+    assert "weight from neuron 9 of layer 1 to neuron 0 of layer 2" in view.details_text()
+
+
+def test_double_click_a_neuron_expands_its_operations(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo()
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    view.set_network(graph.network_level(model, g))
+    view.resetTransform()
+    pos = view.unit_scene_pos(2, 3)  # column 2 = layers.1
+    view.centerOn(pos)
+    with qtbot.waitSignal(view.level_changed):
+        qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton,
+                          pos=QPoint(view.mapFromScene(pos)))
+    assert view.level() == "operation" and view.expanded_neuron() == (1, 3)
+    shown = view.shown_graph()
+    assert {shown.names[i] for i in range(len(shown)) if shown.names[i]} == {
+        *(f"layers.1.neurons.3.w.{i}" for i in range(16)), "layers.1.neurons.3.b"}
+    view.show_all_operations()
+    assert len(op_items(view)) == len(g)
+
+
+# --- big networks -------------------------------------------------------------------------
+def test_64x64x64_network_opens_collapsed_without_freezing(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(64, 64, 64, 1))
+    start = time.perf_counter()
+    g = graph.trace(loss, model)
+    assert len(g) > OP_NODE_CAP
+    view.set_graph(g, sample=0)
+    view.set_network(graph.network_level(model, g, extent=(-2, 3, -1.5, 2)))
+    view.set_level("operation")
+    view.viewport().repaint()
+    elapsed = time.perf_counter() - start
+    assert view.is_collapsed() and view.expanded_neuron() == (3, 0)
+    assert len(op_items(view)) == len(view.shown_graph()) < 300
+    assert elapsed < 5.0, f"took {elapsed:.2f} s"
+    assert view.expand_neuron(1, 10)
+    names = {n for n in view.shown_graph().names if n}
+    assert "layers.1.neurons.10.w.63" in names and len(op_items(view)) < 300
+    # selecting a parameter of another neuron expands that one
+    assert view.select_parameter("layers.2.neurons.5.w.7")
+    assert view.expanded_neuron() == (2, 5)
+    assert view.selected_node() == g.find_parameter("layers.2.neurons.5.w.7")
+
+
+# --- zoom and export ----------------------------------------------------------------------
+def test_zoom_fit_and_level_of_detail(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo()
+    view.set_graph(graph.trace(loss, model))
+    view.set_level("operation")
+    view.fit()
+    fitted = view.transform().m11()
+    assert fitted < 0.45  # the whole demo graph: boxes only, no text
+    view.zoom(10)
+    assert view.transform().m11() == pytest.approx(fitted * 10)
+    view.viewport().repaint()
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    assert view.transform().m11() == pytest.approx(fitted)
+
+
+def test_export_png_svg_dot(tmp_path: Path, view: GraphView) -> None:
+    g = small_graph()
+    view.set_graph(g, sample=1)
+    view.set_level("operation")
+    view.export_png(tmp_path / "g.png")
+    view.export_svg(tmp_path / "g.svg")
+    view.export_dot(tmp_path / "g.dot")
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+    svg = (tmp_path / "g.svg").read_text(encoding="utf-8")
+    assert "<svg" in svg and "tanh" in svg
+    dot = (tmp_path / "g.dot").read_text(encoding="utf-8")
+    assert graph.parse_dot_counts(dot) == (len(g), len(g.edges))
+    assert f"data {graph.fmt(g.values(1)[0])}" in dot
+
+
+def test_set_level_rejects_unknown(view: GraphView) -> None:
+    with pytest.raises(ValueError, match="network"):
+        view.set_level("atoms")
