@@ -9,6 +9,7 @@ import math
 import os
 import stat
 import sys
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -403,6 +404,19 @@ def test_a_missing_file_is_a_session_error(tmp_path: Path) -> None:
 
 def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     assert load_text(b"\xef\xbb\xbf" + valid_text().encode(), tmp_path).step_count == 4
+
+
+def test_a_session_without_training_points_loads_and_stops_with_a_reason(tmp_path: Path
+                                                                         ) -> None:
+    # Editing can remove every point; such a session is valid, it just cannot train.
+    data = valid()
+    data["dataset"].update(points=[], labels=[], is_test=[])
+    trainer = load_text(json.dumps(data), tmp_path)
+    assert len(trainer.dataset) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy: mean of an empty batch
+        assert trainer.step() is None
+    assert trainer.stop_reason and trainer.step_count == 4
 
 
 def test_config_fields_table_covers_training_config() -> None:
