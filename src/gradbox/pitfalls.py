@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gradbox import datasets
 from gradbox.engine import NON_SCALAR_MESSAGE, SAVES_NOTHING, Data, Value
 from gradbox.gradcheck import GradCheck, gradient_check
 from gradbox.losses import compute_loss
@@ -47,6 +48,7 @@ __all__ = [
     "forget_zero_grad_demo",
     "local_gradients",
     "microbatch_accumulation",
+    "microbatch_demo",
     "saving_ops",
     "wrong_order_firings",
 ]
@@ -223,6 +225,9 @@ def backward_twice(root: Value, retain_graph: bool = False,
                          explain_backward_twice(saving, retain_graph, raised=False))
 
 
+_OP_NAMES = {"*": "×"}
+
+
 def saving_ops(root: Value) -> tuple[str, ...]:
     """The ops in the graph that keep a value for their backward (and so get freed)."""
     return tuple(sorted({n._op for n in root.topological_order()
@@ -231,7 +236,8 @@ def saving_ops(root: Value) -> tuple[str, ...]:
 
 def explain_backward_twice(saving: tuple[str, ...], retain_graph: bool, raised: bool) -> str:
     """Why a second backward raised, or why it ran and doubled every gradient."""
-    ops = ", ".join(saving)
+    # "×", not "*": the sentence names nodes as the graph draws them.
+    ops = " and ".join(", ".join(_OP_NAMES.get(op, op) for op in saving).rsplit(", ", 1))
     if raised:
         return (
             f"The first backward freed the values that {ops} saved for their backward "
@@ -249,7 +255,7 @@ def explain_backward_twice(saving: tuple[str, ...], retain_graph: bool, raised: 
         "whatever a and b are, and negation and sums need no saved values either. So "
         "backward has nothing to free and a second call runs -- silently adding every "
         "gradient again: the leaves now hold twice their gradient. PyTorch does the "
-        "same. Ops such as *, tanh and relu do save values, and there it raises."
+        "same. Ops such as ×, tanh and relu do save values, and there it raises."
     )
 
 
@@ -362,6 +368,19 @@ def microbatch_accumulation(
     return MicrobatchAccumulation(
         tuple(name for name, _ in model.named_parameters()), full_grads, accumulated,
         tuple(len(rows) for rows in chunks), float(full.data), float(total))
+
+
+# The playground's demo: small enough that every number fits on screen, tanh so no
+# unit is switched off and every gradient is non-zero.
+MICROBATCH_LAYERS = (4, 1)
+
+
+def microbatch_demo(k: int, n: int = 12, seed: int = 0,
+                    loss: str = "mse") -> MicrobatchAccumulation:
+    """`microbatch_accumulation` on an MLP(2, [4, 1]) and `n` points of the moons data."""
+    data = datasets.make("moons", n=n, noise=0.1, seed=seed)
+    model = MLP(2, list(MICROBATCH_LAYERS), activation="tanh", seed=seed)
+    return microbatch_accumulation(model, data.points, data.labels, k, loss)
 
 
 # --- broken beside correct -------------------------------------------------------------

@@ -1,0 +1,371 @@
+"""Guided lessons: each rule of autograd, shown by setting the app up and breaking it.
+
+Pure data, no Qt. A lesson says what to click and what to look for, lists the local
+derivatives involved, and carries a declarative `Setup` that the lesson panel hands to
+its host (the main window) to put the app in the lesson's starting state. `controls`
+names the widgets a lesson needs, by Qt objectName, so teacher mode can hide the rest.
+
+The text is the app's own, in the voice of the article the app grew from: short,
+concrete, and always "why", never "remember to".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from gradbox.training import TrainingConfig
+
+__all__ = [
+    "ALL_CONTROLS",
+    "LESSONS",
+    "PLAYGROUND_CONTROLS",
+    "TRAINING_CONTROLS",
+    "Lesson",
+    "Setup",
+    "Step",
+    "lesson",
+]
+
+# --- the controls teacher mode knows, by objectName ----------------------------------------
+# The playground's own widgets (set in gradbox.views.playground).
+PG_EXAMPLES = "playground_examples"
+PG_EXPRESSION = "playground_expression"
+PG_FORWARD = "playground_forward"
+PG_BACKWARD = "playground_backward"
+PG_BACKWARD_AGAIN = "playground_backward_again"
+PG_RETAIN = "playground_retain_graph"
+PG_ZERO = "playground_zero_grads"
+PG_CHECK = "playground_gradient_check"
+PG_VARIANT = "playground_variant"
+PG_TABLE = "playground_table"
+PG_GRAPH = "playground_graph"
+PG_EXTRAS = "playground_extras"
+PG_MESSAGE = "playground_message"
+PLAYGROUND_CONTROLS = (PG_EXAMPLES, PG_EXPRESSION, PG_FORWARD, PG_BACKWARD, PG_BACKWARD_AGAIN,
+                       PG_RETAIN, PG_ZERO, PG_CHECK, PG_VARIANT, PG_TABLE, PG_GRAPH, PG_EXTRAS,
+                       PG_MESSAGE)
+
+# The main window's widgets. Docks and the toolbar already carry these objectNames; the
+# two check boxes, the tab pages and the playground need theirs set by the main window.
+TRAINING_TOOLBAR = "training_toolbar"
+FORGET_ZERO_GRAD = "forget_zero_grad"
+GHOST = "ghost"
+DESIGNER = "designer"
+PARAMETERS = "parameters_and_gradients"
+LOSS_CURVE = "loss_curve"
+BOUNDARY = "boundary"
+GRAPH_TAB = "graph_panel"
+PLAYGROUND_TAB = "playground"
+TRAINING_CONTROLS = (TRAINING_TOOLBAR, FORGET_ZERO_GRAD, GHOST, DESIGNER, PARAMETERS,
+                     LOSS_CURVE, BOUNDARY, GRAPH_TAB)
+
+ALL_CONTROLS = (*PLAYGROUND_CONTROLS, *TRAINING_CONTROLS, PLAYGROUND_TAB)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The state a lesson starts from.
+
+    view "playground": `expression` with `values`, a backward `variant` (a key of
+    `gradbox.expression.PLAYGROUND_VARIANTS`), the retain_graph box, and which of the
+    playground's lower tabs to show. view "training": a `config` and the two switches.
+    """
+
+    view: Literal["playground", "training"]
+    expression: str = ""
+    values: MappingProxyType[str, float] = field(
+        default_factory=lambda: MappingProxyType({}))
+    variant: str = "engine"
+    retain_graph: bool = False
+    tab: str = "variables"  # or "micro-batches", "forget zero_grad"
+    config: TrainingConfig | None = None
+    forget_zero_grad: bool = False
+    ghost: bool = False
+
+    def __post_init__(self) -> None:
+        # A read-only mapping, so a frozen Setup cannot be changed through its values.
+        object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+        if self.view == "playground" and not self.expression:
+            raise ValueError("a playground setup needs an expression")
+        if self.view == "training" and self.config is None:
+            raise ValueError("a training setup needs a config")
+        if self.view not in ("playground", "training"):
+            raise ValueError(f"view must be 'playground' or 'training', got {self.view!r}")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing to do, and what to look for once it is done."""
+
+    do: str
+    look: str
+
+
+@dataclass(frozen=True)
+class Lesson:
+    key: str
+    title: str
+    intro: str
+    steps: tuple[Step, ...]
+    formulas: tuple[str, ...]
+    setup: Setup
+    controls: tuple[str, ...]  # objectNames teacher mode keeps visible
+    takeaway: str = ""
+
+
+def _playground(expression: str, values: dict[str, float], variant: str = "engine",
+                retain_graph: bool = False, tab: str = "variables") -> Setup:
+    return Setup("playground", expression, MappingProxyType(values), variant, retain_graph,
+                 tab)
+
+
+_BASIC = (PLAYGROUND_TAB, PG_EXPRESSION, PG_FORWARD, PG_BACKWARD, PG_TABLE, PG_GRAPH,
+          PG_MESSAGE)
+
+CHAIN_RULE = Lesson(
+    key="chain-rule",
+    title="1. The chain rule, one node at a time",
+    intro=(
+        "Every box in the graph is a small delivery worker. It knows its own number, "
+        "and how it was made — nothing about the graph as a whole. When a gradient "
+        "arrives, it multiplies it by its local derivative and hands the result to its "
+        "inputs. Wake the workers up from the output backwards and every leaf gets its "
+        "gradient. That is the chain rule, done mechanically."
+    ),
+    steps=(
+        Step("Look at the graph: a and b go into ×, the product and c go into +.",
+             "Each box shows its data: a·b = −6, and −6 + 10 = 4 at the output."),
+        Step("Press Backward and watch the graph light up.",
+             "The output gets grad 1 first (dL/dL = 1). Then the + node hands that 1 "
+             "unchanged to both of its inputs: the slope of x + c is 1."),
+        Step("Read the grad of a and of b in the table.",
+             "a gets −3, which is b's value; b gets 2, which is a's value. The × node "
+             "swaps its inputs on the way back — its local derivative."),
+        Step("Press Gradient check.",
+             "Finite differences appear beside each gradient and agree to about 1e-10. "
+             "The worst row is highlighted: it still passes."),
+        Step("Type 5 as the value of a in the table, press Zero grads, then Backward.",
+             "b's gradient is now 5: it is always whatever a is. The rule did not "
+             "change, only the number that flows through it."),
+    ),
+    formulas=(
+        "∂(x + c)/∂x = 1,  ∂(x + c)/∂c = 1",
+        "∂(a·b)/∂a = b,  ∂(a·b)/∂b = a",
+        "chain rule: ∂L/∂a = ∂L/∂out · ∂out/∂a",
+    ),
+    setup=_playground("a*b + c", {"a": 2.0, "b": -3.0, "c": 10.0}),
+    controls=(*_BASIC, PG_CHECK, PG_ZERO),
+    takeaway="backward() is the chain rule applied mechanically, one local derivative "
+             "at a time.",
+)
+
+ACCUMULATE = Lesson(
+    key="accumulate",
+    title="2. Why gradients accumulate (+=)",
+    intro=(
+        "A value used twice takes part in the result twice, so it must collect a "
+        "gradient from each use. The engine writes grad += …, never grad = …. Here is "
+        "what happens when you break that on purpose."
+    ),
+    steps=(
+        Step("Press Backward.",
+             "a + a: the + node sends 1 to its first input and 1 to its second — both "
+             "are a. a.grad = 2, and the double border marks a node used twice."),
+        Step("Choose “assign instead of accumulate (=)” as the backward variant, then "
+             "press Backward.",
+             "Two columns: the correct 2 and the broken 1, in red. With =, the second "
+             "delivery overwrote the first."),
+        Step("Press Gradient check.",
+             "The finite difference says 2. The check fails and points at a."),
+        Step("Type a * a in the expression box and press Forward, then Backward.",
+             "Correct: 2a = 6. Assign: 3 — only one of the two uses counted."),
+        Step("Type (x1*w1 + x2*w2 + b).tanh() and press Forward, then Backward.",
+             "Same numbers in both columns. Every value is used once (a tree), so "
+             "assigning cannot go wrong — the bug waits for the first reused value."),
+    ),
+    formulas=(
+        "∂(a + a)/∂a = 1 + 1 = 2",
+        "a used in k places: ∂L/∂a = Σₖ ∂L/∂(use k) — hence +=",
+        "∂(a·a)/∂a = a + a = 2a",
+    ),
+    setup=_playground("a + a", {"a": 3.0}, variant="engine"),
+    controls=(*_BASIC, PG_VARIANT, PG_CHECK, PG_ZERO),
+    takeaway="Accumulating is not an optimisation; it is the sum rule of calculus.",
+)
+
+TOPOLOGICAL = Lesson(
+    key="topological-order",
+    title="3. Why topological order",
+    intro=(
+        "A node may pass its gradient on only once it is complete: every consumer has "
+        "reported. Fire too early and the inputs get a partial number — and no error "
+        "is raised. The naive recursion below fires each node as soon as it reaches it."
+    ),
+    steps=(
+        Step("Press Backward.",
+             "b = a + a and c = b + b. Correct: a.grad = 4. Wrong order: 8, in red."),
+        Step("Read the message under the table.",
+             "The recursion fired c, b, a, a, b, a, a: b passed its gradient on twice, "
+             "and a collected both deliveries."),
+        Step("Press Gradient check.",
+             "The finite difference says 4; the wrong-order column fails the check."),
+        Step("Pick “neuron with a reused hidden value” from the examples, press "
+             "Backward.",
+             "h feeds two weights, as every hidden unit feeds every neuron of the next "
+             "layer. x gets the wrong gradient; the weights stay right."),
+        Step("Pick the plain neuron (x1*w1 + x2*w2 + b).tanh() and press Backward.",
+             "Both columns agree: on a tree any order that starts at the output works. "
+             "That is why this bug survives small tests."),
+    ),
+    formulas=(
+        "reverse topological order: a node fires after all of its consumers",
+        "∂L/∂b = Σ over consumers of b — complete before b passes it on",
+        "∂(b + b)/∂b = 2,  ∂(a + a)/∂a = 2,  so ∂c/∂a = 2·2 = 4",
+    ),
+    setup=_playground("a = 1; b = a + a; c = b + b", {}, variant="wrong order"),
+    controls=(*_BASIC, PG_EXAMPLES, PG_VARIANT, PG_CHECK),
+    takeaway="Topological sort is what makes every gradient complete before it moves on.",
+)
+
+ZERO_GRAD = Lesson(
+    key="zero-grad",
+    title="4. Why zero_grad()",
+    intro=(
+        "Gradients accumulate — that is the rule you just met. So a training loop that "
+        "never clears them adds this step's gradient to every earlier one. The switch "
+        "below skips zero_grad; a ghost copy trains correctly beside it."
+    ),
+    steps=(
+        Step("Press Step a few times.",
+             "The loss curve shows two lines: the broken run and its ghost, which does "
+             "call zero_grad on the very same batches."),
+        Step("Open the Parameters & gradients panel.",
+             "The broken gradients grow step after step; the ghost's stay the size of "
+             "one step's gradient."),
+        Step("Press Run.",
+             "The broken run overshoots: its steps get longer with every step, as if "
+             "the learning rate kept growing."),
+        Step("Untick Forget zero_grad and press Run again.",
+             "From here each step starts from zero, and the two runs behave alike."),
+    ),
+    formulas=(
+        "without zero_grad: grad after k steps = Σᵢ≤ₖ ∇L(θᵢ)",
+        "with the weights still (lr = 0): k · ∇L — see the playground's Forget "
+        "zero_grad tab",
+        "update: θ ← θ − lr · grad",
+    ),
+    setup=Setup("training", config=TrainingConfig(dataset="moons", hidden=(8, 8), lr=0.1),
+                forget_zero_grad=True, ghost=True),
+    controls=(TRAINING_TOOLBAR, FORGET_ZERO_GRAD, GHOST, LOSS_CURVE, PARAMETERS, BOUNDARY),
+    takeaway="zero_grad() exists because += exists. One clears what the other piles up.",
+)
+
+BACKWARD_TWICE = Lesson(
+    key="backward-twice",
+    title="5. Backward twice, and retain_graph",
+    intro=(
+        "A × node needs both inputs to compute its gradient, so it keeps them. PyTorch "
+        "frees what ops kept as soon as backward has used it — and a second backward "
+        "then has nothing to work with. An addition keeps nothing, so there the second "
+        "call runs, and quietly adds every gradient again."
+    ),
+    steps=(
+        Step("Press Backward, then Backward again.",
+             "PyTorch's own RuntimeError, word for word: the × node's saved values were "
+             "freed by the first call."),
+        Step("Pick a + a from the examples, press Backward, then Backward again.",
+             "No error. The gradient goes from 2 to 4: nothing was saved, nothing "
+             "freed, so the second pass simply adds."),
+        Step("Pick a * b again, tick retain_graph, press Backward, then Backward again.",
+             "It runs now, and both gradients double."),
+        Step("Press Gradient check.",
+             "The check fails: two passes put twice the gradient in .grad."),
+        Step("Press Zero grads, then Backward.",
+             "One pass, one gradient, and the check passes again."),
+    ),
+    formulas=(
+        "∂(a·b)/∂a = b — needs b kept until backward",
+        "∂(a + b)/∂a = 1 — needs nothing kept",
+        "two passes: grad = ∇L + ∇L = 2∇L",
+    ),
+    setup=_playground("a * b", {"a": 2.0, "b": -3.0}, retain_graph=False),
+    controls=(*_BASIC, PG_EXAMPLES, PG_BACKWARD_AGAIN, PG_RETAIN, PG_ZERO, PG_CHECK),
+    takeaway="retain_graph=True keeps the saved values; it does not stop the second "
+             "pass from adding.",
+)
+
+MOONS = Lesson(
+    key="moons",
+    title="6. Training a network on moons",
+    intro=(
+        "Now the same engine trains a real network: 2 inputs, two hidden layers of 8 "
+        "ReLU units, one output score. Every step is the four phases you have taken "
+        "apart: forward, zero_grad, backward, update."
+    ),
+    steps=(
+        Step("Press Sub-step four times, reading the toolbar's phase label.",
+             "forward builds the graph and the loss; zero_grad clears; backward fills "
+             "every weight's gradient; update moves each weight against it."),
+        Step("Look at the decision boundary.",
+             "The background is the network's score over the plane: orange for one "
+             "class, blue for the other. Points are the data."),
+        Step("Open the Computation graph tab.",
+             "Network level: one line per weight, thickness = size. Double-click a "
+             "neuron to see its operations, the same boxes as in the playground."),
+        Step("Press Run.",
+             "The loss curve falls and the boundary bends around the two moons."),
+        Step("Open Parameters & gradients and pick any weight.",
+             "Its gradient shrinks as the loss falls: less error, less to correct."),
+    ),
+    formulas=(
+        "neuron: out = relu(b + Σᵢ wᵢ xᵢ)",
+        "hinge loss: L = mean(relu(1 − y · score)),  y ∈ {−1, +1}",
+        "update: w ← w − lr · ∂L/∂w",
+    ),
+    setup=Setup("training", config=TrainingConfig(), forget_zero_grad=False, ghost=False),
+    controls=(TRAINING_TOOLBAR, DESIGNER, PARAMETERS, LOSS_CURVE, BOUNDARY, GRAPH_TAB),
+    takeaway="A network is a bigger graph of the same boxes; training is backward and "
+             "update, over and over.",
+)
+
+MICROBATCHES = Lesson(
+    key="micro-batches",
+    title="7. Accumulation on purpose: micro-batches",
+    intro=(
+        "Forgetting zero_grad piles gradients up by accident. Do it on purpose and it "
+        "is a tool: split a batch into k micro-batches, weight each loss by its share, "
+        "call backward after each without zeroing — and the gradient is exactly the "
+        "full batch's. That is how large batches fit in small memory."
+    ),
+    steps=(
+        Step("Read the two columns.",
+             "Full batch on the left, the sum of the micro-batches on the right: the "
+             "same numbers, the difference about 1e-16."),
+        Step("Change k.",
+             "Any k gives the same gradient: the mean of a batch is the weighted sum of "
+             "the means of its parts."),
+        Step("Open the Forget zero_grad tab and press its button.",
+             "k backward passes on the same values without zero_grad: every gradient "
+             "is k times the true one. Same +=, used by mistake."),
+    ),
+    formulas=(
+        "L = (1/n) Σᵢ ℓᵢ = Σⱼ (nⱼ/n) · Lⱼ,  Lⱼ = mean over micro-batch j",
+        "∇L = Σⱼ (nⱼ/n) ∇Lⱼ — what += computes across the k backward calls",
+    ),
+    setup=_playground("a*b + c", {}, tab="micro-batches"),
+    controls=(PLAYGROUND_TAB, PG_EXTRAS, PG_MESSAGE),
+    takeaway="The same += that forces zero_grad makes gradient accumulation free.",
+)
+
+LESSONS: tuple[Lesson, ...] = (CHAIN_RULE, ACCUMULATE, TOPOLOGICAL, ZERO_GRAD, BACKWARD_TWICE,
+                               MOONS, MICROBATCHES)
+
+
+def lesson(key: str) -> Lesson:
+    """The lesson with this key."""
+    for item in LESSONS:
+        if item.key == key:
+            return item
+    raise KeyError(f"no lesson {key!r}; the lessons are {[x.key for x in LESSONS]}")
