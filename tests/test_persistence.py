@@ -152,6 +152,15 @@ def test_an_edited_dataset_and_stop_reason_survive(tmp_path: Path) -> None:
     assert len(loaded.dataset) == 21 and loaded.selected_sample == 20
 
 
+def test_a_selected_sample_beyond_removed_points_is_clamped_on_save(tmp_path: Path) -> None:
+    trainer = Trainer(CONFIGS[1])
+    trainer.selected_sample = 29
+    for _ in range(5):
+        trainer.dataset.remove_nearest(0.0, 0.0)
+    save_session(trainer, tmp_path / "s.json")
+    assert load_session(tmp_path / "s.json").selected_sample == 24
+
+
 def test_saving_again_replaces_the_file(tmp_path: Path) -> None:
     trainer = Trainer(CONFIGS[1])
     path = tmp_path / "s.json"

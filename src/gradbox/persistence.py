@@ -118,8 +118,8 @@ def _encode_record(record: StepRecord) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(StepRecord):
         v = getattr(record, f.name)
-        if isinstance(v, bool):
-            out[f.name] = v
+        if isinstance(v, (bool, np.bool_)):
+            out[f.name] = bool(v)
         elif isinstance(v, (int, np.integer)):
             out[f.name] = int(v)
         else:
@@ -162,7 +162,10 @@ def trainer_to_session(trainer: Trainer) -> dict[str, Any]:
         "forget_zero_grad": bool(trainer.forget_zero_grad),
         "phase": PHASES[0],
         "stop_reason": str(trainer.stop_reason),
-        "selected_sample": int(getattr(trainer, "selected_sample", 0)),
+        # A view's choice, not training state: clamped so that removing points never
+        # makes a session unsavable.
+        "selected_sample": min(max(int(getattr(trainer, "selected_sample", 0)), 0),
+                               max(len(ds) - 1, 0)),
         "model": {
             "initial": np.asarray(trainer.initial_params, np.float64).tolist(),
             "params": params.tolist(), "grads": grads.tolist(),
