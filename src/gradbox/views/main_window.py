@@ -258,7 +258,7 @@ class MainWindow(QMainWindow):
         self.session_path = path
 
         def done(_result: object) -> None:
-            self._on_message(f"Saved {path.name}")
+            self.controller.message.emit(f"Saved {path.name}")
         self.controller.call(lambda t: persistence.save_session(t, path), done)
 
     @Slot()
