@@ -118,6 +118,7 @@ class PlaygroundPanel(QWidget):
         self.setObjectName(names.PLAYGROUND_TAB)
         self.setAccessibleName("Expression playground")
         self.model = Playground("tanh(a*b + c)")
+        self.animation_ms = ANIMATION_MS  # per node; tests make it 1
         self._filling = False
         # While backward is replayed, rows whose leaf has not lit up yet show "…" in the
         # table, as the graph shows "grad ?": both reveal a gradient at the same moment.
@@ -242,6 +243,12 @@ class PlaygroundPanel(QWidget):
         self.extras.addTab(variables, "Variables")
         self.extras.addTab(self._microbatch_page(), "Micro-batches")
         self.extras.addTab(self._forget_page(), "Forget zero_grad")
+        for index, tip in enumerate((
+                "Each variable's value and gradient, and the message about the last action",
+                "k micro-batches with no zero_grad between them give the full batch's "
+                "gradient",
+                "Backward several times without zero_grad: the gradients pile up")):
+            self.extras.setTabToolTip(index, tip)
 
         self.graph = GraphView()
         _tip(self.graph, names.PG_GRAPH, "Expression graph",
@@ -499,7 +506,7 @@ class PlaygroundPanel(QWidget):
         self._show(outcome)
         if animate and self.graph.shown_graph() is not None:
             self._hide_pending_grads()
-            self.graph.play_backward(ANIMATION_MS)
+            self.graph.play_backward(self.animation_ms)
 
     def _hide_pending_grads(self) -> None:
         graph = self.graph.graph()
