@@ -100,7 +100,7 @@ class Value:
 
     # --- the accumulation rule -------------------------------------------------
     def _accumulate(self, grad: Data) -> None:
-        """Add an arriving gradient to this node's total (a sum, never a replacement).
+        """Add an arriving gradient to this node's total (`+=`, never `=`).
 
         A value used in several places collects the sum of the gradients from each
         use. A float node -- a parameter shared by every sample -- used by an array
@@ -111,9 +111,9 @@ class Value:
             # costs as much as summing 100 samples; this line runs once per parameter use.
             grad = float(np.add.reduce(grad))
         total = self.grad
-        # The first arrival is kept as it is (0 + g = g; copying it would be a third of
-        # the numpy work of a backward pass). So an array may be shared with the node
-        # that sent it, and the total is therefore rebound, never updated in place.
+        # The first arrival is kept as it is: 0 + g is g, and copying it would cost a
+        # numpy call per array node. So an array may be shared with the node that sent
+        # it, and the total is rebound (total + grad), never updated in place.
         self.grad = grad if type(total) is float and total == 0.0 else total + grad
 
     def _other(self, other: Any) -> Value:
