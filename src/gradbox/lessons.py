@@ -242,11 +242,11 @@ ZERO_GRAD = Lesson(
              "The loss curve shows two lines: the broken run and its ghost, which does "
              "call zero_grad on the very same batches."),
         Step("Open the Parameters & gradients panel.",
-             "The broken gradients grow step after step; the ghost's stay the size of "
-             "one step's gradient."),
+             "The broken gradients grow over the first steps and stay large; the "
+             "ghost's shrink as it learns."),
         Step("Press Run.",
-             "The broken run overshoots: its steps get longer with every step, as if "
-             "the learning rate kept growing."),
+             "The broken run's loss jumps up and down: each update moves the weights by "
+             "the sum of every earlier gradient, so it keeps overshooting."),
         Step("Untick Forget zero_grad and press Run again.",
              "From here each step starts from zero, and the two runs behave alike."),
     ),
