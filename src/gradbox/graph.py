@@ -588,6 +588,12 @@ def _compute_layout(ops: Sequence[str], children: Sequence[Sequence[int]],
     return layout
 
 
+def folded_sums(graph: Graph) -> list[list[int]]:
+    """The sum chains `layered_layout` draws folded into rows (ids in chain order)."""
+    return [chain for chain in _long_chains(graph.ops, graph.children, graph.consumers)
+            if _fold_block(chain, graph.children, graph.consumers)]
+
+
 def _long_chains(ops: Sequence[str], children: Sequence[Sequence[int]],
                  consumers: Sequence[Sequence[int]]) -> list[list[int]]:
     """Runs of additions, each the first operand and only use of the previous one."""

@@ -22,6 +22,7 @@ from PySide6.QtGui import (
     QMouseEvent,
     QPainter,
     QPainterPath,
+    QPaintEvent,
     QPen,
     QWheelEvent,
 )
@@ -29,6 +30,7 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsScene,
+    QGraphicsSimpleTextItem,
     QGraphicsView,
     QStyleOptionGraphicsItem,
     QWidget,
@@ -42,6 +44,8 @@ DX, DY = 150.0, 56.0
 NODE_W, NODE_H = 132.0, 44.0
 # Below this zoom, text is too small to read: draw boxes only.
 TEXT_LOD = 0.45
+# Below this, nodes are a few pixels: plain filled rectangles.
+BOX_LOD = 0.2
 # Edges spanning more columns than this are drawn faint.
 LONG_EDGE = 4
 # Op-level graphs larger than this open collapsed (one neuron expanded).
@@ -128,6 +132,14 @@ class _OpNode(QGraphicsItem):
               widget: QWidget | None = None) -> None:
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         rect = self._rect
+        if lod < BOX_LOD:
+            # a few pixels wide: a filled box says as much, for a fraction of the cost
+            painter.fillRect(rect, _PENDING_BRUSH if self.pending else self.brush)
+            if self.current or self.selected or self.place is not None:
+                painter.setPen(self._current_pen if self.current else self._select_pen)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(rect)
+            return
         painter.setBrush(_PENDING_BRUSH if self.pending else self.brush)
         if self.current:
             painter.setPen(self._current_pen)
@@ -176,13 +188,18 @@ class _OpNode(QGraphicsItem):
 
 
 class _EdgeLayer(QGraphicsItem):
-    """Every edge in one item: thousands of line items would each cost a paint call."""
+    """Every edge in one item: thousands of line items would each cost a paint call.
+
+    Zoomed far out it also draws the nodes, as plain boxes grouped by colour: 1,663
+    Python paint() calls per frame made panning the whole demo graph stutter.
+    """
 
     _pen = QPen(QColor("#8c8c8c"), 1.0)
     _pen.setCosmetic(True)
     # Edges that jump many columns (a weight reused by the L2 penalty far away) would
     # cover the picture: drawn faint, they come forward when their node is selected.
-    _long_pen = QPen(QColor(140, 140, 140, 45), 1.0)
+    # Opaque light grey, not translucent: blending 700 long lines cost 40 ms a repaint.
+    _long_pen = QPen(QColor("#dcdcdc"), 1.0)
     _long_pen.setCosmetic(True)
     _in_pen = QPen(QColor("#1b7f5b"), 2.5)
     _in_pen.setCosmetic(True)
@@ -191,7 +208,12 @@ class _EdgeLayer(QGraphicsItem):
     _flow_pen = QPen(QColor("#ff9900"), 3.0)
     _flow_pen.setCosmetic(True)
 
-    def __init__(self, lines: list[QLineF], long: list[bool] | None = None) -> None:
+    _mark_pen = QPen(QColor("#111111"), 2.0)
+    _mark_pen.setCosmetic(True)
+    _box_pen = QPen(QColor("#b0b0b0"), 0.0)  # hairline: white boxes stay visible
+
+    def __init__(self, lines: list[QLineF], long: list[bool] | None = None,
+                 area: QRectF | None = None) -> None:
         super().__init__()
         long = long or [False] * len(lines)
         self.lines = [ln for ln, far in zip(lines, long) if not far]
@@ -199,7 +221,9 @@ class _EdgeLayer(QGraphicsItem):
         self.inputs: list[QLineF] = []
         self.outputs: list[QLineF] = []
         self.flow: list[QLineF] = []
-        rect = QRectF()
+        self.boxes: list[tuple[QBrush, list[QRectF]]] = []
+        self.marked: list[QRectF] = []
+        rect = QRectF() if area is None else QRectF(area)
         for line in lines:
             rect = rect.united(QRectF(line.p1(), line.p2()).normalized())
         self._bounds = rect.adjusted(-4, -4, 4, 4)
@@ -219,6 +243,14 @@ class _EdgeLayer(QGraphicsItem):
             if lines:
                 painter.setPen(pen)
                 painter.drawLines(lines)
+        if self.boxes:
+            painter.setPen(self._box_pen)
+            for brush, rects in self.boxes:
+                painter.setBrush(brush)
+                painter.drawRects(rects)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(self._mark_pen)
+            painter.drawRects(self.marked)
 
 
 class _Unit(QGraphicsItem):
@@ -285,12 +317,17 @@ class _WeightLayer(QGraphicsItem):
         self.selected: QLineF | None = None
         self._bounds = bounds.adjusted(-8, -8, 8, 8)
         self._pens = {}
+        # Opaque colours pre-mixed with the background, and flat caps: translucent
+        # round-capped wide lines cost 65 ms per repaint of the demo network, these 8 ms.
+        background = QColor("#fafafa")
         for sign, colour in ((1, _WEIGHT_POS), (-1, _WEIGHT_NEG)):
             for level, width in enumerate(self.WIDTHS):
-                c = QColor(colour)
-                c.setAlphaF(0.35 + 0.1 * level)
-                self._pens[sign, level] = QPen(c, width, Qt.PenStyle.SolidLine,
-                                               Qt.PenCapStyle.RoundCap)
+                strength = 0.35 + 0.13 * level
+                mixed = QColor.fromRgbF(
+                    *(strength * a + (1 - strength) * b for a, b in zip(
+                        colour.getRgbF()[:3], background.getRgbF()[:3])))
+                self._pens[sign, level] = QPen(mixed, width, Qt.PenStyle.SolidLine,
+                                               Qt.PenCapStyle.FlatCap)
         self._select_pen = QPen(QColor("#111111"), 4.0)
         self.setZValue(-1)
 
@@ -382,6 +419,11 @@ class GraphView(QGraphicsView):
         self._follow = True
         self._press: QPointF | None = None
         self._fitted = {"network": False, "operation": False}
+        self._caching = True
+        self._boxes_shown = False
+        self._landmarks: list[QGraphicsSimpleTextItem] = []
+        self._node_rects: list[QRectF] = []
+        self._node_xy = np.zeros((0, 2))
 
     # --- public API -------------------------------------------------------------------
     def level(self) -> str:
@@ -546,6 +588,7 @@ class GraphView(QGraphicsView):
         if self._edges is not None:
             self._edges.flow = []
             self._edges.update()
+        self._refresh_boxes()
 
     def is_animating(self) -> bool:
         return self._timer.isActive()
@@ -567,6 +610,7 @@ class GraphView(QGraphicsView):
                 node.place = None
                 node.current = False
                 node.update()
+            self._refresh_boxes()
         return True
 
     def _advance(self) -> int | None:
@@ -589,6 +633,7 @@ class GraphView(QGraphicsView):
             self._edges.flow = [self._edge_lines[k] for k, (c, p) in enumerate(self._edge_index)
                                 if p == index]
             self._edges.update()
+        self._refresh_boxes()
         if self._follow and self._viewport_scale() >= TEXT_LOD:
             self.ensureVisible(node, 40, 40)
         original = self._to_original(index)
@@ -645,6 +690,47 @@ class GraphView(QGraphicsView):
 
     def _viewport_scale(self) -> float:
         return float(self.transform().m11())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        # Pixmap caches pay off where text is drawn (panning a readable graph); zoomed out,
+        # re-filling 1,663 caches after each step costs more than painting boxes directly.
+        scale = self._viewport_scale()
+        cache = scale >= TEXT_LOD
+        if cache != self._caching and self._nodes:
+            mode = (QGraphicsItem.CacheMode.DeviceCoordinateCache if cache
+                    else QGraphicsItem.CacheMode.NoCache)
+            for node in self._nodes:
+                node.setCacheMode(mode)
+            self._caching = cache
+        for mark in self._landmarks:
+            mark.setVisible(scale < TEXT_LOD)
+        boxes = scale < BOX_LOD
+        if boxes != self._boxes_shown and self._nodes:
+            for node in self._nodes:
+                node.setVisible(not boxes)
+            self._boxes_shown = boxes
+            self._refresh_boxes()
+        super().paintEvent(event)
+
+    def _refresh_boxes(self) -> None:
+        edges = self._edges
+        if edges is None:
+            return
+        if not self._boxes_shown:
+            if edges.boxes:
+                edges.boxes, edges.marked = [], []
+                edges.update()
+            return
+        groups: dict[int, tuple[QBrush, list[QRectF]]] = {}
+        marked = []
+        for node, rect in zip(self._nodes, self._node_rects):
+            brush = _PENDING_BRUSH if node.pending else node.brush
+            groups.setdefault(id(brush), (brush, []))[1].append(rect)
+            if node.current or node.selected or node.place is not None:
+                marked.append(rect)
+        edges.boxes = list(groups.values())
+        edges.marked = marked
+        edges.update()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         # AnchorUnderMouse keeps the point under the cursor fixed while zooming.
@@ -807,6 +893,7 @@ class GraphView(QGraphicsView):
             painter.end()
             for item in cached:
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            # (only items that were cached are restored, so op nodes keep the view's mode)
 
     def export_dot(self, path: str | Path) -> None:
         shown = self._shown if self._shown is not None else self._graph
@@ -874,6 +961,8 @@ class GraphView(QGraphicsView):
             else:
                 kind = _OpNode.CONST
             item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i))
+            if not self._caching:
+                item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
             lx, ly = layout[i]
             item.setPos(lx * DX, ly * DY)
             tip = shown.names[i] or shown.display_name(i)
@@ -886,17 +975,55 @@ class GraphView(QGraphicsView):
             # A single-use edge is part of a chain (a sum, the loss): keep it visible.
             far = math.dist(layout[p], layout[c]) > LONG_EDGE
             long.append(far and len(shown.consumers[c]) > 1)
-        self._edges = _EdgeLayer(lines, long)
+        self._node_rects = [QRectF(item.pos().x() - NODE_W / 2, item.pos().y() - NODE_H / 2,
+                                   NODE_W, NODE_H) for item in nodes]
+        self._node_xy = np.array([(item.pos().x(), item.pos().y()) for item in nodes],
+                                 dtype=np.float64).reshape(-1, 2)
+        area = QRectF()
+        for rect in self._node_rects:
+            area = area.united(rect)
+        self._edges = _EdgeLayer(lines, long, area)
         self._edge_lines = lines
         self._edge_index = index
         self._op_scene.addItem(self._edges)
         for item in nodes:
+            item.setVisible(not self._boxes_shown)
             self._op_scene.addItem(item)
         self._nodes = nodes
+        self._add_landmarks(shown)
         self._op_scene.setSceneRect(self._roomy(self._op_scene.itemsBoundingRect()))
         self._fitted["operation"] = False
         if self._level == "operation":
             self.fit()
+
+    def _add_landmarks(self, shown: Graph) -> None:
+        """Names for the regions of a zoomed-out graph, at a constant size on screen."""
+        marks: list[tuple[int, str]] = [(shown.root, "loss: backward starts here")]
+        inputs = [i for i in range(len(shown))
+                  if shown.labels[i] and not shown.children[i] and i not in shown.boundary]
+        if inputs:  # one label: the inputs sit next to each other and would overprint
+            top = min(inputs, key=lambda i: self._nodes[i].pos().y())
+            marks.append((top, "inputs " + ", ".join(shown.labels[i] for i in inputs)))
+        for chain in g.folded_sums(shown):
+            marks.append((chain[0], f"a sum of {len(chain)} terms, folded into rows "
+                                    "(read left to right, row by row)"))
+        if shown is not self._graph and self._expanded is not None:
+            marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}"))
+        font = QFont()
+        font.setPointSizeF(9)
+        font.setBold(True)
+        self._landmarks = []
+        for node, text in marks:
+            item = self._op_scene.addSimpleText(text, font)
+            item.setBrush(QColor("#333333"))
+            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+            pos = self._nodes[node].pos()
+            item.setPos(pos.x() - NODE_W / 2, pos.y() - NODE_H / 2 - 4)
+            # drawn from its top-left corner up: lift it by its own height
+            item.setTransform(item.transform().translate(0, -item.boundingRect().height()))
+            item.setZValue(5)
+            item.setVisible(self._viewport_scale() < TEXT_LOD)
+            self._landmarks.append(item)
 
     def _update_op_items(self) -> None:
         shown = self._shown
@@ -913,6 +1040,7 @@ class GraphView(QGraphicsView):
             item.brush = _BRUSHES[b]
             item.dark = abs(b) >= 5
             item.update()
+        self._refresh_boxes()
         self._emit_details()
 
     def _to_shown(self, node: int | None) -> int | None:
@@ -958,6 +1086,7 @@ class GraphView(QGraphicsView):
             self._edges.outputs = [ln for ln, (c, p) in zip(self._edge_lines, self._edge_index)
                                    if c == sel]
             self._edges.update()
+        self._refresh_boxes()
 
     def _emit_details(self) -> None:
         self.details_changed.emit(self.details_text())
@@ -994,10 +1123,13 @@ class GraphView(QGraphicsView):
             self._emit_details()
 
     def _node_at(self, point: QPointF) -> int | None:
-        for item in self._op_scene.items(point):
-            if isinstance(item, _OpNode):
-                return item.index
-        return None
+        # by geometry, not scene.items(): zoomed out the node items are hidden
+        if not len(self._node_xy):
+            return None
+        dx = np.abs(self._node_xy[:, 0] - point.x())
+        dy = np.abs(self._node_xy[:, 1] - point.y())
+        hits = np.flatnonzero((dx <= NODE_W / 2) & (dy <= NODE_H / 2))
+        return int(hits[0]) if len(hits) else None
 
     # --- network level ----------------------------------------------------------------
     def _build_network(self) -> None:
