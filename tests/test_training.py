@@ -296,21 +296,26 @@ def test_a_long_run_frees_every_graph_by_reference_counting() -> None:
     try:
         baseline = count_values()  # whatever earlier tests left alive
         trainer = Trainer(TrainingConfig(n_samples=8, hidden=(2,), test_ratio=0.25))
-        trainer.set_ghost(True)
+        trainer.set_ghost(True)  # its graphs too, for a while (it doubles the cost)
         drive(trainer, plain, 0, 50)
-        after_50 = count_values() - baseline
-        counts = []
-        for chunk in range(5):
-            drive(trainer, plain, 50 + 2000 * chunk, 50 + 2000 * (chunk + 1))
-            counts.append(count_values() - baseline)
+        with_ghost = [count_values() - baseline]
+        for start in range(50, 950, 300):
+            drive(trainer, plain, start, start + 300)
+            with_ghost.append(count_values() - baseline)
+        trainer.set_ghost(False)
+        drive(trainer, plain, 950, 1050)
+        without_ghost = [count_values() - baseline]
+        for start in range(1050, 10_050, 3000):
+            drive(trainer, plain, start, start + 3000)
+            without_ghost.append(count_values() - baseline)
     finally:
         if was_enabled:
             gc.enable()
     assert trainer.step_count == 10_050
     # Only the last graph is alive (kept for the graph view), at every point of the run:
-    # the parameters of two small networks, the last graph and a few leaves.
-    assert counts == [after_50] * 5
-    assert after_50 < 200
+    # the parameters of the networks, the last graph and a few leaves.
+    assert with_ghost == [with_ghost[0]] * 4 and with_ghost[0] < 200
+    assert without_ghost == [without_ghost[0]] * 4 and without_ghost[0] < with_ghost[0]
 
 
 # --- micrograd's demo and the defaults ----------------------------------------------------------
