@@ -21,6 +21,7 @@ from gradbox.pitfalls import (
     forget_zero_grad_demo,
     local_gradients,
     microbatch_accumulation,
+    network_gradient_check,
     saving_ops,
     wrong_order_firings,
 )
@@ -404,3 +405,16 @@ def test_saving_ops_and_the_explanations_name_them() -> None:
     assert "× and tanh saved" in raised and "retain_graph=True" in raised
     assert "twice" in explain_backward_twice((), retain_graph=False, raised=False)
     assert "retain_graph=True kept" in explain_backward_twice(("*",), True, raised=False)
+
+
+def test_network_gradient_check_passes_the_engine_and_flags_assign() -> None:
+    data = moons(40, 0.1, np.random.default_rng(1))
+    model = MLP(2, [4, 4, 1], activation="tanh", seed=3)
+    before = model.get_flat()
+    check = network_gradient_check(model, *data, loss="mse", l2=1e-3)
+    assert check.passed()
+    assert len(check.names) == len(model.parameters())
+    assert (model.get_flat() == before).all()
+    assert all(p.grad == 0.0 for p in model.parameters())
+    # Hidden units feed several neurons: assigning keeps one consumer's share only.
+    assert not network_gradient_check(model, *data, loss="mse", backward=backward_assign).passed()

@@ -438,3 +438,34 @@ def test_the_variant_column_header_and_check_tooltips_say_what_they_mean(
     cell = panel.table.item(0, C_VARIANT)
     assert "correct gradient is 2" in cell.toolTip()
     assert cell.data(Qt.ItemDataRole.DisplayRole) == "1"
+
+
+# --- the network's gradient check ------------------------------------------------------------
+def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    panel = PlaygroundPanel(controller)
+    qtbot.addWidget(panel)
+    panel.extras.setCurrentIndex(3)
+    with qtbot.waitSignal(controller.snapshot_changed):
+        controller.step()
+    panel.network_button.click()
+    assert not panel.network_button.isEnabled()  # until the worker answers
+    qtbot.waitUntil(lambda: panel.network_table.rowCount() > 0, timeout=10_000)
+    snapshot = controller.snapshot
+    table = panel.network_table
+    assert table.rowCount() == len(snapshot.param_names)
+    assert [table.item(r, 0).toolTip() for r in range(table.rowCount())] == \
+        list(snapshot.param_names)
+    errors = [float(table.item(r, 3).text()) for r in range(table.rowCount())]
+    assert max(errors) < 1e-6
+    assert "the check passes" in panel.network_summary.text()
+    assert panel.network_button.isEnabled()
+    # The check leaves the trainer as it was: the next snapshot's gradients are the same.
+    with qtbot.waitSignal(controller.snapshot_changed):
+        controller.call(lambda t: None)
+    assert (controller.snapshot.grads == snapshot.grads).all()
+    assert (controller.snapshot.params == snapshot.params).all()
+
+
+def test_without_a_session_the_network_check_is_off(panel: PlaygroundPanel) -> None:
+    assert not panel.network_button.isEnabled()
+    assert "training session" in panel.network_button.toolTip()

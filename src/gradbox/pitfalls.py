@@ -26,7 +26,7 @@ import numpy as np
 from gradbox import datasets
 from gradbox.engine import NON_SCALAR_MESSAGE, SAVES_NOTHING, Data, Value
 from gradbox.gradcheck import GradCheck, gradient_check
-from gradbox.losses import compute_loss
+from gradbox.losses import compute_loss, l1_penalty, l2_penalty
 from gradbox.nn import MLP
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "local_gradients",
     "microbatch_accumulation",
     "microbatch_demo",
+    "network_gradient_check",
     "saving_ops",
     "wrong_order_firings",
 ]
@@ -381,6 +382,29 @@ def microbatch_demo(k: int, n: int = 12, seed: int = 0,
     data = datasets.make("moons", n=n, noise=0.1, seed=seed)
     model = MLP(2, list(MICROBATCH_LAYERS), activation="tanh", seed=seed)
     return microbatch_accumulation(model, data.points, data.labels, k, loss)
+
+
+def network_gradient_check(model: MLP, x: np.ndarray, y: np.ndarray, loss: str = "hinge",
+                           l1: float = 0.0, l2: float = 0.0,
+                           backward: Backward | None = None) -> GradCheck:
+    """The gradient check for a network: each parameter's gradient beside its finite
+    difference, on what training minimises (the data loss over `x` plus the penalties).
+
+    Parameters, their data and their grads are left as they were found.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    params = model.parameters()
+
+    def build() -> Value:
+        total = compute_loss(loss, model([x[:, j] for j in range(x.shape[1])]), y)
+        if l2:
+            total = total + l2 * l2_penalty(params)
+        if l1:
+            total = total + l1 * l1_penalty(params)
+        return total
+
+    names = [name for name, _ in model.named_parameters()]
+    return gradient_check(build, params, names, backward=backward or _engine_backward)
 
 
 # --- broken beside correct -------------------------------------------------------------

@@ -40,9 +40,12 @@ from gradbox.expression import (
     Outcome,
     Playground,
 )
+from gradbox.gradcheck import GradCheck
 from gradbox.graph import fmt, trace
-from gradbox.pitfalls import microbatch_demo
+from gradbox.pitfalls import microbatch_demo, network_gradient_check
+from gradbox.training import Trainer
 from gradbox.views.graph_view import GraphView
+from gradbox.views.session import SessionController
 
 # (what the examples box shows, the expression, starting values). The values keep tanh
 # off its flat ends, where every gradient would be too small to read.
@@ -68,7 +71,7 @@ _MESSAGE_STYLE = {
     "warning": "background: #fff4d6; color: #5c4200; border: 1px solid #e8c66a;",
     "error": "background: #fde7e4; color: #8c1d18; border: 1px solid #e4a29b;",
 }
-_TABS = ("variables", "micro-batches", "forget zero_grad")
+_TABS = ("variables", "micro-batches", "forget zero_grad", "network check")
 
 # Table columns
 C_NAME, C_VALUE, C_GRAD, C_VARIANT, C_NUMERIC, C_ERROR = range(6)
@@ -110,10 +113,11 @@ class PlaygroundPanel(QWidget):
     expression_changed = Signal(str)
     outcome_shown = Signal(object)  # the Outcome now in the message area
 
-    def __init__(self, controller: object | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionController | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        # The controller is accepted so the main window builds every panel alike; the
-        # playground's graphs are its own and never touch the training session.
+        # The expression graphs are the playground's own and never touch the training
+        # session; the controller serves only the network gradient check.
         self.controller = controller
         self.setObjectName(names.PLAYGROUND_TAB)
         self.setAccessibleName("Expression playground")
@@ -243,11 +247,13 @@ class PlaygroundPanel(QWidget):
         self.extras.addTab(variables, "Variables")
         self.extras.addTab(self._microbatch_page(), "Micro-batches")
         self.extras.addTab(self._forget_page(), "Forget zero_grad")
+        self.extras.addTab(self._network_page(), "Network check")
         for index, tip in enumerate((
                 "Each variable's value and gradient, and the message about the last action",
                 "k micro-batches with no zero_grad between them give the full batch's "
                 "gradient",
-                "Backward several times without zero_grad: the gradients pile up")):
+                "Backward several times without zero_grad: the gradients pile up",
+                "The gradient check on the training network's parameters")):
             self.extras.setTabToolTip(index, tip)
 
         self.graph = GraphView()
@@ -367,6 +373,44 @@ class PlaygroundPanel(QWidget):
         self.forget_button.clicked.connect(self.forget_zero_grad_demo)
         return page
 
+    def _network_page(self) -> QWidget:
+        page = QWidget()
+        intro = QLabel("The same check on the network being trained: every weight's gradient "
+                       "from backward beside a finite difference of the training loss "
+                       "(all training points, penalties included).")
+        intro.setWordWrap(True)
+        self.network_button = QPushButton("Check the network's gradients")
+        _tip(self.network_button, "playground_network_check", "Check the network's gradients",
+             "Run the gradient check on the current network's parameters (in the training "
+             "thread; a second or so for a large network)")
+        self.network_button.setEnabled(self.controller is not None)
+        if self.controller is None:
+            self.network_button.setToolTip("Needs a training session: open the playground "
+                                           "from the main window")
+        self.network_table = QTableWidget(0, 4)
+        _tip(self.network_table, "playground_network_table", "Network gradient check",
+             "Each parameter's gradient, its finite difference and their relative error")
+        self.network_table.setHorizontalHeaderLabels(["parameter", "grad", "finite diff.",
+                                                      "rel. error"])
+        self.network_table.verticalHeader().hide()
+        self.network_table.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.Stretch)
+        self.network_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.network_summary = QLabel()
+        self.network_summary.setAccessibleName("Network check summary")
+        self.network_summary.setToolTip("The worst relative error, and where")
+        self.network_summary.setWordWrap(True)
+        layout = QVBoxLayout(page)
+        layout.addWidget(intro)
+        row = QHBoxLayout()
+        row.addWidget(self.network_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(self.network_summary)
+        layout.addWidget(self.network_table, 1)
+        self.network_button.clicked.connect(self.check_network)
+        return page
+
     # --- public API -------------------------------------------------------------------------
     def setup(self, expression: str, values: Mapping[str, float] | None = None,
               variant: str = "engine", retain_graph: bool = False,
@@ -469,6 +513,41 @@ class PlaygroundPanel(QWidget):
             f"Micro-batches of {sizes} points. Largest difference: "
             f"<b>{result.max_difference:.1e}</b> — the same gradient, to the last digits "
             "floating point can hold. Accumulation (+=) is what makes this work.")
+
+    @Slot()
+    def check_network(self) -> None:
+        """Run the gradient check on the session's network, in its worker thread."""
+        controller = self.controller
+        if controller is None:
+            return
+        self.network_button.setEnabled(False)
+        self.network_summary.setText("Checking…")
+        # Runs in the worker thread, which alone touches the trainer; the result (a
+        # frozen GradCheck) comes back here.
+        controller.call(_check_trainer, self._show_network_check)
+
+    def _show_network_check(self, check: GradCheck) -> None:
+        self.network_button.setEnabled(True)
+        table = self.network_table
+        table.setRowCount(len(check.names))
+        passed = check.passed(CHECK_TOLERANCE)
+        for row, name in enumerate(check.names):
+            table.setItem(row, 0, _left(_cell(_short_name(name), name)))
+            table.setItem(row, 1, _cell(fmt(float(check.analytic[row]))))
+            table.setItem(row, 2, _cell(fmt(float(check.numeric[row]))))
+            error = _cell(f"{check.relative_error[row]:.1e}")
+            if row == check.worst:
+                error.setBackground(_WORST_OK if passed else _RED)
+                _bold(error)
+            table.setItem(row, 3, error)
+        if check.worst >= 0:
+            table.scrollToItem(table.item(check.worst, 3))
+            where = _short_name(check.names[check.worst])
+            verdict = (f"passes (below {CHECK_TOLERANCE:g})" if passed else
+                       f"FAILS (above {CHECK_TOLERANCE:g})")
+            self.network_summary.setText(
+                f"{len(check.names)} parameters. Worst relative error "
+                f"<b>{check.worst_error:.1e}</b> at {where}: the check {verdict}.")
 
     @Slot()
     def forget_zero_grad_demo(self) -> None:
@@ -680,6 +759,13 @@ def _outcome_html(outcome: Outcome) -> str:
 def _left(item: QTableWidgetItem) -> QTableWidgetItem:
     item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
     return item
+
+
+def _check_trainer(trainer: Trainer) -> GradCheck:
+    train = ~trainer.dataset.is_test
+    c = trainer.config
+    return network_gradient_check(trainer.model, trainer.dataset.points[train],
+                                  trainer.dataset.labels[train], c.effective_loss, c.l1, c.l2)
 
 
 def _bold(item: QTableWidgetItem) -> None:
