@@ -157,7 +157,7 @@ def test_designer_change_rebuilds_and_says_so(qtbot, window: MainWindow) -> None
 def test_invalid_designer_value_is_not_applied(qtbot, window: MainWindow) -> None:
     window.designer.lr.setCurrentText("fast")
     assert "learning rate must be a number" in window.designer.status.text()
-    assert window.controller.snapshot.config.lr == 0.1
+    assert window.controller.snapshot.config.lr == TrainingConfig().lr
 
 
 def test_settings_remember_config(qtbot, window: MainWindow, settings: QSettings) -> None:

@@ -261,8 +261,6 @@ def test_huge_learning_rate_stops_with_a_reason_and_finite_weights() -> None:
     assert trainer.step() is not None and trainer.stop_reason == ""
 
 
-@pytest.mark.xfail(strict=True, reason="training.py: an update that overflows the weights is "
-                   "kept, and the stop then restores that non-finite state (see report)")
 def test_an_update_that_overflows_the_weights_leaves_the_last_finite_state() -> None:
     trainer = Trainer(TrainingConfig(dataset="circle", lr=1.7e308))
     reason = trainer.run_steps(5)

@@ -82,9 +82,14 @@ class MainWindow(QMainWindow):
         self.loss_curve = LossCurveView(controller)
         self.parameters = ParametersView(controller)
         self.docks: dict[str, QDockWidget] = {}
-        self._dock("Designer", self.designer, Qt.LeftDockWidgetArea)
-        self._dock("Parameters & gradients", self.parameters, Qt.RightDockWidgetArea)
-        self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
+        designer = self._dock("Designer", self.designer, Qt.LeftDockWidgetArea)
+        parameters = self._dock("Parameters && gradients", self.parameters,
+                                Qt.RightDockWidgetArea)
+        loss = self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
+        self.resize(1400, 900)
+        # Docks start at their minimum size; give the panels room to be read.
+        self.resizeDocks([designer, parameters], [290, 500], Qt.Horizontal)
+        self.resizeDocks([loss], [250], Qt.Vertical)
 
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")
@@ -99,7 +104,6 @@ class MainWindow(QMainWindow):
         controller.error.connect(self._on_error)
         controller.stopped.connect(self._on_stopped)
         controller.snapshot_changed.connect(self._on_snapshot)
-        self.resize(1400, 900)
         self._restore_layout()
 
     # --- construction -----------------------------------------------------------------
@@ -112,9 +116,9 @@ class MainWindow(QMainWindow):
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
-        dock.setObjectName(title.lower().replace(" ", "_").replace("&", "and"))
+        dock.setObjectName(title.lower().replace(" ", "_").replace("&&", "and"))
         dock.setWidget(widget)
-        dock.setAccessibleName(title)
+        dock.setAccessibleName(title.replace("&&", "&"))
         self.addDockWidget(area, dock)
         self.docks[title] = dock
         return dock
