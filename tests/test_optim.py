@@ -103,6 +103,23 @@ def test_a_saved_state_continues_exactly_where_it_stopped(name: str) -> None:
     assert [p.data for p in resumed] == [p.data for p in straight]
 
 
+@pytest.mark.parametrize("name", ["sgd", "adam"])
+def test_a_saved_state_is_a_copy_the_optimizer_does_not_share(name: str) -> None:
+    undisturbed = [Value(x) for x in START]
+    disturbed = [Value(x) for x in START]
+    opts = [make_optimizer(name, ps, 0.05, momentum=0.9) for ps in (undisturbed, disturbed)]
+    for i, grads in enumerate(GRADS):
+        for opt in opts:
+            for p, g in zip(opt.params, grads):
+                p.grad = g
+            opt.step()
+        if i == 0:
+            for value in opts[1].state_dict().values():
+                if isinstance(value, np.ndarray):
+                    value[:] = 123.0
+    assert [p.data for p in disturbed] == [p.data for p in undisturbed]
+
+
 def test_make_optimizer_refuses_an_unknown_name() -> None:
     with pytest.raises(ValueError, match="sgd"):
         make_optimizer("rmsprop", [Value(1.0)], 0.1)
