@@ -318,7 +318,7 @@ def test_a_long_run_frees_every_graph_by_reference_counting() -> None:
 
 # --- micrograd's demo and the defaults ----------------------------------------------------------
 MICROGRAD_DEMO = TrainingConfig(test_ratio=0.0, hidden=(16, 16), lr=1.0, schedule="linear",
-                                steps=100)
+                                steps=100, activation="relu")
 
 
 def test_micrograd_demo_reaches_full_training_accuracy() -> None:
