@@ -531,22 +531,25 @@ def assign_layers(children: Sequence[Sequence[int]],
     return [x - low for x in layer]
 
 
-def _spread(desired: list[float], gap: float = 1.0) -> list[float]:
-    """Positions closest to `desired` (least squares) keeping their order, `gap` apart.
+def _spread(desired: list[float], gap: float = 1.0,
+            weights: list[float] | None = None) -> list[float]:
+    """Positions closest to `desired` (weighted least squares), in order, `gap` apart.
 
     With z_i = y_i - i*gap this is isotonic regression, solved exactly by pooling
     adjacent violators in one pass.
     """
-    blocks: list[list[float]] = []  # [sum, count]
-    for i, d in enumerate(desired):
-        blocks.append([d - i * gap, 1])
+    weights = weights or [1.0] * len(desired)
+    blocks: list[list[float]] = []  # [weighted sum, total weight, count]
+    for i, (d, w) in enumerate(zip(desired, weights)):
+        blocks.append([(d - i * gap) * w, w, 1])
         while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
-            s, c = blocks.pop()
+            s, w_, c = blocks.pop()
             blocks[-1][0] += s
-            blocks[-1][1] += c
+            blocks[-1][1] += w_
+            blocks[-1][2] += c
     out: list[float] = []
-    for s, c in blocks:
-        out.extend([s / c] * int(c))
+    for s, w_, c in blocks:
+        out.extend([s / w_] * int(c))
     return [z + i * gap for i, z in enumerate(out)]
 
 
@@ -557,6 +560,9 @@ def _spread(desired: list[float], gap: float = 1.0) -> list[float]:
 # smear at the left edge of a long wedge.
 FOLD_LONGER_THAN = 96
 FOLD_WIDTH = 32
+STRAIGHTEN = 8
+PINNED = 100.0
+TERM_PULL = 4.0
 
 
 def _compute_layout(ops: Sequence[str], children: Sequence[Sequence[int]],
@@ -565,13 +571,14 @@ def _compute_layout(ops: Sequence[str], children: Sequence[Sequence[int]],
     blocks = [b for b in (_fold_block(chain, children, consumers)
                           for chain in _long_chains(ops, children, consumers)) if b]
     if not blocks:
-        return _layered(children, consumers, sweeps)
+        return _layered(ops, children, consumers, sweeps)
     folded = {i for chain, sides in blocks for i in chain + [s for ss in sides for s in ss]}
     main = [i for i in range(len(children)) if i not in folded]
     new = {old: k for k, old in enumerate(main)}
     sub_children = [tuple(new[c] for c in children[i] if c in new) for i in main]
     layout = {main[k]: xy for k, xy in
-              _layered(sub_children, _consumers(sub_children), sweeps).items()}
+              _layered([ops[i] for i in main], sub_children, _consumers(sub_children),
+                       sweeps).items()}
     bottom = max((y for _, y in layout.values()), default=-2.0) + 2.5
     for chain, sides in blocks:
         rows = max(len(ss) for ss in sides)
@@ -594,8 +601,8 @@ def folded_sums(graph: Graph) -> list[list[int]]:
             if _fold_block(chain, graph.children, graph.consumers)]
 
 
-def _long_chains(ops: Sequence[str], children: Sequence[Sequence[int]],
-                 consumers: Sequence[Sequence[int]]) -> list[list[int]]:
+def _spines(ops: Sequence[str], children: Sequence[Sequence[int]],
+            consumers: Sequence[Sequence[int]]) -> list[list[int]]:
     """Runs of additions, each the first operand and only use of the previous one."""
     following: dict[int, int] = {}
     for p, ch in enumerate(children):
@@ -609,9 +616,14 @@ def _long_chains(ops: Sequence[str], children: Sequence[Sequence[int]],
         chain = [start]
         while chain[-1] in following:
             chain.append(following[chain[-1]])
-        if len(chain) > FOLD_LONGER_THAN:
-            chains.append(chain)
+        chains.append(chain)
     return chains
+
+
+def _long_chains(ops: Sequence[str], children: Sequence[Sequence[int]],
+                 consumers: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The running sums long enough to fold."""
+    return [c for c in _spines(ops, children, consumers) if len(c) > FOLD_LONGER_THAN]
 
 
 def _fold_block(chain: list[int], children: Sequence[Sequence[int]],
@@ -632,8 +644,9 @@ def _fold_block(chain: list[int], children: Sequence[Sequence[int]],
     return chain, sides
 
 
-def _layered(children: Sequence[Sequence[int]], consumers: Sequence[Sequence[int]],
-             sweeps: int) -> dict[int, tuple[float, float]]:
+def _layered(ops: Sequence[str], children: Sequence[Sequence[int]],
+             consumers: Sequence[Sequence[int]], sweeps: int
+             ) -> dict[int, tuple[float, float]]:
     # Hand-rolled barycenter sweeps rather than grandalf's Sugiyama layout: measured on
     # micrograd's demo graph (1,663 nodes) grandalf took 1.4 s to build its graph and
     # 8.4 s for one drawing pass, because the L2 penalty's 337-long sum chain gives
@@ -652,17 +665,25 @@ def _layered(children: Sequence[Sequence[int]], consumers: Sequence[Sequence[int
             y[i] = rank
     # Each neighbour pulls with weight 1/span²: a short edge should be straight, a long
     # one (a weight used again by the L2 penalty hundreds of columns away) barely matters.
-    below = [[(c, 1.0 / (layer[i] - layer[c]) ** 2) for c in sorted(set(ch))]
-             for i, ch in enumerate(children)]
-    above = [[(p, 1.0 / (layer[p] - layer[i]) ** 2) for p in sorted(set(us))]
-             for i, us in enumerate(consumers)]
+    # A term hangs off the running sum that adds it: without the extra pull toward the
+    # sum, a 64-term neuron's terms slid away from it, two thirds of a row per term.
+    spines = _spines(ops, children, consumers)
+    on_spine = {i for chain in spines for i in chain}
+
+    def pull(child: int, parent: int) -> float:
+        return (TERM_PULL if parent in on_spine else 1.0) / (layer[parent] - layer[child]) ** 2
+
+    below = [[(c, pull(c, i)) for c in sorted(set(ch))] for i, ch in enumerate(children)]
+    above = [[(p, pull(i, p)) for p in sorted(set(us))] for i, us in enumerate(consumers)]
 
     def place(nodes: list[int], neighbours: list[list[tuple[int, float]]],
-              reorder: bool) -> None:
+              reorder: bool, pinned: dict[int, float] | None = None) -> None:
         desired = []
         for i in nodes:
             nb = neighbours[i]
-            if nb:
+            if pinned and i in pinned:
+                desired.append(pinned[i])
+            elif nb:
                 total = sum(w for _, w in nb)
                 desired.append(sum(y[j] * w for j, w in nb) / total)
             else:
@@ -671,7 +692,8 @@ def _layered(children: Sequence[Sequence[int]], consumers: Sequence[Sequence[int
             pairs = sorted(zip(desired, [y[i] for i in nodes], nodes))
             desired = [d for d, _, _ in pairs]
             nodes[:] = [i for _, _, i in pairs]
-        for i, pos in zip(nodes, _spread(desired)):
+        weights = [PINNED if pinned and i in pinned else 1.0 for i in nodes]
+        for i, pos in zip(nodes, _spread(desired, 1.0, weights)):
             y[i] = pos
 
     both = [below[i] + above[i] for i in range(n)]
@@ -680,10 +702,15 @@ def _layered(children: Sequence[Sequence[int]], consumers: Sequence[Sequence[int
             place(nodes, below, True)
         for nodes in reversed(layers[:-1]):
             place(nodes, above, True)
-    # Final straightening with the order fixed: each node toward all its neighbours.
-    for _ in range(2):
+    # Final straightening with the order fixed: each node toward all its neighbours,
+    # and every running sum held on one row (its median), its terms arranged around it.
+    pinned = {}
+    for chain in spines:
+        row = sorted(y[i] for i in chain)[len(chain) // 2]
+        pinned.update((i, row) for i in chain)
+    for _ in range(STRAIGHTEN):
         for nodes in layers:
-            place(nodes, both, False)
+            place(nodes, both, False, pinned)
     top = min(y)
     return {i: (float(layer[i]), y[i] - top) for i in range(n)}
 

@@ -135,7 +135,7 @@ class _OpNode(QGraphicsItem):
         if lod < BOX_LOD:
             # a few pixels wide: a filled box says as much, for a fraction of the cost
             painter.fillRect(rect, _PENDING_BRUSH if self.pending else self.brush)
-            if self.current or self.selected or self.place is not None:
+            if self.current or self.selected:
                 painter.setPen(self._current_pen if self.current else self._select_pen)
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRect(rect)
@@ -223,6 +223,7 @@ class _EdgeLayer(QGraphicsItem):
         self.flow: list[QLineF] = []
         self.boxes: list[tuple[QBrush, list[QRectF]]] = []
         self.marked: list[QRectF] = []
+        self.current: list[QRectF] = []
         rect = QRectF() if area is None else QRectF(area)
         for line in lines:
             rect = rect.united(QRectF(line.p1(), line.p2()).normalized())
@@ -251,6 +252,8 @@ class _EdgeLayer(QGraphicsItem):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.setPen(self._mark_pen)
             painter.drawRects(self.marked)
+            painter.setPen(self._flow_pen)
+            painter.drawRects(self.current)
 
 
 class _Unit(QGraphicsItem):
@@ -718,18 +721,22 @@ class GraphView(QGraphicsView):
             return
         if not self._boxes_shown:
             if edges.boxes:
-                edges.boxes, edges.marked = [], []
+                edges.boxes, edges.marked, edges.current = [], [], []
                 edges.update()
             return
         groups: dict[int, tuple[QBrush, list[QRectF]]] = {}
-        marked = []
+        marked: list[QRectF] = []
+        current: list[QRectF] = []
         for node, rect in zip(self._nodes, self._node_rects):
             brush = _PENDING_BRUSH if node.pending else node.brush
             groups.setdefault(id(brush), (brush, []))[1].append(rect)
-            if node.current or node.selected or node.place is not None:
+            if node.selected:
                 marked.append(rect)
+            if node.current:
+                current.append(rect)
         edges.boxes = list(groups.values())
         edges.marked = marked
+        edges.current = current
         edges.update()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
@@ -1005,7 +1012,10 @@ class GraphView(QGraphicsView):
             top = min(inputs, key=lambda i: self._nodes[i].pos().y())
             marks.append((top, "inputs " + ", ".join(shown.labels[i] for i in inputs)))
         for chain in g.folded_sums(shown):
-            marks.append((chain[0], f"a sum of {len(chain)} terms, folded into rows "
+            # label the block's top node: the terms of the first addition sit above it
+            first = min((chain[0], *shown.children[chain[0]]),
+                        key=lambda i: self._nodes[i].pos().y())
+            marks.append((first, f"a sum of {len(chain)} terms, folded into rows "
                                     "(read left to right, row by row)"))
         if shown is not self._graph and self._expanded is not None:
             marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}"))
