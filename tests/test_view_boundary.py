@@ -8,7 +8,13 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtSvg import QSvgRenderer
 
 from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.boundary import CLASS_COLOURS, DecisionBoundaryView, output_colours
+from gradbox.views.boundary import (
+    CLASS_COLOURS,
+    DecisionBoundaryView,
+    heatmap_resolution,
+    output_colours,
+    predict_in_chunks,
+)
 from gradbox.views.session import SessionController
 
 
@@ -56,7 +62,7 @@ def test_heatmap_is_the_snapshots_prediction_on_the_grid(qtbot, controller, view
     snapshot = controller.snapshot
     assert snapshot.step == 3
     grid = view.grid_points()
-    assert grid.shape == (100 * 100, 2)
+    assert view.grid_size == 100 and grid.shape == (100 * 100, 2)
     expected = output_colours(snapshot.predict(grid), snapshot.config.effective_loss)
     np.testing.assert_array_equal(view.image.image, expected.reshape(100, 100, 3))
     # The grid covers what the plot shows, so the heatmap fills the visible plane.
@@ -84,6 +90,30 @@ def test_colours_follow_the_predicted_class() -> None:
     assert np.argmax(rgb3[0]) == np.argmax(green)
     assert rgb3[0].sum() < rgb3[1].sum()  # more confident = deeper colour
     assert len(CLASS_COLOURS) == 6
+
+
+def test_big_networks_get_a_coarser_heatmap(qtbot) -> None:  # type: ignore[no-untyped-def]
+    assert heatmap_resolution(105) == 100  # the default MLP(2, [8, 8, 1])
+    assert heatmap_resolution(337) == 100  # micrograd's demo network
+    assert 32 <= heatmap_resolution(8577) < 100  # MLP(2, [64, 64, 64, 1])
+    session = SessionController(Trainer(TrainingConfig(hidden=(64, 64, 64), n_samples=10)))
+    try:
+        widget = DecisionBoundaryView(session)
+        qtbot.addWidget(widget)
+        n = widget.grid_size
+        assert n == heatmap_resolution(len(session.snapshot.params))
+        grid = widget.grid_points()
+        assert grid.shape == (n * n, 2)
+        expected = output_colours(session.snapshot.predict(grid), "hinge")
+        np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
+    finally:
+        session.shutdown()
+
+
+def test_chunked_prediction_equals_the_snapshots(controller) -> None:  # type: ignore[no-untyped-def]
+    points = np.random.default_rng(0).uniform(-3, 3, (5000, 2))
+    np.testing.assert_allclose(predict_in_chunks(controller.snapshot, points),
+                               controller.snapshot.predict(points), rtol=1e-12, atol=1e-12)
 
 
 def test_every_point_is_drawn_train_filled_test_hollow(controller, view) -> None:  # type: ignore[no-untyped-def]
@@ -170,7 +200,8 @@ def test_three_class_blobs_picker_and_heatmap(qtbot) -> None:  # type: ignore[no
                 session.step()
         snap = session.snapshot
         expected = output_colours(snap.predict(widget.grid_points()), "softmax")
-        np.testing.assert_array_equal(widget.image.image, expected.reshape(100, 100, 3))
+        n = widget.grid_size
+        np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
     finally:
         session.shutdown()
 

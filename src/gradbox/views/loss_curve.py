@@ -17,6 +17,7 @@ from gradbox.views.session import SessionController
 # Columns kept per step, in StepRecord field names.
 FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy", "grad_norm")
 TRAIN, TEST, GHOST, GRAD = "#1f5fa8", "#e8710a", "#6b6b6b", "#8e44ad"
+THIN_LIMIT = 1000  # steps up to which the curves are drawn 2 px wide
 EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
 
 
@@ -29,7 +30,10 @@ def _style(plot: pg.PlotItem, label: str) -> None:
         # "loss (x0.001)" with ticks 300..800 reads as a loss of 300: plain numbers only.
         axis.enableAutoSIPrefix(False)
     plot.setLabel("left", label)
-    plot.showGrid(x=True, y=True, alpha=0.15)
+    # Horizontal grid lines only: they help read a value off the curve, while vertical
+    # ones add little (the hover readout gives the step) and are redrawn on every step
+    # as the step axis grows.
+    plot.showGrid(x=False, y=True, alpha=0.15)
     plot.hideButtons()
 
 
@@ -97,7 +101,7 @@ class LossCurveView(QWidget):
                                 [(0.25, ""), (0.75, "")]])
         # 0% and 100% sit on the plot's edges. pyqtgraph lets edge labels overflow a little,
         # except on an axis that draws grid lines, where it drops them: no y grid here.
-        self.accuracy_plot.showGrid(x=True, y=False)
+        self.accuracy_plot.showGrid(x=False, y=False)
 
         # One legend: train is blue and test orange in the loss and accuracy plots alike,
         # and a legend in the short accuracy plot would hide its curves.
@@ -178,7 +182,16 @@ class LossCurveView(QWidget):
         if self.log_scale.isChecked():
             self._floor_zeros(columns, ("loss", "test_loss", "ghost_loss"))
             self._floor_zeros(columns, ("grad_norm",))
+        # Qt strokes 2-px lines through its slow general path (several ms per curve for a
+        # few thousand points); past THIN_LIMIT steps the curves are drawn 1 px wide,
+        # which takes Qt's fast path and is dense enough to read just as well.
+        width = 1.0 if len(steps) > THIN_LIMIT else 2.0
         for name, curve in self.curves.items():
+            pen = curve.opts["pen"]
+            if pen.widthF() != width:
+                pen = pg.mkPen(pen)
+                pen.setWidthF(width)
+                curve.setPen(pen)
             curve.setData(steps, columns[name])
         # Test and ghost curves exist only when there is something to show.
         self._show_optional("test_loss", self.loss_legend)
