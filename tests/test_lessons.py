@@ -410,6 +410,22 @@ def test_teacher_mode_hides_what_the_lesson_does_not_need_and_enlarges_fonts(
     assert pg.variant.isVisibleTo(pg)
 
 
+def test_teacher_mode_enlarges_widgets_with_their_own_style_sheet_too(
+        qtbot, window: MiniWindow) -> None:  # type: ignore[no-untyped-def]
+    # A style sheet stops a widget inheriting its parent's font, as the toolbar's red
+    # "Forget zero_grad" box does in the real window.
+    window.forget.setStyleSheet("QCheckBox { font-weight: bold; color: #b3261e; }")
+    message = window.playground.message  # styled by the kind of message it shows
+    sizes = {w: w.font().pointSizeF() for w in (window.forget, message)}
+    apply_teacher_mode(window, lesson("zero-grad").controls, True)
+    for widget, size in sizes.items():
+        assert widget.font().pointSizeF() == pytest.approx(size * 1.5)
+    assert window.forget.font().bold()
+    apply_teacher_mode(window, (), False)
+    for widget, size in sizes.items():
+        assert widget.font().pointSizeF() == pytest.approx(size)
+
+
 def test_turning_teacher_mode_off_leaves_what_the_user_hid_hidden(
         qtbot, window: MiniWindow) -> None:  # type: ignore[no-untyped-def]
     window.docks[lessons.PARAMETERS].hide()  # closed by the user before the lesson

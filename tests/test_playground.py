@@ -453,10 +453,12 @@ def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> No
     snapshot = controller.snapshot
     table = panel.network_table
     assert table.rowCount() == len(snapshot.param_names)
-    assert [table.item(r, 0).toolTip() for r in range(table.rowCount())] == \
-        list(snapshot.param_names)
+    assert sorted(table.item(r, 0).toolTip() for r in range(table.rowCount())) == \
+        sorted(snapshot.param_names)
     errors = [float(table.item(r, 3).text()) for r in range(table.rowCount())]
-    assert max(errors) < 1e-6
+    assert errors == sorted(errors, reverse=True)  # worst first
+    assert errors[0] < 1e-6
+    assert table.item(0, 3).font().bold()
     assert "the check passes" in panel.network_summary.text()
     assert panel.network_button.isEnabled()
     # The check leaves the trainer as it was: the next snapshot's gradients are the same.
@@ -469,3 +471,27 @@ def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> No
 def test_without_a_session_the_network_check_is_off(panel: PlaygroundPanel) -> None:
     assert not panel.network_button.isEnabled()
     assert "training session" in panel.network_button.toolTip()
+
+
+def test_selecting_a_node_shows_its_local_derivative(qtbot, panel: PlaygroundPanel) -> None:  # type: ignore[no-untyped-def]
+    panel.setup("a * b", {"a": 2.0, "b": -3.0})
+    backward(qtbot, panel)
+    graph = panel.graph.graph()
+    product = graph.root
+    panel.graph.select_node(product)
+    text = panel.details.toPlainText()
+    assert "local derivative" in text and "b" in text
+    a = graph.node_of(panel.model.expression.leaves["a"])
+    panel.graph.select_node(a)
+    assert "grad" in panel.details.toPlainText()
+    assert "-3" in panel.details.toPlainText()
+
+
+def test_the_caption_says_whose_gradients_the_graph_holds(qtbot, panel: PlaygroundPanel) -> None:  # type: ignore[no-untyped-def]
+    panel.setup("a + a", {"a": 3.0})
+    assert "computed by the engine" in panel.graph_caption.text()
+    panel.variant.setCurrentIndex(panel.variant.findData("assign"))
+    panel.backward_button.click()
+    assert "broken on purpose" in panel.graph_caption.text()
+    graph = panel.graph.graph()
+    assert graph.grad(graph.node_of(panel.model.expression.leaves["a"])) == 1.0  # the variant's

@@ -723,8 +723,9 @@ class Playground:
         self.passes = 1
         self.first_retained = self.retain_graph
         self.has_grads = True
-        text = ("Each node multiplied the gradient it received by its local derivative "
-                "and passed it on, outputs first.")
+        text = ("Each node multiplies the gradient it received by its local derivative "
+                "and hands it to its inputs, the output first. The numbered badges in the "
+                "graph show the order.")
         if held:
             return Outcome("warning", "Backward added to old gradients",
                            f"{', '.join(held)} still held gradient from an earlier backward, "
@@ -756,8 +757,8 @@ class Playground:
                            "that reuses a value, such as a = 1; b = a + a; c = b + b.")
         text = f"{what[0].upper()}{what[1:]}. Wrong: {', '.join(wrong)}."
         if self.firings and len(self.firings) <= 40:
-            order = ", ".join(node.label or node._op for node in self.firings)
-            twice = sorted({node.label or node._op for node in self.firings
+            order = ", ".join(_node_name(node) for node in self.firings)
+            twice = sorted({_node_name(node) for node in self.firings
                             if node._prev and self.firings.count(node) > 1})
             text += f" It fired: {order}."
             if twice:
@@ -831,6 +832,15 @@ class Playground:
         """Backward `passes` times on the same values, with and without zero_grad."""
         return pitfalls.forget_zero_grad_demo(self.expression.rebuild, self.leaves, passes,
                                               self.names)
+
+
+def _node_name(node: Value) -> str:
+    """How a node is called in a sentence: its name, its number, or its op as drawn."""
+    if node.label:
+        return node.label
+    if not node._prev:
+        return _fmt(float(node.data))
+    return {"*": "×"}.get(node._op, node._op)
 
 
 def _close(a: float, b: float) -> bool:

@@ -78,14 +78,23 @@ def apply_teacher_mode(window: QWidget, needed: Iterable[str], on: bool,
             if action.isVisible():
                 action.setVisible(False)
                 action.setProperty(_HIDDEN, True)
-    original = QFont(window.font())
-    window.setProperty(_FONT, original)
-    bigger = QFont(original)
-    if original.pointSizeF() > 0:
-        bigger.setPointSizeF(original.pointSizeF() * scale)
+    # A widget with a style sheet of its own no longer inherits its parent's font (Qt's
+    # style-sheet style sets it explicitly), so each is scaled by hand. Fonts are read
+    # before any is changed: a child must not be scaled twice through its parent.
+    styled = [w for w in window.findChildren(QWidget) if w.styleSheet()]
+    originals = [(w, QFont(w.font())) for w in (window, *styled)]
+    for widget, font in originals:
+        widget.setProperty(_FONT, font)
+        widget.setFont(_scaled(font, scale))
+
+
+def _scaled(font: QFont, scale: float) -> QFont:
+    bigger = QFont(font)
+    if font.pointSizeF() > 0:
+        bigger.setPointSizeF(font.pointSizeF() * scale)
     else:  # a font given in pixels
-        bigger.setPixelSize(round(original.pixelSize() * scale))
-    window.setFont(bigger)
+        bigger.setPixelSize(round(font.pixelSize() * scale))
+    return bigger
 
 
 def _restore(window: QWidget) -> None:
@@ -97,10 +106,11 @@ def _restore(window: QWidget) -> None:
         if action.property(_HIDDEN):
             action.setProperty(_HIDDEN, None)
             action.setVisible(True)
-    font = window.property(_FONT)
-    if isinstance(font, QFont):
-        window.setFont(font)
-        window.setProperty(_FONT, None)
+    for widget in (window, *window.findChildren(QWidget)):
+        font = widget.property(_FONT)
+        if isinstance(font, QFont):
+            widget.setFont(font)
+            widget.setProperty(_FONT, None)
 
 
 def _set_shown(widget: QWidget, shown: bool) -> bool:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QPushButton,
     QSpinBox,
     QSplitter,
@@ -64,6 +65,7 @@ EXAMPLES: tuple[tuple[str, str, dict[str, float]], ...] = (
 # How long each node stays lit while backward is replayed: slow enough to follow by eye.
 ANIMATION_MS = 320
 
+TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
 _RED = QColor("#f6c9c4")
 _WORST_OK = QColor("#fff1b8")
 _MESSAGE_STYLE = {
@@ -210,8 +212,8 @@ class PlaygroundPanel(QWidget):
                    ("value", "Double-click to change; the forward pass runs again"),
                    ("grad", "What .grad holds: the engine's gradient"),
                    ("variant grad", "The broken variant's gradient; red where it is wrong"),
-                   ("finite diff.", "(f(x+ε) − f(x−ε)) / 2ε with ε = 1e-6"),
-                   ("rel. error", "|grad − finite diff.| / max(|grad|, |finite diff.|, 1)")]
+                   ("finite\ndiff.", "(f(x+ε) − f(x−ε)) / 2ε with ε = 1e-6"),
+                   ("rel.\nerror", "|grad − finite diff.| / max(|grad|, |finite diff.|, 1)")]
         for column, (text, tip) in enumerate(headers):
             item = QTableWidgetItem(text)
             item.setToolTip(tip)
@@ -261,10 +263,29 @@ class PlaygroundPanel(QWidget):
              "The graph of the expression: data and grad in every node. Backward lights "
              "the nodes up in the order they receive their gradient. F fits, N steps.")
         self.graph.set_level("operation")
+        self.graph_caption = QLabel()
+        self.graph_caption.setObjectName("playground_graph_caption")
+        self.graph_caption.setAccessibleName("What the graph shows")
+        self.graph_caption.setToolTip("Whose gradients the graph's boxes hold")
+        self.graph_caption.setWordWrap(True)  # else its length sets the panel's width
+        self.details = QPlainTextEdit()
+        _tip(self.details, "playground_details", "Node details",
+             "Click a node in the graph: its op, local derivative, and what each of its "
+             "uses sent back")
+        self.details.setReadOnly(True)
+        self.details.setPlaceholderText("Click a node in the graph to see its local "
+                                        "derivative and what each use sent back.")
+        self.details.setMaximumHeight(120)
+        right = QWidget()
+        right_box = QVBoxLayout(right)
+        right_box.setContentsMargins(0, 0, 0, 0)
+        right_box.addWidget(self.graph_caption)
+        right_box.addWidget(self.graph, 1)
+        right_box.addWidget(self.details)
 
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.extras)
-        splitter.addWidget(self.graph)
+        splitter.addWidget(right)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
         splitter.setChildrenCollapsible(False)
@@ -288,6 +309,7 @@ class PlaygroundPanel(QWidget):
         self.table.itemChanged.connect(self._on_item_changed)
         self.graph.animation_step.connect(self._on_animation_step)
         self.graph.animation_finished.connect(self._on_animation_finished)
+        self.graph.details_changed.connect(self.details.setPlainText)
 
         self._show_graph()
         self._fill_table()
@@ -531,22 +553,25 @@ class PlaygroundPanel(QWidget):
         table = self.network_table
         table.setRowCount(len(check.names))
         passed = check.passed(CHECK_TOLERANCE)
-        for row, name in enumerate(check.names):
+        # Worst first: with a hundred parameters, the rows that matter are on top.
+        order = np.argsort(-check.relative_error, kind="stable")
+        for row, i in enumerate(order.tolist()):
+            name = check.names[i]
             table.setItem(row, 0, _left(_cell(_short_name(name), name)))
-            table.setItem(row, 1, _cell(fmt(float(check.analytic[row]))))
-            table.setItem(row, 2, _cell(fmt(float(check.numeric[row]))))
-            error = _cell(f"{check.relative_error[row]:.1e}")
-            if row == check.worst:
+            table.setItem(row, 1, _cell(fmt(float(check.analytic[i]))))
+            table.setItem(row, 2, _cell(fmt(float(check.numeric[i]))))
+            error = _cell(f"{check.relative_error[i]:.1e}")
+            if i == check.worst:
                 error.setBackground(_WORST_OK if passed else _RED)
                 _bold(error)
             table.setItem(row, 3, error)
         if check.worst >= 0:
-            table.scrollToItem(table.item(check.worst, 3))
+            table.scrollToTop()
             where = _short_name(check.names[check.worst])
-            verdict = (f"passes (below {CHECK_TOLERANCE:g})" if passed else
-                       f"FAILS (above {CHECK_TOLERANCE:g})")
+            verdict = (f"passes (below {TOLERANCE_TEXT})" if passed else
+                       f"FAILS (above {TOLERANCE_TEXT})")
             self.network_summary.setText(
-                f"{len(check.names)} parameters. Worst relative error "
+                f"{len(check.names)} parameters, worst first. Worst relative error "
                 f"<b>{check.worst_error:.1e}</b> at {where}: the check {verdict}.")
 
     @Slot()
@@ -622,6 +647,15 @@ class PlaygroundPanel(QWidget):
         self.graph.set_graph(trace(self.model.root))
         if first:
             self.graph.fit()
+        if self.model.broken is not None:
+            self.graph_caption.setText(
+                f"The graph holds the gradients of “{PLAYGROUND_VARIANTS[self.model.variant]}”"
+                " — broken on purpose; the table has the correct ones beside them.")
+            self.graph_caption.setStyleSheet("color: #8c1d18; font-weight: bold;")
+        else:
+            self.graph_caption.setText("The graph: data and grad of every node, computed by "
+                                       "the engine. Click a node for its details.")
+            self.graph_caption.setStyleSheet("")
 
     def _fill_table(self) -> None:
         self._pending_rows = {}
@@ -636,7 +670,7 @@ class PlaygroundPanel(QWidget):
             self.table.horizontalHeaderItem(C_GRAD).setText(
                 "correct\ngrad" if variant_mode else "grad")
             self.table.horizontalHeaderItem(C_VARIANT).setText(
-                f"{self.model.variant}\ngrad" if variant_mode else "variant grad")
+                f"{self.model.variant}\ngrad" if variant_mode else "variant\ngrad")
             self.table.horizontalHeaderItem(C_VARIANT).setToolTip(
                 f"The gradient from “{label}”; red where it differs from the correct one")
             check = self.model.check
@@ -658,8 +692,8 @@ class PlaygroundPanel(QWidget):
                 if row.worst:
                     error.setBackground(_RED if failed else _WORST_OK)
                     error.setToolTip("The worst relative error of the check" +
-                                     (f": above {CHECK_TOLERANCE:g}, the check fails"
-                                      if failed else f": below {CHECK_TOLERANCE:g}, it passes"))
+                                     (f": above {TOLERANCE_TEXT}, the check fails"
+                                      if failed else f": below {TOLERANCE_TEXT}, it passes"))
                     _bold(error)
                 self.table.setItem(r, C_ERROR, error)
         finally:
@@ -674,8 +708,10 @@ class PlaygroundPanel(QWidget):
             "Backward again shows the correct engine's behaviour: choose “correct engine”")
 
     def _show(self, outcome: Outcome) -> None:
-        if self._latest is not None and self._latest != outcome:
-            self._previous = self._latest
+        if self._latest != outcome:
+            # Only a warning or an error is worth keeping in view; plain news is not.
+            keep = self._latest is not None and self._latest.kind != "info"
+            self._previous = self._latest if keep else None
         self._latest = outcome
         rich = _outcome_html(outcome)
         if self._previous is not None:
