@@ -583,15 +583,18 @@ def _compute_layout(ops: Sequence[str], children: Sequence[Sequence[int]],
     for chain, sides in blocks:
         rows = max(len(ss) for ss in sides)
         band = rows + 2.0
+        # Rows of at least FOLD_WIDTH, wider for huge sums so the block stays roughly
+        # square on screen (a column is 150 px wide, a row of terms ~170 px tall).
+        width = max(FOLD_WIDTH, round(math.sqrt(len(chain) * 1.1)))
         users = [layout[c][0] for c in consumers[chain[-1]] if c in layout]
-        x0 = max(0.0, (min(users) if users else FOLD_WIDTH) - FOLD_WIDTH)
+        x0 = max(0.0, (min(users) if users else width) - width)
         for k, node in enumerate(chain):
-            x = x0 + k % FOLD_WIDTH
-            y = bottom + (k // FOLD_WIDTH) * band + rows
+            x = x0 + k % width
+            y = bottom + (k // width) * band + rows
             layout[node] = (x, y)
             for j, side in enumerate(sides[k]):
                 layout[side] = (x, y - 1 - j)  # right above the addition that uses it
-        bottom += ((len(chain) - 1) // FOLD_WIDTH + 1) * band + 1.0
+        bottom += ((len(chain) - 1) // width + 1) * band + 1.0
     return layout
 
 

@@ -311,9 +311,9 @@ class _Unit(QGraphicsItem):
 class _WeightLayer(QGraphicsItem):
     """All weights as lines, grouped by pen: colour = sign, width = magnitude class."""
 
-    WIDTHS = (0.4, 0.9, 1.6, 2.6, 4.0, 6.0)
+    WIDTHS = (0.4, 0.8, 1.3, 2.0, 3.0, 4.5)
 
-    def __init__(self, lines: list[QLineF], bounds: QRectF) -> None:
+    def __init__(self, lines: list[QLineF], bounds: QRectF, thickness: float = 1.0) -> None:
         super().__init__()
         self.lines = lines
         self.groups: list[tuple[QPen, list[QLineF]]] = []
@@ -325,11 +325,11 @@ class _WeightLayer(QGraphicsItem):
         background = QColor("#fafafa")
         for sign, colour in ((1, _WEIGHT_POS), (-1, _WEIGHT_NEG)):
             for level, width in enumerate(self.WIDTHS):
-                strength = 0.35 + 0.13 * level
+                strength = 0.25 + 0.12 * level
                 mixed = QColor.fromRgbF(
                     *(strength * a + (1 - strength) * b for a, b in zip(
                         colour.getRgbF()[:3], background.getRgbF()[:3])))
-                self._pens[sign, level] = QPen(mixed, width, Qt.PenStyle.SolidLine,
+                self._pens[sign, level] = QPen(mixed, width * thickness, Qt.PenStyle.SolidLine,
                                                Qt.PenCapStyle.FlatCap)
         self._select_pen = QPen(QColor("#111111"), 4.0)
         self.setZValue(-1)
@@ -1148,10 +1148,12 @@ class GraphView(QGraphicsView):
         self._net_scene.clear()
         sizes = list(net.layer_sizes)
         columns = [*sizes, 1]  # the loss after the outputs
+        # Wide layers: spread the columns too, so 64x64 weights are not one solid band.
+        dx = max(NET_DX, max(sizes) * NET_DY / 4)
         positions: list[list[QPointF]] = []
         for layer, count in enumerate(columns):
             top = -(count - 1) * NET_DY / 2
-            positions.append([QPointF(layer * NET_DX, top + k * NET_DY) for k in range(count)])
+            positions.append([QPointF(layer * dx, top + k * NET_DY) for k in range(count)])
         lines, names, segments = [], [], []
         for layer in range(len(sizes) - 1):
             for unit in range(sizes[layer + 1]):
@@ -1168,7 +1170,7 @@ class GraphView(QGraphicsView):
         for column in positions:
             for p in column:
                 bounds = bounds.united(QRectF(p.x() - 60, p.y() - 40, 120, 80))
-        self._weights = _WeightLayer(lines, bounds)
+        self._weights = _WeightLayer(lines, bounds, min(1.0, (16 / max(sizes)) ** 0.5))
         self._net_scene.addItem(self._weights)
         plain = _EdgeLayer(loss_lines)
         self._net_scene.addItem(plain)
@@ -1181,8 +1183,11 @@ class GraphView(QGraphicsView):
         for layer, column in enumerate(positions):
             row = []
             header = self._net_scene.addSimpleText(self._column_title(net, layer), header_font)
-            header.setPos(column[0].x() - header.boundingRect().width() / 2,
-                          column[0].y() - UNIT_R - 34)
+            # constant size on screen, centred above the column: readable at any zoom
+            header.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+            header.setPos(column[0].x(), column[0].y() - UNIT_R - 6)
+            box = header.boundingRect()
+            header.setTransform(header.transform().translate(-box.width() / 2, -box.height()))
             for k, p in enumerate(column):
                 title = f"x{k}" if layer == 0 else ""
                 unit = _Unit(layer, k, title)
@@ -1208,7 +1213,7 @@ class GraphView(QGraphicsView):
             return "loss"
         act = net.activations[layer - 1]
         role = "output" if layer == len(sizes) - 1 else "hidden"
-        return f"layers.{layer - 1} · {role} · {act}"
+        return f"layers.{layer - 1}\n{role} · {act}"
 
     def _update_network(self) -> None:
         net = self._network
