@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -23,7 +25,7 @@ from gradbox import lessons
 from gradbox.expression import PLAYGROUND_VARIANTS, Playground, parse
 from gradbox.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
 from gradbox.pitfalls import microbatch_demo
-from gradbox.training import TrainingConfig
+from gradbox.training import Trainer, TrainingConfig
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode, lesson_html
 from gradbox.views.playground import PlaygroundPanel
 from gradbox.views.session import SessionController
@@ -145,6 +147,33 @@ def test_backward_twice_lesson_numbers() -> None:
     model.zero_grads()
     model.backward()
     assert "passed" in model.gradient_check().title
+
+
+def test_zero_grad_lesson_numbers() -> None:
+    setup = lesson("zero-grad").setup
+    trainer = Trainer(setup.config)
+    trainer.set_forget_zero_grad(setup.forget_zero_grad)
+    trainer.set_ghost(setup.ghost)
+    norms, ghost_norms, losses = [], [], []
+    for _ in range(30):
+        losses.append(trainer.step().loss)
+        snapshot = trainer.snapshot()
+        norms.append(np.linalg.norm(snapshot.grads))
+        ghost_norms.append(np.linalg.norm(snapshot.ghost_grads))
+    # The broken gradients grow and stay large; the ghost's shrink as it learns.
+    assert min(norms[5:]) > norms[0]
+    assert max(ghost_norms[10:]) < norms[0] / 4
+    # The broken loss jumps up and down rather than falling.
+    assert sum(b > a for a, b in itertools.pairwise(losses[5:])) >= 5
+
+
+def test_moons_lesson_trains_to_full_accuracy() -> None:
+    config = lesson("moons").setup.config
+    assert config.activation in lesson("moons").intro
+    trainer = Trainer(config)
+    records = [trainer.step() for _ in range(100)]
+    assert records[-1].loss < records[0].loss / 5
+    assert records[-1].accuracy == 1.0
 
 
 def test_microbatch_lesson_numbers() -> None:

@@ -256,7 +256,9 @@ ZERO_GRAD = Lesson(
         "zero_grad tab",
         "update: θ ← θ − lr · grad",
     ),
-    setup=Setup("training", config=TrainingConfig(dataset="moons", hidden=(8, 8), lr=0.1),
+    # Spelled out, not the defaults: the lesson's words must not drift when they change.
+    setup=Setup("training", config=TrainingConfig(dataset="moons", hidden=(8, 8),
+                                                  activation="tanh", loss="hinge", lr=0.1),
                 forget_zero_grad=True, ghost=True),
     controls=(TRAINING_TOOLBAR, FORGET_ZERO_GRAD, GHOST, LOSS_CURVE, PARAMETERS, BOUNDARY),
     takeaway="zero_grad() exists because += exists. One clears what the other piles up.",
@@ -301,7 +303,7 @@ MOONS = Lesson(
     title="6. Training a network on moons",
     intro=(
         "Now the same engine trains a real network: 2 inputs, two hidden layers of 8 "
-        "ReLU units, one output score. Every step is the four phases you have taken "
+        "tanh units, one output score. Every step is the four phases you have taken "
         "apart: forward, zero_grad, backward, update."
     ),
     steps=(
@@ -315,16 +317,19 @@ MOONS = Lesson(
              "Network level: one line per weight, thickness = size. Double-click a "
              "neuron to see its operations, the same boxes as in the playground."),
         Step("Press Run.",
-             "The loss curve falls and the boundary bends around the two moons."),
+             "The loss curve falls and the boundary bends around the two moons; within "
+             "a hundred steps every training point is on its side."),
         Step("Open Parameters & gradients and pick any weight.",
              "Its gradient shrinks as the loss falls: less error, less to correct."),
     ),
     formulas=(
-        "neuron: out = relu(b + Σᵢ wᵢ xᵢ)",
+        "neuron: out = tanh(b + Σᵢ wᵢ xᵢ),  ∂out/∂wᵢ = (1 − out²) · xᵢ",
         "hinge loss: L = mean(relu(1 − y · score)),  y ∈ {−1, +1}",
         "update: w ← w − lr · ∂L/∂w",
     ),
-    setup=Setup("training", config=TrainingConfig(), forget_zero_grad=False, ghost=False),
+    setup=Setup("training", config=TrainingConfig(dataset="moons", hidden=(8, 8),
+                                                  activation="tanh", loss="hinge", lr=0.5),
+                forget_zero_grad=False, ghost=False),
     controls=(TRAINING_TOOLBAR, DESIGNER, PARAMETERS, LOSS_CURVE, BOUNDARY, GRAPH_TAB),
     takeaway="A network is a bigger graph of the same boxes; training is backward and "
              "update, over and over.",
