@@ -116,8 +116,8 @@ class DecisionBoundaryView(QWidget):
         self.class_picker.setAccessibleName("Class of new points")
         self.class_picker.setToolTip("The class a left-click on empty space adds; "
                                      "Shift+click adds the next class instead")
-        self.hint = QLabel("Click: add · Shift+click: add next class · Right-click: remove · "
-                           "Click a point: select it   (filled = train, hollow = test)")
+        self.hint = QLabel("Click: add a point · Shift+click: the next class · "
+                           "Right-click: remove · Click a point: select it")
         self.hint.setAccessibleName("Mouse help")
         self.hint.setToolTip("How to edit the data with the mouse, as in the ConvNetJS demo")
         self.hint.setWordWrap(True)
@@ -151,19 +151,37 @@ class DecisionBoundaryView(QWidget):
         self.ring = pg.ScatterPlotItem(size=20, symbol="o", brush=None, antialias=True,
                                        pen=pg.mkPen("#111", width=2.5))
         item.addItem(self.ring, ignoreBounds=True)
+        # A key for the marks, which the class colours alone do not explain. The samples
+        # are stand-ins: a legend draws an item's symbol, it need not be in the plot.
+        self.legend = pg.LegendItem(offset=(-6, -6), labelTextColor="#222",
+                                    brush=pg.mkBrush(255, 255, 255, 210),
+                                    pen=pg.mkPen("#bbb"))
+        self.legend.setParentItem(self.view_box)
+        grey = "#777"
+        for label, sample in (
+                ("train", pg.ScatterPlotItem(symbol="o", size=9, brush=grey,
+                                             pen=pg.mkPen("w"))),
+                ("test", pg.ScatterPlotItem(symbol="o", size=9, brush=None,
+                                            pen=pg.mkPen(grey, width=2))),
+                ("selected", pg.ScatterPlotItem(symbol="o", size=14, brush=None,
+                                                pen=pg.mkPen("#111", width=2)))):
+            self.legend.addItem(sample, label)
         self._train_brushes = [pg.mkBrush(c) for c in CLASS_COLOURS]
         self._train_pen = pg.mkPen("w", width=1.2)
         self._test_pens = [pg.mkPen(c, width=2.2) for c in CLASS_COLOURS]
         self._test_brush = pg.mkBrush(255, 255, 255, 170)
 
         top = QHBoxLayout()
-        top.addWidget(QLabel("Add class:"))
+        picker_label = QLabel("Class of new points:")
+        picker_label.setBuddy(self.class_picker)
+        top.addWidget(picker_label)
         top.addWidget(self.class_picker)
-        top.addWidget(self.hint, 1)
+        top.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
         layout.addWidget(self.plot, 1)
+        layout.addWidget(self.hint)  # below the plot: a full-width line is room enough
 
         controller.snapshot_changed.connect(self._on_snapshot)
         controller.sample_selected.connect(self._on_sample_selected)

@@ -64,6 +64,7 @@ HEADER_TIPS = (
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
 # Playground's colours: blue for positive, orange for negative (as in the boundary view).
 POSITIVE, NEGATIVE = QColor("#0877bd"), QColor("#f59322")
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
 
 
@@ -238,6 +239,10 @@ class GradientBarDelegate(QStyledItemDelegate):
             bar = QRectF(min(middle, middle + length), bar_area.top() + 1, abs(length),
                          bar_area.height() - 2)
             painter.fillRect(bar, POSITIVE if fraction > 0 else NEGATIVE)
+            if opt.state & QStyle.StateFlag.State_Selected:
+                # A blue bar on the blue selection highlight needs an edge to be seen.
+                painter.setPen(QColor("white"))
+                painter.drawRect(bar)
             painter.setPen(QColor(0, 0, 0, 90))
             painter.drawLine(QPointF(middle, bar_area.top()), QPointF(middle, bar_area.bottom()))
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
@@ -310,7 +315,9 @@ class ParametersView(QWidget):
         self.table.setItemDelegateForColumn(GRAD, self.bar_delegate)
         self.table.setItemDelegateForColumn(GHOST, self.bar_delegate)
 
-        self.history_title = QLabel()
+        self.history_title = QLabel("Select a row to follow that parameter's value and "
+                                    "gradient step by step")
+        self.history_title.setWordWrap(True)
         self.history_title.setAccessibleName("History title")
         self.history_title.setToolTip("Which parameter the plot below follows")
         self.history = pg.GraphicsLayoutWidget()
@@ -360,6 +367,7 @@ class ParametersView(QWidget):
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.history_title)
         lower_layout.addWidget(self.history, 1)
+        self._lower = lower
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(upper)
         self.splitter.addWidget(lower)
@@ -371,6 +379,10 @@ class ParametersView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.splitter)
+        # An empty plot explains nothing: until a row is chosen only its hint shows, and
+        # the table takes the room.
+        self.history.hide()
+        lower.setMaximumHeight(self.history_title.sizeHint().height() * 3)
 
         self._history_timer = QTimer(self)
         self._history_timer.setSingleShot(True)
@@ -397,9 +409,11 @@ class ParametersView(QWidget):
     def _update_labels(self, snapshot: Snapshot) -> None:
         grads = np.abs(np.asarray(snapshot.grads))
         text = f"{len(snapshot.param_names):,} parameters"
-        if len(grads) and np.isfinite(grads).any():
+        if len(grads) and np.nanmax(grads, initial=0) > 0:
             i = int(np.nanargmax(grads))
             text += f" · largest |grad| {grads[i]:.3g} ({snapshot.param_names[i]})"
+        else:
+            text += " · no gradients yet: Step runs a backward pass"
         self.summary.setText(text)
         if snapshot.forget_zero_grad:
             self.warning.setText("Forget zero_grad is on: each backward pass adds to the "
@@ -448,6 +462,11 @@ class ParametersView(QWidget):
     def _show_history_of(self, name: str) -> None:
         self._history_index = self.model.names.index(name)
         self.history_title.setText(f"History of <b>{name}</b>")
+        if self.history.isHidden():
+            self.history.show()
+            self._lower.setMaximumHeight(QWIDGETSIZE_MAX)
+            total = sum(self.splitter.sizes())
+            self.splitter.setSizes([total * 3 // 5, total * 2 // 5])
         self._history_key = None
         self._history_timer.start(0)
 
