@@ -293,6 +293,32 @@ def test_64x64x64_network_opens_collapsed_without_freezing(qtbot, view: GraphVie
     assert view.select_parameter("layers.2.neurons.5.w.7")
     assert view.expanded_neuron() == (2, 5)
     assert view.selected_node() == g.find_parameter("layers.2.neurons.5.w.7")
+    selected = [item for item in op_items(view) if item.selected]
+    assert [view.shown_graph().names[item.index] for item in selected] == [
+        "layers.2.neurons.5.w.7"]
+    # chosen while the network level shows: the operation level opens on its neuron
+    view.set_level("network")
+    assert view.select_parameter("layers.0.neurons.9.b")
+    view.set_level("operation")
+    assert view.expanded_neuron() == (0, 9)
+    assert [item.index for item in op_items(view) if item.selected] == [
+        view.shown_graph().find_parameter("layers.0.neurons.9.b")]
+
+
+def test_selection_survives_a_new_step(view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    view.set_graph(graph.trace(loss, model))
+    view.set_level("operation")
+    view.select_parameter("layers.1.neurons.0.w.2")
+    model2, loss2, _ = demo(sizes=(3, 1), n=10, seed=4)
+    g2 = graph.trace(loss2, model2)
+    view.set_graph(g2)
+    assert view.selected_node() == g2.find_parameter("layers.1.neurons.0.w.2")
+    model3, other, _ = demo(sizes=(5, 1), n=10)
+    g3 = graph.trace(other, model3)
+    view.set_graph(g3)  # another shape: the same parameter name, another node id
+    assert view.selected_node() == g3.find_parameter("layers.1.neurons.0.w.2")
+    assert sum(item.selected for item in op_items(view)) == 1
 
 
 # --- zoom and export ----------------------------------------------------------------------

@@ -406,7 +406,8 @@ class GraphView(QGraphicsView):
         self._edges: _EdgeLayer | None = None
         self._edge_lines: list[QLineF] = []
         self._edge_index: list[tuple[int, int]] = []
-        self._selected: int | None = None  # shown-graph id
+        self._selected_node: int | None = None  # id in the given graph: what is selected
+        self._selected: int | None = None  # the same node's id in the shown graph, if shown
         self._network: NetworkLevel | None = None
         self._net_key: tuple | None = None
         self._units: list[list[_Unit]] = []
@@ -452,6 +453,10 @@ class GraphView(QGraphicsView):
     def set_graph(self, graph: Graph, sample: int | None = None) -> None:
         """Show a new step's graph; re-layout only if its structure changed."""
         self.stop_animation()
+        if self._graph is None or graph.structure_key != self._graph.structure_key:
+            # node ids mean other nodes now; a parameter keeps its name
+            name = self._net_selected
+            self._selected_node = graph.find_parameter(name) if name else None
         self._graph = graph
         if sample is not None:
             self._sample = sample
@@ -525,10 +530,10 @@ class GraphView(QGraphicsView):
 
     def select_node(self, node: int | None) -> None:
         """Select a node of the given graph (by id); no parameter_selected is emitted."""
-        self._select_shown(self._to_shown(node) if node is not None else None, user=False)
+        self._select(node, user=False)
 
     def selected_node(self) -> int | None:
-        return self._to_original(self._selected)
+        return self._selected_node
 
     def select_parameter(self, name: str) -> bool:
         """Select a parameter by name at both levels (from the parameters panel).
@@ -539,15 +544,23 @@ class GraphView(QGraphicsView):
         found = False
         self._net_selected = name
         self._update_network_selection()
-        if self._graph is not None:
-            node = self._graph.find_parameter(name)
-            if node is not None:
-                found = True
-                if self._shown is not None and self._to_shown(node) is None:
-                    parsed = NetworkLevel.parse_name(name)
-                    if parsed is not None and self.is_collapsed():
-                        self.expand_neuron(parsed[0], parsed[1])
-                self._select_shown(self._to_shown(node), user=False)
+        graph = self._graph
+        node = graph.find_parameter(name) if graph is not None else None
+        if graph is not None and node is not None:
+            found = True
+            parsed = NetworkLevel.parse_name(name)
+            collapsed = not self._show_all and (self._expanded is not None
+                                                or len(graph) > OP_NODE_CAP)
+            if parsed is not None and collapsed and parsed[:2] != self._expanded:
+                # show the neuron the parameter belongs to, now or when the level opens
+                self._expanded = (parsed[0], parsed[1])
+                self._fitted["operation"] = False
+                if self._level == "operation":
+                    self._sync_op_items()
+                    self.fit()
+            self._select(node, user=False)
+            if self._level == "operation" and self._selected is not None:
+                self.ensureVisible(self._nodes[self._selected], 60, 60)
         if self._network is not None and NetworkLevel.parse_name(name) is not None:
             found = True
         self._emit_details()
@@ -559,6 +572,8 @@ class GraphView(QGraphicsView):
             return self._network_details(self._net_selected)
         if self._shown is not None and self._selected is not None:
             return g.details(self._shown, self._selected, self._sample)
+        if self._graph is not None and self._selected_node is not None:
+            return g.details(self._graph, self._selected_node, self._sample)
         return ""
 
     # --- animation --------------------------------------------------------------------
@@ -942,15 +957,17 @@ class GraphView(QGraphicsView):
 
     def _sync_op_items(self) -> None:
         shown = self._choose_shown()
-        previous = self._to_original(self._selected)
         self._shown = shown
         if shown is None:
             return
-        key = (shown.structure_key, shown.original_ids is not None and shown.original_ids[:1])
-        if key != self._shown_key:
+        key = (shown.structure_key, self._expanded if shown is not self._graph else None)
+        rebuilt = key != self._shown_key
+        if rebuilt:
             self._build_op_items(shown)
             self._shown_key = key
-            self._selected = self._to_shown(previous) if previous is not None else None
+        selected = self._to_shown(self._selected_node)
+        if rebuilt or selected != self._selected:
+            self._selected = selected
             self._apply_selection()
         self._update_op_items()
 
@@ -1070,13 +1087,14 @@ class GraphView(QGraphicsView):
             return node
         return shown.original_ids[node]
 
-    def _select_shown(self, node: int | None, user: bool) -> None:
-        self._selected = node
+    def _select(self, node: int | None, user: bool) -> None:
+        """Select a node of the given graph (shown or not); a user's choice is announced."""
+        self._selected_node = node
+        self._selected = self._to_shown(node)
         self._apply_selection()
-        original = self._to_original(node)
-        if original is not None:
-            self.node_selected.emit(original)
-            name = self._shown.names[node] if self._shown is not None else None
+        if node is not None:
+            self.node_selected.emit(node)
+            name = self._graph.names[node] if self._graph is not None else None
             if name:
                 self._net_selected = name
                 self._update_network_selection()
@@ -1105,7 +1123,7 @@ class GraphView(QGraphicsView):
         if self._level == "operation":
             hit = self._node_at(point)
             if hit is not None:
-                self._select_shown(hit, user=True)
+                self._select(self._to_original(hit), user=True)
             return
         unit = self._unit_at(point)
         if unit is not None:
@@ -1127,6 +1145,7 @@ class GraphView(QGraphicsView):
             if self._graph is not None:
                 node = self._graph.find_parameter(name)
                 if node is not None:
+                    self._selected_node = node
                     self._selected = self._to_shown(node)
                     self._apply_selection()
             self.parameter_selected.emit(name)
