@@ -343,6 +343,7 @@ class Contribution:
     upstream: float    # the consumer's gradient for the sample
     amount: float      # what this use added to node.grad as shown (see FanOut)
     sample_amount: float  # local × upstream for the sample alone
+    per_sample: bool = False  # the consumer differs per sample (its product was an array)
 
 
 @dataclass(frozen=True)
@@ -388,7 +389,7 @@ def fanout_contributions(graph: Graph, node: int, sample: int = 0) -> FanOut:
         amount = float(np.sum(product)) if shared else _at(product, sample)
         local_i, upstream_i = _at(local, sample), _at(upstream, sample)
         parts.append(Contribution(consumer, slot, local_i, upstream_i, amount,
-                                  local_i * upstream_i))
+                                  local_i * upstream_i, type(product) is np.ndarray))
     total = math.fsum(p.amount for p in parts)
     return FanOut(node, sample, tuple(parts), total, _at(graph.grad(node), sample))
 
@@ -434,11 +435,10 @@ def details(graph: Graph, node: int, sample: int = 0) -> str:
         uses = len(fan.contributions)
         lines.append(f"used {uses} time{'s' if uses > 1 else ''}"
                      + (" (fan-out: the gradients add up, +=)" if uses > 1 else "") + ":")
-        summed = shared and graph.n_samples > 1
         for part in fan.contributions:
             step = (f"local {fmt(part.local)} × upstream {fmt(part.upstream)} = "
                     f"{fmt(part.sample_amount)}")
-            if summed:
+            if shared and part.per_sample:
                 step = f"sample {sample}: {step}; over all samples {fmt(part.amount)}"
             lines.append(f"  via #{part.consumer} ({graph.ops[part.consumer]}), "
                          f"operand {part.slot}: {step}")

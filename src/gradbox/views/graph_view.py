@@ -426,6 +426,7 @@ class GraphView(QGraphicsView):
         self._caching = True
         self._boxes_shown = False
         self._landmarks: list[QGraphicsSimpleTextItem] = []
+        self._legend = True
         self._node_rects: list[QRectF] = []
         self._node_xy = np.zeros((0, 2))
 
@@ -566,6 +567,11 @@ class GraphView(QGraphicsView):
         self._emit_details()
         return found
 
+    def set_legend_visible(self, visible: bool) -> None:
+        """The colour key and hints in the top-left corner (on by default)."""
+        self._legend = bool(visible)
+        self.viewport().update()
+
     def details_text(self) -> str:
         """What the details pane shows for the current selection."""
         if self._level == "network" and self._net_selected:
@@ -676,7 +682,7 @@ class GraphView(QGraphicsView):
         if rect.isEmpty():
             return
         # Leave the legend's band at the top free, so it covers no node.
-        band = 18 * len(self._legend_lines()) + 24
+        band = 18 * len(self._legend_lines()) + 24 if self._legend else 12
         port = self.viewport().rect()
         width, height = max(port.width() - 24, 10), max(port.height() - band - 12, 10)
         scale = min(width / rect.width(), height / rect.height(), 2.0)
@@ -819,6 +825,8 @@ class GraphView(QGraphicsView):
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
         # Legend and hints in window coordinates, so they stay put while panning.
+        if not self._legend:
+            return
         painter.save()
         painter.resetTransform()
         font = QFont()
