@@ -156,7 +156,9 @@ class Graph:
         """The same graph with today's numbers frozen (later steps will not change it).
 
         Useful for handing a graph to another thread or keeping it for a replay: the
-        optimizer rewrites parameters and `zero_grad` resets gradients in place.
+        optimizer and `zero_grad` rebind `.data` and `.grad` on the very Values the live
+        graph reads. Gradient arrays are copied too, so no later engine change that
+        updated them in place could reach back into a snapshot.
         """
         frozen = tuple(_Frozen(v.data, np.array(v.grad) if type(v.grad) is np.ndarray
                                else v.grad) for v in self._source)
