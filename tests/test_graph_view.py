@@ -241,7 +241,8 @@ def test_network_level_weights_units_and_gradient_toggle(qtbot, view: GraphView)
     assert len(view._weight_names) == 2 * 16 + 16 * 16 + 16
     unit = view._units[2][7]
     assert unit.text == graph.fmt(net.units[2][7]) and unit.image is not None
-    view.set_show_gradients(True)
+    view.gradients_action.trigger()
+    assert view.show_gradients() and view.gradients_action.isChecked()
     assert unit.text == "grad " + graph.fmt(net.unit_grads[2][7])
     # a click on the middle of an edge picks that weight
     name = "layers.2.neurons.0.w.9"
@@ -349,6 +350,15 @@ def test_export_png_svg_dot(tmp_path: Path, view: GraphView) -> None:
     dot = (tmp_path / "g.dot").read_text(encoding="utf-8")
     assert graph.parse_dot_counts(dot) == (len(g), len(g.edges))
     assert f"data {graph.fmt(g.values(1)[0])}" in dot
+
+
+def test_actions_switch_level(qtbot, view: GraphView) -> None:
+    view.set_graph(small_graph())
+    with qtbot.waitSignal(view.level_changed) as blocker:
+        qtbot.keyClick(view, Qt.Key.Key_L)
+    assert blocker.args == ["operation"] and view.operations_action.isChecked()
+    view.set_level("network")
+    assert not view.operations_action.isChecked()
 
 
 def test_set_level_rejects_unknown(view: GraphView) -> None:

@@ -14,11 +14,13 @@ from typing import ClassVar
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QAction,
     QBrush,
     QColor,
     QFont,
     QImage,
     QKeyEvent,
+    QKeySequence,
     QMouseEvent,
     QPainter,
     QPainterPath,
@@ -427,8 +429,38 @@ class GraphView(QGraphicsView):
         self._boxes_shown = False
         self._landmarks: list[QGraphicsSimpleTextItem] = []
         self._legend = True
+        self._make_actions()
         self._node_rects: list[QRectF] = []
         self._node_xy = np.zeros((0, 2))
+
+    def _make_actions(self) -> None:
+        """Ready-made actions for a toolbar or menu around the view (shortcuts work here)."""
+        def action(text: str, tip: str, key: str | None, slot: object,
+                   checkable: bool = False) -> QAction:
+            act = QAction(text, self)
+            act.setToolTip(tip + (f" ({key})" if key else ""))
+            act.setCheckable(checkable)
+            if key:
+                act.setShortcut(QKeySequence(key))
+                act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            act.triggered.connect(slot)
+            self.addAction(act)
+            return act
+
+        self.operations_action = action(
+            "Operations", "Show every operation instead of neurons", "L",
+            lambda checked: self.set_level("operation" if checked else "network"), True)
+        self.level_changed.connect(
+            lambda level: self.operations_action.setChecked(level == "operation"))
+        self.gradients_action = action(
+            "Gradients", "Draw gradients instead of weights on the network's edges", "G",
+            self.set_show_gradients, True)
+        self.fit_action = action("Fit", "Zoom to show everything", "F", self.fit)
+        self.play_action = action("Play backward", "Replay backward node by node", None,
+                                  lambda: self.play_backward())
+        self.step_action = action("Step backward", "Next node of the backward replay", "N",
+                                  lambda: self.step_backward())
+        self.stop_action = action("Stop", "Stop the replay", "Esc", self.stop_animation)
 
     # --- public API -------------------------------------------------------------------
     def level(self) -> str:
@@ -490,6 +522,7 @@ class GraphView(QGraphicsView):
     def set_show_gradients(self, show: bool) -> None:
         """At network level, draw gradients instead of weights on the edges."""
         self._show_grads = bool(show)
+        self.gradients_action.setChecked(self._show_grads)
         if self._network is not None:
             self._update_network()
         self.viewport().update()
@@ -769,12 +802,8 @@ class GraphView(QGraphicsView):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         key = event.key()
-        if key == Qt.Key.Key_F:
-            self.fit()
-        elif key in (Qt.Key.Key_N, Qt.Key.Key_Period):
+        if key == Qt.Key.Key_Period:
             self.step_backward()
-        elif key == Qt.Key.Key_Escape:
-            self.stop_animation()
         elif key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
             self.zoom(1.25)
         elif key == Qt.Key.Key_Minus:
