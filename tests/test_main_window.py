@@ -182,3 +182,32 @@ def test_every_control_has_tooltip_and_accessible_name(window: MainWindow) -> No
     missing = [f"{type(w).__name__} {w.text() if hasattr(w, 'text') else ''}"
                for w in controls if not w.toolTip() or not w.accessibleName()]
     assert not missing, missing
+
+
+def test_every_lesson_sets_up_the_real_window(qtbot, window: MainWindow) -> None:
+    from gradbox import lessons
+
+    for lesson in lessons.LESSONS:
+        window.lessons.apply_key(lesson.key)
+        if lesson.setup.view == "playground":
+            assert window.tabs.currentWidget().objectName() == lessons.PLAYGROUND_TAB
+            assert window.playground.expression.text() == lesson.setup.expression
+        else:
+            assert window.tabs.currentWidget() is window.boundary
+            expected = lesson.setup.config
+            qtbot.waitUntil(lambda e=expected: window.controller.snapshot.config == e,
+                            timeout=5000)
+            qtbot.waitUntil(lambda s=lesson.setup: window.controller.snapshot.forget_zero_grad
+                            == s.forget_zero_grad, timeout=5000)
+
+
+def test_teacher_mode_hides_what_a_lesson_does_not_need(qtbot, window: MainWindow) -> None:
+    window.lessons.apply_key("accumulate")
+    font_before = window.font().pointSizeF()
+    window.lessons.set_teacher_mode(True)
+    assert not window.docks["Designer"].isVisible()
+    assert window.font().pointSizeF() > font_before
+    assert window.docks["Lessons"].isVisible()
+    window.lessons.set_teacher_mode(False)
+    assert window.docks["Designer"].isVisible()
+    assert window.font().pointSizeF() == font_before

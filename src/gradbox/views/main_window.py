@@ -14,16 +14,19 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QTabWidget,
     QWidget,
 )
 
-from gradbox import datasets, persistence
+from gradbox import datasets, lessons, persistence
 from gradbox.training import Snapshot, Trainer, TrainingConfig
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
+from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
 from gradbox.views.parameters import ParametersView
+from gradbox.views.playground import PlaygroundPanel
 from gradbox.views.session import SessionController
 from gradbox.views.toolbar import TrainingToolbar
 
@@ -56,6 +59,20 @@ def load_saved_config(settings: QSettings) -> TrainingConfig | None:
         return None
 
 
+def _scrolling(widget: QWidget) -> QScrollArea:
+    """Let a tall or wide panel scroll rather than force a window bigger than the screen."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    # The scroll area takes the panel's name: it is what a tab or dock holds, so it is
+    # what teacher mode must find to hide or keep.
+    name = widget.objectName() or type(widget).__name__
+    widget.setObjectName(f"{name}_content")
+    area.setObjectName(name)
+    return area
+
+
 class MainWindow(QMainWindow):
     def __init__(self, controller: SessionController, settings: QSettings | None = None,
                  parent: QWidget | None = None) -> None:
@@ -73,20 +90,31 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Main views")
         self.tabs.addTab(self.boundary, "Decision boundary")
+        self.boundary.setObjectName(lessons.BOUNDARY)
         self.graph = self._make_graph_view()
         if self.graph is not None:
+            self.graph.setObjectName(lessons.GRAPH_TAB)
             self.tabs.addTab(self.graph, "Computation graph")
+        self.playground = PlaygroundPanel(controller)
+        self.tabs.addTab(_scrolling(self.playground), "Playground")
         self.setCentralWidget(self.tabs)
+        self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
+        self.toolbar.ghost.setObjectName(lessons.GHOST)
 
         self.designer = DesignerPanel(controller)
         self.loss_curve = LossCurveView(controller)
         self.parameters = ParametersView(controller)
         self.docks: dict[str, QDockWidget] = {}
-        designer = self._dock("Designer", self.designer, Qt.LeftDockWidgetArea)
+        designer = self._dock("Designer", _scrolling(self.designer), Qt.LeftDockWidgetArea)
         parameters = self._dock("Parameters && gradients", self.parameters,
                                 Qt.RightDockWidgetArea)
         loss = self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
+        self.lessons = LessonPanel(self)
+        lesson_dock = self._dock("Lessons", self.lessons, Qt.RightDockWidgetArea)
+        self.tabifyDockWidget(parameters, lesson_dock)
+        parameters.raise_()
         self.resize(1400, 900)
+        self.loss_curve.setMinimumHeight(200)
         # Docks start at their minimum size; give the panels room to be read.
         self.resizeDocks([designer, parameters], [290, 500], Qt.Horizontal)
         self.resizeDocks([loss], [250], Qt.Vertical)
@@ -179,8 +207,30 @@ class MainWindow(QMainWindow):
             view.addAction(dock.toggleViewAction())
         view.addAction(self.toolbar.toggleViewAction())
 
+        lesson_menu = self.lessons.build_menu(self.menuBar())
+        self.menuBar().insertMenu(self.menus["&Help"].menuAction(), lesson_menu)
         m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
         m("&Help", "&About gradbox", self.show_about)
+
+    # --- the lesson host: what a lesson may ask of the window --------------------------
+    def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
+                        retain_graph: bool, tab: str = "variables") -> None:
+        self.tabs.setCurrentIndex(self.tabs.indexOf(self.playground.parent().parent()))
+        self.playground.setup(expression, values, variant, retain_graph, tab)
+
+    def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
+                      ghost: bool) -> None:
+        self.tabs.setCurrentWidget(self.boundary)
+        self.designer.show_config(config)
+        self.designer.apply()
+        self.toolbar.forget_zero_grad.setChecked(forget_zero_grad)
+        self.toolbar.ghost.setChecked(ghost)
+
+    def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
+        apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
+        if on:
+            self.docks["Lessons"].show()
+            self.docks["Lessons"].raise_()
 
     # --- messages and errors ---------------------------------------------------------------
     @Slot(str)
