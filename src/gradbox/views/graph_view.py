@@ -224,6 +224,8 @@ class _EdgeLayer(QGraphicsItem):
         self.outputs: list[QLineF] = []
         self.flow: list[QLineF] = []
         self.boxes: list[tuple[QBrush, list[QRectF]]] = []
+        self.borders: list[tuple[QPen, list[QRectF]]] = []  # parameters, inputs
+        self.fanout: list[QRectF] = []  # the outer border of nodes used more than once
         self.marked: list[QRectF] = []
         self.current: list[QRectF] = []
         rect = QRectF() if area is None else QRectF(area)
@@ -252,6 +254,13 @@ class _EdgeLayer(QGraphicsItem):
                 painter.setBrush(brush)
                 painter.drawRects(rects)
             painter.setBrush(Qt.BrushStyle.NoBrush)
+            lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+            if lod >= BOX_LOD:  # smaller, borders would only blur the colours
+                for pen, rects in self.borders:
+                    painter.setPen(pen)
+                    painter.drawRects(rects)
+                painter.setPen(self._pen)
+                painter.drawRects(self.fanout)
             painter.setPen(self._mark_pen)
             painter.drawRects(self.marked)
             painter.setPen(self._flow_pen)
@@ -425,7 +434,6 @@ class GraphView(QGraphicsView):
         self._follow = True
         self._press: QPointF | None = None
         self._fitted = {"network": False, "operation": False}
-        self._caching = True
         self._boxes_shown = False
         self._landmarks: list[QGraphicsSimpleTextItem] = []
         self._legend = True
@@ -749,25 +757,22 @@ class GraphView(QGraphicsView):
         return float(self.transform().m11())
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
-        # Pixmap caches pay off where text is drawn (panning a readable graph); zoomed out,
-        # re-filling 1,663 caches after each step costs more than painting boxes directly.
+        # Zoomed out too far to read, the nodes are drawn by the edge layer as boxes
+        # grouped by colour: one Python paint() per node made panning the whole demo
+        # graph stutter (45 frames/s at zoom 0.4 on a busy machine, 16 at "fit").
         scale = self._viewport_scale()
-        cache = scale >= TEXT_LOD
-        if cache != self._caching and self._nodes:
-            mode = (QGraphicsItem.CacheMode.DeviceCoordinateCache if cache
-                    else QGraphicsItem.CacheMode.NoCache)
-            for node in self._nodes:
-                node.setCacheMode(mode)
-            self._caching = cache
         for mark in self._landmarks:
             mark.setVisible(scale < TEXT_LOD)
-        boxes = scale < BOX_LOD
+        boxes = scale < TEXT_LOD
         if boxes != self._boxes_shown and self._nodes:
-            for node in self._nodes:
-                node.setVisible(not boxes)
-            self._boxes_shown = boxes
-            self._refresh_boxes()
+            self._show_boxes(boxes)
         super().paintEvent(event)
+
+    def _show_boxes(self, boxes: bool) -> None:
+        for node in self._nodes:
+            node.setVisible(not boxes)
+        self._boxes_shown = boxes
+        self._refresh_boxes()
 
     def _refresh_boxes(self) -> None:
         edges = self._edges
@@ -937,22 +942,26 @@ class GraphView(QGraphicsView):
         painter = QPainter(generator)
         self._render_uncached(scene, painter, QRectF(0, 0, rect.width(), rect.height()), rect)
 
-    @staticmethod
-    def _render_uncached(scene: QGraphicsScene, painter: QPainter, target: QRectF,
+    def _render_uncached(self, scene: QGraphicsScene, painter: QPainter, target: QRectF,
                          source: QRectF) -> None:
         # Cached items would be pasted in as the view's bitmaps (blurred, or without text
-        # when the view is zoomed out): draw them afresh at the export's own scale.
+        # when the view is zoomed out): draw them afresh at the export's own scale, and
+        # as nodes, not as the zoomed-out view's boxes.
         cached = [item for item in scene.items()
                   if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+        overview = scene is self._op_scene and self._boxes_shown
         for item in cached:
             item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        if overview:
+            self._show_boxes(False)
         try:
             scene.render(painter, target, source)
         finally:
             painter.end()
             for item in cached:
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            # (only items that were cached are restored, so op nodes keep the view's mode)
+            if overview:
+                self._show_boxes(True)
 
     def export_dot(self, path: str | Path) -> None:
         shown = self._shown if self._shown is not None else self._graph
@@ -1022,8 +1031,6 @@ class GraphView(QGraphicsView):
             else:
                 kind = _OpNode.CONST
             item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i))
-            if not self._caching:
-                item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
             lx, ly = layout[i]
             item.setPos(lx * DX, ly * DY)
             tip = shown.names[i] or shown.display_name(i)
@@ -1044,6 +1051,13 @@ class GraphView(QGraphicsView):
         for rect in self._node_rects:
             area = area.united(rect)
         self._edges = _EdgeLayer(lines, long, area)
+        borders: dict[int, list[QRectF]] = {}
+        for item, rect in zip(nodes, self._node_rects):
+            if item.kind in (_OpNode.PARAM, _OpNode.INPUT):
+                borders.setdefault(item.kind, []).append(rect)
+        self._edges.borders = [(_OpNode._border[kind], rects) for kind, rects in borders.items()]
+        self._edges.fanout = [rect.adjusted(-4, -4, 4, 4)
+                              for item, rect in zip(nodes, self._node_rects) if item.fanout]
         self._edge_lines = lines
         self._edge_index = index
         self._op_scene.addItem(self._edges)
