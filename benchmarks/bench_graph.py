@@ -106,7 +106,13 @@ def main() -> None:
     cached_ms, _ = timed(lambda: graph.layered_layout(g), 20)
     row("layout again, same structure (cache hit)", cached_ms, step_ms)
     lay = graph.layered_layout(g)
-    print(f"  {'edge crossings (straight lines)':<46} {graph.count_crossings(g, lay):8d}")
+    print(f"  {'edge crossings, all / solid (not faint) edges':<46} "
+          f"{graph.count_crossings(g, lay):8d} / {graph.count_crossings(g, lay, True)}")
+    graph.clear_layout_cache()
+    unswept = graph.layered_layout(g, sweeps=0)
+    print(f"  {'  the same without barycenter sweeps':<46} "
+          f"{graph.count_crossings(g, unswept):8d} / {graph.count_crossings(g, unswept, True)}")
+    graph.clear_layout_cache()
     snap_ms, _ = timed(lambda: g.snapshot(), 20)
     row("Graph.snapshot() (freeze the numbers)", snap_ms, step_ms)
     net_ms, _ = timed(lambda: graph.network_level(model, g, 5, EXTENT), 20)

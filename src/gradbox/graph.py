@@ -720,9 +720,26 @@ def _layered(ops: Sequence[str], children: Sequence[Sequence[int]],
     return {i: (float(layer[i]), y[i] - top) for i in range(n)}
 
 
-def count_crossings(graph: Graph, layout: Mapping[int, tuple[float, float]]) -> int:
-    """Pairs of edges that cross in the drawing (straight lines), for judging a layout."""
-    edges = [(c, p) for c, p in set(graph.edges)]
+# Edges longer than this (in layout units) from a node used several times are drawn
+# faint: a weight reused by the L2 penalty far away would otherwise cover the picture.
+FAINT_EDGE_LENGTH = 4.0
+
+
+def is_faint_edge(graph: Graph, layout: Mapping[int, tuple[float, float]], child: int,
+                  parent: int) -> bool:
+    """Long, and not the only use of its child (a single use is part of a chain: keep it)."""
+    return (len(graph.consumers[child]) > 1
+            and math.dist(layout[child], layout[parent]) > FAINT_EDGE_LENGTH)
+
+
+def count_crossings(graph: Graph, layout: Mapping[int, tuple[float, float]],
+                    solid_only: bool = False) -> int:
+    """Pairs of edges that cross in the drawing (straight lines), for judging a layout.
+
+    `solid_only` leaves out the faint edges (`is_faint_edge`).
+    """
+    edges = [(c, p) for c, p in set(graph.edges)
+             if not solid_only or not is_faint_edge(graph, layout, c, p)]
     if len(edges) < 2:
         return 0
     pts = np.array([[*layout[c], *layout[p]] for c, p in edges])

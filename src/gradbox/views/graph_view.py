@@ -7,7 +7,6 @@ per graph *structure*; a training step only changes their text and colour.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import ClassVar
 
@@ -48,8 +47,6 @@ NODE_W, NODE_H = 132.0, 44.0
 TEXT_LOD = 0.45
 # Below this, nodes are a few pixels: plain filled rectangles.
 BOX_LOD = 0.2
-# Edges spanning more columns than this are drawn faint.
-LONG_EDGE = 4
 # Op-level graphs larger than this open collapsed (one neuron expanded).
 OP_NODE_CAP = 5000
 # Network level
@@ -1040,9 +1037,7 @@ class GraphView(QGraphicsView):
         for c, p in shown.edges:
             lines.append(_edge_line(nodes[c].pos(), nodes[p].pos()))
             index.append((c, p))
-            # A single-use edge is part of a chain (a sum, the loss): keep it visible.
-            far = math.dist(layout[p], layout[c]) > LONG_EDGE
-            long.append(far and len(shown.consumers[c]) > 1)
+            long.append(g.is_faint_edge(shown, layout, c, p))
         self._node_rects = [QRectF(item.pos().x() - NODE_W / 2, item.pos().y() - NODE_H / 2,
                                    NODE_W, NODE_H) for item in nodes]
         self._node_xy = np.array([(item.pos().x(), item.pos().y()) for item in nodes],
