@@ -1068,32 +1068,43 @@ class GraphView(QGraphicsView):
 
     def _add_landmarks(self, shown: Graph) -> None:
         """Names for the regions of a zoomed-out graph, at a constant size on screen."""
-        marks: list[tuple[int, str]] = [(shown.root, "loss: backward starts here")]
+        # (node, text, beside): beside = to the left of the whole graph, at the node's
+        # height, where the label covers nothing; otherwise just above the node
+        marks: list[tuple[int, str, bool]] = [(shown.root, "loss: backward starts here",
+                                               False)]
         inputs = [i for i in range(len(shown))
                   if shown.labels[i] and not shown.children[i] and i not in shown.boundary]
         if inputs:  # one label: the inputs sit next to each other and would overprint
             top = min(inputs, key=lambda i: self._nodes[i].pos().y())
-            marks.append((top, "inputs " + ", ".join(shown.labels[i] for i in inputs)))
+            marks.append((top, "inputs " + ", ".join(shown.labels[i] for i in inputs) + " →",
+                          True))
         for chain in g.folded_sums(shown):
             # label the block's top node: the terms of the first addition sit above it
             first = min((chain[0], *shown.children[chain[0]]),
                         key=lambda i: self._nodes[i].pos().y())
             marks.append((first, f"a sum of {len(chain)} terms, folded into rows "
-                                    "(read left to right, row by row)"))
+                                    "(read left to right, row by row)", False))
         if shown is not self._graph and self._expanded is not None:
-            marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}"))
+            marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}",
+                          False))
+        left = min((item.pos().x() for item in self._nodes), default=0.0) - NODE_W / 2
         font = QFont()
         font.setPointSizeF(9)
         font.setBold(True)
         self._landmarks = []
-        for node, text in marks:
+        for node, text, beside in marks:
             item = self._op_scene.addSimpleText(text, font)
             item.setBrush(QColor("#333333"))
             item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
             pos = self._nodes[node].pos()
-            item.setPos(pos.x() - NODE_W / 2, pos.y() - NODE_H / 2 - 4)
-            # drawn from its top-left corner up: lift it by its own height
-            item.setTransform(item.transform().translate(0, -item.boundingRect().height()))
+            box = item.boundingRect()
+            if beside:
+                item.setPos(left - 10, pos.y())
+                item.setTransform(item.transform().translate(-box.width(), -box.height() / 2))
+            else:
+                item.setPos(pos.x() - NODE_W / 2, pos.y() - NODE_H / 2 - 4)
+                # drawn from its top-left corner up: lift it by its own height
+                item.setTransform(item.transform().translate(0, -box.height()))
             item.setZValue(5)
             item.setVisible(self._viewport_scale() < TEXT_LOD)
             self._landmarks.append(item)
