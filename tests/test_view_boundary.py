@@ -214,6 +214,18 @@ def test_view_range_stays_put_while_editing(qtbot, controller, view) -> None:  #
     assert view.view_box.viewRange() == before
 
 
+def test_new_data_is_framed(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    # The circle dataset spans radius ~5, the moons ~2: the view must grow to show it.
+    config = controller.snapshot.config.with_changes(dataset="circle")
+    with qtbot.waitSignal(controller.snapshot_changed):
+        controller.apply_config(config)
+    points = controller.snapshot.points
+    (x0, x1), (y0, y1) = view.view_box.viewRange()
+    assert x0 < points[:, 0].min() and points[:, 0].max() < x1
+    assert y0 < points[:, 1].min() and points[:, 1].max() < y1
+    assert len(view.scatter.data) == len(points)
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_export_image(tmp_path, view, suffix: str) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / f"boundary.{suffix}"

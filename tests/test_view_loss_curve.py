@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QApplication
 
 from gradbox.training import history_arrays
 from gradbox.views.loss_curve import LossCurveView
@@ -112,7 +113,8 @@ def test_hover_shows_the_step_under_the_mouse(qtbot, controller, view) -> None: 
     record = controller.snapshot.history[2]
     assert f"train loss {record.loss:.4g}" in view.readout.text()
     assert all(line.isVisible() and line.value() == 3 for line in view.crosshairs)
-    view.show_step(None)
+    # Leaving the plots puts the readout back on the latest step.
+    QApplication.sendEvent(view.graphics, QEvent(QEvent.Type.Leave))
     assert "Step 6 (latest)" in view.readout.text()
     assert not view.crosshairs[0].isVisible()
 

@@ -167,8 +167,12 @@ def test_updates_keep_sort_and_selection(qtbot, controller, view) -> None:  # ty
 
 
 def test_history_plot_follows_the_selected_parameter(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    # Before any selection there is only a hint, not an empty plot.
+    assert view.history.isHidden() and "Select a row" in view.history_title.text()
+    assert "no gradients yet" in view.summary.text()
     _step(qtbot, controller, 3)
     _click_row(qtbot, view, 5)
+    assert not view.history.isHidden()
     qtbot.waitUntil(lambda: len(view.history_data()[1]) == 4)
     steps, values, grad_steps, grads = view.history_data()
     snapshot = controller.snapshot

@@ -108,6 +108,8 @@ class DecisionBoundaryView(QWidget):
         self.setAccessibleName("Decision boundary")
         self._version: int | None = None  # dataset_version the points were drawn for
         self._points = np.zeros((0, 2))
+        self._labels = np.zeros(0, dtype=np.int64)
+        self._is_test = np.zeros(0, dtype=bool)
         self._grid = np.zeros((0, 2))
         self._grid_rect = QRectF()
         self.grid_size = MAX_GRID  # heatmap cells per side, chosen per network size
@@ -193,17 +195,30 @@ class DecisionBoundaryView(QWidget):
     # --- rendering ------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        if snapshot.dataset_version != self._version or len(snapshot.points) != len(
-                self._points):
+        if self._data_changed(snapshot):
             self._show_points(snapshot)
         self._update_heatmap(snapshot)
+
+    def _data_changed(self, snapshot: Snapshot) -> bool:
+        """Whether the points differ from those drawn.
+
+        dataset_version alone is not enough: a new Trainer (new data or network from the
+        designer) starts counting at 0 again. Comparing 2 x n floats costs microseconds.
+        """
+        return (snapshot.dataset_version != self._version
+                or not np.array_equal(snapshot.points, self._points)
+                or not np.array_equal(snapshot.labels, self._labels)
+                or not np.array_equal(snapshot.is_test, self._is_test))
 
     def _show_points(self, snapshot: Snapshot) -> None:
         """Points only change with the data, not every step: redrawn on a new version."""
         self._version = snapshot.dataset_version
         self._points = np.asarray(snapshot.points)
+        self._labels = np.asarray(snapshot.labels)
+        self._is_test = np.asarray(snapshot.is_test)
         self._fit_range(self._points)
-        self._update_class_picker(max(snapshot.classes, snapshot.config.outputs))
+        # The data's classes, not the network's outputs: the dataset refuses other labels.
+        self._update_class_picker(snapshot.classes)
         labels = snapshot.labels % len(CLASS_COLOURS)
         test = snapshot.is_test
         brushes = [self._test_brush if t else self._train_brushes[c]

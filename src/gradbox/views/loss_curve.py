@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Slot
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.training import Snapshot, StepRecord
@@ -148,6 +148,8 @@ class LossCurveView(QWidget):
 
         self.log_scale.toggled.connect(self._on_log_toggled)
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        # Leaving the plots sends no move event; the readout must return to the latest step.
+        self.graphics.installEventFilter(self)
         controller.snapshot_changed.connect(self._on_snapshot)
         self._on_snapshot(controller.snapshot)
 
@@ -249,6 +251,11 @@ class LossCurveView(QWidget):
                 self.show_step(round(box.mapSceneToView(scene_pos).x()))
                 return
         self.show_step(None)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.graphics and event.type() == QEvent.Type.Leave:
+            self.show_step(None)
+        return super().eventFilter(watched, event)
 
     def show_step(self, step: int | None) -> None:
         """Put the crosshair and the readout on `step` (clamped to the run), or None: latest."""
