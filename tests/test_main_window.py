@@ -21,11 +21,13 @@ def settings(tmp_path: Path) -> QSettings:
 @pytest.fixture
 def window(qtbot, settings: QSettings):  # type: ignore[no-untyped-def]
     controller = SessionController(Trainer(TrainingConfig()))
-    win = MainWindow(controller, settings)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    controller.shutdown()
+    try:
+        win = MainWindow(controller, settings)
+        qtbot.addWidget(win)
+        win.show()
+        yield win
+    finally:
+        controller.shutdown()
 
 
 def step_once(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]

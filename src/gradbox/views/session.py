@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
 from gradbox.training import Snapshot, Trainer, TrainingConfig
 
@@ -46,6 +46,14 @@ class TrainingWorker(QObject):
         self._last_emit = 0.0
         self._steps_done = 0
         self.graph_wanted = False  # set from the UI thread; a bool write is atomic
+        # Set by the UI thread once it has shown the last snapshot and had time to
+        # breathe; while running, no new snapshot is sent before that (backpressure).
+        self.ui_ready = threading.Event()
+        self.ui_ready.set()
+        # Cleared while the UI thread draws a snapshot: the worker waits rather than
+        # compete for the GIL, so the drawing takes milliseconds, not a frame or ten.
+        self.ui_drawn = threading.Event()
+        self.ui_drawn.set()
 
     @Slot()
     def _create_timer(self) -> None:
@@ -56,6 +64,8 @@ class TrainingWorker(QObject):
 
     def _emit(self) -> None:
         self._last_emit = time.perf_counter()
+        self.ui_ready.clear()
+        self.ui_drawn.clear()
         self.snapshot_ready.emit(self.trainer.snapshot())
 
     @Slot(object, object)
@@ -104,8 +114,10 @@ class TrainingWorker(QObject):
                                      and self._steps_done >= self._run_limit):
             self._finish_run("")
             return
+        self.ui_drawn.wait(0.25)  # bounded: a stuck UI must not stop training for good
         # Trace the graph only for the steps whose snapshot will be shown.
-        due = time.perf_counter() - self._last_emit >= EMIT_INTERVAL
+        due = (time.perf_counter() - self._last_emit >= EMIT_INTERVAL
+               and self.ui_ready.is_set())
         self.trainer.capture_graph = self.graph_wanted and due
         try:
             record = self.trainer.step()
@@ -169,6 +181,10 @@ class SessionController(QObject):
         self._worker.stopped.connect(self._on_stopped)
         self._worker.failed.connect(self.error)
         self._worker.result_ready.connect(self._on_result)
+        app = QCoreApplication.instance()
+        if app is not None:
+            # A QThread destroyed while running aborts the process: stop it on quit.
+            app.aboutToQuit.connect(self.shutdown)
         self._thread.start()
 
     # --- plumbing ---------------------------------------------------------------------
@@ -182,8 +198,22 @@ class SessionController(QObject):
 
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
+        started = time.perf_counter()
         self.snapshot = snapshot
         self.snapshot_changed.emit(snapshot)
+        # A zero timer fires after the repaints this update caused, so `started` to then
+        # is what showing one snapshot costs the UI thread.
+        QTimer.singleShot(0, lambda: self._ready_after(started))
+
+    def _ready_after(self, started: float) -> None:
+        busy = time.perf_counter() - started
+        self._worker.ui_drawn.set()
+        if self.running:
+            # Stay idle at least as long as the update took, so clicks, timers and
+            # Pause get half the UI thread however heavy the views are.
+            QTimer.singleShot(int(1000 * max(EMIT_INTERVAL, busy)), self._worker.ui_ready.set)
+        else:
+            self._worker.ui_ready.set()
 
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
@@ -202,9 +232,11 @@ class SessionController(QObject):
             self.call(lambda t: t._capture_graph() if t.last_root is not None else None)
 
     def shutdown(self) -> None:
+        """Stop the worker thread (after the step it may be running). Safe to call twice."""
         self._worker.request_pause()
+        self._worker.ui_drawn.set()
         self._thread.quit()
-        self._thread.wait(5000)
+        self._thread.wait()
 
     # --- training ----------------------------------------------------------------------
     def step(self) -> None:
