@@ -165,6 +165,16 @@ class StepRecord:
 
 
 @dataclass(frozen=True)
+class ParameterEdit:
+    """A weight typed in by hand between steps `step` and `step + 1`."""
+
+    step: int
+    name: str
+    old: float
+    new: float
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """An immutable picture of the trainer, safe to hand to another thread."""
 
@@ -191,6 +201,7 @@ class Snapshot:
     # each of its samples.
     graph: Graph | None = None
     graph_batch: np.ndarray | None = None
+    edits: tuple[ParameterEdit, ...] = ()
 
     def graph_position(self, sample: int) -> int:
         """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
@@ -301,6 +312,7 @@ class Trainer:
         self.ghost: _Run | None = None
         self.param_names = tuple(name for name, _ in self.model.named_parameters())
         self.history: list[StepRecord] = []
+        self.edits: list[ParameterEdit] = []
         self.checkpoints: list[_Checkpoint] = []
         self.phase_index = 0
         self.stop_reason = ""
@@ -547,8 +559,27 @@ class Trainer:
         self._restore(target)
         del self.history[step:]
         del self.checkpoints[step:]
+        self.edits = [e for e in self.edits if e.step < step]
         self.phase_index = 0
         self.stop_reason = ""
+
+    def set_parameter(self, name: str, value: float) -> ParameterEdit:
+        """Type a weight in by hand. It takes effect from the next step and is kept in
+        the history: the next step's checkpoint holds it, so rewinding to before the edit
+        undoes it and rewinding to after it keeps it."""
+        if name not in self.param_names:
+            raise KeyError(f"there is no parameter named {name!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise ConfigError(f"a weight must be a finite number, got {value}")
+        self.rewind(self.step_count)  # a half-done step was computed with the old weight
+        index = self.param_names.index(name)
+        param = self.run.params[index]
+        edit = ParameterEdit(self.step_count, name, float(param.data), value)
+        param.data = value
+        self.edits.append(edit)
+        self.last_graph = self.last_graph_batch = None
+        return edit
 
     def parameter_history(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """Value and gradient of one parameter at the start of each step so far, and now."""
@@ -586,7 +617,7 @@ class Trainer:
             ghost=self.ghost is not None,
             ghost_grads=_frozen(ghost_grads) if ghost_grads is not None else None,
             stop_reason=self.stop_reason, lr=self.lr, dataset_version=self.dataset_version,
-            graph=self.last_graph, graph_batch=self.last_graph_batch)
+            graph=self.last_graph, graph_batch=self.last_graph_batch, edits=tuple(self.edits))
 
 
 def history_arrays(history: Sequence[StepRecord]) -> dict[str, np.ndarray]:

@@ -288,6 +288,14 @@ class SessionController(QObject):
     def set_ghost(self, on: bool) -> None:
         self.call(lambda t: t.set_ghost(on))
 
+    def set_parameter(self, name: str, value: float) -> None:
+        """A weight typed in by hand; the views re-render from the next snapshot."""
+        def edit(trainer: Trainer) -> None:
+            change = trainer.set_parameter(name, value)
+            self.message.emit(f"{name}: {change.old:.6g} → {change.new:.6g} "
+                              f"(after step {change.step}; rewind past it to undo)")
+        self.call(edit)
+
     def set_lr(self, lr: float) -> None:
         self.call(lambda t: t.set_lr(lr))
 
