@@ -529,3 +529,21 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 @given(mutations())
 def test_fuzz_mutated_sessions_load_or_are_refused(data: dict[str, Any]) -> None:
     must_load_or_refuse(json.dumps(data))
+
+
+def test_hand_edited_weights_survive_save_and_load(tmp_path: Path) -> None:
+    trainer = Trainer(SMALL)
+    trainer.run_steps(3)
+    trainer.set_parameter(trainer.param_names[2], 1.25)
+    trainer.run_steps(2)
+    path = tmp_path / "edited.gradbox.json"
+    save_session(trainer, path)
+    loaded = load_session(path)
+    assert loaded.edits == trainer.edits
+    assert loaded.edits[0].new == 1.25 and loaded.edits[0].step == 3
+    loaded.rewind(3)  # the state after 3 steps includes the edit made then
+    assert loaded.edits == trainer.edits
+    assert loaded.run.values()[2] == 1.25
+    loaded.rewind(2)  # before it: undone
+    assert loaded.edits == []
+    np.testing.assert_array_equal(loaded.run.values(), trainer.checkpoints[2].params)

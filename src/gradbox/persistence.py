@@ -59,6 +59,7 @@ from gradbox.optim import make_optimizer
 from gradbox.training import (
     PHASES,
     ConfigError,
+    ParameterEdit,
     StepRecord,
     Trainer,
     TrainingConfig,
@@ -88,7 +89,7 @@ NONFINITE_RECORD_FIELDS = frozenset({"test_loss", "test_accuracy", "grad_norm", 
 
 _TOP_FIELDS = ("format", "version", "config", "dataset", "init_seed", "forget_zero_grad",
                "phase", "stop_reason", "selected_sample", "model", "ghost", "history",
-               "checkpoints")
+               "checkpoints", "edits")
 
 
 class SessionError(ValueError):
@@ -183,6 +184,8 @@ def trainer_to_session(trainer: Trainer) -> dict[str, Any]:
                 "params": _encode(cp.ghost[0]), "optimizer": _encode_optimizer(cp.ghost[1])},
             "lr": float(cp.lr),
         } for cp in trainer.checkpoints[:steps]],
+        "edits": [{"step": e.step, "name": e.name, "old": e.old, "new": e.new}
+                  for e in trainer.edits if e.step <= steps],
     }
 
 
@@ -330,6 +333,10 @@ def trainer_from_session(data: Any) -> Trainer:
     trainer.checkpoints = list(s.checkpoints)
     trainer.stop_reason = s.stop_reason
     trainer.selected_sample = s.selected_sample
+    for i, edit in enumerate(s.edits):
+        if edit.name not in trainer.param_names:
+            raise SessionError(f"edits[{i}].name: this network has no parameter {edit.name!r}")
+    trainer.edits = list(s.edits)
     return trainer
 
 
@@ -469,6 +476,7 @@ class _Session:
     ghost: tuple[np.ndarray, np.ndarray, dict[str, Any]] | None
     history: list[StepRecord]
     checkpoints: list[_Checkpoint]
+    edits: list[ParameterEdit]
 
 
 def _parse_session(data: Any) -> _Session:
@@ -541,7 +549,16 @@ def _parse_session(data: Any) -> _Session:
         params=params(model["params"], "model.params"),
         grads=params(model["grads"], "model.grads"),
         optimizer=optimizer(model["optimizer"], "model.optimizer"),
-        ghost=ghost, history=history, checkpoints=checkpoints)
+        ghost=ghost, history=history, checkpoints=checkpoints,
+        edits=[_parse_edit(e, _at("edits", i), len(history))
+               for i, e in enumerate(_list(data["edits"], "edits", limit=MAX_POINTS))])
+
+
+def _parse_edit(value: Any, path: str, steps: int) -> ParameterEdit:
+    obj = _object(value, path, ("step", "name", "old", "new"))
+    return ParameterEdit(_int(obj["step"], f"{path}.step", 0, steps),
+                         _str(obj["name"], f"{path}.name"),
+                         _float(obj["old"], f"{path}.old"), _float(obj["new"], f"{path}.new"))
 
 
 def _parse_config(value: Any) -> TrainingConfig:

@@ -559,7 +559,7 @@ class Trainer:
         self._restore(target)
         del self.history[step:]
         del self.checkpoints[step:]
-        self.edits = [e for e in self.edits if e.step < step]
+        self.edits = [e for e in self.edits if e.step <= step]  # made after `step` steps
         self.phase_index = 0
         self.stop_reason = ""
 
