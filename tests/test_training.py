@@ -443,3 +443,27 @@ def test_history_records_what_was_measured() -> None:
     assert all(0 <= r.accuracy <= 1 and r.grad_norm > 0 and r.lr == SMALL.lr for r in records)
     assert all(math.isnan(r.ghost_loss) for r in records)
     assert all(math.isfinite(r.test_loss) for r in records)
+
+
+def test_a_hand_edited_weight_changes_the_model_and_rewinds_exactly() -> None:
+    trainer = Trainer(SMALL)
+    trainer.run_steps(4)
+    name = trainer.param_names[0]
+    before = trainer.snapshot()
+    edit = trainer.set_parameter(name, 3.5)
+    after = trainer.snapshot()
+    assert (edit.step, edit.name, edit.new) == (4, name, 3.5)
+    assert after.params[0] == 3.5 and after.edits == (edit,)
+    grid = np.array([[0.5, 0.5], [-1.0, 2.0]])
+    assert not np.array_equal(before.predict(grid), after.predict(grid))
+    trainer.run_steps(3)
+    with_edit = trainer.run.values().copy()
+    trainer.rewind(5)
+    trainer.run_steps(2)
+    np.testing.assert_array_equal(trainer.run.values(), with_edit)
+    trainer.rewind(3)
+    assert trainer.edits == []
+    with pytest.raises(KeyError):
+        trainer.set_parameter("layers.9.neurons.0.b", 1.0)
+    with pytest.raises(ConfigError):
+        trainer.set_parameter(name, float("nan"))
