@@ -270,9 +270,6 @@ class LossCurveView(QWidget):
                 line.setValue(self._hover_step)
         self._update_readout()
 
-    def readout_text(self) -> str:
-        return self.readout.text()
-
     def _update_readout(self) -> None:
         n = len(self._columns["step"])
         if n == 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|,
 POSITIVE, NEGATIVE = QColor("#0877bd"), QColor("#f59322")
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
+FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
 def _num(value: float) -> str:
@@ -266,7 +268,7 @@ class ParametersView(QWidget):
         self._syncing = False  # true while the table follows the controller's selection
         self._history_index = -1  # parameter index the history plot shows
         self._history_key: tuple[Any, ...] | None = None  # what the last fetch was for
-        self._fetching = False
+        self._fetch_sent = -math.inf  # time.monotonic() of the request in flight, if any
 
         self.model = ParameterTableModel(self)
         self.proxy = SourceSortProxyModel(self)
@@ -494,9 +496,11 @@ class ParametersView(QWidget):
         index = self._history_index
         if not 0 <= index < len(snapshot.param_names):
             return
-        if self._fetching:  # one request at a time; the answer schedules the next
+        # One request at a time; its answer schedules the next. If no answer comes (the
+        # worker reports a failing command instead), a later snapshot may ask again.
+        if time.monotonic() - self._fetch_sent < FETCH_PATIENCE:
             return
-        self._fetching = True
+        self._fetch_sent = time.monotonic()
         self._history_key = self._key(snapshot)
         name = snapshot.param_names[index]
 
@@ -511,7 +515,7 @@ class ParametersView(QWidget):
     def _on_history(self, result: tuple[str, np.ndarray, np.ndarray] | None) -> None:
         if not shiboken6.isValid(self):  # the answer came back after the view was closed
             return
-        self._fetching = False
+        self._fetch_sent = -math.inf
         names = self.model.names
         current = names[self._history_index] if 0 <= self._history_index < len(names) else ""
         if result is not None and result[0] == current:
