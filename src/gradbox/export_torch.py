@@ -337,8 +337,11 @@ def pytorch_script(trainer: Trainer) -> str:
     add(_section("7. What the app recorded (the loss curve)"))
     out.extend(_wrap("APP_LOSSES", _floats(r.loss for r in history),
                      "training loss of each step (penalties included)"))
-    out.extend(_wrap("APP_TEST_LOSSES", _floats(r.test_loss for r in history),
-                     "loss on the held-out points before each update (no penalties)"))
+    out.extend(_wrap("APP_TEST_LOSSES",
+                     ["None" if math.isnan(r.test_loss) else _float(r.test_loss)
+                      for r in history],
+                     "loss on the held-out points before each update (no penalties; "
+                     "None: no points held out)"))
     add("# Steps (from 1) where the toolbar's 'forget zero_grad' was on: gradients of the")
     add("# previous step are not cleared, so the new ones are added to them.")
     add(f"SKIP_ZERO_GRAD = {{{', '.join(str(s) for s in skipped)}}}" if skipped
