@@ -40,6 +40,19 @@ def _forget_some_steps(trainer: Trainer) -> None:
     trainer.run_steps(6)
 
 
+def _edit_weights_by_hand(trainer: Trainer) -> None:
+    """Edits before step 1 and step 4; one after step 4 is undone by a rewind."""
+    trainer.set_parameter("layers.0.neurons.1.w.0", 0.75)
+    trainer.run_steps(3)
+    trainer.set_parameter("layers.2.neurons.0.b", -0.3)
+    trainer.run_steps(1)
+    trainer.set_parameter("layers.1.neurons.2.w.4", 9.0)  # undone by the rewind below
+    trainer.run_steps(2)
+    trainer.rewind(3)
+    trainer.set_parameter("layers.1.neurons.2.w.4", 1.25)
+    trainer.run_steps(4)
+
+
 @dataclass(frozen=True)
 class Scenario:
     config: TrainingConfig
@@ -67,6 +80,8 @@ SCENARIOS = {
         batch_size=30), 55),
     "forget zero_grad for some steps, rewind, learning-rate edit": Scenario(
         TrainingConfig(), drive=_forget_some_steps),
+    "weights edited by hand, one edit undone by a rewind": Scenario(
+        TrainingConfig(momentum=0.5), drive=_edit_weights_by_hand),
 }
 
 
@@ -133,6 +148,13 @@ def test_script_embeds_the_run_exactly(runs: dict[str, tuple[Trainer, str]], nam
     app_test = [None if math.isnan(r.test_loss) else r.test_loss for r in trainer.history]
     assert v["APP_TEST_LOSSES"] == app_test
     assert v["SKIP_ZERO_GRAD"] == {r.step for r in trainer.history if r.zero_grad_skipped}
+    expected_edits: dict[int, list[tuple[Any, ...]]] = {}
+    for e in trainer.edits:
+        parts = e.name.split(".")  # layers.L.neurons.J.w.I or layers.L.neurons.J.b
+        where = ("weight", (int(parts[3]), int(parts[5]))) if parts[4] == "w" else (
+            "bias", (int(parts[3]),))
+        expected_edits.setdefault(e.step + 1, []).append((int(parts[1]), *where, e.new))
+    assert v["EDITS"] == expected_edits
     expected_batches = [trainer._batch_indices(s).tolist() for s in range(trainer.step_count)]
     if v["BATCHES"] is None:
         train = np.flatnonzero(~ds.is_test).tolist()
@@ -153,6 +175,16 @@ def test_the_scenarios_exercise_what_they_name(runs: dict[str, tuple[Trainer, st
     clean.set_lr(0.2)
     clean.run_steps(1)
     assert abs(clean.history[4].loss - forget.history[4].loss) > 1e-3
+
+    edited, edited_script = runs["weights edited by hand, one edit undone by a rewind"]
+    assert _assigned(edited_script)["EDITS"] == {
+        1: [(0, "weight", (1, 0), 0.75)],
+        4: [(2, "bias", (0,), -0.3), (1, "weight", (2, 4), 1.25)]}
+    assert edited.step_count == 7 and "9.0" not in edited_script.split("EDITS = ")[1][:300]
+    # The edits matter: without them step 2 would see other weights and another loss.
+    plain = Trainer(TrainingConfig(momentum=0.5))
+    plain.run_steps(2)
+    assert abs(plain.history[1].loss - edited.history[1].loss) > 1e-3
 
     _, adam_script = runs["adam, mini-batches, L1, softmax on 3 blobs, 15 steps"]
     batches = _assigned(adam_script)["BATCHES"]

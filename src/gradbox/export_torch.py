@@ -12,16 +12,16 @@ Decisions worth knowing:
 - What is embedded rather than recomputed, so the script reproduces the run instead of a
   re-derivation of it: the per-step learning rate from the history (mid-run learning-rate
   edits and schedules both come out right), the batch indices of each step (numpy's
-  generator is not available in torch), and the steps whose `zero_grad` was skipped.
-- The starting weights are those the first step started from (the first checkpoint),
-  which are `trainer.initial_params` unless something changed them before step 1.
+  generator is not available in torch), the steps whose `zero_grad` was skipped, and the
+  weights typed in by hand (`trainer.edits`), set in torch just before the step they
+  precede -- so the script starts from `trainer.initial_params`, as the app did.
 - Every float is written with Python's repr, which reads back as the same float64.
 - Torch sums in a different order than gradbox's scalar graph (a matrix product versus
   b + w0*x0 + w1*x1, one penalty sum per tensor versus per parameter), so losses agree to
   rounding (around 1e-15) rather than bit for bit.
 - What the script cannot know: points edited while the run went on (only the current
-  points exist), or a weight typed in by hand mid-run. The printed difference then
-  shows where the runs part; the header says when the data was edited.
+  points exist). The printed difference then shows where the runs part; the header says
+  when the data was edited.
 
 Pure Python (no Qt, no torch needed to write the script).
 """
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -40,6 +41,8 @@ from gradbox.training import Trainer
 # The tolerance the script uses for its verdict, and the tests for theirs.
 TOLERANCE = 1e-6
 WIDTH = 96  # wrap embedded lists to about this many characters a line
+# gradbox's parameter names: layers.<layer>.neurons.<neuron>.w.<input> or ...b
+_NAME = re.compile(r"layers\.(\d+)\.neurons\.(\d+)\.(?:w\.(\d+)|b)")
 
 _ACTIVATION_MODULES = {"relu": "torch.nn.ReLU()", "tanh": "torch.nn.Tanh()",
                        "sigmoid": "torch.nn.Sigmoid()", "linear": None}
@@ -97,14 +100,22 @@ def _floats(values: Iterable[float]) -> list[str]:
     return [_float(v) for v in values]
 
 
-def _start_weights(trainer: Trainer) -> np.ndarray:
-    # The first checkpoint holds the weights step 1 started from; without any step yet,
-    # the current weights are what the parameters panel shows at step 0.
-    if trainer.checkpoints:
-        return np.asarray(trainer.checkpoints[0].params, dtype=np.float64)
-    if trainer.step_count == 0:
-        return trainer.run.values()
-    return np.asarray(trainer.initial_params, dtype=np.float64)
+def _edits(trainer: Trainer) -> list[tuple[int, str, int, str, tuple[int, ...], float, float]]:
+    """Weights typed in by hand before a recorded step, in the order they were typed:
+    (the step they precede, from 1; gradbox name; layer; "weight" or "bias"; index in
+    that tensor; old value; new value). Edits after the last step change no loss."""
+    out = []
+    for edit in getattr(trainer, "edits", ()):
+        if edit.step >= trainer.step_count:
+            continue
+        match = _NAME.fullmatch(edit.name)
+        if match is None:
+            raise ValueError(f"cannot place the edited parameter {edit.name!r} in a layer")
+        layer, neuron, inp = (None if g is None else int(g) for g in match.groups())
+        assert layer is not None and neuron is not None
+        kind, index = ("bias", (neuron,)) if inp is None else ("weight", (neuron, inp))
+        out.append((edit.step + 1, edit.name, layer, kind, index, edit.old, edit.new))
+    return out
 
 
 def _layer_blocks(params: np.ndarray, sizes: Sequence[int]
@@ -151,6 +162,7 @@ def pytorch_script(trainer: Trainer) -> str:
     batches = _batches(trainer)
     optimizer = trainer.run.optimizer
     skipped = [r.step for r in history if r.zero_grad_skipped]
+    edits = _edits(trainer)
     n_test = int(np.count_nonzero(ds.is_test))
     single = c.outputs == 1
 
@@ -204,6 +216,9 @@ def pytorch_script(trainer: Trainer) -> str:
             "pile up there.")
     else:
         add(f"  7. Training loop   {steps} steps, as in the loss curve (one per toolbar Step).")
+    if edits:
+        add(f"                     Weights typed in by hand before steps "
+            f"{_ranges(sorted({e[0] for e in edits}))} are in EDITS.")
     add("  8. Comparison      APP_LOSSES / APP_TEST_LOSSES: the loss curve's training and test")
     add("                     losses, as the app recorded them.")
     for note in _notes(trainer):
@@ -250,7 +265,8 @@ def pytorch_script(trainer: Trainer) -> str:
     add("# One (weight, bias) pair per Linear: row J of weight holds neuron J's input weights")
     add("# (gradbox's layers.L.neurons.J.w.0, w.1, ...), bias[J] its bias (layers.L.neurons.J.b).")
     add("INITIAL_WEIGHTS = [")
-    for li, (rows, bias) in enumerate(_layer_blocks(_start_weights(trainer), sizes)):
+    initial = np.asarray(trainer.initial_params, dtype=np.float64)
+    for li, (rows, bias) in enumerate(_layer_blocks(initial, sizes)):
         add(f"    (  # layer {li}: {sizes[li]} -> {sizes[li + 1]}")
         add("        [")
         for j, row in enumerate(rows):
@@ -346,6 +362,20 @@ def pytorch_script(trainer: Trainer) -> str:
     add("# previous step are not cleared, so the new ones are added to them.")
     add(f"SKIP_ZERO_GRAD = {{{', '.join(str(s) for s in skipped)}}}" if skipped
         else "SKIP_ZERO_GRAD = set()")
+    add("# Weights typed in by hand (parameters panel or graph), set just before a step:")
+    add("# step (from 1): [(layer, 'weight' or 'bias', index, new value), ...]")
+    if edits:
+        add("EDITS = {")
+        for step in sorted({e[0] for e in edits}):
+            add(f"    {step}: [")
+            for _, name, layer, kind, index, old_value, new_value in edits:
+                if _ == step:
+                    add(f"        ({layer}, {kind!r}, {index!r}, {_float(new_value)}),"
+                        f"  # {name}, was {_float(old_value)}")
+            add("    ],")
+        add("}")
+    else:
+        add("EDITS = {}")
     add(f"TOLERANCE = {TOLERANCE!r}")
     add("")
     add("")
@@ -354,6 +384,9 @@ def pytorch_script(trainer: Trainer) -> str:
     add("    for step, lr in enumerate(LRS):  # step 0 is the app's step 1")
     add("        batch = train_index if BATCHES is None else BATCHES[step]")
     add("        x, labels = x_all[batch], labels_all[batch]")
+    add("        with torch.no_grad():")
+    add("            for layer, kind, index, value in EDITS.get(step + 1, []):")
+    add("                getattr(linears[layer], kind)[index] = value")
     add("        if step + 1 not in SKIP_ZERO_GRAD:")
     add("            optimizer.zero_grad()")
     add("        loss = loss_of(x, labels)")
