@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ import pytest
 
 from gradbox import datasets
 from gradbox.export_torch import TOLERANCE, pytorch_script
+from gradbox.persistence import load_session, save_session
 from gradbox.training import Trainer, TrainingConfig
 
 MICROGRAD_DEMO = TrainingConfig(test_ratio=0.0, hidden=(16, 16), activation="relu", lr=1.0,
@@ -349,3 +351,24 @@ def test_a_changed_run_is_reported_as_different(torch_output: dict[str, Any]) ->
     assert "torch differs from the app by more than" in output
     (_, worst), = MAX_LINE.findall(output)
     assert float(worst) == pytest.approx(1e-3, rel=1e-6)
+
+
+def test_a_saved_session_exports_the_same_script(runs: dict[str, tuple[Trainer, str]],
+                                                 tmp_path: Path) -> None:
+    """`gradbox --export-pytorch FILE OUT.py` loads a session file and exports it."""
+    for name in ("weights edited by hand, one edit undone by a rewind",
+                 "adam, mini-batches, L1, softmax on 3 blobs, 15 steps"):
+        trainer, script = runs[name]
+        save_session(trainer, tmp_path / "run.gradbox")
+        assert pytorch_script(load_session(tmp_path / "run.gradbox")) == script
+
+
+def test_a_half_done_step_is_left_out() -> None:
+    """Between phases, only the completed steps are exported (as a save would store)."""
+    trainer = Trainer(TrainingConfig(n_samples=30))
+    trainer.run_steps(2)
+    before = pytorch_script(trainer)
+    trainer.substep()
+    trainer.substep()
+    assert trainer.phase == "backward"
+    assert pytorch_script(trainer) == before
