@@ -206,16 +206,18 @@ def pytorch_script(trainer: Trainer) -> str:
     add(f"                     schedule {c.schedule}; LRS holds the learning rate each step "
         "used")
     add("                     (the app's Schedule.lr_at, after any learning-rate edits).")
-    batch_text = "all training points every step" if batches is None else (
-        f"batches of {c.batch_size}, BATCHES lists each step's points")
-    add(f"  6. Batches         Designer > Training > Batch size: {batch_text}.")
+    add("  6. Batches         Designer > Training > Batch size: " + (
+        "all training points every step." if batches is None else
+        f"{c.batch_size} points a step;\n                     BATCHES lists each step's points."))
     if skipped:
-        add(f"  7. Training loop   {steps} steps, as in the loss curve; the toolbar's 'forget "
-            "zero_grad'")
-        add(f"                     switch was on for steps {_ranges(skipped)}: gradients "
-            "pile up there.")
+        add(f"  7. Training loop   {_plural(steps, 'step')}, as in the loss curve; the "
+            "toolbar's")
+        add(f"                     'forget zero_grad' switch was on for steps "
+            f"{_ranges(skipped)}:")
+        add("                     gradients pile up there (SKIP_ZERO_GRAD).")
     else:
-        add(f"  7. Training loop   {steps} steps, as in the loss curve (one per toolbar Step).")
+        add(f"  7. Training loop   {_plural(steps, 'step')}, as in the loss curve (one per toolbar "
+            "Step).")
     if edits:
         add(f"                     Weights typed in by hand before steps "
             f"{_ranges(sorted({e[0] for e in edits}))} are in EDITS.")
@@ -434,6 +436,10 @@ def _notes(trainer: Trainer) -> list[list[str]]:
         notes.append(["Note: step 1 kept gradients left over from before it (zero_grad was",
                       "skipped); the script starts from zero gradients, so it will differ."])
     return notes
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _ranges(steps: Sequence[int]) -> str:
