@@ -24,13 +24,13 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pyqtgraph as pg  # noqa: E402
-from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+import pyqtgraph as pg
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import QApplication
 
-from gradbox.training import Trainer, TrainingConfig  # noqa: E402
-from gradbox.views.main_window import MainWindow  # noqa: E402
-from gradbox.views.session import SessionController  # noqa: E402
+from gradbox.training import Trainer, TrainingConfig
+from gradbox.views.main_window import MainWindow
+from gradbox.views.session import SessionController
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", l2=1e-4,

@@ -213,3 +213,81 @@ def test_teacher_mode_hides_what_a_lesson_does_not_need(qtbot, window: MainWindo
     window.lessons.set_teacher_mode(False)
     assert window.docks["Designer"].isVisible()
     assert window.font().pointSizeF() == font_before
+
+
+@pytest.fixture
+def saving_window(qtbot, settings: QSettings, tmp_path: Path):  # type: ignore[no-untyped-def]
+    controller = SessionController(Trainer(TrainingConfig()))
+    try:
+        win = MainWindow(controller, settings, autosave_path=tmp_path / "auto" / "a.json")
+        assert win.autosaver is not None
+        win.autosaver._timer.setInterval(50)
+        # Closing at teardown must not wait on a question nobody will answer.
+        win.ask_unsaved = lambda: "discard"  # type: ignore[method-assign]
+        qtbot.addWidget(win)
+        win.show()
+        yield win
+    finally:
+        controller.shutdown()
+
+
+def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: MainWindow,
+                                                        tmp_path: Path) -> None:
+    win = saving_window
+    assert not win.isWindowModified()
+    step_once(qtbot, win)
+    assert win.isWindowModified()
+    with qtbot.waitSignal(win.controller.message, timeout=5000):
+        win._save_to(tmp_path / "mine.gradbox.json")
+    qtbot.waitUntil(lambda: not win.isWindowModified(), timeout=5000)
+    assert win.windowTitle().startswith("mine.gradbox.json")
+    assert str((tmp_path / "mine.gradbox.json").resolve()) in win._recent()
+
+
+def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
+                                         settings: QSettings, tmp_path: Path) -> None:
+    from gradbox.views.autosave import crash_copy
+
+    win = saving_window
+    for _ in range(3):
+        step_once(qtbot, win)
+    path = win.autosaver.path
+    qtbot.waitUntil(lambda: crash_copy(path) is not None, timeout=10000)
+    qtbot.waitUntil(lambda: win.autosaver._autosaved_signature != "", timeout=5000)
+    saved_params = win.controller.snapshot.params.copy()
+    # A crash: the window never closes cleanly, so the copy stays. A new launch offers it.
+    controller = SessionController(Trainer(TrainingConfig()))
+    try:
+        fresh = MainWindow(controller, settings)
+        qtbot.addWidget(fresh)
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+            assert fresh.offer_restore(path, ask=lambda: True)
+        assert controller.snapshot.step == 3
+        np.testing.assert_array_equal(controller.snapshot.params, saved_params)
+    finally:
+        controller.shutdown()
+
+
+def test_closing_with_unsaved_changes_asks(qtbot, saving_window: MainWindow) -> None:
+    win = saving_window
+    step_once(qtbot, win)
+    asked: list[bool] = []
+    win.ask_unsaved = lambda: asked.append(True) or "cancel"  # type: ignore[method-assign]
+    assert not win.close()
+    assert asked and win.isVisible()
+    win.ask_unsaved = lambda: "discard"  # type: ignore[method-assign]
+    path = win.autosaver.path
+    assert win.close()
+    assert not path.exists()  # a clean exit leaves no crash copy
+
+
+def test_editing_a_weight_changes_model_and_boundary(qtbot, window: MainWindow) -> None:
+    step_once(qtbot, window)
+    name = window.controller.snapshot.param_names[1]
+    image_before = window.boundary.image.image.copy()
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.controller.set_parameter(name, 4.0)
+    snapshot = window.controller.snapshot
+    assert snapshot.params[1] == 4.0
+    assert snapshot.edits[-1].name == name
+    assert not np.array_equal(window.boundary.image.image, image_before)

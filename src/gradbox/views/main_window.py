@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from gradbox import datasets, lessons, persistence
 from gradbox.training import Snapshot, Trainer, TrainingConfig
+from gradbox.views.autosave import Autosaver
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
@@ -75,13 +76,18 @@ def _scrolling(widget: QWidget) -> QScrollArea:
 
 class MainWindow(QMainWindow):
     def __init__(self, controller: SessionController, settings: QSettings | None = None,
-                 parent: QWidget | None = None) -> None:
+                 autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.settings = settings
         self.session_path: Path | None = None
         self.error_box: QMessageBox | None = None
-        self.setWindowTitle("gradbox")
+        self._mark_saved_on_next = False
+        # Autosave only where asked (the launcher asks; tests and screenshots don't).
+        self.autosaver = Autosaver(controller, autosave_path) if autosave_path else None
+        if self.autosaver is not None:
+            self.autosaver.dirty_changed.connect(self.setWindowModified)
+        self.setWindowTitle("untitled[*] — gradbox")
 
         self.toolbar = TrainingToolbar(controller, self)
         self.addToolBar(Qt.TopToolBarArea, self.toolbar)
@@ -168,6 +174,9 @@ class MainWindow(QMainWindow):
         m = self._menu_action
         m("&File", "&New", self.new_session, "Ctrl+N", "Start again from the default settings")
         m("&File", "&Open session…", self.open_session_dialog, "Ctrl+O", "Open a saved session")
+        self.recent_menu = self.menus["&File"].addMenu("Open &recent")
+        self.recent_menu.setToolTip("Sessions opened or saved lately")
+        self._refresh_recent_menu()
         m("&File", "&Save session", self.save_session, "Ctrl+S", "Save this session")
         m("&File", "Save session &as…", self.save_session_as, "Ctrl+Shift+S",
           "Save this session to a new file")
@@ -261,7 +270,10 @@ class MainWindow(QMainWindow):
         if not snapshot.stop_reason and self.banner.isVisible() and self.controller.running:
             self.banner.hide()
         title = self.session_path.name if self.session_path else "untitled"
-        self.setWindowTitle(f"{title} — gradbox")
+        self.setWindowTitle(f"{title}[*] — gradbox")
+        if self._mark_saved_on_next and self.autosaver is not None:
+            self._mark_saved_on_next = False
+            self.autosaver.mark_saved(snapshot)
 
     # --- files ---------------------------------------------------------------------------
     def _file_dialog_dir(self) -> str:
@@ -290,6 +302,8 @@ class MainWindow(QMainWindow):
                             "Your current session is unchanged.")
             return
         self.session_path = path
+        self._mark_saved_on_next = True
+        self._remember_recent(path)
         self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
 
     @Slot()
@@ -310,10 +324,64 @@ class MainWindow(QMainWindow):
 
     def _save_to(self, path: Path) -> None:
         self.session_path = path
+        self._remember_recent(path)
 
-        def done(_result: object) -> None:
+        def save(trainer: Trainer) -> Snapshot:
+            persistence.save_session(trainer, path)
+            return trainer.snapshot()  # exactly what was written
+
+        def done(written: Snapshot) -> None:
+            if self.autosaver is not None:
+                self.autosaver.mark_saved(written)
+            self.setWindowTitle(f"{path.name}[*] — gradbox")
             self.controller.message.emit(f"Saved {path.name}")
-        self.controller.call(lambda t: persistence.save_session(t, path), done)
+        self.controller.call(save, done)
+
+    def _remember_recent(self, path: Path) -> None:
+        if self.settings is None:
+            return
+        recent = [str(path.resolve())] + [p for p in self._recent() if p != str(path.resolve())]
+        self.settings.setValue("recent_sessions", recent[:8])
+        self._refresh_recent_menu()
+
+    def _recent(self) -> list[str]:
+        if self.settings is None:
+            return []
+        value = self.settings.value("recent_sessions", [])
+        return [str(v) for v in (value if isinstance(value, list) else [value]) if v]
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for text in self._recent():
+            action = self.recent_menu.addAction(Path(text).name)
+            action.setToolTip(text)
+            action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
+        self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
+
+    def offer_restore(self, path: Path, ask: object = None) -> bool:
+        """After a crash: offer the autosaved session. Returns True if it was restored."""
+        question = ask or (lambda: QMessageBox.question(
+            self, "Restore the last session?",
+            "gradbox did not close normally last time. Restore the session it was "
+            "working on?", QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
+        if not question():  # type: ignore[operator]
+            return False
+        try:
+            trainer = persistence.load_session(path)
+        except (persistence.SessionError, OSError) as error:
+            self.show_error("Could not restore", f"The autosaved session could not be read: "
+                            f"{error}")
+            return False
+        self.controller.replace_trainer(lambda _old: trainer,
+                                        "Restored the session from before the crash")
+        return True
+
+    def ask_unsaved(self) -> str:
+        """'save', 'discard' or 'cancel'. Tests replace this method."""
+        answer = QMessageBox.question(
+            self, "Unsaved changes", "This session has changes that are not saved. Save them?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel)
+        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 
     @Slot()
     def import_csv_dialog(self) -> None:
@@ -402,7 +470,25 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+        answer = "discard"
+        if self.autosaver is not None and self.autosaver.dirty:
+            answer = self.ask_unsaved()
+            if answer == "cancel" or (answer == "save" and self.session_path is None):
+                event.ignore()
+                if answer == "save":
+                    self.save_session_as()
+                return
         self.save_settings()
         self.controller.shutdown()
+        keep_crash_copy = False
+        if answer == "save" and self.session_path is not None:
+            try:  # the worker has stopped, so the trainer is ours to read here
+                persistence.save_session(self.controller.stopped_trainer(), self.session_path)
+            except (OSError, persistence.SessionError) as error:
+                # Nothing is lost: the autosave stays and is offered at the next launch.
+                log.error("saving %s on exit failed: %s", self.session_path, error)
+                keep_crash_copy = True
+        if self.autosaver is not None and not keep_crash_copy:
+            self.autosaver.discard()
         super().closeEvent(event)
 

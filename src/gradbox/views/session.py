@@ -225,6 +225,12 @@ class SessionController(QObject):
         self.message.emit(reason)
         self.stopped.emit(reason)
 
+    def stopped_trainer(self) -> Trainer:
+        """The trainer itself, for the UI thread to read once `shutdown()` has returned."""
+        if self._thread.isRunning():
+            raise RuntimeError("the training thread still owns the trainer")
+        return self._worker.trainer
+
     def set_graph_wanted(self, wanted: bool) -> None:
         """A graph view is showing: capture the graph with each shown step (costs time)."""
         self._worker.graph_wanted = wanted
