@@ -291,3 +291,45 @@ def test_editing_a_weight_changes_model_and_boundary(qtbot, window: MainWindow) 
     assert snapshot.params[1] == 4.0
     assert snapshot.edits[-1].name == name
     assert not np.array_equal(window.boundary.image.image, image_before)
+
+
+def test_text_exports_write_files_that_parse_back(qtbot, window: MainWindow,
+                                                  tmp_path: Path) -> None:
+    import ast
+    import csv
+    import io
+
+    from gradbox import exports
+
+    for _ in range(3):
+        step_once(qtbot, window)
+    for kind, name in (("history", "h.csv"), ("parameters", "p.csv"), ("model", "m.json")):
+        with qtbot.waitSignal(window.controller.message, timeout=5000):
+            window.export_text(kind, tmp_path / name)
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "h.csv").read_text())))
+    assert [int(r["step"]) for r in rows] == [1, 2, 3]
+    params = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
+    assert len(params) == len(window.controller.snapshot.param_names)
+    model = exports.load_model_json((tmp_path / "m.json").read_text())
+    np.testing.assert_array_equal(model.predict(np.zeros((1, 2))),
+                                  window.controller.snapshot.predict(np.zeros((1, 2))))
+    with qtbot.waitSignal(window.controller.message, timeout=10000):
+        window.export_text("pytorch", tmp_path / "run.py")
+    ast.parse((tmp_path / "run.py").read_text())
+
+
+def test_export_pytorch_command_line(tmp_path: Path) -> None:
+    import ast
+
+    from gradbox import persistence
+    from gradbox.app import main
+
+    trainer = Trainer(TrainingConfig(n_samples=30, hidden=(4,)))
+    trainer.run_steps(5)
+    persistence.save_session(trainer, tmp_path / "s.gradbox.json")
+    assert main(["--export-pytorch", str(tmp_path / "s.gradbox.json"),
+                 str(tmp_path / "out.py")]) == 0
+    ast.parse((tmp_path / "out.py").read_text())
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    assert main(["--export-pytorch", str(tmp_path / "bad.json"), str(tmp_path / "x.py")]) == 2
+    assert not (tmp_path / "x.py").exists()

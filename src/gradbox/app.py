@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 import traceback
 from pathlib import Path
@@ -25,6 +26,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=0,
                         help="with --screenshot: training steps to run first")
     parser.add_argument("--size", default="1400x900", help="with --screenshot: window size WxH")
+    parser.add_argument("--export-pytorch", nargs=2, type=Path, metavar=("FILE", "OUT.py"),
+                        help="write a standalone PyTorch script that retrains session FILE, "
+                        "then exit (no window)")
     args = parser.parse_args(argv)
     args.session = args.session_option or args.session
     return args
@@ -48,9 +52,26 @@ def _install_excepthook() -> None:
     sys.excepthook = hook
 
 
+def export_pytorch(session: Path, out: Path) -> int:
+    """Headless: session file -> PyTorch script. No Qt is loaded."""
+    from gradbox import persistence
+    from gradbox.export_torch import pytorch_script
+
+    try:
+        trainer = persistence.load_session(session)
+        out.write_text(pytorch_script(trainer), encoding="utf-8")
+    except (persistence.SessionError, OSError) as error:
+        print(f"gradbox: {session}: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}: retrains {session.name} for {trainer.step_count} steps with torch")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.export_pytorch:
+        return export_pytorch(*args.export_pytorch)
     if args.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -60,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from gradbox import persistence
     from gradbox.training import Trainer
+    from gradbox.views.autosave import crash_copy, default_autosave_path
     from gradbox.views.main_window import MainWindow, load_saved_config
     from gradbox.views.session import SessionController
 
@@ -70,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     _install_excepthook()
 
     settings = None if args.screenshot else QSettings()
+    autosave_path = None if args.screenshot else default_autosave_path()
+    crashed = crash_copy(autosave_path) if autosave_path else None
     trainer: Trainer
     if args.session:
         try:
@@ -85,9 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             break
 
     controller = SessionController(trainer)
-    window = MainWindow(controller, settings)
+    window = MainWindow(controller, settings, autosave_path)
     if args.session:
         window.session_path = args.session
+        if window.autosaver is not None:
+            window.autosaver.mark_saved()
     if args.screenshot:
         width, height = (int(v) for v in args.size.lower().split("x"))
         window.resize(width, height)
@@ -99,7 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         window.close()
         return 0
     window.show()
-    QTimer.singleShot(0, lambda: window.raise_())
+    if crashed is not None and not args.session:
+        # Copy aside first: the new session's own autosave will soon overwrite the file.
+        rescued = crashed.with_name("recovered.gradbox.json")
+        shutil.copyfile(crashed, rescued)
+        QTimer.singleShot(0, lambda: window.offer_restore(rescued))
     return app.exec()
 
 

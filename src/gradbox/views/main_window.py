@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox import datasets, lessons, persistence
+from gradbox import datasets, export_torch, exports, lessons, persistence
 from gradbox.training import Snapshot, Trainer, TrainingConfig
 from gradbox.views.autosave import Autosaver
 from gradbox.views.boundary import DecisionBoundaryView
@@ -44,6 +44,14 @@ SHORTCUTS = """<table>
 <tr><td><b>Right-click</b></td><td>remove the nearest point</td></tr>
 <tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save a session</td></tr>
 </table>"""
+
+
+TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
+    "history": ("Export loss history", "CSV files (*.csv)", ".csv"),
+    "parameters": ("Export parameters", "CSV files (*.csv)", ".csv"),
+    "model": ("Export model", "JSON files (*.json)", ".json"),
+    "pytorch": ("Export as PyTorch script", "Python files (*.py)", ".py"),
+}
 
 
 def load_saved_config(settings: QSettings) -> TrainingConfig | None:
@@ -185,10 +193,25 @@ class MainWindow(QMainWindow):
           "Load points from a CSV file with columns x,y,label")
         m("&File", "&Export dataset CSV…", self.export_csv_dialog, None,
           "Save the points as a CSV file with columns x,y,label")
-        m("&File", "Export &decision boundary image…",
+        export = self.menus["&File"].addMenu("E&xport")
+        self.menus["Export"] = export
+        m("Export", "&Decision boundary image…",
           lambda: self.export_plot_dialog(self.boundary), None, "Save the plot as PNG or SVG")
-        m("&File", "Export &loss curve image…",
+        m("Export", "&Loss curve image…",
           lambda: self.export_plot_dialog(self.loss_curve), None, "Save the plot as PNG or SVG")
+        if self.graph is not None:
+            m("Export", "Computation &graph…", self.export_graph_dialog, None,
+              "Save the computation graph as PNG, SVG or Graphviz DOT")
+        export.addSeparator()
+        m("Export", "Loss &history as CSV…", lambda: self.export_text_dialog("history"), None,
+          "Every step's losses, accuracies, gradient norm and learning rate")
+        m("Export", "&Parameters as CSV…", lambda: self.export_text_dialog("parameters"), None,
+          "Every parameter's value and gradient now")
+        m("Export", "&Model as JSON…", lambda: self.export_text_dialog("model"), None,
+          "The architecture and weights")
+        m("Export", "As &PyTorch script…", lambda: self.export_text_dialog("pytorch"), None,
+          "A standalone script that trains the same network from the same weights with "
+          "torch, and checks it gets the same losses")
         self.menus["&File"].addSeparator()
         m("&File", "&Quit", self.close, "Ctrl+Q")
 
@@ -435,6 +458,48 @@ class MainWindow(QMainWindow):
                 view.export_image(path)  # type: ignore[attr-defined]
             except (OSError, ValueError) as error:
                 self.show_error("Could not export the image", str(error))
+                return
+            self._on_message(f"Saved {Path(path).name}")
+
+    def export_text_dialog(self, kind: str) -> None:
+        title, pattern, suffix = TEXT_EXPORTS[kind]
+        path, _ = QFileDialog.getSaveFileName(self, title, self._file_dialog_dir(), pattern)
+        if path:
+            self.export_text(kind, Path(path if path.endswith(suffix) else path + suffix))
+
+    def export_text(self, kind: str, path: Path) -> None:
+        """Write one of the text exports; the PyTorch script is made by the worker thread,
+        which owns the trainer."""
+        s = self.controller.snapshot
+
+        def write(text: str) -> None:
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as error:
+                self.show_error("Could not export", str(error))
+                return
+            self.controller.message.emit(f"Exported {path.name}")
+
+        if kind == "pytorch":
+            self.controller.call(export_torch.pytorch_script, write)
+        elif kind == "history":
+            write(exports.history_csv(s.history))
+        elif kind == "parameters":
+            write(exports.parameters_csv(s.param_names, s.params, s.grads))
+        else:
+            write(exports.model_json(s))
+
+    def export_graph_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export computation graph", self._file_dialog_dir(),
+            "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)")
+        if path and self.graph is not None:
+            suffix = Path(path).suffix.lower()
+            exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
+            try:
+                getattr(self.graph, exporter)(path)
+            except (OSError, ValueError) as error:
+                self.show_error("Could not export the graph", str(error))
                 return
             self._on_message(f"Saved {Path(path).name}")
 
