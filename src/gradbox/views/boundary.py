@@ -153,32 +153,26 @@ class DecisionBoundaryView(QWidget):
         self.ring = pg.ScatterPlotItem(size=20, symbol="o", brush=None, antialias=True,
                                        pen=pg.mkPen("#111", width=2.5))
         item.addItem(self.ring, ignoreBounds=True)
-        # A key for the marks, which the class colours alone do not explain. The samples
-        # are stand-ins: a legend draws an item's symbol, it need not be in the plot.
-        self.legend = pg.LegendItem(offset=(-6, -6), labelTextColor="#222",
-                                    brush=pg.mkBrush(255, 255, 255, 210),
-                                    pen=pg.mkPen("#bbb"))
-        self.legend.setParentItem(self.view_box)
-        grey = "#777"
-        for label, sample in (
-                ("train", pg.ScatterPlotItem(symbol="o", size=9, brush=grey,
-                                             pen=pg.mkPen("w"))),
-                ("test", pg.ScatterPlotItem(symbol="o", size=9, brush=None,
-                                            pen=pg.mkPen(grey, width=2))),
-                ("selected", pg.ScatterPlotItem(symbol="o", size=14, brush=None,
-                                                pen=pg.mkPen("#111", width=2)))):
-            self.legend.addItem(sample, label)
         self._train_brushes = [pg.mkBrush(c) for c in CLASS_COLOURS]
         self._train_pen = pg.mkPen("w", width=1.2)
         self._test_pens = [pg.mkPen(c, width=2.2) for c in CLASS_COLOURS]
         self._test_brush = pg.mkBrush(255, 255, 255, 170)
 
+        # A key for the marks, which the class colours alone do not explain; above the
+        # plot rather than in it, where it would hide points in a small dock.
+        self.key = QLabel("<span style='color:#777'>●</span> train &nbsp; "
+                          "<span style='color:#777'>○</span> test &nbsp; "
+                          "<b>◯</b> selected")
+        self.key.setAccessibleName("Key to the point marks")
+        self.key.setToolTip("Filled points are training data, hollow ones test data; the "
+                            "ringed point is the sample selected for the graph view")
         top = QHBoxLayout()
-        picker_label = QLabel("Class of new points:")
+        picker_label = QLabel("New points:")
         picker_label.setBuddy(self.class_picker)
         top.addWidget(picker_label)
         top.addWidget(self.class_picker)
         top.addStretch(1)
+        top.addWidget(self.key)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)

@@ -82,7 +82,9 @@ class LossCurveView(QWidget):
         self.graphics.ci.layout.setRowStretchFactor(2, 1)
         _style(self.loss_plot, "loss")
         _style(self.accuracy_plot, "accuracy")
-        _style(self.grad_plot, "gradient norm")
+        _style(self.grad_plot, "grad norm")
+        # Three stacked plots need some height each to stay readable in a small dock.
+        self.graphics.setMinimumHeight(250)
         self.grad_plot.setLabel("bottom", "step")
         for plot in (self.loss_plot, self.accuracy_plot):
             # One step axis for all three: the upper ones need no numbers of their own.
@@ -105,8 +107,10 @@ class LossCurveView(QWidget):
 
         # One legend: train is blue and test orange in the loss and accuracy plots alike,
         # and a legend in the short accuracy plot would hide its curves.
-        self.loss_legend = self.loss_plot.addLegend(offset=(-8, 8), labelTextColor="#222",
-                                                    brush=pg.mkBrush(255, 255, 255, 220))
+        # In one row, so it stays out of the way in a short plot.
+        self.loss_legend = self.loss_plot.addLegend(offset=(-8, 4), labelTextColor="#222",
+                                                    brush=pg.mkBrush(255, 255, 255, 220),
+                                                    colCount=3, horSpacing=4)
         self.curves: dict[str, pg.PlotDataItem] = {
             "loss": _curve(self.loss_plot, TRAIN, "train"),
             "test_loss": _curve(self.loss_plot, TEST, "test"),

@@ -20,8 +20,10 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import (
     QAbstractTableModel,
+    QEvent,
     QItemSelectionModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QPointF,
     QRectF,
@@ -228,8 +230,11 @@ class GradientBarDelegate(QStyledItemDelegate):
         # Background and selection highlight exactly as an ordinary cell draws them.
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
         cell = QRectF(opt.rect).adjusted(4, 3, -4, -3)
-        text_width = min(opt.fontMetrics.horizontalAdvance("+0.0000e-00") + 4,
-                         cell.width() / 2)
+        # The number always gets its full width (a clipped sign would lie), at least that
+        # of a typical "-0.001234" so the numbers line up; the bar gets the rest.
+        metrics = opt.fontMetrics
+        text_width = max(metrics.horizontalAdvance("-0.0012345"),
+                         metrics.horizontalAdvance(text)) + 4
         text_rect = QRectF(cell.right() - text_width, cell.top(), text_width, cell.height())
         bar_area = QRectF(cell.left(), cell.top(), cell.width() - text_width - 6,
                           cell.height())
@@ -277,7 +282,7 @@ class ParametersView(QWidget):
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
         self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Filter by name, e.g. layers.1 or .b")
+        self.filter.setPlaceholderText("Filter, e.g. layers.1 or .b")
         self.filter.setClearButtonEnabled(True)
         self.filter.setAccessibleName("Filter parameters by name")
         self.filter.setToolTip("Show only the parameters whose name contains this text")
@@ -303,6 +308,8 @@ class ParametersView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setAlternatingRowColors(True)
+        # Names start with the layer and end with the neuron and weight: keep both ends.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.verticalHeader().hide()
         # Fixed row heights: no per-row measuring on every update of a big network.
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
@@ -312,7 +319,7 @@ class ParametersView(QWidget):
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
         for column in (VALUE, GRAD, GHOST):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            header.resizeSection(column, 110 if column == VALUE else 190)
+        self.table.viewport().installEventFilter(self)
         self.bar_delegate = GradientBarDelegate(self.table)
         self.table.setItemDelegateForColumn(GRAD, self.bar_delegate)
         self.table.setItemDelegateForColumn(GHOST, self.bar_delegate)
@@ -357,11 +364,12 @@ class ParametersView(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
-        top.addWidget(self.summary)
+        self.summary.setWordWrap(True)  # its own line, full width: room for a long name
         upper = QWidget()
         upper_layout = QVBoxLayout(upper)
         upper_layout.setContentsMargins(0, 0, 0, 0)
         upper_layout.addLayout(top)
+        upper_layout.addWidget(self.summary)
         upper_layout.addWidget(self.warning)
         upper_layout.addWidget(self.table, 1)
         lower = QWidget()
@@ -396,12 +404,32 @@ class ParametersView(QWidget):
         controller.parameter_selected.connect(self._on_parameter_selected)
         self._on_snapshot(controller.snapshot)
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        # The table's own viewport, not this widget: its width is final only after the
+        # layout (and the splitter) placed it.
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
+
+    def _fit_columns(self) -> None:
+        """Share the width by fractions, so a narrow dock still shows every column."""
+        width = self.table.viewport().width()
+        ghost = not self.table.isColumnHidden(GHOST)
+        value, grad = (0.18, 0.27) if ghost else (0.22, 0.4)
+        header = self.table.horizontalHeader()
+        header.resizeSection(VALUE, int(width * value))
+        header.resizeSection(GRAD, int(width * grad))
+        header.resizeSection(GHOST, int(width * grad))
+        # The name column stretches into what is left.
+
     # --- snapshot -------------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         reset = snapshot.param_names != self.model.names
         self.model.set_snapshot(snapshot)
-        self.table.setColumnHidden(GHOST, not snapshot.ghost)
+        if self.table.isColumnHidden(GHOST) == snapshot.ghost:
+            self.table.setColumnHidden(GHOST, not snapshot.ghost)
+            self._fit_columns()
         if reset:
             # Rows were replaced: select the controller's parameter again if it still exists.
             self._on_parameter_selected(self.controller.selected_parameter)
@@ -413,7 +441,7 @@ class ParametersView(QWidget):
         text = f"{len(snapshot.param_names):,} parameters"
         if len(grads) and np.nanmax(grads, initial=0) > 0:
             i = int(np.nanargmax(grads))
-            text += f" · largest |grad| {grads[i]:.3g} ({snapshot.param_names[i]})"
+            text += f" · largest gradient {grads[i]:.3g} in {snapshot.param_names[i]}"
         else:
             text += " · no gradients yet: Step runs a backward pass"
         self.summary.setText(text)
