@@ -68,12 +68,17 @@ def load_saved_config(settings: QSettings) -> TrainingConfig | None:
         return None
 
 
-def _scrolling(widget: QWidget) -> QScrollArea:
+def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
     """Let a tall or wide panel scroll rather than force a window bigger than the screen."""
     area = QScrollArea()
     area.setWidget(widget)
     area.setWidgetResizable(True)
     area.setFrameShape(QScrollArea.NoFrame)
+    if vertical_only:
+        # A form cut off at the side hides its values; keep it whole, scroll up and down.
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        area.setMinimumWidth(widget.sizeHint().width()
+                             + area.verticalScrollBar().sizeHint().width() + 4)
     # The scroll area takes the panel's name: it is what a tab or dock holds, so it is
     # what teacher mode must find to hide or keep.
     name = widget.objectName() or type(widget).__name__
@@ -119,7 +124,8 @@ class MainWindow(QMainWindow):
         self.loss_curve = LossCurveView(controller)
         self.parameters = ParametersView(controller)
         self.docks: dict[str, QDockWidget] = {}
-        designer = self._dock("Designer", _scrolling(self.designer), Qt.LeftDockWidgetArea)
+        designer = self._dock("Designer", _scrolling(self.designer, vertical_only=True),
+                              Qt.LeftDockWidgetArea)
         parameters = self._dock("Parameters && gradients", self.parameters,
                                 Qt.RightDockWidgetArea)
         loss = self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
@@ -130,7 +136,8 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.loss_curve.setMinimumHeight(200)
         # Docks start at their minimum size; give the panels room to be read.
-        self.resizeDocks([designer, parameters], [290, 500], Qt.Horizontal)
+        self.resizeDocks([designer, parameters], [designer.widget().minimumWidth(), 500],
+                         Qt.Horizontal)
         self.resizeDocks([loss], [250], Qt.Vertical)
 
         self.banner = QLabel()
