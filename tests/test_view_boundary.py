@@ -241,6 +241,6 @@ def test_export_image(tmp_path, view, suffix: str) -> None:  # type: ignore[no-u
 
 
 def test_controls_are_labelled(view) -> None:  # type: ignore[no-untyped-def]
-    for widget in (view.class_picker, view.hint, view.plot):
+    for widget in (view.class_picker, view.hint, view.key, view.plot):
         assert widget.accessibleName()
         assert widget.toolTip()
