@@ -95,7 +95,7 @@ class Autosaver(QObject):
 
         def done(_result: object) -> None:
             self._autosaved_signature = wanted
-        self.controller.call(write, done)
+        self.controller.query(write, done)
 
     def discard(self) -> None:
         """A clean exit: no crash copy is needed any more."""

@@ -134,11 +134,11 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(parameters, lesson_dock)
         parameters.raise_()
         self.resize(1400, 900)
-        self.loss_curve.setMinimumHeight(200)
+        self.loss_curve.setMinimumHeight(240)
         # Docks start at their minimum size; give the panels room to be read.
         self.resizeDocks([designer, parameters], [designer.widget().minimumWidth(), 500],
                          Qt.Horizontal)
-        self.resizeDocks([loss], [250], Qt.Vertical)
+        self.resizeDocks([loss], [280], Qt.Vertical)
 
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")
@@ -365,7 +365,7 @@ class MainWindow(QMainWindow):
                 self.autosaver.mark_saved(written)
             self.setWindowTitle(f"{path.name}[*] — gradbox")
             self.controller.message.emit(f"Saved {path.name}")
-        self.controller.call(save, done)
+        self.controller.query(save, done)
 
     def _remember_recent(self, path: Path) -> None:
         if self.settings is None:
@@ -488,7 +488,7 @@ class MainWindow(QMainWindow):
             self.controller.message.emit(f"Exported {path.name}")
 
         if kind == "pytorch":
-            self.controller.call(export_torch.pytorch_script, write)
+            self.controller.query(export_torch.pytorch_script, write)
         elif kind == "history":
             write(exports.history_csv(s.history))
         elif kind == "parameters":

@@ -538,7 +538,7 @@ class ParametersView(QWidget):
                 return None
             return (name, *trainer.parameter_history(index))
 
-        self.controller.call(fetch, self._on_history)
+        self.controller.query(fetch, self._on_history)
 
     def _on_history(self, result: tuple[str, np.ndarray, np.ndarray] | None) -> None:
         if not shiboken6.isValid(self):  # the answer came back after the view was closed

@@ -546,7 +546,7 @@ class PlaygroundPanel(QWidget):
         self.network_summary.setText("Checking…")
         # Runs in the worker thread, which alone touches the trainer; the result (a
         # frozen GradCheck) comes back here.
-        controller.call(_check_trainer, self._show_network_check)
+        controller.query(_check_trainer, self._show_network_check)
 
     def _show_network_check(self, check: GradCheck) -> None:
         self.network_button.setEnabled(True)

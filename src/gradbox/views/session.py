@@ -68,8 +68,8 @@ class TrainingWorker(QObject):
         self.ui_drawn.clear()
         self.snapshot_ready.emit(self.trainer.snapshot())
 
-    @Slot(object, object)
-    def execute(self, command: Command, callback: object = None) -> None:
+    @Slot(object, object, bool)
+    def execute(self, command: Command, callback: object = None, changes: bool = True) -> None:
         self.trainer.capture_graph = self.graph_wanted
         try:
             result = command(self.trainer)
@@ -78,7 +78,7 @@ class TrainingWorker(QObject):
             return
         if callback is not None:
             self.result_ready.emit(callback, result)
-        if not self.running:
+        if changes and not self.running:
             self._emit()
 
     @Slot(object)
@@ -157,7 +157,7 @@ class SessionController(QObject):
     stopped = Signal(str)
     sample_selected = Signal(int)
     parameter_selected = Signal(str)
-    _command = Signal(object, object)
+    _command = Signal(object, object, bool)
     _start = Signal(object)
     _replace = Signal(object)
 
@@ -189,8 +189,13 @@ class SessionController(QObject):
 
     # --- plumbing ---------------------------------------------------------------------
     def call(self, command: Command, callback: Callable[[Any], None] | None = None) -> None:
-        """Run `command(trainer)` in the worker thread; `callback(result)` back here."""
-        self._command.emit(command, callback)
+        """Run `command(trainer)` in the worker thread; `callback(result)` back here.
+        A new snapshot follows, since the command may have changed the session."""
+        self._command.emit(command, callback, True)
+
+    def query(self, question: Command, callback: Callable[[Any], None]) -> None:
+        """Like `call` for a read-only `question`: no snapshot follows, nothing redraws."""
+        self._command.emit(question, callback, False)
 
     @Slot(object, object)
     def _on_result(self, callback: Callable[[Any], None], result: Any) -> None:
@@ -337,6 +342,7 @@ class SessionController(QObject):
             fresh.forget_zero_grad = trainer.forget_zero_grad
             fresh.set_ghost(trainer.ghost_enabled)
             fresh.selected_sample = trainer.selected_sample
+            fresh.dataset_version = trainer.dataset_version + (1 if new_data else 0)
             return fresh
 
         if new_data:
