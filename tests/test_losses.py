@@ -122,9 +122,6 @@ def test_logistic_is_stable_for_huge_scores(score: float, label: int, value: flo
         np.testing.assert_allclose(s.grad, slope / np.size(data), atol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="losses.logistic: relu(z) + log(1 + exp(-|z|)) takes "
-                   "slope 0 from both kinks at z = 0; d/ds is -0.5 there (see the engine "
-                   "report: 0.5 * (z + |z|) in place of relu(z) fixes it)")
 def test_logistic_slope_at_score_zero_is_minus_one_half_for_class_one() -> None:
     s = Value(0.0)
     losses.logistic(s, np.int64(1)).backward()

@@ -33,10 +33,12 @@ def mse(score: Value, labels: np.ndarray) -> Value:
 def logistic(score: Value, labels: np.ndarray) -> Value:
     """Binary cross-entropy on a raw score: mean(log(1 + exp(-y * score))).
 
-    Written as relu(z) + log(1 + exp(-|z|)), the same number without exp overflowing.
+    Written as max(z, 0) + log(1 + exp(-|z|)), the same number without exp overflowing;
+    max(z, 0) as (z + |z|) / 2 rather than relu(z), so that at z = 0, where both kinks
+    meet, the slopes add up to softplus'(0) = 1/2 instead of 0.
     """
     z = -signed(labels) * score
-    return (z.relu() + (1 + (-abs(z)).exp()).log()).mean()
+    return (0.5 * (z + abs(z)) + (1 + (-abs(z)).exp()).log()).mean()
 
 
 def softmax_cross_entropy(scores: Sequence[Value], labels: np.ndarray) -> Value:
