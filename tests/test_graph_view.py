@@ -126,7 +126,7 @@ def test_step_backward_one_node_at_a_time_then_stop(qtbot, view: GraphView) -> N
     assert items[order[0]].place == 1 and not items[order[0]].pending
     assert all(items[i].pending and items[i].place is None for i in order[1:])
     with qtbot.waitSignal(view.animation_step) as blocker:
-        qtbot.keyClick(view, Qt.Key.Key_N)
+        qtbot.keyClick(view, Qt.Key.Key_B)
     assert blocker.args == [order[1], 2]
     assert view.animation_position() == 2
     view.stop_animation()
@@ -364,3 +364,159 @@ def test_actions_switch_level(qtbot, view: GraphView) -> None:
 def test_set_level_rejects_unknown(view: GraphView) -> None:
     with pytest.raises(ValueError, match="network"):
         view.set_level("atoms")
+
+
+# --- requests from the playground: labels, custom replays, stop signal, font scale -------
+def labelled_graph() -> graph.Graph:
+    a = Value(1.0, label="a")
+    b = a + a
+    b.label = "b"
+    c = b + b
+    c.label = "c"
+    c.backward()
+    return graph.trace(c)
+
+
+def test_an_operations_label_names_its_box(view: GraphView) -> None:
+    g = labelled_graph()
+    view.set_graph(g)
+    view.set_level("operation")
+    titles = {item.index: item.title for item in op_items(view)}
+    assert sorted(titles.values()) == ["a", "b = +", "c = +"]  # two "+" told apart
+    assert "b = +" in graph.to_dot(g) and "c = +" in graph.to_dot(g)
+
+
+def test_custom_replay_order_numbers_a_node_each_time_it_fires(qtbot, view: GraphView) -> None:
+    g = labelled_graph()  # ids: a 0, b 1, c 2
+    view.set_graph(g)
+    order = [2, 1, 0, 1, 0]  # a broken backward that fires b and a twice
+    visited: list[tuple[int, int]] = []
+    view.animation_step.connect(lambda node, place: visited.append((node, place)))
+    with qtbot.waitSignal(view.animation_finished, timeout=5000):
+        view.play_backward(interval_ms=1, order=order)
+    assert visited == [(2, 1), (1, 2), (0, 3), (1, 4), (0, 5)]
+    items = {item.index: item for item in op_items(view)}
+    assert items[1].places == [2, 4] and items[1].badge_text() == "2,4"
+    assert items[2].places == [1] and items[2].place == 1
+    many = _OpNode(0, _OpNode.OP, "+", False, items[0].style)
+    many.places = [1, 2, 3, 4, 5]
+    assert many.badge_text() == "1,2,3…"
+    # Play again after the end: the default order, from the start
+    with qtbot.waitSignal(view.animation_finished, timeout=5000):
+        view.play_backward(interval_ms=1)
+    assert [item.places for _, item in sorted(items.items())] == [[3], [2], [1]]
+
+
+def test_custom_order_in_a_collapsed_graph_keeps_the_shown_nodes(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    assert view.expand_neuron(0, 1)
+    view.set_level("operation")
+    part = view.shown_graph()
+    inside = [part.original_ids[i] for i in (3, 2)]
+    outside = next(i for i in range(len(g)) if i not in part.original_ids)
+    visited: list[int] = []
+    view.animation_step.connect(lambda node, _place: visited.append(node))
+    with qtbot.waitSignal(view.animation_finished, timeout=5000):
+        view.play_backward(interval_ms=1, order=[inside[0], outside, inside[1]])
+    assert visited == inside
+
+
+def test_stopping_an_unfinished_replay_says_so(qtbot, view: GraphView) -> None:
+    view.set_graph(small_graph())
+    stopped: list[bool] = []
+    view.animation_stopped.connect(lambda: stopped.append(True))
+    view.step_backward()
+    with qtbot.waitSignal(view.animation_stopped):
+        qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert view.animation_length() == 0
+    # a new replay replacing an unfinished one is not a stop the caller must hear about
+    view.step_backward()
+    view.play_backward(interval_ms=1, order=[0])
+    assert stopped == [True]
+    qtbot.waitUntil(lambda: not view.is_animating())
+    view.stop_animation()  # finished: clearing it is no stop either
+    assert stopped == [True]
+    view.step_backward()
+    view.set_graph(small_graph())  # a new graph interrupts the replay
+    assert stopped == [True, True]
+
+
+def test_font_scale_grows_labels_and_boxes(qtbot, view: GraphView) -> None:
+    g = small_graph()
+    view.set_graph(g)
+    view.set_network(graph.network_level(MLP(2, [3, 1], seed=0)))
+    view.set_level("operation")
+    before = op_items(view)[0]
+    width = before.boundingRect().width()
+    size = before.style.font.pointSizeF()
+    view.set_font_scale(1.5)
+    assert view.font_scale() == 1.5
+    items = op_items(view)
+    assert len(items) == len(g)  # rebuilt, nothing lost
+    assert items[0].style.font.pointSizeF() == pytest.approx(1.5 * size)
+    assert items[0].boundingRect().width() > width
+    # the gaps between boxes stay: text grows relative to the whole drawing
+    xs = sorted({round(item.pos().x()) for item in items})
+    assert xs[1] - xs[0] == pytest.approx(items[0].style.dx, abs=1)
+    view.set_level("network")
+    assert view.scene().items()  # network rebuilt at the new scale
+    view.set_font_scale(1.0)
+    view.set_level("operation")
+    assert op_items(view)[0].boundingRect().width() == pytest.approx(width)
+
+
+def test_placeholder_and_clear_graph(view: GraphView) -> None:
+    view.set_placeholder_text("Press Step")
+    view.set_level("operation")
+    assert view.is_empty()
+    view.viewport().repaint()  # draws the placeholder
+    view.set_graph(small_graph())
+    assert not view.is_empty()
+    view.select_node(2)
+    view.clear_graph()
+    assert view.is_empty() and view.graph() is None and view.selected_node() is None
+    assert view.details_text() == ""
+
+
+def test_sample_label_names_the_point_in_the_details(view: GraphView) -> None:
+    g = small_graph()
+    view.set_graph(g, sample=1, sample_label="point 17")
+    view.select_node(2)
+    assert "(point 17)" in view.details_text() and "sample 1" not in view.details_text()
+    view.set_sample(0)
+    assert "(sample 0)" in view.details_text()
+
+
+def test_fit_follows_resizes_until_the_user_zooms(qtbot, view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    view.set_graph(graph.trace(loss, model))
+    view.set_level("operation")
+    fitted = view.transform().m11()
+    view.resize(1400, 900)
+    qtbot.waitUntil(lambda: view.transform().m11() > fitted * 1.2)
+    view.zoom(2.0)
+    zoomed = view.transform().m11()
+    view.resize(700, 500)  # a shown widget gets its resize event at once
+    assert view.transform().m11() == pytest.approx(zoomed)
+
+
+def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(3, 1), n=10)
+    view.set_graph(graph.trace(loss, model))
+    view.set_level("operation")
+    port = view.viewport().rect()
+    for label in view._landmarks:
+        box = view.mapFromScene(label.sceneBoundingRect()).boundingRect()
+        assert box.left() >= -1 and box.right() <= port.right() + 1, label.text()
+
+
+def test_clicking_the_legend_folds_it(qtbot, view: GraphView) -> None:
+    view.set_graph(small_graph())
+    view.set_level("operation")
+    tall = view._legend_rect().height()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, 20))
+    assert view.legend_folded() and view._legend_rect().height() < tall
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, 20))
+    assert not view.legend_folded()

@@ -406,9 +406,14 @@ def fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def details(graph: Graph, node: int, sample: int = 0) -> str:
-    """Everything about one node, as plain text for the details pane."""
+def details(graph: Graph, node: int, sample: int = 0, sample_label: str | None = None) -> str:
+    """Everything about one node, as plain text for the details pane.
+
+    `sample_label` names the sample in the text ("point 17") when its index in the
+    graph's arrays is not what the user knows it by (a mini-batch's position 3).
+    """
     op = graph.ops[node]
+    called = sample_label or f"sample {sample}"
     name = graph.names[node]
     shared = type(graph.data(node)) is not np.ndarray
     lines = [f"Node #{node} — {graph.display_name(node)}",
@@ -423,13 +428,13 @@ def details(graph: Graph, node: int, sample: int = 0) -> str:
         for slot, c in enumerate(graph.children[node]):
             lines.append(f"  {slot}: #{c} {graph.display_name(c)} = "
                          f"{fmt(_at(graph.data(c), sample))}")
-    which = "every sample" if shared and graph.n_samples > 1 else f"sample {sample}"
+    which = "every sample" if shared and graph.n_samples > 1 else called
     lines.append(f"value ({which}): {fmt(_at(graph.data(node), sample))}")
     if shared and graph.n_samples > 1:
         lines.append(f"grad (sum over {graph.n_samples} samples): "
                      f"{fmt(_at(graph.grad(node), sample))}")
     else:
-        lines.append(f"grad (sample {sample}): {fmt(_at(graph.grad(node), sample))}")
+        lines.append(f"grad ({called}): {fmt(_at(graph.grad(node), sample))}")
     if name:
         lines.append(f"parameter: {name}")
     if graph.consumers[node]:
@@ -441,7 +446,7 @@ def details(graph: Graph, node: int, sample: int = 0) -> str:
             step = (f"local {fmt(part.local)} × upstream {fmt(part.upstream)} = "
                     f"{fmt(part.sample_amount)}")
             if shared and part.per_sample:
-                step = f"sample {sample}: {step}; over all samples {fmt(part.amount)}"
+                step = f"{called}: {step}; over all samples {fmt(part.amount)}"
             lines.append(f"  via #{part.consumer} ({graph.ops[part.consumer]}), "
                          f"operand {part.slot}: {step}")
         lines.append(f"  sum = {fmt(fan.total)}"
@@ -996,6 +1001,8 @@ def to_dot(graph: Graph, sample: int = 0) -> str:
              'fontname="Helvetica", fontsize=10];']
     for i in range(len(graph)):
         title = graph.display_name(i) if graph.is_leaf(i) else graph.ops[i]
+        if not graph.is_leaf(i) and graph.labels[i]:
+            title = f"{graph.labels[i]} = {title}"  # b = + : tells two additions apart
         parts = (f"#{i} {title}", f"data {fmt(values[i])}", f"grad {fmt(grads[i])}")
         label = "\\n".join(_dot_escape(part) for part in parts)
         extra = ", peripheries=2" if graph.is_fanout(i) else ""

@@ -7,6 +7,7 @@ per graph *structure*; a training step only changes their text and colour.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,6 +18,7 @@ from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
+    QFontMetricsF,
     QImage,
     QKeyEvent,
     QKeySequence,
@@ -25,6 +27,8 @@ from PySide6.QtGui import (
     QPainterPath,
     QPaintEvent,
     QPen,
+    QResizeEvent,
+    QTransform,
     QWheelEvent,
 )
 from PySide6.QtSvg import QSvgGenerator
@@ -53,63 +57,99 @@ OP_NODE_CAP = 5000
 NET_DX, NET_DY, UNIT_R = 220.0, 64.0, 22.0
 MAP_RES = 20
 
-_POS = [QColor("#fbe3d6"), QColor("#f7c3a6"), QColor("#f09a74"), QColor("#e36a48"),
-        QColor("#c93c2b"), QColor("#9e1b1e")]
-_NEG = [QColor("#dbe8f5"), QColor("#b4cfe8"), QColor("#86b1d8"), QColor("#5690c5"),
-        QColor("#2f6aa8"), QColor("#17457e")]
+# Blue for positive, orange for negative: the convention of the decision boundary and
+# the parameters panel (TensorFlow Playground's), so the same sign has the same colour
+# in every panel of the window. Six levels of |gradient| each, light to dark.
+_POS = [QColor("#dcecf7"), QColor("#b3d5ee"), QColor("#7fb8e0"), QColor("#3e95d0"),
+        QColor("#0877bd"), QColor("#05548a")]
+_NEG = [QColor("#fdebd6"), QColor("#fbd3a6"), QColor("#f8b56d"), QColor("#f59322"),
+        QColor("#cf6f06"), QColor("#8f4a00")]
 _ZERO = QColor("#ffffff")
+# The replay's current node and the edges its gradient flows along: a colour no sign
+# uses (orange would read as "negative gradient").
+_REPLAY = "#d81b60"
 _PENDING = QColor("#e6e6e6")
 _BRUSHES = {0: QBrush(_ZERO)}
 for _k in range(6):
     _BRUSHES[_k + 1] = QBrush(_POS[_k])
     _BRUSHES[-(_k + 1)] = QBrush(_NEG[_k])
 _PENDING_BRUSH = QBrush(_PENDING)
-_WEIGHT_POS, _WEIGHT_NEG = QColor("#e0812b"), QColor("#2f6aa8")
+_WEIGHT_POS, _WEIGHT_NEG = QColor("#0877bd"), QColor("#f59322")
 
 _OP_SYMBOL = {"*": "×", "+": "+", "neg": "−x", "": ""}
+# A node that receives its gradient more than this many times in a custom replay
+# shows the first numbers and "…": the badge must stay smaller than the node.
+BADGE_PLACES = 3
+
+
+def _font(points: float, bold: bool = False) -> QFont:
+    font = QFont()
+    font.setPointSizeF(points)
+    font.setBold(bold)
+    return font
+
+
+class _Style:
+    """One view's sizes and fonts, scaled together by `GraphView.set_font_scale`.
+
+    Boxes grow with their text (a bigger font in the same box would spill over), but
+    the gaps between them do not: at "fit" a scaled graph's text is then a little
+    larger on screen, and a small graph (the playground's) fills more of the window
+    before fit's zoom limit stops it.
+    """
+
+    def __init__(self, scale: float = 1.0) -> None:
+        self.scale = scale
+        self.node_w, self.node_h = NODE_W * scale, NODE_H * scale
+        self.dx, self.dy = self.node_w + DX - NODE_W, self.node_h + DY - NODE_H
+        self.rect = QRectF(-self.node_w / 2, -self.node_h / 2, self.node_w, self.node_h)
+        self.font = _font(7.5 * scale)
+        self.bold = _font(7.5 * scale, bold=True)
+        # parameter names are long ('layers.1.neurons.12.w.15'): regular weight, smaller
+        self.name_font = _font(7.0 * scale)
+        self.badge_font = _font(7.5 * scale, bold=True)
+        self.unit_font = _font(8.0 * scale)
+        self.header_font = _font(9.0 * scale, bold=True)
+        self.legend_font = _font(8.5 * scale)
+        self.net_dy = NET_DY + 16.0 * (scale - 1.0)  # room for the value under a unit
+
+    def edge_line(self, a: QPointF, b: QPointF) -> QLineF:
+        """From the child's right side to the parent's left; top/bottom when stacked."""
+        w, h = self.node_w, self.node_h
+        if b.x() - a.x() >= w:
+            return QLineF(a.x() + w / 2, a.y(), b.x() - w / 2, b.y())
+        # a term drawn right above the sum that adds it, or a folded row's wrap-around
+        sign = 1 if b.y() >= a.y() else -1
+        return QLineF(a.x(), a.y() + sign * h / 2, b.x(), b.y() - sign * h / 2)
 
 
 def _op_title(graph: Graph, i: int) -> str:
     if graph.children[i]:
         op = graph.ops[i]
         k = g.pow_exponent(op)
-        return f"x^{k:g}" if k is not None else _OP_SYMBOL.get(op, op)
+        symbol = f"x^{k:g}" if k is not None else _OP_SYMBOL.get(op, op)
+        # The engine's label names the result (b = a + a): without it two "+" boxes
+        # of an expression cannot be told apart.
+        label = graph.labels[i]
+        return f"{label} = {symbol}" if label and i not in graph.boundary else symbol
     return graph.display_name(i)
-
-
-def _edge_line(a: QPointF, b: QPointF) -> QLineF:
-    """From the child's right side to the parent's left; top/bottom when stacked."""
-    if b.x() - a.x() >= NODE_W:
-        return QLineF(a.x() + NODE_W / 2, a.y(), b.x() - NODE_W / 2, b.y())
-    # a term drawn right above the sum that adds it, or a folded row's wrap-around
-    sign = 1 if b.y() >= a.y() else -1
-    return QLineF(a.x(), a.y() + sign * NODE_H / 2, b.x(), b.y() - sign * NODE_H / 2)
 
 
 class _OpNode(QGraphicsItem):
     """One node of the operation graph. Plain QGraphicsItem: cheaper than composed items."""
 
     PARAM, INPUT, CONST, OP = range(4)
-    _font = QFont()
-    _font.setPointSizeF(7.5)
-    _bold = QFont(_font)
-    _bold.setBold(True)
-    # parameter names are long ('layers.1.neurons.12.w.15'): regular weight, a bit smaller
-    _name_font = QFont(_font)
-    _name_font.setPointSizeF(7.0)
-    _badge_font = QFont(_font)
-    _badge_font.setBold(True)
     _border: ClassVar[dict[int, QPen]] = {
         OP: QPen(QColor("#555555"), 1.0), PARAM: QPen(QColor("#8a6d00"), 2.2),
         INPUT: QPen(QColor("#1b7f5b"), 2.2),
         CONST: QPen(QColor("#a0a0a0"), 1.0, Qt.PenStyle.DashLine)}
     _select_pen = QPen(QColor("#111111"), 3.5)
-    _current_pen = QPen(QColor("#ff9900"), 5.0)
-    _rect = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
-    _outer = _rect.adjusted(-6, -6, 6, 6)
+    _current_pen = QPen(QColor(_REPLAY), 5.0)
 
-    def __init__(self, index: int, kind: int, title: str, fanout: bool) -> None:
+    def __init__(self, index: int, kind: int, title: str, fanout: bool,
+                 style: _Style) -> None:
         super().__init__()
+        self.style = style
         self.index = index
         self.kind = kind
         self.title = title
@@ -121,16 +161,24 @@ class _OpNode(QGraphicsItem):
         self.selected = False
         self.current = False
         self.pending = False
-        self.place: int | None = None
+        # Places in the replay, in order: a custom replay may visit a node twice.
+        self.places: list[int] = []
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
+    @property
+    def place(self) -> int | None:
+        """The node's latest place in the replay (None before its gradient arrived)."""
+        return self.places[-1] if self.places else None
+
     def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
-        return self._outer.adjusted(-12, -12, 4, 4)
+        s = self.style.scale
+        return self.style.rect.adjusted(-6 - 14 * s, -6 - 12 * s, 10, 10)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        rect = self._rect
+        style = self.style
+        rect = style.rect
         if lod < BOX_LOD:
             # a few pixels wide: a filled box says as much, for a fraction of the cost
             painter.fillRect(rect, _PENDING_BRUSH if self.pending else self.brush)
@@ -159,31 +207,43 @@ class _OpNode(QGraphicsItem):
                 painter.drawRoundedRect(outer, 12, 12)
             else:
                 painter.drawRect(outer)
-        if self.place is not None:
+        if self.places:
             self._paint_badge(painter, lod)
         if lod < TEXT_LOD:
             return
         painter.setPen(QColor("#ffffff") if self.dark and not self.pending else QColor("#111111"))
-        painter.setFont(self._name_font if self.kind == self.PARAM else self._bold)
-        third = NODE_H / 3
+        painter.setFont(style.name_font if self.kind == self.PARAM else style.bold)
+        third = style.node_h / 3
         top = rect.adjusted(4, 1, -4, -2 * third)
-        painter.drawText(top, Qt.AlignmentFlag.AlignCenter, self.title)
-        painter.setFont(self._font)
+        # elided, not clipped: a long label must still show where it ends
+        title = painter.fontMetrics().elidedText(self.title, Qt.TextElideMode.ElideMiddle,
+                                                 int(top.width()))
+        painter.drawText(top, Qt.AlignmentFlag.AlignCenter, title)
+        painter.setFont(style.font)
         painter.drawText(rect.adjusted(4, third, -4, -third), Qt.AlignmentFlag.AlignCenter,
                          self.value_text)
         painter.drawText(rect.adjusted(4, 2 * third - 1, -4, -1), Qt.AlignmentFlag.AlignCenter,
                          "grad ?" if self.pending else self.grad_text)
 
+    def badge_text(self) -> str:
+        shown = [str(p) for p in self.places[:BADGE_PLACES]]
+        return ",".join(shown) + ("…" if len(self.places) > BADGE_PLACES else "")
+
     def _paint_badge(self, painter: QPainter, lod: float) -> None:
-        centre = QPointF(-NODE_W / 2 - 2, -NODE_H / 2 - 2)
+        style = self.style
+        s = style.scale
+        text = self.badge_text()
+        painter.setFont(style.badge_font)
+        # One number is a round badge at the corner; several grow to the right.
+        width = max(26 * s, painter.fontMetrics().horizontalAdvance(text) + 12 * s)
+        corner = QPointF(-style.node_w / 2 - 2, -style.node_h / 2 - 2)
+        badge = QRectF(corner.x() - 13 * s, corner.y() - 11 * s, width, 22 * s)
         painter.setPen(QPen(QColor("#7a4a00"), 1.0))
         painter.setBrush(QColor("#ffcc33"))
-        painter.drawEllipse(centre, 13, 11)
+        painter.drawRoundedRect(badge, 11 * s, 11 * s)
         if lod >= TEXT_LOD * 0.6:
             painter.setPen(QColor("#111111"))
-            painter.setFont(self._badge_font)
-            painter.drawText(QRectF(centre.x() - 14, centre.y() - 10, 28, 20),
-                             Qt.AlignmentFlag.AlignCenter, str(self.place))
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
 
 
 class _EdgeLayer(QGraphicsItem):
@@ -204,7 +264,7 @@ class _EdgeLayer(QGraphicsItem):
     _in_pen.setCosmetic(True)
     _out_pen = QPen(QColor("#8a3ab9"), 2.5)
     _out_pen.setCosmetic(True)
-    _flow_pen = QPen(QColor("#ff9900"), 3.0)
+    _flow_pen = QPen(QColor(_REPLAY), 3.0)
     _flow_pen.setCosmetic(True)
 
     _mark_pen = QPen(QColor("#111111"), 2.0)
@@ -267,13 +327,12 @@ class _EdgeLayer(QGraphicsItem):
 class _Unit(QGraphicsItem):
     """A neuron (or input, or the loss) at network level, with a map of its output."""
 
-    _font = QFont()
-    _font.setPointSizeF(8)
     _pen = QPen(QColor("#444444"), 1.5)
     _select_pen = QPen(QColor("#111111"), 4.0)
 
-    def __init__(self, layer: int, index: int, title: str) -> None:
+    def __init__(self, layer: int, index: int, title: str, style: _Style) -> None:
         super().__init__()
+        self.style = style
         self.layer = layer
         self.index = index
         self.title = title
@@ -284,7 +343,8 @@ class _Unit(QGraphicsItem):
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        return QRectF(-UNIT_R - 46, -UNIT_R - 4, 2 * UNIT_R + 92, 2 * UNIT_R + 22)
+        s = self.style.scale
+        return QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, 2 * UNIT_R + 92 * s, 2 * UNIT_R + 22 * s)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
@@ -305,14 +365,15 @@ class _Unit(QGraphicsItem):
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         if lod < TEXT_LOD:
             return
-        painter.setFont(self._font)
+        s = self.style.scale
+        painter.setFont(self.style.unit_font)
         painter.setPen(QColor("#111111"))
         if self.title:
             # beside the circle: above it the units of a column would collide
-            painter.drawText(QRectF(-UNIT_R - 44, -8, 40, 16),
+            painter.drawText(QRectF(-UNIT_R - 44 * s, -8 * s, 40 * s, 16 * s),
                              Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                              self.title)
-        painter.drawText(QRectF(-UNIT_R - 40, UNIT_R + 1, 2 * UNIT_R + 80, 15),
+        painter.drawText(QRectF(-UNIT_R - 40 * s, UNIT_R + 1, 2 * UNIT_R + 80 * s, 15 * s),
                          Qt.AlignmentFlag.AlignCenter, self.text)
 
 
@@ -384,6 +445,7 @@ class GraphView(QGraphicsView):
     details_changed = Signal(str)
     animation_step = Signal(int, int)  # node id, its place in backward (1 = first)
     animation_finished = Signal()
+    animation_stopped = Signal()  # a replay was stopped (Esc, Stop, a new graph) unfinished
     level_changed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -405,6 +467,9 @@ class GraphView(QGraphicsView):
         self.setMouseTracking(False)
         self._level = "network"
         self._sample = 0
+        self._sample_label: str | None = None  # what to call the sample ("point 17")
+        self._style = _Style()
+        self._placeholder = ""
         self._graph: Graph | None = None  # as given
         self._shown: Graph | None = None  # what the op level draws (the graph or a neuron's part)
         self._shown_key: tuple | None = None
@@ -431,9 +496,17 @@ class GraphView(QGraphicsView):
         self._follow = True
         self._press: QPointF | None = None
         self._fitted = {"network": False, "operation": False}
+        # whether the level is still framed as fit() left it (then a resize refits)
+        self._auto_fit = {"network": True, "operation": True}
         self._boxes_shown = False
         self._landmarks: list[QGraphicsSimpleTextItem] = []
+        self._landmark_beside: list[bool] = []
+        # network column headers: (item, full text, first line, full width in pixels)
+        self._headers: list[tuple[QGraphicsSimpleTextItem, str, str, float]] = []
+        self._headers_short = False
+        self._net_dx = NET_DX
         self._legend = True
+        self._legend_folded = False
         self._make_actions()
         self._node_rects: list[QRectF] = []
         self._node_xy = np.zeros((0, 2))
@@ -463,7 +536,9 @@ class GraphView(QGraphicsView):
         self.fit_action = action("Fit", "Zoom to show everything", "F", self.fit)
         self.play_action = action("Play backward", "Replay backward node by node", None,
                                   lambda: self.play_backward())
-        self.step_action = action("Step backward", "Next node of the backward replay", "N",
+        # B, not N: N is the main window's Sub-step, and a key two actions share does
+        # nothing at all (Qt calls it ambiguous).
+        self.step_action = action("Next node", "Next node of the backward replay", "B",
                                   lambda: self.step_backward())
         self.stop_action = action("Stop", "Stop the replay", "Esc", self.stop_animation)
 
@@ -488,9 +563,16 @@ class GraphView(QGraphicsView):
         self.level_changed.emit(level)
         self.viewport().update()
 
-    def set_graph(self, graph: Graph, sample: int | None = None) -> None:
-        """Show a new step's graph; re-layout only if its structure changed."""
+    def set_graph(self, graph: Graph, sample: int | None = None,
+                  sample_label: str | None = None) -> None:
+        """Show a new step's graph; re-layout only if its structure changed.
+
+        `sample` indexes the graph's per-sample arrays; `sample_label` is what the
+        details call it (e.g. "point 17" when the graph holds a mini-batch).
+        """
         self.stop_animation()
+        if sample is not None:
+            self._sample_label = sample_label
         if self._graph is None or graph.structure_key != self._graph.structure_key:
             # node ids mean other nodes now; a parameter keeps its name
             name = self._net_selected
@@ -504,6 +586,20 @@ class GraphView(QGraphicsView):
     def graph(self) -> Graph | None:
         return self._graph
 
+    def clear_graph(self) -> None:
+        """Forget the operation graph (a new model has none yet); the network level stays."""
+        self.stop_animation()
+        self._graph = self._shown = None
+        self._shown_key = None
+        self._selected_node = self._selected = None
+        self._op_scene.clear()
+        self._nodes, self._edges, self._landmarks, self._landmark_beside = [], None, [], []
+        self._edge_lines, self._edge_index, self._node_rects = [], [], []
+        self._node_xy = np.zeros((0, 2))
+        self._expanded = None
+        self._emit_details()
+        self.viewport().update()
+
     def shown_graph(self) -> Graph | None:
         """What the operation level draws: the whole graph or one neuron's part of it."""
         return self._shown
@@ -515,14 +611,55 @@ class GraphView(QGraphicsView):
             self._build_network()
         self._update_network()
 
-    def set_sample(self, sample: int) -> None:
+    def set_sample(self, sample: int, label: str | None = None) -> None:
+        """Show the numbers of `sample` (an index into the graph's arrays), called `label`."""
         self._sample = int(sample)
+        self._sample_label = label
         if self._shown is not None and self._nodes:
             self._update_op_items()
         self._emit_details()
 
     def sample(self) -> int:
         return self._sample
+
+    def sample_label(self) -> str:
+        return self._sample_label or f"sample {self._sample}"
+
+    def set_font_scale(self, scale: float) -> None:
+        """Scale every text the view draws (teacher mode): node and unit labels, the
+        legend, landmarks and headers. Node boxes grow with their text."""
+        scale = max(0.5, min(float(scale), 4.0))
+        if abs(scale - self._style.scale) < 1e-6:
+            return
+        self._style = _Style(scale)
+        # Items take their sizes when built: build them again, keeping what is shown.
+        self._shown_key = None
+        if self._level == "operation":
+            self._sync_op_items()
+        if self._network is not None:
+            self._build_network()
+            self._update_network()
+        self._fitted = {"network": False, "operation": False}
+        self.fit()
+        self.viewport().update()
+
+    def font_scale(self) -> float:
+        return self._style.scale
+
+    def set_placeholder_text(self, text: str) -> None:
+        """What to say in the middle of the view while the current level has nothing to
+        draw (e.g. before the first step), instead of an empty grey area."""
+        self._placeholder = text
+        self.viewport().update()
+
+    def placeholder_text(self) -> str:
+        return self._placeholder
+
+    def is_empty(self) -> bool:
+        """Whether the current level has nothing to draw."""
+        if self._level == "operation":
+            return not self._nodes or self._graph is None
+        return self._network is None
 
     def set_show_gradients(self, show: bool) -> None:
         """At network level, draw gradients instead of weights on the edges."""
@@ -614,38 +751,57 @@ class GraphView(QGraphicsView):
         """What the details pane shows for the current selection."""
         if self._level == "network" and self._net_selected:
             return self._network_details(self._net_selected)
+        label = self._sample_label
         if self._shown is not None and self._selected is not None:
-            return g.details(self._shown, self._selected, self._sample)
+            return g.details(self._shown, self._selected, self._sample, label)
         if self._graph is not None and self._selected_node is not None:
-            return g.details(self._graph, self._selected_node, self._sample)
+            return g.details(self._graph, self._selected_node, self._sample, label)
         return ""
 
     # --- animation --------------------------------------------------------------------
-    def play_backward(self, interval_ms: int = 80) -> None:
-        """Replay backward: nodes light up in the order they receive their gradient."""
-        if not self._ensure_animation():
+    def play_backward(self, interval_ms: int = 80, order: Sequence[int] | None = None) -> None:
+        """Replay backward: nodes light up in the order they receive their gradient.
+
+        `order` replays another sequence of node ids (of the graph given to
+        `set_graph`), e.g. the order a broken backward really fired in; a node may
+        appear more than once and then carries every number it was given. Without it,
+        a replay paused by `step_backward` continues, and a finished one starts again.
+        """
+        if not self._ensure_animation(order):
             return
         self._timer.start(max(1, int(interval_ms)))
 
-    def step_backward(self) -> int | None:
-        """Advance the replay by one node; returns its id, None when finished."""
+    def step_backward(self, order: Sequence[int] | None = None) -> int | None:
+        """Advance the replay by one node; returns its id, None when finished.
+
+        `order` starts a replay of that sequence (see `play_backward`).
+        """
         if self._timer.isActive():
             self._timer.stop()
-        if not self._ensure_animation():
+        if not self._ensure_animation(order, restart_finished=False):
             return None
         return self._advance()
 
     def stop_animation(self) -> None:
-        """Stop and clear the replay: every node shows its gradient again."""
+        """Stop and clear the replay: every node shows its gradient again.
+
+        Emits `animation_stopped` if the replay had not finished.
+        """
         self._timer.stop()
         if not self._order:
             return
+        unfinished = self._anim_pos < len(self._order)
+        self._clear_animation()
+        if unfinished:
+            self.animation_stopped.emit()
+
+    def _clear_animation(self) -> None:
         self._order = []
         self._anim_pos = 0
         for node in self._nodes:
             node.pending = False
             node.current = False
-            node.place = None
+            node.places = []
             node.update()
         if self._edges is not None:
             self._edges.flow = []
@@ -659,20 +815,35 @@ class GraphView(QGraphicsView):
         """How many nodes the replay has visited."""
         return self._anim_pos
 
-    def _ensure_animation(self) -> bool:
+    def animation_length(self) -> int:
+        """How many visits the current replay has (0 when there is none)."""
+        return len(self._order)
+
+    def _ensure_animation(self, order: Sequence[int] | None,
+                          restart_finished: bool = True) -> bool:
         if self._level != "operation":
             self.set_level("operation")
         if self._shown is None:
             return False
-        if not self._order:
-            self._order = g.backward_order(self._shown)
-            self._anim_pos = 0
-            for node in self._nodes:
-                node.pending = True
-                node.place = None
-                node.current = False
-                node.update()
-            self._refresh_boxes()
+        finished = bool(self._order) and self._anim_pos >= len(self._order)
+        if order is None and self._order and not (finished and restart_finished):
+            return True  # continue the replay in progress
+        if order is None:
+            shown_order = g.backward_order(self._shown)
+        else:
+            # ids of the given graph; in a collapsed graph only the shown nodes light up
+            mapped = (self._to_shown(int(node)) for node in order)
+            shown_order = [node for node in mapped if node is not None]
+        # a new replay replaces the old one: not a stop the caller must hear about
+        self._timer.stop()
+        self._clear_animation()
+        if not shown_order:
+            return False
+        self._order = shown_order
+        for node in self._nodes:
+            node.pending = True
+            node.update()
+        self._refresh_boxes()
         return True
 
     def _advance(self) -> int | None:
@@ -688,7 +859,7 @@ class GraphView(QGraphicsView):
         node = self._nodes[index]
         node.pending = False
         node.current = True
-        node.place = self._anim_pos
+        node.places.append(self._anim_pos)
         node.update()
         if self._edges is not None:
             # The gradient now flows from this node back to its inputs.
@@ -716,21 +887,103 @@ class GraphView(QGraphicsView):
         scene = self._op_scene if self._level == "operation" else self._net_scene
         if self.scene() is not scene:
             self.setScene(scene)
-        rect = scene.itemsBoundingRect()
+        rect, left, top, right_of = self._fit_frame()
         if rect.isEmpty():
             return
-        # Leave the legend's band at the top free, so it covers no node.
-        band = 18 * len(self._legend_lines()) + 24 if self._legend else 12
         port = self.viewport().rect()
-        width, height = max(port.width() - 24, 10), max(port.height() - band - 12, 10)
-        scale = min(width / rect.width(), height / rect.height(), 2.0)
+
+        def framed(left: float, top: float) -> tuple[float, float]:
+            height = max(port.height() - 12 - top, 10)
+            right = 0.0
+            for _ in range(2):  # the labels' overhang shrinks as the drawing grows
+                width = max(port.width() - 24 - left - right, 10)
+                scale = min(width / rect.width(), height / rect.height(), 2.0)
+                right = right_of(scale)
+            return scale, right
+
+        # The legend covers no node: the drawing goes below it or beside it, whichever
+        # lets it be bigger (in a short, wide window the legend's band was half of it).
+        legend_w, legend_h = self._legend_size()
+        below = (left, top + legend_h + 12) if self._legend else (left, top)
+        beside = (max(left, legend_w + 12), top)
+        scale, right = framed(*below)
+        if self._legend:
+            scale_beside, right_beside = framed(*beside)
+            if scale_beside > scale * 1.02:
+                scale, right, below = scale_beside, right_beside, beside
+        left, top = below
         self.resetTransform()
         self.scale(scale, scale)
         centre = rect.center()
-        self.centerOn(QPointF(centre.x(), centre.y() - (band - 12) / 2 / scale))
+        self.centerOn(QPointF(centre.x() - (left - right) / 2 / scale,
+                              centre.y() - top / 2 / scale))
         self._fitted[self._level] = True
+        self._auto_fit[self._level] = True
+
+    def _legend_size(self) -> tuple[float, float]:
+        """The room the legend takes from the window's top-left corner, in pixels."""
+        if not self._legend:
+            return 0.0, 0.0
+        box = self._legend_rect()
+        return box.right(), box.bottom()
+
+    def _legend_rect(self) -> QRectF:
+        """The legend's box in window pixels, as drawForeground draws it."""
+        s = self._style.scale
+        lines = self._legend_lines()
+        metrics = QFontMetricsF(self._style.legend_font)
+        width = max((metrics.horizontalAdvance(t) for t, _ in lines), default=0.0)
+        return QRectF(8, 8, width + 50 * s, 18 * s * len(lines) + 8)
+
+    def set_legend_folded(self, folded: bool) -> None:
+        """Fold the legend to one line ("▸ key"), or open it again (a click on it toggles)."""
+        self._legend_folded = bool(folded)
+        if self._auto_fit.get(self._level):
+            self.fit()
+        self.viewport().update()
+
+    def legend_folded(self) -> bool:
+        return self._legend_folded
+
+    def _fit_frame(self) -> tuple[QRectF, float, float, Callable[[float], float]]:
+        """What fit() frames: the drawing (scene units), and the pixels its constant-size
+        labels need on the left and top, and on the right at a given scale.
+
+        The scene's own bounding rect would not do: a label that ignores the zoom
+        counts there as if drawn at scale 1, so at "fit" it hung over the window's edge.
+        """
+        if self._level == "operation" and self._edges is not None and self._nodes:
+            rect = QRectF(self._edges.boundingRect())
+            left = top = 0.0
+            hanging: list[tuple[float, float]] = []  # (label width px, its x in the scene)
+            for item, beside in zip(self._landmarks, self._landmark_beside):
+                box = item.boundingRect()
+                if beside:
+                    left = max(left, box.width() + 14)
+                else:
+                    top = max(top, box.height() + 4)
+                    hanging.append((box.width(), item.pos().x()))
+
+            def right_of(scale: float) -> float:
+                return max([0.0] + [w - (rect.right() - x) * scale for w, x in hanging])
+            return rect, left, top, right_of
+        if self._level == "network" and self._weights is not None:
+            headers = [item for item in self._net_scene.items()
+                       if isinstance(item, QGraphicsSimpleTextItem)]
+            top = max((item.boundingRect().height() for item in headers), default=0.0)
+            return QRectF(self._weights.boundingRect()), 0.0, top, lambda _scale: 0.0
+        scene = self.scene()
+        return scene.itemsBoundingRect(), 0.0, 0.0, lambda _scale: 0.0
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        # Still as fit() left it (not zoomed or panned since): fit the new size too.
+        # A graph first shown in a hidden tab was fitted to a window of no size.
+        if self._auto_fit.get(self._level):
+            self.fit()
 
     def zoom(self, factor: float) -> None:
+        self._auto_fit[self._level] = False
         scale = self._viewport_scale()
         factor = max(0.005 / scale, min(factor, 6.0 / scale))
         self.scale(factor, factor)
@@ -763,7 +1016,24 @@ class GraphView(QGraphicsView):
         boxes = scale < TEXT_LOD
         if boxes != self._boxes_shown and self._nodes:
             self._show_boxes(boxes)
+        if self._level == "network":
+            self._fit_headers(scale)
         super().paintEvent(event)
+
+    def _fit_headers(self, scale: float) -> None:
+        """Full column headers when they fit between the columns, else their first line.
+
+        They keep their size on screen while the columns close up: zoomed out, the
+        two-line headers of neighbouring columns ran into each other.
+        """
+        short = any(width + 8 > self._net_dx * scale for _, _, _, width in self._headers)
+        if short == self._headers_short:
+            return
+        self._headers_short = short
+        for item, full, brief, _ in self._headers:
+            item.setText(brief if short else full)
+            box = item.boundingRect()
+            item.setTransform(QTransform().translate(-box.width() / 2, -box.height()))
 
     def _show_boxes(self, boxes: bool) -> None:
         for node in self._nodes:
@@ -814,6 +1084,11 @@ class GraphView(QGraphicsView):
             super().keyPressEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if (self._legend and event.button() == Qt.MouseButton.LeftButton
+                and self._legend_rect().contains(event.position())):
+            self.set_legend_folded(not self._legend_folded)
+            event.accept()
+            return
         self._press = event.position()
         super().mousePressEvent(event)
 
@@ -824,6 +1099,8 @@ class GraphView(QGraphicsView):
         if press is not None and (event.position() - press).manhattanLength() < 5 \
                 and event.button() == Qt.MouseButton.LeftButton:
             self._click(self.mapToScene(event.position().toPoint()), double=False)
+        elif press is not None:
+            self._auto_fit[self._level] = False  # the user framed it: keep their frame
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if event.button() == Qt.MouseButton.LeftButton:
@@ -856,31 +1133,65 @@ class GraphView(QGraphicsView):
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
         # Legend and hints in window coordinates, so they stay put while panning.
+        if self._placeholder and self.is_empty():
+            self._paint_placeholder(painter)
+            return
         if not self._legend:
             return
         painter.save()
         painter.resetTransform()
-        font = QFont()
-        font.setPointSizeF(8.5)
-        painter.setFont(font)
+        painter.setFont(self._style.legend_font)
+        s = self._style.scale
+        row = 18 * s
         lines = self._legend_lines()
-        width = max((painter.fontMetrics().horizontalAdvance(t) for t, _ in lines), default=0)
-        box = QRectF(8, 8, width + 36, 18 * len(lines) + 8)
+        box = self._legend_rect()
+        width = box.width() - 50 * s
         painter.setPen(QPen(QColor("#cccccc")))
         painter.setBrush(QColor(255, 255, 255, 225))
         painter.drawRoundedRect(box, 5, 5)
+        if not self._legend_folded:
+            # the fold mark: a zoomed-in graph should not have to live under the key
+            painter.setPen(QColor("#777777"))
+            painter.drawText(QRectF(box.right() - 18 * s, box.top() + 2, 16 * s, 16 * s),
+                             Qt.AlignmentFlag.AlignCenter, "▴")
         for k, (text, colour) in enumerate(lines):
-            y = 14 + 18 * k
+            y = 14 + row * k
             if colour is not None:
                 painter.setPen(QPen(QColor("#555555"), 0.8))
                 painter.setBrush(colour)
-                painter.drawRect(QRectF(14, y + 2, 14, 10))
+                painter.drawRect(QRectF(14, y + 2 * s, 14 * s, 10 * s))
             painter.setPen(QColor("#222222"))
-            painter.drawText(QRectF(34 if colour is not None else 14, y, width + 4, 16),
-                             Qt.AlignmentFlag.AlignVCenter, text)
+            painter.drawText(QRectF(14 + 20 * s if colour is not None else 14, y, width + 4,
+                                    16 * s), Qt.AlignmentFlag.AlignVCenter, text)
+        painter.restore()
+
+    def _paint_placeholder(self, painter: QPainter) -> None:
+        painter.save()
+        painter.resetTransform()
+        font = QFont(self._style.legend_font)
+        font.setPointSizeF(font.pointSizeF() * 1.3)
+        painter.setFont(font)
+        port = QRectF(self.viewport().rect())
+        flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap
+        text_rect = painter.fontMetrics().boundingRect(
+            port.adjusted(40, 0, -40, 0).toRect(), int(flags), self._placeholder)
+        box = QRectF(text_rect).adjusted(-16, -12, 16, 12)
+        painter.setPen(QPen(QColor("#cccccc")))
+        painter.setBrush(QColor("#ffffff"))
+        painter.drawRoundedRect(box, 6, 6)
+        painter.setPen(QColor("#333333"))
+        painter.drawText(box, flags, self._placeholder)
         painter.restore()
 
     def _legend_lines(self) -> list[tuple[str, QColor | None]]:
+        if self._legend_folded:
+            folded: list[tuple[str, QColor | None]] = [("▸ key (click to open)", None)]
+            if self._order:
+                folded.append((f"backward: {self._anim_pos} of {len(self._order)}", None))
+            return folded
+        return self._full_legend_lines()
+
+    def _full_legend_lines(self) -> list[tuple[str, QColor | None]]:
         if self._level == "network":
             what = "gradient" if self._show_grads else "weight"
             lines: list[tuple[str, QColor | None]] = [
@@ -890,7 +1201,7 @@ class GraphView(QGraphicsView):
                 lines.append(("inside a unit: its output over the plane", None))
             if self._network is not None and self._network.units is not None:
                 lines.append((f"under a unit: its {what if self._show_grads else 'output'} "
-                              f"for sample {self._network.sample}", None))
+                              f"for {self.sample_label()}", None))
             lines.append(("double-click a neuron: its operations", None))
             return lines
         lines = [("gradient > 0", _POS[3]), ("gradient < 0", _NEG[3]),
@@ -905,11 +1216,11 @@ class GraphView(QGraphicsView):
                 lines.append((f"{total:,} nodes · double border: used twice or more", None))
             if self._order:
                 lines.append((f"backward: {self._anim_pos} of {len(self._order)} nodes"
-                              " · N: next · Esc: stop", None))
+                              " · B: next · Esc: stop", None))
             elif self._viewport_scale() < TEXT_LOD:
                 lines.append(("zoom in (wheel) to read values", None))
             else:
-                lines.append(("wheel: zoom · drag: pan · F: fit · N: step backward", None))
+                lines.append(("wheel: zoom · drag: pan · F: fit · B: step backward", None))
         return lines
 
     # --- export -----------------------------------------------------------------------
@@ -1017,6 +1328,7 @@ class GraphView(QGraphicsView):
     def _build_op_items(self, shown: Graph) -> None:
         self._op_scene.clear()
         layout = g.layered_layout(shown)
+        style = self._style
         nodes = []
         for i in range(len(shown)):
             if shown.children[i]:
@@ -1027,19 +1339,18 @@ class GraphView(QGraphicsView):
                 kind = _OpNode.INPUT
             else:
                 kind = _OpNode.CONST
-            item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i))
+            item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i), style)
             lx, ly = layout[i]
-            item.setPos(lx * DX, ly * DY)
+            item.setPos(lx * style.dx, ly * style.dy)
             tip = shown.names[i] or shown.display_name(i)
             item.setToolTip(f"#{self._to_original(i)} {tip}")
             nodes.append(item)
         lines, index, long = [], [], []
         for c, p in shown.edges:
-            lines.append(_edge_line(nodes[c].pos(), nodes[p].pos()))
+            lines.append(style.edge_line(nodes[c].pos(), nodes[p].pos()))
             index.append((c, p))
             long.append(g.is_faint_edge(shown, layout, c, p))
-        self._node_rects = [QRectF(item.pos().x() - NODE_W / 2, item.pos().y() - NODE_H / 2,
-                                   NODE_W, NODE_H) for item in nodes]
+        self._node_rects = [style.rect.translated(item.pos()) for item in nodes]
         self._node_xy = np.array([(item.pos().x(), item.pos().y()) for item in nodes],
                                  dtype=np.float64).reshape(-1, 2)
         area = QRectF()
@@ -1087,11 +1398,11 @@ class GraphView(QGraphicsView):
         if shown is not self._graph and self._expanded is not None:
             marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}",
                           False))
-        left = min((item.pos().x() for item in self._nodes), default=0.0) - NODE_W / 2
-        font = QFont()
-        font.setPointSizeF(9)
-        font.setBold(True)
+        style = self._style
+        left = min((item.pos().x() for item in self._nodes), default=0.0) - style.node_w / 2
+        font = style.header_font
         self._landmarks = []
+        self._landmark_beside = []
         for node, text, beside in marks:
             item = self._op_scene.addSimpleText(text, font)
             item.setBrush(QColor("#333333"))
@@ -1102,12 +1413,13 @@ class GraphView(QGraphicsView):
                 item.setPos(left - 10, pos.y())
                 item.setTransform(item.transform().translate(-box.width(), -box.height() / 2))
             else:
-                item.setPos(pos.x() - NODE_W / 2, pos.y() - NODE_H / 2 - 4)
+                item.setPos(pos.x() - style.node_w / 2, pos.y() - style.node_h / 2 - 4)
                 # drawn from its top-left corner up: lift it by its own height
                 item.setTransform(item.transform().translate(0, -box.height()))
             item.setZValue(5)
             item.setVisible(self._viewport_scale() < TEXT_LOD)
             self._landmarks.append(item)
+            self._landmark_beside.append(beside)
 
     def _update_op_items(self) -> None:
         shown = self._shown
@@ -1214,7 +1526,7 @@ class GraphView(QGraphicsView):
             return None
         dx = np.abs(self._node_xy[:, 0] - point.x())
         dy = np.abs(self._node_xy[:, 1] - point.y())
-        hits = np.flatnonzero((dx <= NODE_W / 2) & (dy <= NODE_H / 2))
+        hits = np.flatnonzero((dx <= self._style.node_w / 2) & (dy <= self._style.node_h / 2))
         return int(hits[0]) if len(hits) else None
 
     # --- network level ----------------------------------------------------------------
@@ -1225,11 +1537,12 @@ class GraphView(QGraphicsView):
         sizes = list(net.layer_sizes)
         columns = [*sizes, 1]  # the loss after the outputs
         # Wide layers: spread the columns too, so 64x64 weights are not one solid band.
-        dx = max(NET_DX, max(sizes) * NET_DY / 4)
+        net_dy = self._style.net_dy
+        dx = max(NET_DX, max(sizes) * net_dy / 4)
         positions: list[list[QPointF]] = []
         for layer, count in enumerate(columns):
-            top = -(count - 1) * NET_DY / 2
-            positions.append([QPointF(layer * dx, top + k * NET_DY) for k in range(count)])
+            top = -(count - 1) * net_dy / 2
+            positions.append([QPointF(layer * dx, top + k * net_dy) for k in range(count)])
         lines, names, segments = [], [], []
         for layer in range(len(sizes) - 1):
             for unit in range(sizes[layer + 1]):
@@ -1253,20 +1566,23 @@ class GraphView(QGraphicsView):
         self._weight_names = names
         self._weight_segments = np.array(segments, dtype=np.float64).reshape(-1, 4)
         self._units = []
-        header_font = QFont()
-        header_font.setPointSizeF(9)
-        header_font.setBold(True)
+        header_font = self._style.header_font
+        self._headers = []
+        self._headers_short = False
+        self._net_dx = dx
         for layer, column in enumerate(positions):
             row = []
-            header = self._net_scene.addSimpleText(self._column_title(net, layer), header_font)
+            title = self._column_title(net, layer)
+            header = self._net_scene.addSimpleText(title, header_font)
             # constant size on screen, centred above the column: readable at any zoom
             header.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
             header.setPos(column[0].x(), column[0].y() - UNIT_R - 6)
             box = header.boundingRect()
-            header.setTransform(header.transform().translate(-box.width() / 2, -box.height()))
+            header.setTransform(QTransform().translate(-box.width() / 2, -box.height()))
+            self._headers.append((header, title, title.split("\n")[0], box.width()))
             for k, p in enumerate(column):
                 title = f"x{k}" if layer == 0 else ""
-                unit = _Unit(layer, k, title)
+                unit = _Unit(layer, k, title, self._style)
                 if 1 <= layer <= len(sizes) - 1:
                     unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its bias; "
                                     "double-click: its operations")
@@ -1328,9 +1644,10 @@ class GraphView(QGraphicsView):
         top[top == 0] = 1.0
         # square root: most of a unit's map is far below its peak and would look blank
         t = (np.sqrt(np.abs(np.clip(maps / top, -1, 1))) * np.sign(maps))[..., None]
-        # the same orange / blue as the weights: orange positive, blue negative
-        pos = np.array([0xE0, 0x81, 0x2B], dtype=np.float64)
-        neg = np.array([0x2F, 0x6A, 0xA8], dtype=np.float64)
+        # the same blue / orange as the weights and the decision boundary: an output
+        # unit's map looks like the boundary's background
+        pos = np.array([0x08, 0x77, 0xBD], dtype=np.float64)
+        neg = np.array([0xF5, 0x93, 0x22], dtype=np.float64)
         rgb = np.where(t >= 0, 255.0 + (pos - 255.0) * t, 255.0 + (neg - 255.0) * (-t))
         rgba = np.empty((*maps.shape, 4), dtype=np.uint8)
         rgba[..., :3] = rgb
@@ -1405,5 +1722,6 @@ class GraphView(QGraphicsView):
                 f"grad (sum over all samples): {g.fmt(float(grad))}"]
         if self._graph is not None and self._graph.find_parameter(name) is not None:
             text.append("")
-            text.append(g.details(self._graph, self._graph.find_parameter(name), self._sample))
+            text.append(g.details(self._graph, self._graph.find_parameter(name), self._sample,
+                                  self._sample_label))
         return "\n".join(text)
