@@ -1,0 +1,378 @@
+"""The graph panel in a live session: snapshots in, graph, caption, selection, replay, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget, QWidgetAction
+
+from gradbox import graph
+from gradbox.training import Trainer, TrainingConfig
+from gradbox.views.graph_panel import GraphPanel, graph_is_current, phase_caption, sample_choice
+from gradbox.views.graph_view import _OpNode
+from gradbox.views.session import SessionController
+
+
+@pytest.fixture
+def panel(qtbot, controller: SessionController) -> GraphPanel:  # type: ignore[no-untyped-def]
+    widget = GraphPanel(controller)
+    widget.resize(1000, 750)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def step(qtbot, controller: SessionController) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        controller.step()
+
+
+def substep(qtbot, controller: SessionController) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        controller.substep()
+
+
+def select(qtbot, controller: SessionController, index: int) -> None:  # type: ignore[no-untyped-def]
+    """Select a point and wait for the worker's answer (a snapshot), so that the next
+    snapshot waited for is the one of the command after."""
+    if index == controller.selected_sample:
+        controller.select_sample(index)
+        return
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        controller.select_sample(index)
+
+
+def op_items(panel: GraphPanel) -> dict[int, _OpNode]:
+    return {item.index: item for item in panel.view.scene().items()
+            if isinstance(item, _OpNode)}
+
+
+def train_point(controller: SessionController, k: int = 0) -> int:
+    """The k-th training point (every training point is in the default full batch)."""
+    return int(np.flatnonzero(~controller.snapshot.is_test)[k])
+
+
+# --- before any step ----------------------------------------------------------------------
+def test_before_any_step_the_panel_says_how_to_get_a_graph(panel: GraphPanel) -> None:
+    assert panel.view.graph() is None
+    assert "press Step or Sub-step" in panel.caption.text()
+    # network level: the network is drawn from the weights, no graph needed
+    assert panel.view.level() == "network" and not panel.view.is_empty()
+    panel.view.set_level("operation")
+    assert panel.view.is_empty()
+    assert "press Step or Sub-step" in panel.view.placeholder_text()
+    assert not panel.view.play_action.isEnabled()
+
+
+# --- values of the selected sample --------------------------------------------------------
+def test_a_step_shows_the_graph_with_the_selected_points_numbers(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    chosen = train_point(controller, 5)
+    select(qtbot, controller, chosen)
+    step(qtbot, controller)
+    snapshot = controller.snapshot
+    g = snapshot.graph
+    assert g is not None and panel.view.graph() is g
+    position = snapshot.graph_position(chosen)
+    assert position >= 0 and panel.view.sample() == position
+    assert panel.view.sample_label() == f"point {chosen}"
+    panel.view.set_level("operation")
+    items = op_items(panel)
+    assert len(items) == len(g)
+    values, grads = g.values(position), g.grads(position)
+    for i in range(len(g)):
+        # the engine's own arrays, at the selected point's place in the batch
+        data = g.data(i)
+        expected = float(data[position]) if isinstance(data, np.ndarray) else float(data)
+        assert values[i] == expected
+        assert items[i].value_text == f"data {graph.fmt(values[i])}"
+        assert items[i].grad_text == f"grad {graph.fmt(grads[i])}"
+    # the network level shows the same point's unit values
+    panel.view.set_level("network")
+    net = panel.view._network
+    assert net is not None and net.sample == position and net.units is not None
+    assert net.maps is not None  # each unit's map over the data's extent
+
+
+def test_choosing_another_point_updates_the_numbers(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    step(qtbot, controller)
+    panel.view.set_level("operation")
+    g = controller.snapshot.graph
+    other = train_point(controller, 9)
+    select(qtbot, controller, other)
+    position = controller.snapshot.graph_position(other)
+    assert panel.view.sample() == position
+    items = op_items(panel)
+    values = g.values(position)
+    assert all(items[i].value_text == f"data {graph.fmt(values[i])}" for i in range(len(g)))
+    assert not panel.note.isVisibleTo(panel)
+
+
+def test_a_test_point_shows_its_nearest_training_point_with_a_note(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    step(qtbot, controller)
+    snapshot = controller.snapshot
+    test_point = int(np.flatnonzero(snapshot.is_test)[0])
+    select(qtbot, controller, test_point)
+    assert panel.note.isVisibleTo(panel)
+    assert f"Point {test_point} is a test point" in panel.note.text()
+    batch = snapshot.graph_batch
+    distances = np.linalg.norm(snapshot.points[batch] - snapshot.points[test_point], axis=1)
+    nearest = int(np.argmin(distances))
+    assert panel.view.sample() == nearest
+    assert f"showing point {int(batch[nearest])}" in panel.note.text()
+    # back to a training point: the note goes away
+    select(qtbot, controller, train_point(controller, 0))
+    assert not panel.note.isVisibleTo(panel)
+
+
+def test_sample_choice_outside_the_batch_and_without_a_selection() -> None:
+    trainer = Trainer(TrainingConfig(batch_size=10))
+    trainer.capture_graph = True
+    trainer.step()
+    snapshot = trainer.snapshot()
+    batch = snapshot.graph_batch
+    outside = next(i for i in np.flatnonzero(~snapshot.is_test) if i not in batch)
+    position, label, note = sample_choice(snapshot, int(outside))
+    assert 0 <= position < 10 and label == f"point {int(batch[position])}"
+    assert "not in this step's batch" in note
+    position, label, note = sample_choice(snapshot, -1)
+    assert position == 0 and "No point selected" in note
+
+
+# --- selection both ways ------------------------------------------------------------------
+def test_parameter_selection_follows_the_parameters_panel_both_ways(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    from gradbox.views.parameters import ParametersView
+
+    parameters = ParametersView(controller)
+    qtbot.addWidget(parameters)
+    parameters.show()
+    step(qtbot, controller)
+    snapshot = controller.snapshot
+    g = snapshot.graph
+    # graph -> controller -> parameters panel
+    name = snapshot.param_names[7]
+    node = g.find_parameter(name)
+    panel.view.set_level("operation")
+    with qtbot.waitSignal(controller.parameter_selected) as selected:
+        panel.view.click_scene_point(panel.view.node_scene_pos(node))
+    assert selected.args == [name]
+    qtbot.waitUntil(lambda: parameters.selected_name() == name)
+    assert name in panel.details.toPlainText()
+    # parameters panel -> controller -> graph
+    other = snapshot.param_names[20]
+    row = parameters.proxy.mapFromSource(
+        parameters.model.index(snapshot.param_names.index(other), 0))
+    with qtbot.waitSignal(controller.parameter_selected) as selected:
+        parameters.table.setCurrentIndex(row)
+    assert selected.args == [other]
+    assert panel.view.selected_node() == g.find_parameter(other)
+    assert other in panel.details.toPlainText()
+
+
+# --- phases -------------------------------------------------------------------------------
+def test_sub_steps_say_which_phase_the_numbers_come_from(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    step(qtbot, controller)
+    assert "Step 1 done" in panel.caption.text()
+    assert panel.view.play_action.isEnabled()
+    substep(qtbot, controller)  # forward
+    assert controller.snapshot.phase == "zero_grad"
+    assert "After forward of step 2" in panel.caption.text()
+    assert "gradients not yet computed" in panel.caption.text()
+    assert not panel.view.play_action.isEnabled()
+    assert "Sub-step until backward" in panel.view.play_action.toolTip()
+    substep(qtbot, controller)  # zero_grad
+    assert "After zero_grad of step 2" in panel.caption.text()
+    g = controller.snapshot.graph
+    params = list(g.parameter_nodes.values())
+    assert all(g.grads(0)[i] == 0 for i in params)
+    assert not panel.view.play_action.isEnabled()
+    substep(qtbot, controller)  # backward
+    assert controller.snapshot.phase == "update"
+    assert "After backward of step 2" in panel.caption.text()
+    assert panel.view.play_action.isEnabled()
+    assert "bold" in panel.play_button.styleSheet()  # offered: the thing to do next
+    substep(qtbot, controller)  # update
+    assert "Step 2 done" in panel.caption.text()
+    assert "bold" not in panel.play_button.styleSheet()
+
+
+def test_caption_when_zero_grad_is_skipped() -> None:
+    trainer = Trainer(TrainingConfig())
+    trainer.capture_graph = True
+    trainer.set_forget_zero_grad(True)
+    trainer.substep()
+    trainer.substep()
+    assert "skipped" in phase_caption(trainer.snapshot())
+    assert "No graph yet" in phase_caption(Trainer(TrainingConfig()).snapshot())
+
+
+def test_a_graph_from_an_earlier_step_is_called_so() -> None:
+    trainer = Trainer(TrainingConfig())
+    trainer.capture_graph = True
+    trainer.step()
+    assert graph_is_current(trainer.snapshot())
+    trainer.capture_graph = False  # as in a run, where only some steps are traced
+    trainer.step()
+    snapshot = trainer.snapshot()
+    assert snapshot.graph is not None and not graph_is_current(snapshot)
+
+
+def test_a_stale_graph_is_shown_as_such_and_offers_no_replay(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    trainer = Trainer(TrainingConfig())
+    trainer.capture_graph = True
+    trainer.step()
+    trainer.capture_graph = False  # a run traces only the steps it shows
+    trainer.step()
+    controller.snapshot_changed.emit(trainer.snapshot())  # as the worker would send it
+    assert panel.view.graph() is trainer.snapshot().graph
+    assert "earlier step" in panel.caption.text()
+    assert not panel.view.play_action.isEnabled()
+    assert "earlier step" in panel.view.play_action.toolTip()
+
+
+# --- backward replay ----------------------------------------------------------------------
+def test_play_backward_visits_nodes_in_reverse_topological_order(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(3):
+        substep(qtbot, controller)
+    assert controller.snapshot.phase == "update"
+    g = controller.snapshot.graph
+    visited: list[int] = []
+    panel.view.animation_step.connect(lambda node, _place: visited.append(node))
+    with qtbot.waitSignal(panel.view.animation_finished, timeout=20000):
+        panel.view.play_backward(interval_ms=1)
+    assert visited == graph.backward_order(g) == list(range(len(g) - 1, -1, -1))
+    assert panel.view.level() == "operation"
+    assert panel.operations_action.isChecked()
+    assert panel.view.stop_action.isEnabled()  # the numbers stay until stopped
+    panel.view.stop_action.trigger()
+    assert not panel.view.stop_action.isEnabled()
+
+
+def test_a_command_that_changes_nothing_does_not_stop_the_replay(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    step(qtbot, controller)
+    panel.view.set_level("operation")
+    panel.view.step_backward()
+    with qtbot.waitSignal(controller.snapshot_changed):
+        controller.call(lambda _trainer: None)  # e.g. the parameters panel's history
+    assert panel.view.animation_position() == 1
+
+
+# --- export -------------------------------------------------------------------------------
+def test_export_png_svg_dot(qtbot, tmp_path: Path, controller: SessionController,  # type: ignore[no-untyped-def]
+                            panel: GraphPanel) -> None:
+    step(qtbot, controller)
+    g = controller.snapshot.graph
+    panel.export_png(tmp_path / "net.png")
+    assert (tmp_path / "net.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    panel.view.set_level("operation")
+    panel.export_svg(tmp_path / "ops.svg")
+    text = (tmp_path / "ops.svg").read_text(encoding="utf-8")
+    assert "<svg" in text and "</svg>" in text
+    panel.export_dot(tmp_path / "ops.dot")
+    nodes, edges = graph.parse_dot_counts((tmp_path / "ops.dot").read_text(encoding="utf-8"))
+    assert (nodes, edges) == (len(g), len(g.edges))
+
+
+# --- tracing only while visible -----------------------------------------------------------
+def test_the_trainer_traces_only_while_the_panel_is_visible(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    assert controller._worker.graph_wanted
+    panel.hide()
+    assert not controller._worker.graph_wanted
+    step(qtbot, controller)
+    assert controller.snapshot.graph is None
+    assert panel.view.graph() is None  # a hidden panel does no work either
+    with qtbot.waitSignal(controller.snapshot_changed):
+        panel.show()
+    assert controller._worker.graph_wanted
+    assert controller.snapshot.graph is not None
+    assert panel.view.graph() is controller.snapshot.graph
+
+
+def test_hidden_tab_in_a_tab_widget_stops_tracing(qtbot, controller: SessionController) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QTabWidget
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(QWidget(), "other")
+    panel = GraphPanel(controller)
+    tabs.addTab(panel, "graph")
+    tabs.show()
+    assert not controller._worker.graph_wanted
+    tabs.setCurrentIndex(1)
+    assert controller._worker.graph_wanted
+    tabs.setCurrentIndex(0)
+    assert not controller._worker.graph_wanted
+
+
+def test_reset_clears_the_old_graph(qtbot, controller: SessionController,  # type: ignore[no-untyped-def]
+                                    panel: GraphPanel) -> None:
+    step(qtbot, controller)
+    assert panel.view.graph() is not None
+    with qtbot.waitSignal(controller.snapshot_changed):
+        controller.reset()
+    assert controller.snapshot.graph is None
+    assert panel.view.graph() is None
+    assert "press Step or Sub-step" in panel.caption.text()
+
+
+# --- while running ------------------------------------------------------------------------
+def test_running_refreshes_are_paced_and_the_last_snapshot_is_shown(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    panel.view.set_level("operation")
+    snapshots: list[object] = []
+    controller.snapshot_changed.connect(snapshots.append)
+    before = len(panel.refresh_costs)
+    with qtbot.waitSignal(controller.running_changed, timeout=30000,
+                          check_params_cb=lambda running: not running):
+        controller.run(60)
+    assert controller.snapshot.step == 60
+    # the final snapshot is on screen once the run is over
+    qtbot.waitUntil(lambda: panel._pending is None)
+    assert panel._shown is controller.snapshot
+    assert 0 < len(panel.refresh_costs) - before <= len(snapshots)
+    assert "Step 60 done" in panel.caption.text() or "earlier step" in panel.caption.text()
+
+
+# --- controls -----------------------------------------------------------------------------
+def test_every_control_has_a_tooltip_and_an_accessible_name(panel: GraphPanel) -> None:
+    controls = [w for w in panel.findChildren(QWidget)
+                if isinstance(w, QToolButton | QLabel) and w.isVisibleTo(panel)]
+    controls += [panel.view, panel.details, panel.export_button]
+    assert len(controls) >= 8
+    for widget in controls:
+        assert widget.accessibleName(), widget
+        tip = widget.toolTip() or (widget.defaultAction().toolTip()
+                                   if isinstance(widget, QToolButton) and widget.defaultAction()
+                                   else "")
+        assert tip or widget is panel.view, widget
+    for action in panel.toolbar.actions():
+        if not action.isSeparator() and not isinstance(action, QWidgetAction):
+            assert action.toolTip()  # (a widget's action: the widget was checked above)
+    assert all(a.toolTip() for a in panel.export_menu.actions())
+
+
+def test_level_buttons_follow_the_view(panel: GraphPanel) -> None:
+    panel.operations_action.trigger()
+    assert panel.view.level() == "operation" and not panel.view.gradients_action.isEnabled()
+    panel.view.set_level("network")
+    assert panel.network_action.isChecked() and panel.view.gradients_action.isEnabled()
+
+
+def test_a_bigger_window_font_scales_the_graphs_labels(panel: GraphPanel) -> None:
+    base = QApplication.font().pointSizeF()
+    font = QFont(panel.font())
+    font.setPointSizeF(base * 1.5)
+    panel.setFont(font)
+    assert panel.view.font_scale() == pytest.approx(1.5)
