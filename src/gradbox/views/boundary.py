@@ -7,30 +7,20 @@ point to remove it - the ConvNetJS demo's interaction.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import math
-import re
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters
 from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
 from PySide6.QtCore import QPointF, QRectF, Qt, Slot
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
-from PySide6.QtWidgets import QComboBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.training import Snapshot
+from gradbox.views.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot
 from gradbox.views.session import SessionController
 
-# TensorFlow Playground's orange and blue for the two classes (negative score = class 0
-# = orange, positive = class 1 = blue, its sign convention and ours), then well-separated
-# hues for up to six blobs.
-CLASS_COLOURS = ("#f59322", "#0877bd", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-CLASS_NAMES = ("orange", "blue", "green", "red", "purple", "brown")
 # Heatmap cells per side: 100 for the usual small networks, fewer for big ones, so the
 # forward pass over the grid stays near HEATMAP_WORK multiply-adds (a few ms) per frame.
 MAX_GRID, MIN_GRID = 100, 32
@@ -134,16 +124,11 @@ class DecisionBoundaryView(QWidget):
         item = self.plot.getPlotItem()
         # Right-click removes points here, so pyqtgraph's context menu must not open.
         item.setMenuEnabled(False)
-        item.hideButtons()
         self.view_box = item.getViewBox()
         self.view_box.setAspectLocked(True)  # a circle in the data must look round
         self.view_box.disableAutoRange()
-        for name in ("left", "bottom"):
-            axis = item.getAxis(name)
-            axis.setPen(pg.mkPen("#444"))
-            axis.setTextPen(pg.mkPen("#222"))
-        item.setLabel("bottom", "x")
-        item.setLabel("left", "y")
+        # No grid: its lines would cross the heatmap's colours and the points.
+        style_plot(item, "y", "x", y_grid=False)
 
         self.image = pg.ImageItem(axisOrder="row-major")
         # ignoreBounds: the heatmap follows the visible range, it must not drive it.
@@ -329,48 +314,3 @@ class DecisionBoundaryView(QWidget):
         """Save the plot as PNG (or any raster format Qt knows) or, for .svg, as SVG."""
         export_plot(self.plot.getPlotItem(), path)
 
-
-def export_plot(item: QGraphicsItem, path: str | Path) -> None:
-    """Export a pyqtgraph item (a PlotItem, a GraphicsLayout) to PNG/JPEG/... or SVG."""
-    path = str(path)
-    if not path.lower().endswith(".svg"):
-        pyqtgraph.exporters.ImageExporter(item).export(path)
-        return
-    try:
-        pyqtgraph.exporters.SVGExporter(item).export(path)
-    except ValueError:
-        # pyqtgraph 0.14's SVG exporter cannot parse the "Z" (close path) that Qt >= 6.9
-        # writes in path data (pyqtgraph issue #3495). Retry with each "Z" spelled out
-        # as a line back to the subpath's start, which draws the same shape.
-        with _explicit_path_closing():
-            pyqtgraph.exporters.SVGExporter(item).export(path)
-
-
-def _spell_out_closing(d: str) -> str:
-    tokens, start = [], ""
-    for token in re.sub(r"[Zz]", " Z ", d).split():
-        if token[0] in "Mm":
-            start = token[1:]
-        if token == "Z":
-            if start:
-                tokens.append("L" + start)
-            continue
-        tokens.append(token)
-    return " ".join(tokens)
-
-
-@contextlib.contextmanager
-def _explicit_path_closing() -> Iterator[None]:
-    module = importlib.import_module("pyqtgraph.exporters.SVGExporter")
-    original = module.correctCoordinates
-
-    def correct(node: Any, defs: Any, item: Any, options: Any) -> Any:
-        for element in node.getElementsByTagName("path"):
-            element.setAttribute("d", _spell_out_closing(element.getAttribute("d")))
-        return original(node, defs, item, options)
-
-    module.correctCoordinates = correct
-    try:
-        yield
-    finally:
-        module.correctCoordinates = original

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -10,43 +11,24 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from gradbox.training import Snapshot, StepRecord
-from gradbox.views.boundary import export_plot
+from gradbox.training import ParameterEdit, Snapshot, StepRecord
+from gradbox.views.plotting import (
+    EDIT,
+    GHOST,
+    GRAD,
+    TEST,
+    TRAIN,
+    add_curve,
+    edit_text,
+    export_plot,
+    style_plot,
+)
 from gradbox.views.session import SessionController
 
 # Columns kept per step, in StepRecord field names.
 FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy", "grad_norm")
-TRAIN, TEST, GHOST, GRAD = "#1f5fa8", "#e8710a", "#6b6b6b", "#8e44ad"
 THIN_LIMIT = 1000  # steps up to which the curves are drawn 2 px wide
 EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
-
-
-def _style(plot: pg.PlotItem, label: str) -> None:
-    """Dark axes on the white background (pyqtgraph's defaults are for black)."""
-    for name in ("left", "bottom"):
-        axis = plot.getAxis(name)
-        axis.setPen(pg.mkPen("#555"))
-        axis.setTextPen(pg.mkPen("#222"))
-        # "loss (x0.001)" with ticks 300..800 reads as a loss of 300: plain numbers only.
-        axis.enableAutoSIPrefix(False)
-    plot.setLabel("left", label)
-    # Horizontal grid lines only: they help read a value off the curve, while vertical
-    # ones add little (the hover readout gives the step) and are redrawn on every step
-    # as the step axis grows.
-    plot.showGrid(x=False, y=True, alpha=0.15)
-    plot.hideButtons()
-
-
-def _curve(plot: pg.PlotItem, colour: str, name: str | None,
-           dashed: bool = False) -> pg.PlotDataItem:
-    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-    pen = pg.mkPen(colour, width=2, style=style)
-    # connect="finite": a missing value (a NaN test loss) leaves a gap, not a dive to 0.
-    curve = plot.plot(pen=pen, name=name, connect="finite", antialias=True)
-    # Long runs stay cheap: draw at most ~ one point per pixel of what is visible.
-    curve.setDownsampling(auto=True, method="peak")
-    curve.setClipToView(True)
-    return curve
 
 
 def _fmt(value: float) -> str:
@@ -68,6 +50,9 @@ class LossCurveView(QWidget):
         self._columns: dict[str, list[float]] = {f: [] for f in FIELDS}
         self._hover_step: int | None = None
         self._drawn = False
+        self._edits: tuple[ParameterEdit, ...] = ()
+        # One marker per step that weights were typed in after (several edits share it).
+        self.edit_markers: dict[int, pg.InfiniteLine] = {}
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
@@ -80,12 +65,14 @@ class LossCurveView(QWidget):
         self.graphics.ci.layout.setRowStretchFactor(0, 2)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         self.graphics.ci.layout.setRowStretchFactor(2, 1)
-        _style(self.loss_plot, "loss")
-        _style(self.accuracy_plot, "accuracy")
-        _style(self.grad_plot, "grad norm")
+        # Horizontal grid lines only: they help read a value off the curve, while vertical
+        # ones add little (the hover readout gives the step) and are redrawn on every step
+        # as the step axis grows.
+        style_plot(self.loss_plot, "loss")
+        style_plot(self.accuracy_plot, "accuracy")
+        style_plot(self.grad_plot, "grad norm", "step")
         # Three stacked plots need some height each to stay readable in a small dock.
         self.graphics.setMinimumHeight(250)
-        self.grad_plot.setLabel("bottom", "step")
         for plot in (self.loss_plot, self.accuracy_plot):
             # One step axis for all three: the upper ones need no numbers of their own.
             plot.getAxis("bottom").setStyle(showValues=False)
@@ -112,12 +99,12 @@ class LossCurveView(QWidget):
                                                     brush=pg.mkBrush(255, 255, 255, 220),
                                                     colCount=3, horSpacing=4)
         self.curves: dict[str, pg.PlotDataItem] = {
-            "loss": _curve(self.loss_plot, TRAIN, "train"),
-            "test_loss": _curve(self.loss_plot, TEST, "test"),
-            "ghost_loss": _curve(self.loss_plot, GHOST, "correct run (ghost)", dashed=True),
-            "accuracy": _curve(self.accuracy_plot, TRAIN, None),
-            "test_accuracy": _curve(self.accuracy_plot, TEST, None),
-            "grad_norm": _curve(self.grad_plot, GRAD, None),
+            "loss": add_curve(self.loss_plot, TRAIN, "train"),
+            "test_loss": add_curve(self.loss_plot, TEST, "test"),
+            "ghost_loss": add_curve(self.loss_plot, GHOST, "correct run (ghost)", dashed=True),
+            "accuracy": add_curve(self.accuracy_plot, TRAIN),
+            "test_accuracy": add_curve(self.accuracy_plot, TEST),
+            "grad_norm": add_curve(self.grad_plot, GRAD),
         }
         self._legend_labels = {"test_loss": "test", "ghost_loss": "correct run (ghost)"}
 
@@ -174,9 +161,48 @@ class LossCurveView(QWidget):
             for f in FIELDS:
                 self._columns[f].append(getattr(record, f))
         self._records = history
+        edits_changed = snapshot.edits != self._edits
+        if edits_changed:
+            self._show_edits(snapshot.edits)
         if new or len(history) != len(old) or not self._drawn:
             self._drawn = True
             self._redraw()
+        elif edits_changed:
+            self._update_readout()
+
+    def _show_edits(self, edits: tuple[ParameterEdit, ...]) -> None:
+        """A dashed line between the step an edit followed and the first step to use it."""
+        self._edits = edits
+        by_step: dict[int, list[ParameterEdit]] = defaultdict(list)
+        for edit in edits:
+            by_step[edit.step].append(edit)
+        for step in set(self.edit_markers) - set(by_step):  # rewound or reset past them
+            self.loss_plot.removeItem(self.edit_markers.pop(step))
+        for step, group in by_step.items():
+            marker = self.edit_markers.get(step)
+            if marker is None:
+                marker = pg.InfiniteLine(
+                    pos=step + 0.5, angle=90, movable=False,
+                    pen=pg.mkPen(EDIT, width=1.5, style=Qt.PenStyle.DashLine),
+                    hoverPen=pg.mkPen(EDIT, width=3))
+                # A flag at the top tells it from the grey hover crosshair at a glance.
+                marker.addMarker("v", position=1.0, size=10)
+                # Counted in the range: an edit made after the latest step shows at once.
+                self.loss_plot.addItem(marker)
+                self.edit_markers[step] = marker
+            marker.setToolTip(self._edit_tip(step, group))
+
+    @staticmethod
+    def _edit_tip(step: int, group: list[ParameterEdit]) -> str:
+        undo = (f"Rewind to step {step - 1} or earlier, or Reset, to undo"
+                if step else "Reset to undo")
+        lines = [f"Typed in by hand after step {step} (step {step + 1} is the first to "
+                 "train with it):", *(edit_text(e) for e in group), undo]
+        return "\n".join(lines)
+
+    def edits_after(self, step: int) -> list[ParameterEdit]:
+        """The edits made after `step` steps, i.e. just before step `step + 1`."""
+        return [e for e in self._edits if e.step == step]
 
     def data(self, name: str) -> np.ndarray:
         """One column of the plotted history ("step", "loss", "test_loss", ...)."""
@@ -252,7 +278,9 @@ class LossCurveView(QWidget):
         for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
             box = plot.getViewBox()
             if box.sceneBoundingRect().contains(scene_pos):
-                self.show_step(round(box.mapSceneToView(scene_pos).x()))
+                # Halves round up, so an edit marker (at k + 0.5) reads as step k + 1,
+                # the first step to train with the edit (round() would alternate).
+                self.show_step(math.floor(box.mapSceneToView(scene_pos).x() + 0.5))
                 return
         self.show_step(None)
 
@@ -277,7 +305,7 @@ class LossCurveView(QWidget):
     def _update_readout(self) -> None:
         n = len(self._columns["step"])
         if n == 0:
-            self.readout.setText("No steps yet")
+            self.readout.setText(" · ".join(["No steps yet", *self._edit_parts(0, "")]))
             return
         i = (self._hover_step or n) - 1
         c = {f: self._columns[f][i] for f in FIELDS}
@@ -291,7 +319,19 @@ class LossCurveView(QWidget):
         if math.isfinite(c["test_accuracy"]):
             accuracy += f" train / {_pct(c['test_accuracy'])} test"
         parts += [accuracy, f"gradient norm {_fmt(c['grad_norm'])}"]
+        step = int(c["step"])
+        parts += self._edit_parts(step - 1, "before this step")
+        if step == n:
+            parts += self._edit_parts(step, "since")
         self.readout.setText(" · ".join(parts))
+
+    def _edit_parts(self, step: int, when: str) -> list[str]:
+        edits = self.edits_after(step)
+        if not edits:
+            return []
+        what = ", ".join(edit_text(e) for e in edits)
+        label = f"edited by hand {when}".rstrip()
+        return [f"<span style='color:{EDIT}'>✎ {label}: {what}</span>"]
 
     # --- controls ------------------------------------------------------------------------------
     @Slot(bool)

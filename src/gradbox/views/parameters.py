@@ -50,6 +50,8 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.training import Snapshot, Trainer
+from gradbox.views.plotting import GRAD as GRAD_COLOUR
+from gradbox.views.plotting import NEGATIVE, POSITIVE, TRAIN, add_curve, style_plot
 from gradbox.views.session import SessionController
 
 NAME, VALUE, GRAD, GHOST = range(4)
@@ -65,8 +67,6 @@ HEADER_TIPS = (
     "parameter, on the same scale. Sorting orders by |gradient|",
 )
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
-# Playground's colours: blue for positive, orange for negative (as in the boundary view).
-POSITIVE, NEGATIVE = QColor("#0877bd"), QColor("#f59322")
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
 FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
@@ -337,30 +337,18 @@ class ParametersView(QWidget):
         self.value_plot = self.history.addPlot(row=0, col=0)
         self.grad_plot = self.history.addPlot(row=1, col=0)
         self.grad_plot.setXLink(self.value_plot)
-        for plot, label in ((self.value_plot, "value"), (self.grad_plot, "gradient")):
-            for name in ("left", "bottom"):
-                axis = plot.getAxis(name)
-                axis.setPen(pg.mkPen("#555"))
-                axis.setTextPen(pg.mkPen("#222"))
-                axis.enableAutoSIPrefix(False)  # "x0.001" scale labels confuse more than help
+        # A few steps of one parameter: vertical grid lines help count them.
+        style_plot(self.value_plot, "value", x_grid=True)
+        style_plot(self.grad_plot, "gradient", "step", x_grid=True)
+        for plot in (self.value_plot, self.grad_plot):
             plot.getAxis("left").setWidth(56)
-            plot.setLabel("left", label)
-            plot.showGrid(x=True, y=True, alpha=0.15)
-            plot.hideButtons()
             plot.setMenuEnabled(False)
         self.value_plot.getAxis("bottom").setStyle(showValues=False)
-        self.grad_plot.setLabel("bottom", "step")
-        self.value_curve = self.value_plot.plot(pen=pg.mkPen("#1f5fa8", width=2),
-                                                symbol="o", symbolSize=4,
-                                                symbolBrush="#1f5fa8", symbolPen=None)
-        self.grad_curve = self.grad_plot.plot(pen=pg.mkPen("#8e44ad", width=2),
-                                              symbol="o", symbolSize=4,
-                                              symbolBrush="#8e44ad", symbolPen=None)
+        # The same colours as the loss curve: blue is the model, purple a gradient.
+        self.value_curve = add_curve(self.value_plot, TRAIN, dots=True)
+        self.grad_curve = add_curve(self.grad_plot, GRAD_COLOUR, dots=True)
         self.grad_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#bbb")),
                                ignoreBounds=True)
-        for curve in (self.value_curve, self.grad_curve):
-            curve.setDownsampling(auto=True, method="peak")
-            curve.setClipToView(True)
 
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
