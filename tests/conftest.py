@@ -16,3 +16,44 @@ def controller(qtbot):  # type: ignore[no-untyped-def]
     session = SessionController(Trainer(TrainingConfig()))
     yield session
     session.shutdown()
+
+
+@pytest.fixture
+def after_snapshot(qtbot):  # type: ignore[no-untyped-def]
+    """`after_snapshot(controller, action, *args)`: run `action(*args)` (a controller
+    method such as `controller.rewind`), wait for the snapshot that follows and return it.
+    The views have drawn it by then: they update in the same signal."""
+
+    def run(controller, action, *args):  # type: ignore[no-untyped-def]
+        with qtbot.waitSignal(controller.snapshot_changed):
+            action(*args)
+        return controller.snapshot
+
+    return run
+
+
+@pytest.fixture
+def step_session(after_snapshot):  # type: ignore[no-untyped-def]
+    """`step_session(controller, n=1)`: n single steps, each waited for until its snapshot
+    has been shown, so what a test reads next is what the views drew for the last step."""
+
+    def step(controller, n: int = 1) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(n):
+            after_snapshot(controller, controller.step)
+
+    return step
+
+
+@pytest.fixture
+def show_widget(qtbot):  # type: ignore[no-untyped-def]
+    """`show_widget(widget)`: on screen at 700 x 500 (room for every control), exposed,
+    and closed after the test."""
+
+    def show(widget, width: int = 700, height: int = 500):  # type: ignore[no-untyped-def]
+        qtbot.addWidget(widget)
+        widget.resize(width, height)
+        widget.show()
+        qtbot.waitExposed(widget)
+        return widget
+
+    return show

@@ -9,29 +9,18 @@ from PySide6.QtSvg import QSvgRenderer
 
 from gradbox.training import Trainer, TrainingConfig
 from gradbox.views.boundary import (
-    CLASS_COLOURS,
     DecisionBoundaryView,
     heatmap_resolution,
     output_colours,
     predict_in_chunks,
 )
+from gradbox.views.plotting import CLASS_COLOURS
 from gradbox.views.session import SessionController
 
 
 @pytest.fixture
-def view(qtbot, controller):  # type: ignore[no-untyped-def]
-    widget = DecisionBoundaryView(controller)
-    qtbot.addWidget(widget)
-    widget.resize(700, 500)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
-def _step(qtbot, controller: SessionController, n: int = 1) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(n):
-        with qtbot.waitSignal(controller.snapshot_changed):
-            controller.step()
+def view(controller, show_widget):  # type: ignore[no-untyped-def]
+    return show_widget(DecisionBoundaryView(controller))
 
 
 def _widget_pos(view: DecisionBoundaryView, x: float, y: float) -> QPoint:
@@ -57,8 +46,8 @@ def _empty_spot(view: DecisionBoundaryView) -> tuple[float, float]:
     raise AssertionError("no empty spot in the view")
 
 
-def test_heatmap_is_the_snapshots_prediction_on_the_grid(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 3)
+def test_heatmap_is_the_snapshots_prediction_on_the_grid(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 3)
     snapshot = controller.snapshot
     assert snapshot.step == 3
     grid = view.grid_points()
@@ -71,9 +60,9 @@ def test_heatmap_is_the_snapshots_prediction_on_the_grid(qtbot, controller, view
     assert grid[:, 1].min() > y0 and grid[:, 1].max() < y1
 
 
-def test_heatmap_follows_training(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_heatmap_follows_training(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
     before = view.image.image.copy()
-    _step(qtbot, controller, 2)
+    step_session(controller, 2)
     assert not np.array_equal(before, view.image.image)
 
 
@@ -162,15 +151,16 @@ def test_right_click_removes_the_point_under_the_mouse(qtbot, controller, view) 
     assert not view.plot.getPlotItem().menuEnabled()
 
 
-def test_right_click_far_from_every_point_removes_nothing(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_right_click_far_from_every_point_removes_nothing(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session) -> None:
     n = len(controller.snapshot.points)
     _click(qtbot, view, *_empty_spot(view), button=Qt.MouseButton.RightButton)
     # A step afterwards proves the worker has handled everything sent before it.
-    _step(qtbot, controller)
+    step_session(controller)
     assert len(controller.snapshot.points) == n
 
 
-def test_clicking_a_point_selects_that_sample(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_clicking_a_point_selects_that_sample(qtbot, controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
     n = len(controller.snapshot.points)
     target = controller.snapshot.points[12]
     with qtbot.waitSignal(controller.sample_selected) as blocker:
@@ -178,7 +168,7 @@ def test_clicking_a_point_selects_that_sample(qtbot, controller, view) -> None: 
     assert blocker.args == [12]
     # The selected sample wears a ring; no point was added.
     np.testing.assert_array_equal(view.ring.getData()[0], [target[0]])
-    _step(qtbot, controller)
+    step_session(controller)
     assert len(controller.snapshot.points) == n
 
 
@@ -188,16 +178,14 @@ def test_ring_follows_selection_from_elsewhere(controller, view) -> None:  # typ
     assert (xs[0], ys[0]) == tuple(controller.snapshot.points[30])
 
 
-def test_three_class_blobs_picker_and_heatmap(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_three_class_blobs_picker_and_heatmap(qtbot, step_session) -> None:  # type: ignore[no-untyped-def]
     session = SessionController(Trainer(TrainingConfig(dataset="blobs", classes=3,
                                                        loss="softmax")))
     try:
         widget = DecisionBoundaryView(session)
         qtbot.addWidget(widget)
         assert widget.class_picker.count() == 3
-        for _ in range(3):
-            with qtbot.waitSignal(session.snapshot_changed):
-                session.step()
+        step_session(session, 3)
         snap = session.snapshot
         expected = output_colours(snap.predict(widget.grid_points()), "softmax")
         n = widget.grid_size
@@ -214,11 +202,10 @@ def test_view_range_stays_put_while_editing(qtbot, controller, view) -> None:  #
     assert view.view_box.viewRange() == before
 
 
-def test_new_data_is_framed(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_new_data_is_framed(controller, view, after_snapshot) -> None:  # type: ignore[no-untyped-def]
     # The circle dataset spans radius ~5, the moons ~2: the view must grow to show it.
     config = controller.snapshot.config.with_changes(dataset="circle")
-    with qtbot.waitSignal(controller.snapshot_changed):
-        controller.apply_config(config)
+    after_snapshot(controller, controller.apply_config, config)
     points = controller.snapshot.points
     (x0, x1), (y0, y1) = view.view_box.viewRange()
     assert x0 < points[:, 0].min() and points[:, 0].max() < x1

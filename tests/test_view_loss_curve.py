@@ -10,23 +10,11 @@ from PySide6.QtWidgets import QApplication
 
 from gradbox.training import history_arrays
 from gradbox.views.loss_curve import LossCurveView
-from gradbox.views.session import SessionController
 
 
 @pytest.fixture
-def view(qtbot, controller):  # type: ignore[no-untyped-def]
-    widget = LossCurveView(controller)
-    qtbot.addWidget(widget)
-    widget.resize(700, 500)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
-def _step(qtbot, controller: SessionController, n: int = 1) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(n):
-        with qtbot.waitSignal(controller.snapshot_changed):
-            controller.step()
+def view(controller, show_widget):  # type: ignore[no-untyped-def]
+    return show_widget(LossCurveView(controller))
 
 
 def test_starts_empty_with_a_hint(view) -> None:  # type: ignore[no-untyped-def]
@@ -36,8 +24,8 @@ def test_starts_empty_with_a_hint(view) -> None:  # type: ignore[no-untyped-def]
     assert view.readout.text() == "No steps yet"
 
 
-def test_one_point_per_step_with_the_recorded_values(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 4)
+def test_one_point_per_step_with_the_recorded_values(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 4)
     history = history_arrays(controller.snapshot.history)
     xs, ys = view.curves["loss"].getData()
     np.testing.assert_array_equal(xs, [1, 2, 3, 4])
@@ -50,34 +38,31 @@ def test_one_point_per_step_with_the_recorded_values(qtbot, controller, view) ->
     assert view.loss_legend.getLabel(view.curves["test_loss"]) is not None
 
 
-def test_step_adds_a_point(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 2)
+def test_step_adds_a_point(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 2)
     assert len(view.curves["loss"].getData()[0]) == 2
-    _step(qtbot, controller)
+    step_session(controller)
     assert len(view.curves["loss"].getData()[0]) == 3
     assert view.curves["loss"].getData()[1][-1] == controller.snapshot.history[-1].loss
 
 
-def test_rewind_shortens_the_curve(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 5)
-    with qtbot.waitSignal(controller.snapshot_changed):
-        controller.rewind(2)
+def test_rewind_shortens_the_curve(controller, view, step_session, after_snapshot) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 5)
+    after_snapshot(controller, controller.rewind, 2)
     np.testing.assert_array_equal(view.curves["loss"].getData()[0], [1, 2])
-    with qtbot.waitSignal(controller.snapshot_changed):
-        controller.reset()
+    after_snapshot(controller, controller.reset)
     assert view.empty_text.isVisible()
 
 
-def test_ghost_loss_is_dashed_and_only_shown_with_a_ghost_run(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_ghost_loss_is_dashed_and_only_shown_with_a_ghost_run(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
     ghost = view.curves["ghost_loss"]
-    _step(qtbot, controller)
+    step_session(controller)
     assert not ghost.isVisible()
     assert view.loss_legend.getLabel(ghost) is None
-    with qtbot.waitSignal(controller.snapshot_changed):
-        controller.set_forget_zero_grad(True)
-    with qtbot.waitSignal(controller.snapshot_changed):
-        controller.set_ghost(True)
-    _step(qtbot, controller, 3)
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.set_ghost, True)
+    step_session(controller, 3)
     assert ghost.isVisible()
     assert view.loss_legend.getLabel(ghost) is not None
     history = history_arrays(controller.snapshot.history)
@@ -88,8 +73,8 @@ def test_ghost_loss_is_dashed_and_only_shown_with_a_ghost_run(qtbot, controller,
     assert history["loss"][-1] != history["ghost_loss"][-1]
 
 
-def test_log_toggle_switches_the_loss_axis(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 3)
+def test_log_toggle_switches_the_loss_axis(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 3)
     assert not view.loss_plot.getAxis("left").logMode
     view.log_scale.click()
     assert view.loss_plot.getAxis("left").logMode
@@ -102,8 +87,8 @@ def test_log_toggle_switches_the_loss_axis(qtbot, controller, view) -> None:  # 
     assert not view.loss_plot.getAxis("left").logMode
 
 
-def test_hover_shows_the_step_under_the_mouse(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 6)
+def test_hover_shows_the_step_under_the_mouse(qtbot, controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 6)
     box = view.loss_plot.getViewBox()
     qtbot.waitUntil(lambda: box.viewRange()[0][1] >= 6)
     mid = box.viewRange()[1]
@@ -119,8 +104,8 @@ def test_hover_shows_the_step_under_the_mouse(qtbot, controller, view) -> None: 
     assert not view.crosshairs[0].isVisible()
 
 
-def test_hover_readout_is_clamped_to_the_run(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 2)
+def test_hover_readout_is_clamped_to_the_run(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 2)
     view.show_step(50)
     assert "Step 2" in view.readout.text()
     view.show_step(-3)
@@ -128,8 +113,8 @@ def test_hover_readout_is_clamped_to_the_run(qtbot, controller, view) -> None:  
 
 
 @pytest.mark.parametrize("suffix", ["png", "svg"])
-def test_export_image(qtbot, controller, view, tmp_path, suffix: str) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 2)
+def test_export_image(controller, view, tmp_path, suffix: str, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 2)
     path = tmp_path / f"loss.{suffix}"
     view.export_image(path)
     if suffix == "png":

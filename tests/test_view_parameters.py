@@ -23,24 +23,8 @@ from gradbox.views.session import SessionController
 
 
 @pytest.fixture
-def view(qtbot, controller):  # type: ignore[no-untyped-def]
-    widget = ParametersView(controller)
-    qtbot.addWidget(widget)
-    widget.resize(700, 500)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
-def _step(qtbot, controller: SessionController, n: int = 1) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(n):
-        with qtbot.waitSignal(controller.snapshot_changed):
-            controller.step()
-
-
-def _call(qtbot, controller: SessionController, method: str, *args) -> None:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(controller.snapshot_changed):
-        getattr(controller, method)(*args)
+def view(controller, show_widget):  # type: ignore[no-untyped-def]
+    return show_widget(ParametersView(controller))
 
 
 def _shown(view: ParametersView, column: int) -> dict[str, str]:
@@ -66,8 +50,8 @@ def _click_header(qtbot, view: ParametersView, column: int) -> None:  # type: ig
                      pos=QPoint(x, header.height() // 2))
 
 
-def test_table_shows_the_snapshots_values_and_gradients(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller, 2)
+def test_table_shows_the_snapshots_values_and_gradients(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 2)
     snapshot = controller.snapshot
     values, grads = _shown(view, VALUE), _shown(view, GRAD)
     assert list(values) == list(snapshot.param_names)  # every parameter, network order
@@ -77,13 +61,15 @@ def test_table_shows_the_snapshots_values_and_gradients(qtbot, controller, view)
     assert str(len(snapshot.param_names)) in view.summary.text()
 
 
-def test_forgotten_zero_grad_makes_the_shown_gradient_grow(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _call(qtbot, controller, "set_lr", 0.0)  # weights stay put: only accumulation changes
-    _call(qtbot, controller, "set_forget_zero_grad", True)
+def test_forgotten_zero_grad_makes_the_shown_gradient_grow(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    # The weights stay put: only the accumulation changes.
+    after_snapshot(controller, controller.set_lr, 0.0)
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
     name = controller.snapshot.param_names[0]
     shown = []
     for _ in range(4):
-        _step(qtbot, controller)
+        step_session(controller)
         shown.append(_shown_grad(view, name))
     assert shown[0] != 0
     # Each step adds the same gradient again: 1x, 2x, 3x, 4x.
@@ -92,23 +78,25 @@ def test_forgotten_zero_grad_makes_the_shown_gradient_grow(qtbot, controller, vi
     assert "pile up" in view.warning.text()
 
 
-def test_normal_mode_keeps_the_shown_gradient_bounded(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _call(qtbot, controller, "set_lr", 0.0)
+def test_normal_mode_keeps_the_shown_gradient_bounded(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    after_snapshot(controller, controller.set_lr, 0.0)
     name = controller.snapshot.param_names[0]
     shown = []
     for _ in range(4):
-        _step(qtbot, controller)
+        step_session(controller)
         shown.append(_shown_grad(view, name))
     assert shown[0] != 0
     np.testing.assert_allclose(shown, [shown[0]] * 4, rtol=1e-3)
     assert not view.warning.isVisible()
 
 
-def test_ghost_column_shows_the_correct_runs_gradient(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_ghost_column_shows_the_correct_runs_gradient(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
     assert view.table.isColumnHidden(GHOST)
-    _call(qtbot, controller, "set_forget_zero_grad", True)
-    _call(qtbot, controller, "set_ghost", True)
-    _step(qtbot, controller, 3)
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.set_ghost, True)
+    step_session(controller, 3)
     assert not view.table.isColumnHidden(GHOST)
     snapshot = controller.snapshot
     ghost, grads = _shown(view, GHOST), _shown(view, GRAD)
@@ -129,7 +117,7 @@ def test_selecting_a_row_selects_the_parameter(qtbot, controller, view) -> None:
     assert view.selected_name() == name
 
 
-def test_controller_selection_selects_the_row_once(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_controller_selection_selects_the_row_once(controller, view) -> None:  # type: ignore[no-untyped-def]
     name = controller.snapshot.param_names[9]
     emitted: list[str] = []
     controller.parameter_selected.connect(emitted.append)
@@ -140,8 +128,8 @@ def test_controller_selection_selects_the_row_once(qtbot, controller, view) -> N
     assert [view.model.parameter_at(view.proxy.mapToSource(r).row()) for r in rows] == [9]
 
 
-def test_sorting_by_gradient_orders_rows_by_size(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller)
+def test_sorting_by_gradient_orders_rows_by_size(qtbot, controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller)
     _click_header(qtbot, view, GRAD)
     first = [abs(float(g)) for g in _shown(view, GRAD).values()]
     _click_header(qtbot, view, GRAD)
@@ -151,26 +139,26 @@ def test_sorting_by_gradient_orders_rows_by_size(qtbot, controller, view) -> Non
     assert first != second
 
 
-def test_updates_keep_sort_and_selection(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller)
+def test_updates_keep_sort_and_selection(qtbot, controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller)
     _click_header(qtbot, view, GRAD)
     _click_row(qtbot, view, 2)
     name = view.selected_name()
     header = view.table.horizontalHeader()
     order = header.sortIndicatorOrder()
     with qtbot.assertNotEmitted(view.model.modelReset):
-        _step(qtbot, controller, 3)
+        step_session(controller, 3)
     assert view.selected_name() == name
     assert header.sortIndicatorSection() == GRAD and header.sortIndicatorOrder() == order
     magnitudes = [abs(float(g)) for g in _shown(view, GRAD).values()]
     assert magnitudes in (sorted(magnitudes), sorted(magnitudes, reverse=True))
 
 
-def test_history_plot_follows_the_selected_parameter(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_history_plot_follows_the_selected_parameter(qtbot, controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
     # Before any selection there is only a hint, not an empty plot.
     assert view.history.isHidden() and "Select a row" in view.history_title.text()
     assert "no gradients yet" in view.summary.text()
-    _step(qtbot, controller, 3)
+    step_session(controller, 3)
     _click_row(qtbot, view, 5)
     assert not view.history.isHidden()
     qtbot.waitUntil(lambda: len(view.history_data()[1]) == 4)
@@ -181,14 +169,14 @@ def test_history_plot_follows_the_selected_parameter(qtbot, controller, view) ->
     assert values[-1] == snapshot.params[5] and grads[-1] == snapshot.grads[5]
     assert snapshot.param_names[5] in view.history_title.text()
     # A step extends it.
-    _step(qtbot, controller)
+    step_session(controller)
     qtbot.waitUntil(lambda: len(view.history_data()[1]) == 5)
     assert view.history_data()[1][-1] == controller.snapshot.params[5]
 
 
-def test_history_fetch_does_not_feed_itself(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+def test_history_fetch_does_not_feed_itself(qtbot, controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
     # The history is fetched with a read-only query: no snapshot follows, nothing redraws.
-    _step(qtbot, controller)
+    step_session(controller)
     snapshots: list[object] = []
     controller.snapshot_changed.connect(snapshots.append)
     _click_row(qtbot, view, 1)
@@ -212,8 +200,8 @@ def test_new_network_replaces_the_rows(qtbot, controller, view) -> None:  # type
     assert view.proxy.rowCount() == (2 + 1) * 3 + (3 + 1) * 1
 
 
-def test_gradient_bars_are_coloured_by_sign(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
-    _step(qtbot, controller)
+def test_gradient_bars_are_coloured_by_sign(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller)
     grads = controller.snapshot.grads
     for i, colour in ((int(np.argmax(grads)), POSITIVE), (int(np.argmin(grads)), NEGATIVE)):
         index = view.proxy.mapFromSource(view.model.index(view.model.row_of(i), GRAD))
@@ -225,9 +213,9 @@ def test_gradient_bars_are_coloured_by_sign(qtbot, controller, view) -> None:  #
         assert colour.name() in colours
 
 
-def test_export_csv(qtbot, controller, view, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    _call(qtbot, controller, "set_ghost", True)
-    _step(qtbot, controller)
+def test_export_csv(controller, view, tmp_path, step_session, after_snapshot) -> None:  # type: ignore[no-untyped-def]
+    after_snapshot(controller, controller.set_ghost, True)
+    step_session(controller)
     path = tmp_path / "params.csv"
     view.export_csv(path)
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
