@@ -81,3 +81,19 @@ def test_an_empty_check_passes_with_no_worst_row() -> None:
     assert check.passed()
     assert check.worst == -1
     assert check.worst_error == 0.0
+
+
+def test_a_failing_build_leaves_parameters_as_found() -> None:
+    a, b = Value(1.5), Value(-2.0)
+    a.grad, b.grad = 0.25, -0.5
+    calls = {"n": 0}
+
+    def build() -> Value:
+        calls["n"] += 1
+        if calls["n"] == 3:  # fails while a is nudged by +eps
+            raise ArithmeticError("boom")
+        return a * b
+
+    with pytest.raises(ArithmeticError):
+        gradient_check(build, [a, b])
+    assert (a.data, b.data, a.grad, b.grad) == (1.5, -2.0, 0.25, -0.5)

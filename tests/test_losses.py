@@ -208,3 +208,11 @@ def test_accuracy_uses_the_sign_of_one_score_and_the_argmax_of_several() -> None
     scores = [np.array([0.1, 0.9, 0.2]), np.array([0.5, 0.1, 0.1]), np.array([0.0, 0.0, 0.3])]
     np.testing.assert_array_equal(losses.predictions(scores), [1, 0, 2])
     assert losses.accuracy(scores, np.array([1, 0, 0])) == pytest.approx(2 / 3)
+
+
+def test_loss_names_and_labels_are_checked_first() -> None:
+    a, b = Value(np.zeros(2)), Value(np.zeros(2))
+    with pytest.raises(ValueError, match="unknown loss 'bogus'"):
+        losses.compute_loss("bogus", [a, b], np.array([0, 1]))
+    with pytest.raises(ValueError, match="labels must be class numbers 0..1"):
+        losses.softmax_cross_entropy([a, b], np.array([0, 2]))

@@ -157,7 +157,7 @@ class Value:
             raise ValueError(
                 f"a negative number to the power {exponent:g} is not a real number"
             )
-        out = Value(self.data**exponent, (self,), f"**{exponent:g}")
+        out = Value(self.data**exponent, (self,), _power_label(exponent))
 
         def _backward(grad: Data) -> None:
             self._accumulate(exponent * self.data ** (exponent - 1) * grad)  # d(x^k)/dx = k x^(k-1)
@@ -339,6 +339,12 @@ def free_graph(nodes: Iterable[Value]) -> None:
     for node in nodes:
         if node._prev and node._op not in SAVES_NOTHING:
             node._backward = _freed_backward
+
+
+def _power_label(exponent: float) -> str:
+    """'**2' for display, but exact: the graph view reads the exponent back from it."""
+    short = f"{exponent:g}"
+    return f"**{short}" if float(short) == exponent else f"**{exponent!r}"
 
 
 def _spread(data: Data, grad: Data) -> Data:

@@ -52,19 +52,22 @@ def gradient_check(
     """
     names = tuple(names) if names is not None else tuple(f"p{i}" for i in range(len(params)))
     saved_grads = [p.grad for p in params]
-    for p in params:
-        p.grad = 0.0
-    backward(build())
-    analytic = np.array([float(p.grad) for p in params])
+    originals = [p.data for p in params]
     numeric = np.empty(len(params))
-    for i, p in enumerate(params):
-        original = p.data
-        p.data = original + eps
-        plus = build().data
-        p.data = original - eps
-        minus = build().data
-        p.data = original
-        numeric[i] = (plus - minus) / (2 * eps)
-    for p, g in zip(params, saved_grads):
-        p.grad = g
+    try:
+        for p in params:
+            p.grad = 0.0
+        backward(build())
+        analytic = np.array([float(p.grad) for p in params])
+        for i, p in enumerate(params):
+            p.data = originals[i] + eps
+            plus = build().data
+            p.data = originals[i] - eps
+            minus = build().data
+            p.data = originals[i]
+            numeric[i] = (plus - minus) / (2 * eps)
+    finally:
+        # Even when `build` or `backward` raises, leave every parameter as it was found.
+        for p, data, grad in zip(params, originals, saved_grads):
+            p.data, p.grad = data, grad
     return GradCheck(names, analytic, numeric, relative_error(analytic, numeric))

@@ -44,6 +44,9 @@ def logistic(score: Value, labels: np.ndarray) -> Value:
 def softmax_cross_entropy(scores: Sequence[Value], labels: np.ndarray) -> Value:
     """-log softmax(scores)[label], averaged over samples; one score per class."""
     labels = np.asarray(labels)
+    if labels.size and (labels.min() < 0 or labels.max() >= len(scores)):
+        raise ValueError(f"labels must be class numbers 0..{len(scores) - 1} for "
+                         f"{len(scores)} scores, got {labels.min()}..{labels.max()}")
     # Subtracting the per-sample max changes nothing mathematically (it cancels) but
     # keeps exp from overflowing; it is a constant, so no gradient flows through it.
     shift = np.max(np.stack([np.broadcast_to(s.data, labels.shape) for s in scores]), axis=0)
@@ -54,6 +57,8 @@ def softmax_cross_entropy(scores: Sequence[Value], labels: np.ndarray) -> Value:
 
 
 def compute_loss(name: str, output: Value | Sequence[Value], labels: np.ndarray) -> Value:
+    if name not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose from {LOSSES}")
     if name == "softmax":
         scores = output if isinstance(output, (list, tuple)) else [output]
         if len(scores) < 2:
@@ -61,8 +66,6 @@ def compute_loss(name: str, output: Value | Sequence[Value], labels: np.ndarray)
         return softmax_cross_entropy(scores, labels)
     if isinstance(output, (list, tuple)):
         raise ValueError(f"the {name} loss needs a network with one output, got {len(output)}")
-    if name not in LOSSES:
-        raise ValueError(f"unknown loss {name!r}; choose from {LOSSES}")
     return {"hinge": hinge, "mse": mse, "logistic": logistic}[name](output, labels)
 
 
