@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from gradbox.training import history_arrays
 from gradbox.views.loss_curve import LossCurveView
+from gradbox.views.plotting import weight
 
 
 @pytest.fixture
@@ -112,6 +113,17 @@ def test_hover_readout_is_clamped_to_the_run(controller, view, step_session) -> 
     assert "Step 1" in view.readout.text()
 
 
+def test_rewinding_under_the_mouse_moves_the_readout_into_the_run(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    step_session(controller, 5)
+    view.show_step(5)
+    after_snapshot(controller, controller.rewind, 2)  # used to index past the shortened run
+    assert "Step 2" in view.readout.text()
+    assert all(line.value() == 2 for line in view.crosshairs)
+    after_snapshot(controller, controller.reset)
+    assert view.readout.text() == "No steps yet" and not view.crosshairs[0].isVisible()
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_export_image(controller, view, tmp_path, suffix: str, step_session) -> None:  # type: ignore[no-untyped-def]
     step_session(controller, 2)
@@ -127,3 +139,60 @@ def test_controls_are_labelled(view) -> None:  # type: ignore[no-untyped-def]
     for widget in (view.log_scale, view.readout, view.graphics):
         assert widget.accessibleName()
         assert widget.toolTip()
+
+
+# --- weights edited by hand --------------------------------------------------------------------
+def test_an_edit_shows_a_marker_until_rewound_past(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session, after_snapshot) -> None:
+    step_session(controller, 3)
+    name = "layers.0.neurons.1.w.0"
+    old = float(controller.snapshot.params[controller.snapshot.param_names.index(name)])
+    after_snapshot(controller, controller.set_parameter, name, 2.0)
+    # Between step 3, which the edit followed, and step 4, the first to train with it.
+    assert list(view.edit_markers) == [3]
+    marker = view.edit_markers[3]
+    assert marker.value() == 3.5 and marker.isVisible()
+    text = f"{name}: {weight(old)} → 2.0"
+    assert text in marker.toolTip() and "after step 3" in marker.toolTip()
+    # Shown at once, though no step has used the edit yet: the step axis makes room.
+    box = view.loss_plot.getViewBox()
+    qtbot.waitUntil(lambda: box.viewRange()[0][0] < 3.5 < box.viewRange()[0][1])
+    assert text in view.readout.text()
+    # Training on keeps it; hovering the first step that used it names it too.
+    step_session(controller, 2)
+    assert list(view.edit_markers) == [3]
+    view.show_step(4)
+    assert text in view.readout.text() and "before this step" in view.readout.text()
+    view.show_step(5)
+    assert text not in view.readout.text()
+    # Rewinding to step 3 keeps the edit (it came after step 3), to step 2 undoes it.
+    after_snapshot(controller, controller.rewind, 3)
+    assert list(view.edit_markers) == [3]
+    after_snapshot(controller, controller.rewind, 2)
+    assert view.edit_markers == {}
+    assert marker.scene() is None  # gone from the plot, not just hidden
+    assert name not in view.readout.text()
+
+
+def test_edits_after_the_same_step_share_one_marker(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    step_session(controller)
+    names = controller.snapshot.param_names
+    after_snapshot(controller, controller.set_parameter, names[0], 1.0)
+    after_snapshot(controller, controller.set_parameter, names[1], -1.0)
+    step_session(controller)
+    after_snapshot(controller, controller.set_parameter, names[0], 0.5)
+    assert sorted(view.edit_markers) == [1, 2]
+    tip = view.edit_markers[1].toolTip()
+    assert f"{names[0]}: " in tip and f"{names[1]}: " in tip and "→ -1.0" in tip
+    after_snapshot(controller, controller.reset)
+    assert view.edit_markers == {}
+
+
+def test_an_edit_before_the_first_step_is_marked_too(  # type: ignore[no-untyped-def]
+        controller, view, after_snapshot) -> None:
+    name = controller.snapshot.param_names[0]
+    after_snapshot(controller, controller.set_parameter, name, 0.75)
+    assert list(view.edit_markers) == [0]
+    assert "No steps yet" in view.readout.text() and "0.75" in view.readout.text()
+    assert "Reset to undo" in view.edit_markers[0].toolTip()

@@ -7,18 +7,21 @@ import csv
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.training import ParameterEdit, Trainer, TrainingConfig
+from gradbox.views.boundary import DecisionBoundaryView, output_colours
 from gradbox.views.parameters import (
+    EDIT_HINT,
     GHOST,
     GRAD,
     NAME,
-    NEGATIVE,
-    POSITIVE,
     VALUE,
     ParametersView,
     ParameterTableModel,
+    parse_weight,
 )
+from gradbox.views.plotting import NEGATIVE, POSITIVE, weight
 from gradbox.views.session import SessionController
 
 
@@ -265,3 +268,134 @@ def test_sorted_updates_of_a_big_network_stay_cheap(qtbot) -> None:  # type: ign
         assert magnitudes == sorted(magnitudes, reverse=True)
     finally:
         session.shutdown()
+
+
+# --- editing a weight by hand ----------------------------------------------------------------
+def _open_value_editor(qtbot, view: ParametersView, row: int, column: int = VALUE) -> QLineEdit:  # type: ignore[no-untyped-def]
+    """Double-click a cell of `row` and return the value editor that opens."""
+    index = view.proxy.index(row, column)
+    view.table.scrollTo(index)
+    pos = view.table.visualRect(index).center()
+    # A double-click is a click followed by a double-click event, as a real mouse sends.
+    qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.mouseDClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.waitUntil(lambda: view.table.state() == QAbstractItemView.State.EditingState)
+    editors = [e for e in view.table.viewport().findChildren(QLineEdit) if e.isVisible()]
+    assert len(editors) == 1
+    return editors[0]
+
+
+def _type_in(qtbot, editor: QLineEdit, text: str) -> None:  # type: ignore[no-untyped-def]
+    editor.selectAll()
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+
+
+def test_double_click_type_enter_edits_the_weight(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session) -> None:
+    step_session(controller, 3)
+    i = 4  # layers.0.neurons.1.w.0 (the table starts in network order)
+    name = controller.snapshot.param_names[i]
+    old = float(controller.snapshot.params[i])
+    editor = _open_value_editor(qtbot, view, i)
+    # The editor starts from the exact value, all selected, so typing replaces it.
+    assert float(editor.text()) == old and editor.selectedText() == editor.text()
+    assert editor.accessibleName() == f"New value of {name}" and editor.toolTip()
+    _type_in(qtbot, editor, "2.0")
+    qtbot.waitUntil(lambda: len(controller.snapshot.edits) == 1)
+    snapshot = controller.snapshot
+    assert snapshot.params[i] == 2.0
+    assert snapshot.edits == (ParameterEdit(3, name, old, 2.0),)
+    # Everything re-renders from that snapshot: the cell and the line that explains it.
+    assert _shown(view, VALUE)[name] == "+2"
+    assert f"{name}: {weight(old)} → 2.0" in view.edit_status.text()
+    assert "after step 3" in view.edit_status.text()
+
+
+def test_double_click_on_the_name_edits_the_value_too(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    editor = _open_value_editor(qtbot, view, 2, column=NAME)
+    assert view.table.currentIndex().column() == VALUE
+    assert editor.accessibleName() == f"New value of {controller.snapshot.param_names[2]}"
+
+
+def test_an_edit_changes_the_boundary(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, show_widget, step_session) -> None:
+    boundary = show_widget(DecisionBoundaryView(controller))
+    step_session(controller, 2)
+    before = boundary.image.image.copy()
+    # The output neuron's bias: a large one pushes the whole plane to one class.
+    row = len(controller.snapshot.param_names) - 1
+    _type_in(qtbot, _open_value_editor(qtbot, view, row), "5")
+    qtbot.waitUntil(lambda: controller.snapshot.params[row] == 5.0)
+    snapshot = controller.snapshot
+    expected = output_colours(snapshot.predict(boundary.grid_points()),
+                              snapshot.config.effective_loss)
+    n = boundary.grid_size
+    np.testing.assert_array_equal(boundary.image.image, expected.reshape(n, n, 3))
+    assert not np.array_equal(boundary.image.image, before)
+
+
+@pytest.mark.parametrize("typed", ["abc", "inf", "nan", ""])
+def test_a_non_number_leaves_the_value_unchanged_with_a_message(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session, typed: str) -> None:
+    step_session(controller)
+    shown = _shown(view, VALUE)
+    editor = _open_value_editor(qtbot, view, 0)
+    _type_in(qtbot, editor, typed)
+    # The editor stays open with what was typed, and the panel says what is wrong.
+    assert view.table.state() == QAbstractItemView.State.EditingState
+    assert editor.text() == typed
+    message = view.edit_status.text()
+    assert view.edit_status.isVisible() and "not changed" in message
+    assert ("nothing was typed" if not typed else f"'{typed}'") in message
+    assert _shown(view, VALUE) == shown
+    # Esc gives up: the editor closes, the hint comes back.
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: view.table.state() != QAbstractItemView.State.EditingState)
+    assert view.edit_status.text() == EDIT_HINT
+    # A step afterwards proves the worker has seen everything sent before it: no edit.
+    step_session(controller)
+    assert controller.snapshot.edits == ()
+    assert controller.snapshot.step == 2
+
+
+def test_enter_on_an_untouched_value_records_no_edit(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session) -> None:
+    editor = _open_value_editor(qtbot, view, 3)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: view.table.state() != QAbstractItemView.State.EditingState)
+    step_session(controller)
+    assert controller.snapshot.edits == ()
+
+
+def test_parse_weight() -> None:
+    assert parse_weight(" -1.5e-3 ") == -1.5e-3
+    assert parse_weight("\u22120.5") == -0.5  # a typographic minus, pasted from a document
+    for bad in ("abc", "", "inf", "-inf", "nan", "1,5"):
+        with pytest.raises(ValueError):
+            parse_weight(bad)
+
+
+def test_rewinding_past_an_edit_brings_the_hint_back(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    step_session(controller, 2)
+    name = controller.snapshot.param_names[0]
+    after_snapshot(controller, controller.set_parameter, name, 1.25)
+    assert "1.25" in view.edit_status.text()
+    step_session(controller)
+    after_snapshot(controller, controller.rewind, 1)
+    assert controller.snapshot.edits == ()
+    assert view.edit_status.text() == EDIT_HINT
+
+
+def test_clicking_away_from_a_non_number_keeps_the_message(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session) -> None:
+    editor = _open_value_editor(qtbot, view, 1)
+    editor.selectAll()
+    qtbot.keyClicks(editor, "abc")
+    _click_row(qtbot, view, 6)  # focus leaves the editor: Qt commits, then closes it
+    qtbot.waitUntil(lambda: view.table.state() != QAbstractItemView.State.EditingState)
+    assert "'abc' is not a number" in view.edit_status.text()
+    step_session(controller)
+    assert controller.snapshot.edits == ()

@@ -233,16 +233,14 @@ class LossCurveView(QWidget):
         empty = len(steps) == 0
         self.empty_text.setVisible(empty)
         if empty:
-            for line in self.crosshairs:
-                line.hide()
-            self._hover_step = None
             # Put the hint in the middle of a range that a first step will replace.
             self.loss_plot.setXRange(0, 10, padding=0)
             self.loss_plot.setYRange(0, 1, padding=0)
             self.empty_text.setPos(5, 0.5)
         else:
             self.loss_plot.enableAutoRange()
-        self._update_readout()
+        # A rewind may have cut off the hovered step: clamp it (hides it when empty).
+        self.show_step(self._hover_step)
 
     @staticmethod
     def _floor_zeros(columns: dict[str, np.ndarray], names: tuple[str, ...]) -> None:

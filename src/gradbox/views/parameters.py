@@ -30,6 +30,7 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
     QTimer,
+    Signal,
     Slot,
 )
 from PySide6.QtGui import QColor, QPainter, QPalette
@@ -49,9 +50,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.training import Snapshot, Trainer
+from gradbox.training import ParameterEdit, Snapshot, Trainer
+from gradbox.views.plotting import EDIT, NEGATIVE, POSITIVE, TRAIN, add_curve, edit_text, style_plot
 from gradbox.views.plotting import GRAD as GRAD_COLOUR
-from gradbox.views.plotting import NEGATIVE, POSITIVE, TRAIN, add_curve, style_plot
 from gradbox.views.session import SessionController
 
 NAME, VALUE, GRAD, GHOST = range(4)
@@ -59,7 +60,7 @@ HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient")
 HEADER_TIPS = (
     "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
     "Sorting keeps the network's order",
-    "The parameter's current value",
+    "The parameter's current value. Double-click it (or press F2) to type a new one",
     "d loss / d parameter from the last backward pass; the bar is its size relative to "
     "the largest |gradient|, blue if positive, orange if negative. Sorting orders by "
     "|gradient|",
@@ -72,18 +73,45 @@ HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while runni
 FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
+EDIT_HINT = "Double-click a value to type a new one"
+
+
 def _num(value: float) -> str:
     return f"{value:+.4g}" if math.isfinite(value) else str(value)
 
 
+def parse_weight(text: object) -> float:
+    """The number a person typed as a weight; ValueError says what is wrong with it.
+
+    Python's own float syntax ("0.5", "-1.2e-3", " 2 "), plus the typographic minus that
+    copying from a document brings. inf and nan parse as floats but are no weights.
+    """
+    typed = str(text).strip().replace("\u2212", "-")
+    if not typed:
+        raise ValueError("nothing was typed")
+    try:
+        value = float(typed)
+    except ValueError:
+        raise ValueError(f"'{typed}' is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"'{typed}' is not a finite number")
+    return value
+
+
 class ParameterTableModel(QAbstractTableModel):
     """One row per parameter: name, value, gradient, ghost gradient (NaN without a ghost).
+
+    The value column is editable: a valid number is not stored here but asked for with
+    `edit_requested(name, value)`, since the table only ever shows what a snapshot says.
 
     The model sorts itself, with numpy. A QSortFilterProxyModel sorting by itself calls
     `data()` - Python - twice per comparison: ~200,000 calls, over a second, to re-sort
     a 64x64x64 network's 8,577 rows by |gradient| after every step. `argsort` takes a
     millisecond, then one layout change moves the rows (and the selection with them).
     """
+
+    edit_requested = Signal(str, float)  # (parameter name, new value)
+    edit_rejected = Signal(str)  # why the typed text is no weight
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -185,6 +213,29 @@ class ParameterTableModel(QAbstractTableModel):
         array = (self.values, self.grads, self.ghost_grads)[column - 1]
         return float(array[parameter])
 
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        if index.isValid() and index.column() == VALUE:
+            flags |= Qt.ItemFlag.ItemIsEditable
+        return flags
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,  # noqa: N802
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or index.column() != VALUE or role != Qt.ItemDataRole.EditRole:
+            return False
+        parameter = int(self.order[index.row()])
+        name = self.names[parameter]
+        try:
+            number = parse_weight(value)
+        except ValueError as error:
+            self.edit_rejected.emit(f"{name} not changed: {error}. Type a number such as "
+                                    "0.5 or -1.2e-3, or press Esc")
+            return False
+        # Enter on an untouched editor is no edit: nothing to record in the history.
+        if number != self.values[parameter]:
+            self.edit_requested.emit(name, number)
+        return True
+
     def data(self, index: QModelIndex | QPersistentModelIndex,
              role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
@@ -197,8 +248,12 @@ class ParameterTableModel(QAbstractTableModel):
         value = self.number(parameter, column)
         if role == Qt.ItemDataRole.DisplayRole:
             return "" if math.isnan(value) and column == GHOST else _num(value)
+        if role == Qt.ItemDataRole.EditRole and column == VALUE:
+            # The editor starts from every digit: an untouched Enter changes nothing.
+            return repr(value)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{self.names[parameter]}: {HEADERS[column].lower()} = {value!r}"
+            tip = f"{self.names[parameter]}: {HEADERS[column].lower()} = {value!r}"
+            return tip + ("\nDouble-click to type a new value" if column == VALUE else "")
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == BAR_ROLE and column in (GRAD, GHOST):
@@ -212,6 +267,40 @@ class SourceSortProxyModel(QSortFilterProxyModel):
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         # The proxy's own sort column stays -1, so it keeps the source's (sorted) order.
         self.sourceModel().sort(column, order)
+
+
+class ValueEditDelegate(QStyledItemDelegate):
+    """The editor for a weight: a labelled line edit that refuses to close on a non-number.
+
+    Enter with text that is no number keeps the editor open (the model says why), so the
+    typing is not lost; Esc leaves the weight as it was.
+    """
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
+                     index: QModelIndex | QPersistentModelIndex) -> QWidget:
+        editor = QLineEdit(parent)
+        name = index.siblingAtColumn(NAME).data()
+        editor.setAccessibleName(f"New value of {name}")
+        editor.setToolTip(f"Type a new value for {name} and press Enter (Esc cancels). "
+                          "The next step trains with it; rewinding to before it undoes it")
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex  # noqa: N802
+                      ) -> None:
+        assert isinstance(editor, QLineEdit)
+        editor.setText(index.data(Qt.ItemDataRole.EditRole))
+        editor.selectAll()  # typing replaces the old value, as in a spreadsheet
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if (isinstance(watched, QLineEdit) and event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)):  # type: ignore[attr-defined]
+            try:
+                parse_weight(watched.text())
+            except ValueError:
+                # Committing lets the model explain what is wrong; the editor stays.
+                self.commitData.emit(watched)
+                return True
+        return super().eventFilter(watched, event)
 
 
 class GradientBarDelegate(QStyledItemDelegate):
@@ -295,6 +384,12 @@ class ParametersView(QWidget):
         self.warning.setWordWrap(True)
         self.warning.setStyleSheet("color: #b3261e; font-weight: bold;")
         self.warning.hide()
+        self.edit_status = QLabel(EDIT_HINT)
+        self.edit_status.setAccessibleName("Weight editing")
+        self.edit_status.setToolTip("How to type a weight in, and what the last edit did "
+                                    "or why a typed value was refused")
+        self.edit_status.setWordWrap(True)
+        self._edits: tuple[ParameterEdit, ...] = ()
 
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -306,7 +401,9 @@ class ParametersView(QWidget):
         self.table.sortByColumn(NAME, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # Only the value column is editable (see the model's flags); F2 for the keyboard.
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.table.setAlternatingRowColors(True)
         # Names start with the layer and end with the neuron and weight: keep both ends.
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
@@ -323,6 +420,8 @@ class ParametersView(QWidget):
         self.bar_delegate = GradientBarDelegate(self.table)
         self.table.setItemDelegateForColumn(GRAD, self.bar_delegate)
         self.table.setItemDelegateForColumn(GHOST, self.bar_delegate)
+        self.value_delegate = ValueEditDelegate(self.table)
+        self.table.setItemDelegateForColumn(VALUE, self.value_delegate)
 
         self.history_title = QLabel("Select a row to follow that parameter's value and "
                                     "gradient step by step")
@@ -359,6 +458,7 @@ class ParametersView(QWidget):
         upper_layout.addLayout(top)
         upper_layout.addWidget(self.summary)
         upper_layout.addWidget(self.warning)
+        upper_layout.addWidget(self.edit_status)
         upper_layout.addWidget(self.table, 1)
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
@@ -388,6 +488,10 @@ class ParametersView(QWidget):
 
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.table.doubleClicked.connect(self._on_double_clicked)
+        self.model.edit_requested.connect(controller.set_parameter)
+        self.model.edit_rejected.connect(self._on_edit_rejected)
+        self.value_delegate.closeEditor.connect(self._on_editor_closed)
         controller.snapshot_changed.connect(self._on_snapshot)
         controller.parameter_selected.connect(self._on_parameter_selected)
         self._on_snapshot(controller.snapshot)
@@ -422,6 +526,7 @@ class ParametersView(QWidget):
             # Rows were replaced: select the controller's parameter again if it still exists.
             self._on_parameter_selected(self.controller.selected_parameter)
         self._update_labels(snapshot)
+        self._show_edits(snapshot.edits)
         self._schedule_history(snapshot)
 
     def _update_labels(self, snapshot: Snapshot) -> None:
@@ -439,6 +544,42 @@ class ParametersView(QWidget):
                                  + (" (the ghost column shows the correct ones)"
                                     if snapshot.ghost else ""))
         self.warning.setVisible(snapshot.forget_zero_grad)
+
+    # --- editing by hand --------------------------------------------------------------------------
+    @Slot(QModelIndex)
+    def _on_double_clicked(self, index: QModelIndex) -> None:
+        # A double-click anywhere on the row means "edit this weight": only its value can be.
+        if index.column() != VALUE:
+            value = index.siblingAtColumn(VALUE)
+            self.table.setCurrentIndex(value)  # so Enter and Esc reach its editor's cell
+            self.table.edit(value)
+
+    @Slot(str)
+    def _on_edit_rejected(self, message: str) -> None:
+        self.edit_status.setText(message)
+        self.edit_status.setStyleSheet("color: #b3261e;")
+
+    @Slot(QWidget, QStyledItemDelegate.EndEditHint)
+    def _on_editor_closed(self, _editor: QWidget, hint: QStyledItemDelegate.EndEditHint) -> None:
+        # Esc: the user gave up, so a complaint about what they typed is old news. (A
+        # click elsewhere also closes the editor, after a last commit whose complaint
+        # must stay.)
+        if hint == QStyledItemDelegate.EndEditHint.RevertModelCache:
+            self._show_edits(self._edits, force=True)
+
+    def _show_edits(self, edits: tuple[ParameterEdit, ...], force: bool = False) -> None:
+        """Say what the latest edit did; the hint again once it is rewound away."""
+        if edits == self._edits and not force:
+            return
+        self._edits = edits
+        if edits:
+            last = edits[-1]
+            undo = f"rewind to step {last.step - 1} to undo" if last.step else "Reset to undo"
+            self.edit_status.setText(f"<span style='color:{EDIT}'>✎</span> Edited after "
+                                     f"step {last.step}: <b>{edit_text(last)}</b> ({undo})")
+        else:
+            self.edit_status.setText(EDIT_HINT)
+        self.edit_status.setStyleSheet("")
 
     # --- selection ------------------------------------------------------------------------------
     def selected_name(self) -> str:
