@@ -57,3 +57,21 @@ def show_widget(qtbot):  # type: ignore[no-untyped-def]
         return widget
 
     return show
+
+
+@pytest.fixture
+def make_session(qtbot):  # type: ignore[no-untyped-def]
+    """`make_session(**config)`: a SessionController on `TrainingConfig(**config)`, for a
+    test that needs another network or data than `controller`'s; stopped after the test."""
+    from gradbox.training import Trainer, TrainingConfig
+    from gradbox.views.session import SessionController
+
+    sessions = []
+
+    def make(**config):  # type: ignore[no-untyped-def]
+        sessions.append(SessionController(Trainer(TrainingConfig(**config))))
+        return sessions[-1]
+
+    yield make
+    for session in sessions:
+        session.shutdown()

@@ -7,7 +7,6 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtSvg import QSvgRenderer
 
-from gradbox.training import Trainer, TrainingConfig
 from gradbox.views.boundary import (
     DecisionBoundaryView,
     heatmap_resolution,
@@ -15,7 +14,6 @@ from gradbox.views.boundary import (
     predict_in_chunks,
 )
 from gradbox.views.plotting import CLASS_COLOURS
-from gradbox.views.session import SessionController
 
 
 @pytest.fixture
@@ -81,22 +79,18 @@ def test_colours_follow_the_predicted_class() -> None:
     assert len(CLASS_COLOURS) == 6
 
 
-def test_big_networks_get_a_coarser_heatmap(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_big_networks_get_a_coarser_heatmap(make_session, show_widget) -> None:  # type: ignore[no-untyped-def]
     assert heatmap_resolution(105) == 100  # the default MLP(2, [8, 8, 1])
     assert heatmap_resolution(337) == 100  # micrograd's demo network
     assert 32 <= heatmap_resolution(8577) < 100  # MLP(2, [64, 64, 64, 1])
-    session = SessionController(Trainer(TrainingConfig(hidden=(64, 64, 64), n_samples=10)))
-    try:
-        widget = DecisionBoundaryView(session)
-        qtbot.addWidget(widget)
-        n = widget.grid_size
-        assert n == heatmap_resolution(len(session.snapshot.params))
-        grid = widget.grid_points()
-        assert grid.shape == (n * n, 2)
-        expected = output_colours(session.snapshot.predict(grid), "hinge")
-        np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
-    finally:
-        session.shutdown()
+    session = make_session(hidden=(64, 64, 64), n_samples=10)
+    widget = show_widget(DecisionBoundaryView(session))
+    n = widget.grid_size
+    assert n == heatmap_resolution(len(session.snapshot.params))
+    grid = widget.grid_points()
+    assert grid.shape == (n * n, 2)
+    expected = output_colours(session.snapshot.predict(grid), "hinge")
+    np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
 
 
 def test_chunked_prediction_equals_the_snapshots(controller) -> None:  # type: ignore[no-untyped-def]
@@ -178,20 +172,15 @@ def test_ring_follows_selection_from_elsewhere(controller, view) -> None:  # typ
     assert (xs[0], ys[0]) == tuple(controller.snapshot.points[30])
 
 
-def test_three_class_blobs_picker_and_heatmap(qtbot, step_session) -> None:  # type: ignore[no-untyped-def]
-    session = SessionController(Trainer(TrainingConfig(dataset="blobs", classes=3,
-                                                       loss="softmax")))
-    try:
-        widget = DecisionBoundaryView(session)
-        qtbot.addWidget(widget)
-        assert widget.class_picker.count() == 3
-        step_session(session, 3)
-        snap = session.snapshot
-        expected = output_colours(snap.predict(widget.grid_points()), "softmax")
-        n = widget.grid_size
-        np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
-    finally:
-        session.shutdown()
+def test_three_class_blobs_picker_and_heatmap(make_session, show_widget, step_session) -> None:  # type: ignore[no-untyped-def]
+    session = make_session(dataset="blobs", classes=3, loss="softmax")
+    widget = show_widget(DecisionBoundaryView(session))
+    assert widget.class_picker.count() == 3
+    step_session(session, 3)
+    snap = session.snapshot
+    expected = output_colours(snap.predict(widget.grid_points()), "softmax")
+    n = widget.grid_size
+    np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
 
 
 def test_view_range_stays_put_while_editing(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]

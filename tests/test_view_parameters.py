@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
-from gradbox.training import ParameterEdit, Trainer, TrainingConfig
+from gradbox.training import ParameterEdit
 from gradbox.views.boundary import DecisionBoundaryView, output_colours
 from gradbox.views.parameters import (
     EDIT_HINT,
@@ -22,7 +22,6 @@ from gradbox.views.parameters import (
     parse_weight,
 )
 from gradbox.views.plotting import NEGATIVE, POSITIVE, weight
-from gradbox.views.session import SessionController
 
 
 @pytest.fixture
@@ -37,8 +36,15 @@ def _shown(view: ParametersView, column: int) -> dict[str, str]:
             for r in range(proxy.rowCount())}
 
 
-def _shown_grad(view: ParametersView, name: str) -> float:
-    return float(_shown(view, GRAD)[name])
+def _first_gradient_over_steps(controller, view: ParametersView, step_session,  # type: ignore[no-untyped-def]
+                               n: int) -> list[float]:
+    """The first parameter's gradient as the table shows it after each of n steps."""
+    name = controller.snapshot.param_names[0]
+    shown = []
+    for _ in range(n):
+        step_session(controller)
+        shown.append(float(_shown(view, GRAD)[name]))
+    return shown
 
 
 def _click_row(qtbot, view: ParametersView, row: int) -> None:  # type: ignore[no-untyped-def]
@@ -69,11 +75,7 @@ def test_forgotten_zero_grad_makes_the_shown_gradient_grow(  # type: ignore[no-u
     # The weights stay put: only the accumulation changes.
     after_snapshot(controller, controller.set_lr, 0.0)
     after_snapshot(controller, controller.set_forget_zero_grad, True)
-    name = controller.snapshot.param_names[0]
-    shown = []
-    for _ in range(4):
-        step_session(controller)
-        shown.append(_shown_grad(view, name))
+    shown = _first_gradient_over_steps(controller, view, step_session, 4)
     assert shown[0] != 0
     # Each step adds the same gradient again: 1x, 2x, 3x, 4x.
     np.testing.assert_allclose(shown, [shown[0] * k for k in (1, 2, 3, 4)], rtol=1e-3)
@@ -84,11 +86,7 @@ def test_forgotten_zero_grad_makes_the_shown_gradient_grow(  # type: ignore[no-u
 def test_normal_mode_keeps_the_shown_gradient_bounded(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
     after_snapshot(controller, controller.set_lr, 0.0)
-    name = controller.snapshot.param_names[0]
-    shown = []
-    for _ in range(4):
-        step_session(controller)
-        shown.append(_shown_grad(view, name))
+    shown = _first_gradient_over_steps(controller, view, step_session, 4)
     assert shown[0] != 0
     np.testing.assert_allclose(shown, [shown[0]] * 4, rtol=1e-3)
     assert not view.warning.isVisible()
@@ -235,39 +233,35 @@ def test_controls_are_labelled(view) -> None:  # type: ignore[no-untyped-def]
         assert widget.toolTip()
 
 
-def test_sorted_updates_of_a_big_network_stay_cheap(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_sorted_updates_of_a_big_network_stay_cheap(  # type: ignore[no-untyped-def]
+        qtbot, make_session, show_widget) -> None:
     """Re-sorting 8,577 rows by |gradient| after a step must not ask Python per comparison."""
-    session = SessionController(Trainer(TrainingConfig(hidden=(64, 64, 64), n_samples=10)))
+    session = make_session(hidden=(64, 64, 64), n_samples=10)
+    widget = show_widget(ParametersView(session))
+    widget.table.sortByColumn(GRAD, Qt.SortOrder.DescendingOrder)
+    calls = 0
+    original = ParameterTableModel.data
+
+    def counting(self, index, role=Qt.ItemDataRole.DisplayRole):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        return original(self, index, role)
+
+    ParameterTableModel.data = counting  # type: ignore[method-assign]
     try:
-        widget = ParametersView(session)
-        qtbot.addWidget(widget)
-        widget.resize(700, 500)
-        widget.show()
-        widget.table.sortByColumn(GRAD, Qt.SortOrder.DescendingOrder)
-        calls = 0
-        original = ParameterTableModel.data
-
-        def counting(self, index, role=Qt.ItemDataRole.DisplayRole):  # type: ignore[no-untyped-def]
-            nonlocal calls
-            calls += 1
-            return original(self, index, role)
-
-        ParameterTableModel.data = counting  # type: ignore[method-assign]
-        try:
-            with qtbot.waitSignal(session.snapshot_changed, timeout=20000):
-                session.step()
-            widget.table.viewport().repaint()
-        finally:
-            ParameterTableModel.data = original  # type: ignore[method-assign]
-        n = len(session.snapshot.param_names)
-        assert n == 8577
-        # Painting the visible rows asks a few hundred times; a proxy sort would ask
-        # ~2 n log n = 230,000 times.
-        assert calls < n
-        magnitudes = [abs(float(g)) for g in _shown(widget, GRAD).values()]
-        assert magnitudes == sorted(magnitudes, reverse=True)
+        # A big network's step takes a while: more than waitSignal's default 5 s on CI.
+        with qtbot.waitSignal(session.snapshot_changed, timeout=20000):
+            session.step()
+        widget.table.viewport().repaint()
     finally:
-        session.shutdown()
+        ParameterTableModel.data = original  # type: ignore[method-assign]
+    n = len(session.snapshot.param_names)
+    assert n == 8577
+    # Painting the visible rows asks a few hundred times; a proxy sort would ask
+    # ~2 n log n = 230,000 times.
+    assert calls < n
+    magnitudes = [abs(float(g)) for g in _shown(widget, GRAD).values()]
+    assert magnitudes == sorted(magnitudes, reverse=True)
 
 
 # --- editing a weight by hand ----------------------------------------------------------------
