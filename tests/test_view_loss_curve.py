@@ -154,6 +154,7 @@ def test_an_edit_shows_a_marker_until_rewound_past(  # type: ignore[no-untyped-d
     assert marker.value() == 3.5 and marker.isVisible()
     text = f"{name}: {weight(old)} → 2.0"
     assert text in marker.toolTip() and "after step 3" in marker.toolTip()
+    assert view.loss_legend.getLabel(view._edit_sample).text == "edited by hand"
     # Shown at once, though no step has used the edit yet: the step axis makes room.
     box = view.loss_plot.getViewBox()
     qtbot.waitUntil(lambda: box.viewRange()[0][0] < 3.5 < box.viewRange()[0][1])
@@ -172,6 +173,29 @@ def test_an_edit_shows_a_marker_until_rewound_past(  # type: ignore[no-untyped-d
     assert view.edit_markers == {}
     assert marker.scene() is None  # gone from the plot, not just hidden
     assert name not in view.readout.text()
+    assert view.loss_legend.getLabel(view._edit_sample) is None
+
+
+def test_the_legend_entry_hides_and_shows_the_edit_markers(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    step_session(controller)
+    after_snapshot(controller, controller.set_parameter, controller.snapshot.param_names[0], 1.0)
+    view._edit_sample.hide()  # what a click on its legend entry does
+    assert not view.edit_markers[1].isVisible()
+    step_session(controller)
+    after_snapshot(controller, controller.set_parameter, controller.snapshot.param_names[0], 2.0)
+    assert not view.edit_markers[2].isVisible()  # a new marker follows the legend
+    view._edit_sample.show()
+    assert all(m.isVisible() for m in view.edit_markers.values())
+
+
+def test_step_axes_tick_whole_steps_only(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 3)
+    for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
+        axis = plot.getAxis("bottom")
+        for lo, hi in ((0.8, 3.2), (0, 10), (0, 2000)):
+            levels = axis.tickSpacing(lo, hi, 600)
+            assert levels and all(spacing >= 1 for spacing, _ in levels)
 
 
 def test_edits_after_the_same_step_share_one_marker(  # type: ignore[no-untyped-def]

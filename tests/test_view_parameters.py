@@ -293,8 +293,8 @@ def test_double_click_type_enter_edits_the_weight(  # type: ignore[no-untyped-de
     name = controller.snapshot.param_names[i]
     old = float(controller.snapshot.params[i])
     editor = _open_value_editor(qtbot, view, i)
-    # The editor starts from the exact value, all selected, so typing replaces it.
-    assert float(editor.text()) == old and editor.selectedText() == editor.text()
+    # The editor starts from the value (six digits fit), all selected: typing replaces it.
+    assert editor.text() == f"{old:.6g}" and editor.selectedText() == editor.text()
     assert editor.accessibleName() == f"New value of {name}" and editor.toolTip()
     _type_in(qtbot, editor, "2.0")
     qtbot.waitUntil(lambda: len(controller.snapshot.edits) == 1)
@@ -357,6 +357,8 @@ def test_a_non_number_leaves_the_value_unchanged_with_a_message(  # type: ignore
 def test_enter_on_an_untouched_value_records_no_edit(  # type: ignore[no-untyped-def]
         qtbot, controller, view, step_session) -> None:
     editor = _open_value_editor(qtbot, view, 3)
+    # The text is the value rounded: sent, it would change the weight a little.
+    assert float(editor.text()) != controller.snapshot.params[3]
     qtbot.keyClick(editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: view.table.state() != QAbstractItemView.State.EditingState)
     step_session(controller)
@@ -383,6 +385,16 @@ def test_rewinding_past_an_edit_brings_the_hint_back(  # type: ignore[no-untyped
     assert view.edit_status.text() == EDIT_HINT
 
 
+def test_typing_again_clears_the_complaint(qtbot, controller, view) -> None:  # type: ignore[no-untyped-def]
+    editor = _open_value_editor(qtbot, view, 0)
+    _type_in(qtbot, editor, "abc")
+    assert "not a number" in view.edit_status.text()
+    qtbot.keyClick(editor, Qt.Key.Key_Backspace)
+    assert view.edit_status.text() == EDIT_HINT
+    _type_in(qtbot, editor, "0.125")
+    qtbot.waitUntil(lambda: controller.snapshot.params[0] == 0.125)
+
+
 def test_clicking_away_from_a_non_number_keeps_the_message(  # type: ignore[no-untyped-def]
         qtbot, controller, view, step_session) -> None:
     editor = _open_value_editor(qtbot, view, 1)
@@ -393,3 +405,26 @@ def test_clicking_away_from_a_non_number_keeps_the_message(  # type: ignore[no-u
     assert "'abc' is not a number" in view.edit_status.text()
     step_session(controller)
     assert controller.snapshot.edits == ()
+
+
+def test_history_shows_an_edit_as_a_jump_at_its_step(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, step_session, after_snapshot) -> None:
+    step_session(controller, 3)
+    _click_row(qtbot, view, 5)
+    name = controller.snapshot.param_names[5]
+    old = float(controller.snapshot.params[5])
+    after_snapshot(controller, controller.set_parameter, name, 1.5)
+    step_session(controller)
+    qtbot.waitUntil(lambda: len(view.history_data()[1]) == 6)
+    steps, values, _, _ = view.history_data()
+    # Steps 0..4, with step 3 twice: what step 3 left, then the value typed in.
+    np.testing.assert_array_equal(steps, [0, 1, 2, 3, 3, 4])
+    assert values[3] == old and values[4] == 1.5
+    xs, ys = view.edit_points.getData()
+    assert list(xs) == [3] and list(ys) == [1.5]
+    assert "typed in by hand after step 3" in view.history_title.text()
+    # Rewound past it, the jump and its mark are gone.
+    after_snapshot(controller, controller.rewind, 2)
+    qtbot.waitUntil(lambda: len(view.history_data()[1]) == 3)
+    assert len(view.edit_points.getData()[0]) == 0
+    assert "by hand" not in view.history_title.text()

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
+from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.training import ParameterEdit, Snapshot, StepRecord
@@ -18,6 +19,7 @@ from gradbox.views.plotting import (
     GRAD,
     TEST,
     TRAIN,
+    StepAxis,
     add_curve,
     edit_text,
     export_plot,
@@ -29,6 +31,10 @@ from gradbox.views.session import SessionController
 FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy", "grad_norm")
 THIN_LIMIT = 1000  # steps up to which the curves are drawn 2 px wide
 EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
+
+
+def _edit_pen() -> QPen:
+    return pg.mkPen(EDIT, width=1.5, style=Qt.PenStyle.DashLine)
 
 
 def _fmt(value: float) -> str:
@@ -58,9 +64,9 @@ class LossCurveView(QWidget):
         self.graphics.setBackground("w")
         self.graphics.setAccessibleName("Loss, accuracy and gradient norm plots")
         self.graphics.setToolTip("Move the mouse over the plots to read the values of a step")
-        self.loss_plot = self.graphics.addPlot(row=0, col=0)
-        self.accuracy_plot = self.graphics.addPlot(row=1, col=0)
-        self.grad_plot = self.graphics.addPlot(row=2, col=0)
+        self.loss_plot, self.accuracy_plot, self.grad_plot = (
+            self.graphics.addPlot(row=row, col=0, axisItems={"bottom": StepAxis("bottom")})
+            for row in range(3))
         # The loss is what people watch: it gets half the height.
         self.graphics.ci.layout.setRowStretchFactor(0, 2)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
@@ -107,6 +113,10 @@ class LossCurveView(QWidget):
             "grad_norm": add_curve(self.grad_plot, GRAD),
         }
         self._legend_labels = {"test_loss": "test", "ghost_loss": "correct run (ghost)"}
+        # The markers' entry in the legend (a stand-in: the legend draws curves' pens).
+        # Clicking it hides the markers, as clicking a curve's entry hides the curve.
+        self._edit_sample = pg.PlotDataItem(pen=_edit_pen())
+        self._edit_sample.visibleChanged.connect(self._on_edit_sample_toggled)
 
         self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
         self.loss_plot.addItem(self.empty_text, ignoreBounds=True)
@@ -181,16 +191,21 @@ class LossCurveView(QWidget):
         for step, group in by_step.items():
             marker = self.edit_markers.get(step)
             if marker is None:
-                marker = pg.InfiniteLine(
-                    pos=step + 0.5, angle=90, movable=False,
-                    pen=pg.mkPen(EDIT, width=1.5, style=Qt.PenStyle.DashLine),
-                    hoverPen=pg.mkPen(EDIT, width=3))
+                marker = pg.InfiniteLine(pos=step + 0.5, angle=90, movable=False,
+                                         pen=_edit_pen(), hoverPen=pg.mkPen(EDIT, width=3))
+                marker.setVisible(self._edit_sample.isVisible())
                 # A flag at the top tells it from the grey hover crosshair at a glance.
-                marker.addMarker("v", position=1.0, size=10)
+                marker.addMarker("v", position=0.96, size=10)
                 # Counted in the range: an edit made after the latest step shows at once.
                 self.loss_plot.addItem(marker)
                 self.edit_markers[step] = marker
             marker.setToolTip(self._edit_tip(step, group))
+        self._set_legend(self.loss_legend, self._edit_sample, "edited by hand", bool(edits))
+
+    @Slot()
+    def _on_edit_sample_toggled(self) -> None:
+        for marker in self.edit_markers.values():
+            marker.setVisible(self._edit_sample.isVisible())
 
     @staticmethod
     def _edit_tip(step: int, group: list[ParameterEdit]) -> str:
@@ -320,7 +335,7 @@ class LossCurveView(QWidget):
         step = int(c["step"])
         parts += self._edit_parts(step - 1, "before this step")
         if step == n:
-            parts += self._edit_parts(step, "since")
+            parts += self._edit_parts(step, "after this step")
         self.readout.setText(" · ".join(parts))
 
     def _edit_parts(self, step: int, when: str) -> list[str]:

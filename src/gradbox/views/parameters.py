@@ -19,6 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QAbstractTableModel,
     QEvent,
     QItemSelectionModel,
@@ -51,7 +52,16 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.training import ParameterEdit, Snapshot, Trainer
-from gradbox.views.plotting import EDIT, NEGATIVE, POSITIVE, TRAIN, add_curve, edit_text, style_plot
+from gradbox.views.plotting import (
+    EDIT,
+    NEGATIVE,
+    POSITIVE,
+    TRAIN,
+    StepAxis,
+    add_curve,
+    edit_text,
+    style_plot,
+)
 from gradbox.views.plotting import GRAD as GRAD_COLOUR
 from gradbox.views.session import SessionController
 
@@ -74,6 +84,11 @@ FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
 EDIT_HINT = "Double-click a value to type a new one"
+_STARTED_WITH = "gradbox_started_with"  # editor property: the text it was opened with
+
+
+# An answer to a history fetch: name, values, gradients, and the parameter's edits.
+History = tuple[str, np.ndarray, np.ndarray, tuple[ParameterEdit, ...]]
 
 
 def _num(value: float) -> str:
@@ -249,8 +264,9 @@ class ParameterTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return "" if math.isnan(value) and column == GHOST else _num(value)
         if role == Qt.ItemDataRole.EditRole and column == VALUE:
-            # The editor starts from every digit: an untouched Enter changes nothing.
-            return repr(value)
+            # Six digits fit the cell; all 17 would scroll the sign and the point out of
+            # sight. (An untouched editor sends nothing: see ValueEditDelegate.)
+            return f"{value:.6g}"
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = f"{self.names[parameter]}: {HEADERS[column].lower()} = {value!r}"
             return tip + ("\nDouble-click to type a new value" if column == VALUE else "")
@@ -273,8 +289,11 @@ class ValueEditDelegate(QStyledItemDelegate):
     """The editor for a weight: a labelled line edit that refuses to close on a non-number.
 
     Enter with text that is no number keeps the editor open (the model says why), so the
-    typing is not lost; Esc leaves the weight as it was.
+    typing is not lost; Esc leaves the weight as it was, and so does Enter on the text
+    the editor started with (it is the value rounded, not a new one).
     """
+
+    text_edited = Signal()  # the user typed: a complaint about the old text is stale
 
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
                      index: QModelIndex | QPersistentModelIndex) -> QWidget:
@@ -283,13 +302,24 @@ class ValueEditDelegate(QStyledItemDelegate):
         editor.setAccessibleName(f"New value of {name}")
         editor.setToolTip(f"Type a new value for {name} and press Enter (Esc cancels). "
                           "The next step trains with it; rewinding to before it undoes it")
+        # Where the number stood in the cell, so it does not jump when editing starts.
+        editor.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        editor.textEdited.connect(self.text_edited)
         return editor
 
     def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex  # noqa: N802
                       ) -> None:
         assert isinstance(editor, QLineEdit)
-        editor.setText(index.data(Qt.ItemDataRole.EditRole))
+        text = index.data(Qt.ItemDataRole.EditRole)
+        editor.setText(text)
+        editor.setProperty(_STARTED_WITH, text)
         editor.selectAll()  # typing replaces the old value, as in a spreadsheet
+
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel,  # noqa: N802
+                     index: QModelIndex | QPersistentModelIndex) -> None:
+        assert isinstance(editor, QLineEdit)
+        if editor.text() != editor.property(_STARTED_WITH):
+            super().setModelData(editor, model, index)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if (isinstance(watched, QLineEdit) and event.type() == QEvent.Type.KeyPress
@@ -390,6 +420,7 @@ class ParametersView(QWidget):
                                     "or why a typed value was refused")
         self.edit_status.setWordWrap(True)
         self._edits: tuple[ParameterEdit, ...] = ()
+        self._complaining = False  # edit_status shows why typed text was refused
 
         self.table = QTableView()
         self.table.setModel(self.proxy)
@@ -433,8 +464,9 @@ class ParametersView(QWidget):
         self.history.setAccessibleName("Parameter history plot")
         self.history.setToolTip("The selected parameter's value (top) and gradient (bottom) "
                                 "after each step")
-        self.value_plot = self.history.addPlot(row=0, col=0)
-        self.grad_plot = self.history.addPlot(row=1, col=0)
+        self.value_plot, self.grad_plot = (
+            self.history.addPlot(row=row, col=0, axisItems={"bottom": StepAxis("bottom")})
+            for row in range(2))
         self.grad_plot.setXLink(self.value_plot)
         # A few steps of one parameter: vertical grid lines help count them.
         style_plot(self.value_plot, "value", x_grid=True)
@@ -448,6 +480,9 @@ class ParametersView(QWidget):
         self.grad_curve = add_curve(self.grad_plot, GRAD_COLOUR, dots=True)
         self.grad_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#bbb")),
                                ignoreBounds=True)
+        # Values typed in by hand, in the loss curve's edit colour.
+        self.edit_points = pg.ScatterPlotItem(symbol="d", size=9, pen=None, brush=EDIT)
+        self.value_plot.addItem(self.edit_points)
 
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
@@ -492,6 +527,7 @@ class ParametersView(QWidget):
         self.model.edit_requested.connect(controller.set_parameter)
         self.model.edit_rejected.connect(self._on_edit_rejected)
         self.value_delegate.closeEditor.connect(self._on_editor_closed)
+        self.value_delegate.text_edited.connect(self._on_edit_text_changed)
         controller.snapshot_changed.connect(self._on_snapshot)
         controller.parameter_selected.connect(self._on_parameter_selected)
         self._on_snapshot(controller.snapshot)
@@ -558,6 +594,12 @@ class ParametersView(QWidget):
     def _on_edit_rejected(self, message: str) -> None:
         self.edit_status.setText(message)
         self.edit_status.setStyleSheet("color: #b3261e;")
+        self._complaining = True
+
+    @Slot()
+    def _on_edit_text_changed(self) -> None:
+        if self._complaining:  # about text that is gone now
+            self._show_edits(self._edits, force=True)
 
     @Slot(QWidget, QStyledItemDelegate.EndEditHint)
     def _on_editor_closed(self, _editor: QWidget, hint: QStyledItemDelegate.EndEditHint) -> None:
@@ -580,6 +622,7 @@ class ParametersView(QWidget):
         else:
             self.edit_status.setText(EDIT_HINT)
         self.edit_status.setStyleSheet("")
+        self._complaining = False
 
     # --- selection ------------------------------------------------------------------------------
     def selected_name(self) -> str:
@@ -618,9 +661,18 @@ class ParametersView(QWidget):
             self._syncing = False
 
     # --- history --------------------------------------------------------------------------------
+    @staticmethod
+    def _history_title(name: str, edits: tuple[ParameterEdit, ...] = ()) -> str:
+        title = f"History of <b>{name}</b>"
+        if edits:
+            after = ", ".join(str(e.step) for e in edits)
+            title += (f" · <span style='color:{EDIT}'>◆ typed in by hand after step "
+                      f"{after}</span>")
+        return title
+
     def _show_history_of(self, name: str) -> None:
         self._history_index = self.model.names.index(name)
-        self.history_title.setText(f"History of <b>{name}</b>")
+        self.history_title.setText(self._history_title(name))
         if self.history.isHidden():
             self.history.show()
             self._lower.setMaximumHeight(QWIDGETSIZE_MAX)
@@ -661,28 +713,42 @@ class ParametersView(QWidget):
         self._history_key = self._key(snapshot)
         name = snapshot.param_names[index]
 
-        def fetch(trainer: Trainer) -> tuple[str, np.ndarray, np.ndarray] | None:
+        def fetch(trainer: Trainer) -> History | None:
             # The network may have changed since the request was sent.
             if index >= len(trainer.param_names) or trainer.param_names[index] != name:
                 return None
-            return (name, *trainer.parameter_history(index))
+            values, grads = trainer.parameter_history(index)
+            # Read with the history, in the worker, so the two always agree.
+            edits = tuple(e for e in trainer.edits if e.name == name)
+            return name, values, grads, edits
 
         self.controller.query(fetch, self._on_history)
 
-    def _on_history(self, result: tuple[str, np.ndarray, np.ndarray] | None) -> None:
+    def _on_history(self, result: History | None) -> None:
         if not shiboken6.isValid(self):  # the answer came back after the view was closed
             return
         self._fetch_sent = -math.inf
         names = self.model.names
         current = names[self._history_index] if 0 <= self._history_index < len(names) else ""
         if result is not None and result[0] == current:
-            _, values, grads = result
-            steps = np.arange(len(values))
+            _, values, grads, edits = result
+            steps = np.arange(len(values), dtype=np.float64)
+            # Gradients exist after each backward pass: they end where the values end.
+            grad_steps = steps[len(values) - len(grads):]
             # Dots mark single steps while there are few; later they would be a smear.
             symbol = "o" if len(values) <= 100 else None
+            edits = tuple(e for e in edits if e.step < len(values))
+            # values[k] is the weight after k steps and the edits that followed step k: an
+            # edit is a vertical jump at k from what step k left, not a slope from k - 1
+            # that would look like training's doing. From the back, so that the indexes
+            # still to come keep their places.
+            for edit in reversed(edits):
+                steps = np.insert(steps, edit.step, edit.step)
+                values = np.insert(values, edit.step, edit.old)
             self.value_curve.setData(steps, values, symbol=symbol)
-            # Gradients exist after each backward pass: they end where the values end.
-            self.grad_curve.setData(steps[len(values) - len(grads):], grads, symbol=symbol)
+            self.grad_curve.setData(grad_steps, grads, symbol=symbol)
+            self.edit_points.setData([e.step for e in edits], [e.new for e in edits])
+            self.history_title.setText(self._history_title(current, edits))
         if self._key(self.controller.snapshot) != self._history_key:
             self._schedule_history(self.controller.snapshot)
 

@@ -56,6 +56,16 @@ def style_plot(plot: pg.PlotItem, left: str, bottom: str | None = None, *,
     plot.hideButtons()
 
 
+class StepAxis(pg.AxisItem):
+    """An axis of training steps: whole numbers only, so no tick reads "step 2.5"."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float  # noqa: N802, N803
+                    ) -> list[tuple[float, float]]:
+        levels = [(spacing, offset) for spacing, offset in
+                  super().tickSpacing(minVal, maxVal, size) if spacing >= 1]
+        return levels or [(1.0, 0.0)]
+
+
 def add_curve(plot: pg.PlotItem, colour: str, name: str | None = None, *,
               dashed: bool = False, dots: bool = False) -> pg.PlotDataItem:
     """A 2-px line that stays cheap however long the run gets."""
