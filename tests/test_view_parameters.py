@@ -228,7 +228,7 @@ def test_export_csv(controller, view, tmp_path, step_session, after_snapshot) ->
 
 
 def test_controls_are_labelled(view) -> None:  # type: ignore[no-untyped-def]
-    for widget in (view.filter, view.table, view.history, view.summary):
+    for widget in (view.filter, view.table, view.history, view.summary, view.edit_status):
         assert widget.accessibleName()
         assert widget.toolTip()
 

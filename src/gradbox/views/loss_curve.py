@@ -194,7 +194,8 @@ class LossCurveView(QWidget):
                 marker = pg.InfiniteLine(pos=step + 0.5, angle=90, movable=False,
                                          pen=_edit_pen(), hoverPen=pg.mkPen(EDIT, width=3))
                 marker.setVisible(self._edit_sample.isVisible())
-                # A flag at the top tells it from the grey hover crosshair at a glance.
+                # A flag at the top tells it from the grey hover crosshair at a glance;
+                # just below the top, since the plot clips a flag right at the edge in half.
                 marker.addMarker("v", position=0.96, size=10)
                 # Counted in the range: an edit made after the latest step shows at once.
                 self.loss_plot.addItem(marker)
