@@ -160,3 +160,21 @@ def test_micrograd_demo_loss_and_gradients_match_per_sample_graphs_to_1e_12() ->
     assert np.max(np.abs(float_grads)) > 1e-3  # the comparison is not between zeros
     # The array graph is the graph of one sample: about 1/100 of the float graphs' size.
     assert len(loss.topological_order()) * 30 < len(total.topological_order())
+
+
+@settings(max_examples=30, deadline=None)
+@given(activation=st.sampled_from(["relu", "tanh", "sigmoid", "linear"]),
+       hidden=st.lists(st.integers(1, 6), min_size=0, max_size=3),
+       outputs=st.integers(1, 3), seed=st.integers(0, 1000))
+def test_the_boundarys_numpy_forward_equals_the_engine(activation: str, hidden: list[int],
+                                                       outputs: int, seed: int) -> None:
+    """The decision boundary is drawn by gradbox.nn.numpy_forward; it must be the engine's
+    network, number for number."""
+    from gradbox.nn import numpy_forward as fast_forward
+
+    model = MLP(2, [*hidden, outputs], activation=activation, seed=seed)
+    points = np.random.default_rng(seed).normal(scale=2.0, size=(40, 2))
+    out = model([points[:, 0], points[:, 1]])
+    engine = np.stack([o.data for o in (out if isinstance(out, list) else [out])], axis=1)
+    fast = fast_forward(model.get_flat(), model.layer_sizes(), activation, points)
+    np.testing.assert_allclose(fast, engine, rtol=1e-12, atol=1e-12)
