@@ -8,7 +8,10 @@ engine itself (forward + backward), so the ratios say what the view adds to a st
     QT_QPA_PLATFORM=offscreen python benchmarks/bench_graph.py [--grandalf] [--big]
 
 --grandalf also times grandalf's Sugiyama layout on the same graph (slow: ~10 s);
---big also opens a 64x64x64 network.
+--big also opens a 64x64x64 network;
+--panel instead trains in the main window for a few seconds per case, with the
+Computation graph tab hidden, at network level and at operation level, and reports
+steps/s, the panel's refresh cost and how long the UI thread was ever busy at a stretch.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -78,12 +82,98 @@ def pan_fps(app: QApplication, view: GraphView, frames: int = 60, step: int = 25
     return frames / (time.perf_counter() - start)
 
 
+def _pump(app: QApplication, until: Callable[[], bool], timeout: float = 30.0) -> None:
+    end = time.perf_counter() + timeout
+    while not until() and time.perf_counter() < end:
+        app.processEvents()
+
+
+def _panel_case(app: QApplication, hidden: tuple[int, ...], case: str, seconds: float) -> str:
+    """Train for `seconds` in the main window; one line of results."""
+    from PySide6.QtCore import QTimer
+
+    from gradbox.training import Trainer, TrainingConfig
+    from gradbox.views.main_window import MainWindow
+    from gradbox.views.session import SessionController
+
+    controller = SessionController(Trainer(TrainingConfig(hidden=hidden)))
+    window = MainWindow(controller)
+    window.resize(1400, 900)
+    window.show()
+    panel = window.graph
+    if case != "graph tab hidden":
+        window.tabs.setCurrentIndex(1)
+        panel.view.set_level(case.split()[0])
+    if case.endswith("zoom 1"):
+        # one step first, to have nodes to zoom to: the layout is then made before the run
+        controller.step()
+        _pump(app, lambda: controller.snapshot.graph is not None)
+        _pump(app, lambda: panel.view.graph() is not None)
+        panel.view.focus_node(controller.snapshot.graph.root, 1.0)
+    _pump(app, lambda: False, 0.3)
+    panel.refresh_costs.clear()
+    # A 5 ms timer in the UI thread: the gaps between its ticks are how long the
+    # thread was busy at a stretch (painting, refreshing): what a user would feel.
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    start_step = controller.snapshot.step
+    controller.run()
+    start = last[0] = time.perf_counter()
+    timer.start()
+    _pump(app, lambda: time.perf_counter() - start >= seconds, seconds + 5)
+    timer.stop()
+    controller.pause()
+    _pump(app, lambda: not controller.running)
+    elapsed = time.perf_counter() - start
+    steps = controller.snapshot.step - start_step
+    costs = sorted(c * 1e3 for c in panel.refresh_costs)
+    shown = (f"{len(costs)} refreshes, median {statistics.median(costs):.1f} ms, "
+             f"max {costs[-1]:.1f} ms" if costs else "no refreshes")
+    gaps_ms = sorted(g_ * 1e3 for g_ in gaps) or [0.0]
+    controller.shutdown()
+    window.hide()
+    window.deleteLater()
+    app.processEvents()
+    return (f"  {case:<24} {steps / elapsed:7.1f} steps/s · {shown} · UI thread busy at "
+            f"most {gaps_ms[-1]:.0f} ms at a stretch (95% of gaps ≤ "
+            f"{gaps_ms[int(0.95 * (len(gaps_ms) - 1))]:.0f} ms)")
+
+
+def panel_run(app: QApplication, hidden: tuple[int, ...], seconds: float) -> None:
+    """Run training in the main window: tab hidden vs shown at each level."""
+    print(f"\nMLP(2, {list(hidden)}, 1) on 100 moons, Run for {seconds:g} s per case "
+          "(main window 1400x900)")
+    for case in ("graph tab hidden", "network level", "operation level",
+                 "operation level, zoom 1"):
+        print(_panel_case(app, hidden, case, seconds), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grandalf", action="store_true", help="also time grandalf's layout")
     parser.add_argument("--big", action="store_true", help="also open a 64x64x64 network")
+    parser.add_argument("--panel", action="store_true",
+                        help="train in the main window: graph tab hidden vs shown")
+    parser.add_argument("--switch-ms", type=float, default=None,
+                        help="with --panel: Python's thread switch interval (default 5 ms)")
     args = parser.parse_args()
     app = QApplication.instance() or QApplication([])
+    if args.switch_ms is not None:
+        # Every Python paint() or slot the UI thread runs while training holds the GIL
+        # waits up to this long for it: the interval decides how sluggish the UI feels.
+        sys.setswitchinterval(args.switch_ms / 1e3)
+    if args.panel:
+        for hidden in ((8, 8), (16, 16)):
+            panel_run(app, hidden, 4.0)
+        return
     ds = datasets.make("moons", 100, 0.1, seed=0)
     model = MLP(2, [16, 16, 1], seed=0)
 

@@ -21,7 +21,10 @@ def panel(qtbot, controller: SessionController) -> GraphPanel:  # type: ignore[n
     widget = GraphPanel(controller)
     widget.resize(1000, 750)
     qtbot.addWidget(widget)
-    widget.show()
+    # Shown, the panel asks the session to trace, and the worker answers with a
+    # snapshot: wait for it, so that a test's own command gets the next one.
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        widget.show()
     qtbot.waitExposed(widget)
     return widget
 

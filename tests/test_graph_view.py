@@ -520,3 +520,27 @@ def test_clicking_the_legend_folds_it(qtbot, view: GraphView) -> None:
     assert view.legend_folded() and view._legend_rect().height() < tall
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, 20))
     assert not view.legend_folded()
+
+
+def test_a_refresh_repaints_only_the_nodes_on_screen(view: GraphView) -> None:
+    model, loss, _ = demo()
+    g = graph.trace(loss, model)
+    view.set_graph(g, 0)
+    view.set_level("operation")
+    view.focus_node(g.root, 1.0)
+    view.viewport().repaint()
+    view.set_sample(5)
+    view.viewport().repaint()
+    items = op_items(view)
+    generation = view._numbers.generation
+    painted = [item for item in items if item.drawn == generation]
+    assert 0 < len(painted) < len(items) / 10
+    # what every node says is the new sample's, painted yet or not
+    values = g.values(5)
+    assert all(item.value_text == f"data {graph.fmt(values[item.index])}" for item in items)
+    # scrolled to, a node is painted with the new numbers
+    far = graph.neuron_nodes(g, 0, 3).output
+    assert next(item for item in items if item.index == far).drawn != generation
+    view.focus_node(far, 1.0)
+    view.viewport().repaint()
+    assert next(item for item in items if item.index == far).drawn == generation

@@ -38,11 +38,14 @@ from gradbox.views.session import SessionController
 NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
                  "The graph of the last forward pass appears here, with every value "
                  "and gradient.")
-# While training runs, a refresh may keep the UI thread busy at most a third of the
-# time (it waits twice its own cost before the next), and never more often than the
-# controller's 30 snapshots/s.
-MIN_REFRESH_S = 1 / 30
+# While training runs, the graph is refreshed at most 10 times a second, and after a
+# refresh that (with its repaint) took t, not before BUSY_SHARE * t: the UI thread
+# shares Python's GIL with the training thread, and the boundary, loss curve and
+# parameters want their turn too. A slow one-off (a new layout) delays the next by at
+# most MAX_WAIT_S.
+MIN_REFRESH_S = 0.1
 BUSY_SHARE = 3.0
+MAX_WAIT_S = 1.0
 REPLAY_MS = 60
 
 
@@ -181,7 +184,8 @@ class GraphPanel(QWidget):
         self._shown: Snapshot | None = None
         # the snapshot and sample the network level was drawn from
         self._net_shown: tuple[Snapshot, int] | None = None
-        self._next_refresh = 0.0
+        self._last_start = 0.0
+        self._last_cost = 0.0
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._refresh)
@@ -293,14 +297,19 @@ class GraphPanel(QWidget):
         if not self.controller.running:
             self._refresh()
         elif not self._timer.isActive():
-            wait = max(0.0, self._next_refresh - time.perf_counter())
-            self._timer.start(int(wait * 1000))
+            cost = self._last_cost + self.view.paint_seconds()
+            due = self._last_start + min(max(MIN_REFRESH_S, BUSY_SHARE * cost), MAX_WAIT_S)
+            self._timer.start(int(max(0.0, due - time.perf_counter()) * 1000))
 
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
         if not running and self._pending is not None and self.isVisible():
-            self._refresh()
-        self._update_actions()
+            self._refresh()  # the run's last snapshot, without waiting for its turn
+        else:
+            # a paced refresh may have shown the last snapshot while the run was still
+            # reported running: the caption must stop saying "Training"
+            self._update_caption()
+            self._update_actions()
 
     def _refresh(self) -> None:
         """Show the latest snapshot; only the visible level is brought up to date."""
@@ -325,9 +334,9 @@ class GraphPanel(QWidget):
         self._show_note(note)
         self._update_caption()
         self._update_actions()
-        cost = time.perf_counter() - start
-        self.refresh_costs.append(cost)
-        self._next_refresh = start + max(MIN_REFRESH_S, BUSY_SHARE * cost)
+        self._last_start = start
+        self._last_cost = time.perf_counter() - start
+        self.refresh_costs.append(self._last_cost)
 
     def _update_network(self) -> None:
         snapshot = self._shown

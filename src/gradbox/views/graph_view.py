@@ -7,6 +7,7 @@ per graph *structure*; a training step only changes their text and colour.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -34,6 +35,7 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QGraphicsItem,
+    QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsSimpleTextItem,
     QGraphicsView,
@@ -74,6 +76,7 @@ for _k in range(6):
     _BRUSHES[_k + 1] = QBrush(_POS[_k])
     _BRUSHES[-(_k + 1)] = QBrush(_NEG[_k])
 _PENDING_BRUSH = QBrush(_PENDING)
+_PENDING_KEY = 99  # a colour class no gradient has (see _refresh_boxes)
 _WEIGHT_POS, _WEIGHT_NEG = QColor("#0877bd"), QColor("#f59322")
 
 _OP_SYMBOL = {"*": "×", "+": "+", "neg": "−x", "": ""}
@@ -135,8 +138,36 @@ def _op_title(graph: Graph, i: int) -> str:
     return graph.display_name(i)
 
 
-class _OpNode(QGraphicsItem):
-    """One node of the operation graph. Plain QGraphicsItem: cheaper than composed items."""
+def _bounded(item: QGraphicsRectItem, bounds: QRectF) -> None:
+    """Give an item its bounding rect in C++ (a pen-less QGraphicsRectItem's rect).
+
+    Not a Python boundingRect(): Qt asks every changed item for it from its event loop,
+    and each such call into Python waits for the GIL while the training thread holds
+    it -- adding the demo graph's 1,663 nodes then froze the window for 10 s; with the
+    rect in C++ it takes 20 ms. Only paint() stays in Python, for items on screen.
+    """
+    item.setRect(bounds)
+    item.setPen(Qt.PenStyle.NoPen)
+
+
+class _Numbers:
+    """The shown graph's numbers for the selected sample, shared by all its node items.
+
+    A step replaces the arrays and bumps `generation`; an item reads its numbers when
+    it paints, so only the items on screen do any work (see `GraphView._touch_visible`).
+    """
+
+    __slots__ = ("bins", "generation", "grads", "values")
+
+    def __init__(self, n: int) -> None:
+        self.values = np.zeros(n)
+        self.grads = np.zeros(n)
+        self.bins = np.zeros(n, dtype=np.int64)
+        self.generation = 0
+
+
+class _OpNode(QGraphicsRectItem):
+    """One node of the operation graph: one item painting it all, cheaper than several."""
 
     PARAM, INPUT, CONST, OP = range(4)
     _border: ClassVar[dict[int, QPen]] = {
@@ -147,47 +178,60 @@ class _OpNode(QGraphicsItem):
     _current_pen = QPen(QColor(_REPLAY), 5.0)
 
     def __init__(self, index: int, kind: int, title: str, fanout: bool,
-                 style: _Style) -> None:
+                 style: _Style, numbers: _Numbers | None = None) -> None:
         super().__init__()
         self.style = style
+        self.numbers = numbers if numbers is not None else _Numbers(index + 1)
+        self.drawn = -1  # the numbers' generation this item last painted
         self.index = index
         self.kind = kind
         self.title = title
         self.fanout = fanout
-        self.value_text = ""
-        self.grad_text = ""
-        self.brush = _BRUSHES[0]
-        self.dark = False
         self.selected = False
         self.current = False
         self.pending = False
         # Places in the replay, in order: a custom replay may visit a node twice.
         self.places: list[int] = []
+        s = style.scale
+        _bounded(self, style.rect.adjusted(-6 - 14 * s, -6 - 12 * s, 10, 10))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    @property
+    def value_text(self) -> str:
+        return f"data {g.fmt(float(self.numbers.values[self.index]))}"
+
+    @property
+    def grad_text(self) -> str:
+        return f"grad {g.fmt(float(self.numbers.grads[self.index]))}"
+
+    @property
+    def fill(self) -> QBrush:
+        return _BRUSHES[int(self.numbers.bins[self.index])]
+
+    @property
+    def dark(self) -> bool:
+        return abs(int(self.numbers.bins[self.index])) >= 5
 
     @property
     def place(self) -> int | None:
         """The node's latest place in the replay (None before its gradient arrived)."""
         return self.places[-1] if self.places else None
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 (Qt's name)
-        s = self.style.scale
-        return self.style.rect.adjusted(-6 - 14 * s, -6 - 12 * s, 10, 10)
-
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
+        self.drawn = self.numbers.generation
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         style = self.style
         rect = style.rect
         if lod < BOX_LOD:
             # a few pixels wide: a filled box says as much, for a fraction of the cost
-            painter.fillRect(rect, _PENDING_BRUSH if self.pending else self.brush)
+            painter.fillRect(rect, _PENDING_BRUSH if self.pending else self.fill)
             if self.current or self.selected:
                 painter.setPen(self._current_pen if self.current else self._select_pen)
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRect(rect)
             return
-        painter.setBrush(_PENDING_BRUSH if self.pending else self.brush)
+        painter.setBrush(_PENDING_BRUSH if self.pending else self.fill)
         if self.current:
             painter.setPen(self._current_pen)
         elif self.selected:
@@ -246,7 +290,7 @@ class _OpNode(QGraphicsItem):
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
 
 
-class _EdgeLayer(QGraphicsItem):
+class _EdgeLayer(QGraphicsRectItem):
     """Every edge in one item: thousands of line items would each cost a paint call.
 
     Zoomed far out it also draws the nodes, as plain boxes grouped by colour: 1,663
@@ -288,11 +332,8 @@ class _EdgeLayer(QGraphicsItem):
         rect = QRectF() if area is None else QRectF(area)
         for line in lines:
             rect = rect.united(QRectF(line.p1(), line.p2()).normalized())
-        self._bounds = rect.adjusted(-4, -4, 4, 4)
+        _bounded(self, rect.adjusted(-4, -4, 4, 4))
         self.setZValue(-1)
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
@@ -324,7 +365,7 @@ class _EdgeLayer(QGraphicsItem):
             painter.drawRects(self.current)
 
 
-class _Unit(QGraphicsItem):
+class _Unit(QGraphicsRectItem):
     """A neuron (or input, or the loss) at network level, with a map of its output."""
 
     _pen = QPen(QColor("#444444"), 1.5)
@@ -338,19 +379,18 @@ class _Unit(QGraphicsItem):
         self.title = title
         self.text = ""
         self.image: QImage | None = None
-        self.brush = QBrush(QColor("#ffffff"))
+        self.fill = QBrush(QColor("#ffffff"))
         self.selected = False
+        s = style.scale
+        _bounded(self, QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, 2 * UNIT_R + 92 * s,
+                              2 * UNIT_R + 22 * s))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        s = self.style.scale
-        return QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, 2 * UNIT_R + 92 * s, 2 * UNIT_R + 22 * s)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         circle = QRectF(-UNIT_R, -UNIT_R, 2 * UNIT_R, 2 * UNIT_R)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(self.brush)
+        painter.setBrush(self.fill)
         painter.drawEllipse(circle)
         if self.image is not None:
             clip = QPainterPath()
@@ -377,7 +417,7 @@ class _Unit(QGraphicsItem):
                          Qt.AlignmentFlag.AlignCenter, self.text)
 
 
-class _WeightLayer(QGraphicsItem):
+class _WeightLayer(QGraphicsRectItem):
     """All weights as lines, grouped by pen: colour = sign, width = magnitude class."""
 
     WIDTHS = (0.4, 0.8, 1.3, 2.0, 3.0, 4.5)
@@ -387,7 +427,7 @@ class _WeightLayer(QGraphicsItem):
         self.lines = lines
         self.groups: list[tuple[QPen, list[QLineF]]] = []
         self.selected: QLineF | None = None
-        self._bounds = bounds.adjusted(-8, -8, 8, 8)
+        _bounded(self, bounds.adjusted(-8, -8, 8, 8))
         self._pens = {}
         # Opaque colours pre-mixed with the background, and flat caps: translucent
         # round-capped wide lines cost 65 ms per repaint of the demo network, these 8 ms.
@@ -419,9 +459,6 @@ class _WeightLayer(QGraphicsItem):
         order = sorted(buckets, key=lambda k: k[1])
         self.groups = [(self._pens[key], buckets[key]) for key in order]
         self.update()
-
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
@@ -507,9 +544,12 @@ class GraphView(QGraphicsView):
         self._net_dx = NET_DX
         self._legend = True
         self._legend_folded = False
+        self._paint_seconds = 0.0
+        self._details_sent: str | None = None
         self._make_actions()
         self._node_rects: list[QRectF] = []
         self._node_xy = np.zeros((0, 2))
+        self._numbers = _Numbers(0)
 
     def _make_actions(self) -> None:
         """Ready-made actions for a toolbar or menu around the view (shortcuts work here)."""
@@ -1018,7 +1058,15 @@ class GraphView(QGraphicsView):
             self._show_boxes(boxes)
         if self._level == "network":
             self._fit_headers(scale)
+        else:
+            self._touch_visible()  # scrolled or zoomed: nodes now on screen may be stale
+        start = time.perf_counter()
         super().paintEvent(event)
+        self._paint_seconds = time.perf_counter() - start
+
+    def paint_seconds(self) -> float:
+        """How long the last repaint took (wall clock), for callers pacing their updates."""
+        return self._paint_seconds
 
     def _fit_headers(self, scale: float) -> None:
         """Full column headers when they fit between the columns, else their first line.
@@ -1050,16 +1098,20 @@ class GraphView(QGraphicsView):
                 edges.boxes, edges.marked, edges.current = [], [], []
                 edges.update()
             return
-        groups: dict[int, tuple[QBrush, list[QRectF]]] = {}
-        marked: list[QRectF] = []
+        # Grouped by colour class with numpy: a Python pass over every node's fill was
+        # most of a step's refresh of the demo graph when zoomed out.
+        nodes, rects = self._nodes, self._node_rects
+        keys = np.array(self._numbers.bins, dtype=np.int64)
         current: list[QRectF] = []
-        for node, rect in zip(self._nodes, self._node_rects):
-            brush = _PENDING_BRUSH if node.pending else node.brush
-            groups.setdefault(id(brush), (brush, []))[1].append(rect)
-            if node.selected:
-                marked.append(rect)
-            if node.current:
-                current.append(rect)
+        if self._order:  # a replay: nodes still waiting for their gradient are grey
+            pending = np.fromiter((n.pending for n in nodes), bool, len(nodes))
+            keys[pending] = _PENDING_KEY
+            current = [rect for n, rect in zip(nodes, rects) if n.current]
+        groups = {key: (_PENDING_BRUSH if key == _PENDING_KEY else _BRUSHES[key],
+                        [rects[k] for k in np.flatnonzero(keys == key).tolist()])
+                  for key in np.unique(keys).tolist()}
+        selected = self._selected
+        marked = [rects[selected]] if selected is not None and selected < len(rects) else []
         edges.boxes = list(groups.values())
         edges.marked = marked
         edges.current = current
@@ -1329,6 +1381,7 @@ class GraphView(QGraphicsView):
         self._op_scene.clear()
         layout = g.layered_layout(shown)
         style = self._style
+        self._numbers = numbers = _Numbers(len(shown))
         nodes = []
         for i in range(len(shown)):
             if shown.children[i]:
@@ -1339,7 +1392,7 @@ class GraphView(QGraphicsView):
                 kind = _OpNode.INPUT
             else:
                 kind = _OpNode.CONST
-            item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i), style)
+            item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i), style, numbers)
             lx, ly = layout[i]
             item.setPos(lx * style.dx, ly * style.dy)
             tip = shown.names[i] or shown.display_name(i)
@@ -1426,18 +1479,31 @@ class GraphView(QGraphicsView):
         if shown is None:
             return
         sample = min(self._sample, shown.n_samples - 1)
-        values = shown.values(sample)
-        grads = shown.grads(sample)
-        bins = g.gradient_bins(grads)
-        fmt = g.fmt
-        for item, v, gr, b in zip(self._nodes, values.tolist(), grads.tolist(), bins.tolist()):
-            item.value_text = f"data {fmt(v)}"
-            item.grad_text = f"grad {fmt(gr)}"
-            item.brush = _BRUSHES[b]
-            item.dark = abs(b) >= 5
-            item.update()
+        numbers = self._numbers
+        numbers.values = shown.values(sample)
+        numbers.grads = shown.grads(sample)
+        numbers.bins = g.gradient_bins(numbers.grads)
+        numbers.generation += 1
+        # Only the nodes on screen are repainted now; the others when scrolled into view.
+        # At the demo graph's 1,663 nodes, touching every item cost most of a refresh.
+        self._touch_visible()
         self._refresh_boxes()
         self._emit_details()
+
+    def _touch_visible(self) -> None:
+        """Repaint the node items on screen that show older numbers than the current."""
+        if self._boxes_shown or not self._nodes:
+            return  # zoomed out the edge layer draws the nodes, from the same numbers
+        generation = self._numbers.generation
+        area = self.mapToScene(self.viewport().rect()).boundingRect()
+        xy = self._node_xy
+        w, h = self._style.node_w, self._style.node_h
+        on_screen = ((xy[:, 0] >= area.left() - w) & (xy[:, 0] <= area.right() + w)
+                     & (xy[:, 1] >= area.top() - h) & (xy[:, 1] <= area.bottom() + h))
+        for k in np.flatnonzero(on_screen).tolist():
+            item = self._nodes[k]
+            if item.drawn != generation:
+                item.update()
 
     def _to_shown(self, node: int | None) -> int | None:
         shown = self._shown
@@ -1486,7 +1552,12 @@ class GraphView(QGraphicsView):
         self._refresh_boxes()
 
     def _emit_details(self) -> None:
-        self.details_changed.emit(self.details_text())
+        text = self.details_text()
+        # Unchanged details (nothing selected, most steps) are not sent again: while
+        # training runs, every signal into Qt waits for the training thread's GIL.
+        if text != self._details_sent:
+            self._details_sent = text
+            self.details_changed.emit(text)
 
     def _click(self, point: QPointF, double: bool) -> None:
         if self._level == "operation":
