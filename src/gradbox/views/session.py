@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
 from gradbox.training import Snapshot, Trainer, TrainingConfig
+from gradbox.views.plotting import edit_text
 
 log = logging.getLogger(__name__)
 
@@ -303,8 +304,8 @@ class SessionController(QObject):
         """A weight typed in by hand; the views re-render from the next snapshot."""
         def edit(trainer: Trainer) -> None:
             change = trainer.set_parameter(name, value)
-            self.message.emit(f"{name}: {change.old:.6g} → {change.new:.6g} "
-                              f"(after step {change.step}; rewind past it to undo)")
+            self.message.emit(f"{edit_text(change)} (after step {change.step}; "
+                              "rewind past it to undo)")
         self.call(edit)
 
     def set_lr(self, lr: float) -> None:
