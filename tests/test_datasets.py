@@ -194,7 +194,7 @@ def test_dataset_refuses_inconsistent_arrays(kwargs: dict, message: str) -> None
 
 
 # --- CSV --------------------------------------------------------------------------------
-finite = st.floats(allow_nan=False, allow_infinity=False)
+finite = st.floats(-datasets.MAX_COORDINATE, datasets.MAX_COORDINATE)
 
 
 @settings(max_examples=60, deadline=None)
@@ -260,3 +260,13 @@ def test_binary_csv_file_is_refused(tmp_path) -> None:
     path.write_bytes(b"x,y,label\n\xff\xfe,1,0\n")
     with pytest.raises(DatasetError, match="not a text file"):
         datasets.load_csv(path)
+
+
+def test_absurdly_large_coordinates_are_refused_with_the_line() -> None:
+    text = "x,y,label\n1e308,2,0\n-1e308,4,1\n0,0,1\n"
+    with pytest.raises(DatasetError, match="line 2: x and y must lie within"):
+        datasets.from_csv(text)
+    data = datasets.make("moons", 10, 0.1, seed=0)
+    with pytest.raises(DatasetError, match="beyond"):
+        data.add_point(2e6, 0.0, 0)
+    assert len(data) == 10

@@ -4,6 +4,7 @@ Labels are class indices 0..k-1 (int64) everywhere in gradbox; two-class losses
 that want -1/+1 convert with `gradbox.losses.signed`. Points are float64 (n, 2).
 The formulas for circle, xor, gaussians and spiral are TensorFlow Playground's;
 moons follows scikit-learn's make_moons; noise lies in [0, NOISE_MAX = 0.5].
+Coordinates lie within ±MAX_COORDINATE.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ KINDS = ("moons", "circle", "xor", "gaussians", "spiral", "blobs")
 MAX_CLASSES = 6
 # The Playground's range: gaussians' variance is defined as 0.5 -> 4 over noise 0 -> 0.5.
 NOISE_MAX = 0.5
+# Far beyond any toy plane, yet small enough that extents, grids and squares stay finite.
+MAX_COORDINATE = 1e6
 
 
 class DatasetError(ValueError):
@@ -57,6 +60,9 @@ class Dataset:
             raise DatasetError(f"classes must be between 2 and {MAX_CLASSES}, got {self.classes}")
         if not np.all(np.isfinite(self.points)):
             raise DatasetError("every point must have finite coordinates")
+        if len(self.points) and np.abs(self.points).max() > MAX_COORDINATE:
+            raise DatasetError(f"coordinates must lie within ±{MAX_COORDINATE:g}, got "
+                               f"{np.abs(self.points).max():g}")
         # A label outside 0..classes-1 would silently never match any network output.
         if len(self.labels) and not (self.labels.min() >= 0 and self.labels.max() < self.classes):
             raise DatasetError(f"labels must be class numbers 0..{self.classes - 1}, got "
@@ -82,6 +88,8 @@ class Dataset:
             raise DatasetError(f"class {label} does not exist; this dataset has {self.classes}")
         if not (math.isfinite(x) and math.isfinite(y)):
             raise DatasetError(f"point ({x}, {y}) is not finite")
+        if max(abs(x), abs(y)) > MAX_COORDINATE:
+            raise DatasetError(f"point ({x:g}, {y:g}) lies beyond ±{MAX_COORDINATE:g}")
         self.points = np.vstack([self.points, [[x, y]]])
         self.labels = np.append(self.labels, np.int64(label))
         self.is_test = np.append(self.is_test, test)
@@ -260,6 +268,9 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
                                f"{row[columns[0]]!r}, {row[columns[1]]!r}") from None
         if not (math.isfinite(x) and math.isfinite(y)):
             raise DatasetError(f"line {line}: x and y must be finite, got {x}, {y}")
+        if max(abs(x), abs(y)) > MAX_COORDINATE:
+            raise DatasetError(f"line {line}: x and y must lie within ±{MAX_COORDINATE:g}, "
+                               f"got {x:g}, {y:g}")
         cell = row[columns[2]].strip()
         # isdigit alone accepts '²' and other digits int() cannot read.
         if not (cell.isascii() and cell.isdigit()) or int(cell) >= MAX_CLASSES:

@@ -248,8 +248,9 @@ def explain_backward_twice(saving: tuple[str, ...], retain_graph: bool, raised: 
     if retain_graph:
         return (
             "retain_graph=True kept every saved value, so the second backward runs. "
-            "Gradients accumulate (+=), so every leaf now holds twice its gradient; "
-            "zero the gradients between passes to get it once."
+            "Gradients accumulate (+=), so each leaf's gradient grew by this pass's "
+            "gradient once more (twice the true one if it started from zero); zero the "
+            "gradients between passes to get it once."
         )
     return (
         "Nothing in this graph saves a value for its backward: the slope of a + b is 1 "
