@@ -220,3 +220,12 @@ def test_an_edit_before_the_first_step_is_marked_too(  # type: ignore[no-untyped
     assert list(view.edit_markers) == [0]
     assert "No steps yet" in view.readout.text() and "0.75" in view.readout.text()
     assert "Reset to undo" in view.edit_markers[0].toolTip()
+
+
+def test_the_first_step_is_drawn_as_a_dot(qtbot, controller, step_session) -> None:  # type: ignore[no-untyped-def]
+    view = LossCurveView(controller)
+    qtbot.addWidget(view)
+    step_session(controller)
+    assert view.curves["loss"].opts["symbol"] == "o"  # one point: a line would be invisible
+    step_session(controller)
+    assert view.curves["loss"].opts["symbol"] is None

@@ -240,7 +240,10 @@ class LossCurveView(QWidget):
                 pen = pg.mkPen(pen)
                 pen.setWidthF(width)
                 curve.setPen(pen)
-            curve.setData(steps, columns[name])
+            # A line needs two points: until the second step, draw the first as a dot.
+            dot = len(steps) == 1 and bool(np.isfinite(columns[name]).any())
+            curve.setData(steps, columns[name], symbol="o" if dot else None,
+                          symbolSize=7, symbolPen=None, symbolBrush=pen.color())
         # Test and ghost curves exist only when there is something to show.
         self._show_optional("test_loss", self.loss_legend)
         self._show_optional("ghost_loss", self.loss_legend)
@@ -253,6 +256,10 @@ class LossCurveView(QWidget):
             self.loss_plot.setXRange(0, 10, padding=0)
             self.loss_plot.setYRange(0, 1, padding=0)
             self.empty_text.setPos(5, 0.5)
+        elif len(steps) == 1:
+            # One point gives autorange nothing to span; show steps 0..10 around it.
+            self.loss_plot.setXRange(0, 10, padding=0)
+            self.loss_plot.enableAutoRange(axis="y")
         else:
             self.loss_plot.enableAutoRange()
         # A rewind may have cut off the hovered step: clamp it (hides it when empty).
