@@ -211,8 +211,30 @@ def test_teacher_mode_hides_what_a_lesson_does_not_need(qtbot, window: MainWindo
     assert window.font().pointSizeF() > font_before
     assert window.docks["Lessons"].isVisible()
     window.lessons.set_teacher_mode(False)
-    assert window.docks["Designer"].isVisible()
     assert window.font().pointSizeF() == font_before
+    window.tabs.setCurrentWidget(window.boundary)  # training panels come back with training
+    assert window.docks["Designer"].isVisible()
+
+
+def test_playground_tab_puts_the_training_panels_away(qtbot, window: MainWindow) -> None:
+    window.docks["Loss curve"].hide()  # the user's own choice must survive the round trip
+    window.tabs.setCurrentIndex(window.tabs.count() - 1)
+    assert not window.docks["Designer"].isVisible()
+    assert not window.docks["Parameters && gradients"].isVisible()
+    window.tabs.setCurrentWidget(window.boundary)
+    assert window.docks["Designer"].isVisible()
+    assert window.docks["Parameters && gradients"].isVisible()
+    assert not window.docks["Loss curve"].isVisible()
+
+
+def test_a_training_lesson_starts_from_step_zero(qtbot, window: MainWindow) -> None:
+    for _ in range(3):
+        step_once(qtbot, window)
+    window.toolbar.forget_zero_grad.setChecked(True)
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.lessons.apply_key("moons")
+    qtbot.waitUntil(lambda: window.controller.snapshot.step == 0, timeout=5000)
+    assert not window.controller.snapshot.forget_zero_grad
 
 
 @pytest.fixture

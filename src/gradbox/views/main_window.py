@@ -117,6 +117,8 @@ class MainWindow(QMainWindow):
         self.playground = PlaygroundPanel(controller)
         self.tabs.addTab(_scrolling(self.playground), "Playground")
         self.setCentralWidget(self.tabs)
+        self._docks_hidden_for_playground: list[QDockWidget] = []
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
         self.toolbar.ghost.setObjectName(lessons.GHOST)
 
@@ -251,6 +253,24 @@ class MainWindow(QMainWindow):
         m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
         m("&Help", "&About gradbox", self.show_about)
 
+    @Slot(int)
+    def _on_tab_changed(self, _index: int) -> None:
+        """The playground needs the whole width and none of the training panels: put them
+        away while it shows, and back as they were when training shows again."""
+        on_playground = self.tabs.currentWidget() is self.playground.parent().parent()
+        if on_playground and not self._docks_hidden_for_playground:
+            training = [self.docks[name] for name in
+                        ("Designer", "Parameters && gradients", "Loss curve")]
+            self._docks_hidden_for_playground = [d for d in training if d.isVisible()]
+            for dock in self._docks_hidden_for_playground:
+                dock.hide()
+            if self._docks_hidden_for_playground:
+                self._on_message("Training panels are put away while the playground shows")
+        elif not on_playground and self._docks_hidden_for_playground:
+            for dock in self._docks_hidden_for_playground:
+                dock.show()
+            self._docks_hidden_for_playground = []
+
     # --- the lesson host: what a lesson may ask of the window --------------------------
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
                         retain_graph: bool, tab: str = "variables") -> None:
@@ -259,11 +279,17 @@ class MainWindow(QMainWindow):
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
                       ghost: bool) -> None:
+        """A lesson starts from its own step 0, whatever ran before it."""
         self.tabs.setCurrentWidget(self.boundary)
-        self.designer.show_config(config)
-        self.designer.apply()
-        self.toolbar.forget_zero_grad.setChecked(forget_zero_grad)
-        self.toolbar.ghost.setChecked(ghost)
+        if self.controller.running:
+            self.controller.pause()
+
+        def fresh(_old: Trainer) -> Trainer:
+            trainer = Trainer(config)
+            trainer.set_forget_zero_grad(forget_zero_grad)
+            trainer.set_ghost(ghost)
+            return trainer
+        self.controller.replace_trainer(fresh, "Lesson set up: a fresh run at step 0")
 
     def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
         apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
