@@ -151,12 +151,18 @@ class LossCurveView(QWidget):
         self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
         # Leaving the plots sends no move event; the readout must return to the latest step.
         self.graphics.installEventFilter(self)
+        self._penalty = ""
         controller.snapshot_changed.connect(self._on_snapshot)
         self._on_snapshot(controller.snapshot)
 
     # --- data ---------------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
+        # The training loss is what backward differentiates: data loss plus any L1/L2
+        # penalty. Test loss is the data loss alone, so say which is which.
+        config = snapshot.config
+        self._penalty = " + ".join(name for name, on in (("L1", config.l1), ("L2", config.l2))
+                                   if on)
         history = snapshot.history
         old = self._records
         # Records are shared between snapshots, so an unchanged prefix is the same objects:
@@ -331,7 +337,8 @@ class LossCurveView(QWidget):
         i = (self._hover_step or n) - 1
         c = {f: self._columns[f][i] for f in FIELDS}
         where = f"Step {int(c['step'])}" + ("" if self._hover_step else " (latest)")
-        parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}"]
+        penalty = f" (incl. {self._penalty} penalty)" if self._penalty else ""
+        parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}{penalty}"]
         if math.isfinite(c["test_loss"]):
             parts.append(f"test loss {_fmt(c['test_loss'])}")
         if math.isfinite(c["ghost_loss"]):
