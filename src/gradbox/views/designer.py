@@ -181,7 +181,7 @@ class DesignerPanel(QWidget):
             index = len(self.layer_spins)
             spin = _tip(QSpinBox(), f"Hidden layer {index + 1} neurons",
                         f"Neurons in hidden layer {index + 1}")
-            spin.setRange(1, 4096)
+            spin.setRange(1, 1_000_000)  # no cap; the status line warns when it is slow
             spin.setPrefix(f"layer {index + 1}: ")
             spin.setSuffix(" neurons")
             spin.valueChanged.connect(self._on_edit)
