@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPoint
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget, QWidgetAction
+from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 
 from gradbox import graph
 from gradbox.training import Trainer, TrainingConfig
@@ -201,10 +202,10 @@ def test_sub_steps_say_which_phase_the_numbers_come_from(
     assert controller.snapshot.phase == "update"
     assert "After backward of step 2" in panel.caption.text()
     assert panel.view.play_action.isEnabled()
-    assert "bold" in panel.play_button.styleSheet()  # offered: the thing to do next
+    assert panel.play_button.font().bold()  # offered: the thing to do next
     substep(qtbot, controller)  # update
     assert "Step 2 done" in panel.caption.text()
-    assert "bold" not in panel.play_button.styleSheet()
+    assert not panel.play_button.font().bold()
 
 
 def test_caption_when_zero_grad_is_skipped() -> None:
@@ -259,6 +260,20 @@ def test_play_backward_visits_nodes_in_reverse_topological_order(
     assert panel.view.stop_action.isEnabled()  # the numbers stay until stopped
     panel.view.stop_action.trigger()
     assert not panel.view.stop_action.isEnabled()
+
+
+def test_the_play_button_stops_a_running_replay(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    step(qtbot, controller)
+    view = panel.view
+    assert panel.play_button.defaultAction() is view.play_action
+    panel.play_button.click()  # the default pace: it is still running below
+    assert view.is_animating() and panel.play_button.defaultAction() is view.stop_action
+    assert panel.play_button.actions() == [view.stop_action]  # no menu arrow
+    with qtbot.waitSignal(view.animation_stopped):
+        panel.play_button.click()
+    assert not view.is_animating() and view.animation_length() == 0
+    assert panel.play_button.defaultAction() is view.play_action
 
 
 def test_a_command_that_changes_nothing_does_not_stop_the_replay(
@@ -360,9 +375,9 @@ def test_every_control_has_a_tooltip_and_an_accessible_name(panel: GraphPanel) -
                                    if isinstance(widget, QToolButton) and widget.defaultAction()
                                    else "")
         assert tip or widget is panel.view, widget
-    for action in panel.toolbar.actions():
-        if not action.isSeparator() and not isinstance(action, QWidgetAction):
-            assert action.toolTip()  # (a widget's action: the widget was checked above)
+    assert len(panel.buttons) == 7
+    for button in panel.buttons:
+        assert button.accessibleName() and button.toolTip(), button.text()
     assert all(a.toolTip() for a in panel.export_menu.actions())
 
 
@@ -379,3 +394,26 @@ def test_a_bigger_window_font_scales_the_graphs_labels(panel: GraphPanel) -> Non
     font.setPointSizeF(base * 1.5)
     panel.setFont(font)
     assert panel.view.font_scale() == pytest.approx(1.5)
+
+
+def test_the_offered_play_button_keeps_the_windows_bigger_font(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(3):
+        substep(qtbot, controller)  # to just after backward: Play is offered, in bold
+    font = QFont(panel.font())
+    font.setPointSizeF(QApplication.font().pointSizeF() * 1.5)
+    panel.setFont(font)  # what teacher mode does to the window
+    assert panel.play_button.font().bold()
+    assert panel.play_button.font().pointSizeF() == pytest.approx(font.pointSizeF())
+
+
+def test_buttons_wrap_onto_a_second_row_in_a_narrow_panel(qtbot, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    panel.resize(330, 600)
+    qtbot.waitUntil(lambda: panel.toolbar.width() <= 330)
+    rows = {button.geometry().top() for button in panel.buttons}
+    assert len(rows) >= 2
+    for button in panel.buttons:  # none hidden past the edge
+        assert button.isVisible() and button.geometry().right() <= panel.toolbar.width()
+    # the bar is as tall as its rows, and the graph starts below it
+    assert panel.toolbar.height() > max(b.geometry().bottom() for b in panel.buttons)
+    assert panel.view.mapTo(panel, QPoint(0, 0)).y() > panel.toolbar.geometry().bottom()

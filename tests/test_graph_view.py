@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 
 from gradbox import datasets, graph, losses
 from gradbox.engine import Value
@@ -502,14 +502,22 @@ def test_fit_follows_resizes_until_the_user_zooms(qtbot, view: GraphView) -> Non
     assert view.transform().m11() == pytest.approx(zoomed)
 
 
-def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView) -> None:
-    model, loss, _ = demo(sizes=(3, 1), n=10)
+@pytest.mark.parametrize("size", [(557, 400), (900, 600), (1400, 500)])
+def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView, size) -> None:  # type: ignore[no-untyped-def]
+    model, loss, _ = demo()  # with the L2 penalty's folded sum and its long label
+    view.resize(*size)
     view.set_graph(graph.trace(loss, model))
     view.set_level("operation")
+    view.fit()
     port = view.viewport().rect()
+    assert len(view._landmarks) == 3
     for label in view._landmarks:
-        box = view.mapFromScene(label.sceneBoundingRect()).boundingRect()
-        assert box.left() >= -1 and box.right() <= port.right() + 1, label.text()
+        # drawn at a constant size: map its own rect through its device transform
+        box = label.deviceTransform(view.viewportTransform()).mapRect(label.boundingRect())
+        assert box.left() >= 0 and box.right() <= port.right() + 1, (label.text(), box)
+    legend = view._legend_rect()
+    drawing = view.mapFromScene(view._edges.boundingRect()).boundingRect()
+    assert not QRectF(drawing).intersects(legend)
 
 
 def test_clicking_the_legend_folds_it(qtbot, view: GraphView) -> None:
@@ -544,3 +552,53 @@ def test_a_refresh_repaints_only_the_nodes_on_screen(view: GraphView) -> None:
     view.focus_node(far, 1.0)
     view.viewport().repaint()
     assert next(item for item in items if item.index == far).drawn == generation
+
+
+def test_a_small_graph_fits_at_a_readable_zoom_without_room_for_hidden_labels(
+        view: GraphView) -> None:
+    view.set_graph(small_graph())
+    view.set_level("operation")
+    view.fit()
+    # the zoomed-out landmarks are hidden at this zoom: no pixels were kept for them
+    assert view.transform().m11() >= 1.0
+    view.viewport().repaint()
+    assert not any(label.isVisible() for label in view._landmarks)
+
+
+def test_the_legend_folds_itself_in_a_small_window_until_the_user_chooses(
+        view: GraphView) -> None:
+    view.set_graph(small_graph())
+    view.set_level("operation")
+    assert not view.legend_folded()  # 900 x 600: room enough
+    view.resize(420, 260)
+    assert view.legend_folded()
+    view.resize(900, 600)
+    assert not view.legend_folded()
+    view.set_legend_folded(True)  # the user's choice wins from now on
+    view.resize(1200, 800)
+    assert view.legend_folded()
+
+
+def test_fit_puts_the_drawing_beside_or_below_the_legend_at_any_zoom(view: GraphView) -> None:
+    view.set_network(graph.network_level(MLP(2, [8, 8, 1], seed=0)))
+    for size in ((560, 300), (900, 600), (300, 700), (500, 170)):
+        view.resize(*size)
+        view.fit()
+        legend = view._legend_rect()
+        units = [view.mapFromScene(view.unit_scene_pos(layer, k))
+                 for layer, count in enumerate((2, 8, 8, 1)) for k in range(count)]
+        assert not any(legend.contains(QPointF(p)) for p in units), size
+
+
+def test_column_headers_shorten_then_stagger_as_the_network_shrinks(view: GraphView) -> None:
+    view.set_network(graph.network_level(MLP(2, [8, 8, 1], seed=0)))
+    headers = view._headers
+    for zoom, form in ((1.0, 0), (0.42, 1), (0.2, 2)):
+        view.resetTransform()
+        view.scale(zoom, zoom)
+        view.viewport().repaint()
+        texts = [item.text() for item, *_ in headers]
+        assert view._headers_form == form, zoom
+        assert all("\n" not in t for t in texts) == (form > 0)
+        lifts = {item.transform().dy() + item.boundingRect().height() for item, *_ in headers}
+        assert (len(lifts) > 1) == (form == 2)  # alternate heights only when staggered

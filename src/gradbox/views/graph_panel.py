@@ -13,17 +13,18 @@ from collections import deque
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QActionGroup, QHideEvent, QShowEvent
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QActionGroup, QFont, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QLabel,
+    QLayout,
+    QLayoutItem,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
     QSplitter,
-    QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -129,6 +130,77 @@ def sample_choice(snapshot: Snapshot, selected: int) -> tuple[int, str | None, s
     return position, f"point {int(batch[position])}", note
 
 
+class _FlowLayout(QLayout):
+    """Widgets left to right, wrapping onto the next row when the width runs out."""
+
+    GAP = 10  # extra room before a new group of buttons
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._gaps: list[bool] = []
+        self.setContentsMargins(0, 0, 0, 0)
+        self.setSpacing(2)
+
+    def add(self, widget: QWidget, gap: bool = False) -> None:
+        self._gaps.append(gap)
+        self.addWidget(widget)
+
+    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 (Qt's name)
+        self._items.append(item)
+        if len(self._gaps) < len(self._items):
+            self._gaps.append(False)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+        if not 0 <= index < len(self._items):
+            return None
+        del self._gaps[index]
+        return self._items.pop(index)
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:  # noqa: N802
+        size = QSize()
+        for item in self._items:
+            size = size.expandedTo(item.minimumSize())
+        return size
+
+    def _arrange(self, rect: QRect, move: bool) -> int:
+        x, y, row = rect.x(), rect.y(), 0
+        for item, gap in zip(self._items, self._gaps):
+            hint = item.sizeHint()
+            step = self.spacing() + (self.GAP if gap else 0)
+            if x > rect.x() and x + step + hint.width() > rect.right() + 1:
+                x, y, row = rect.x(), y + row + self.spacing(), 0
+            elif x > rect.x():
+                x += step
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width()
+            row = max(row, hint.height())
+        return y + row - rect.y()
+
+
 class GraphPanel(QWidget):
     """Toolbar, caption, `GraphView` and details pane, fed by a `SessionController`."""
 
@@ -199,6 +271,9 @@ class GraphPanel(QWidget):
         self.view.animation_stopped.connect(self._update_actions)
         # a finished replay stays on screen until stopped, and stopping it says nothing
         self.view.stop_action.triggered.connect(self._update_actions)
+        # the play button turns into Stop as soon as the replay runs, and back when paused
+        self.view.play_action.triggered.connect(self._update_actions)
+        self.view.step_action.triggered.connect(self._update_actions)
         controller.parameter_selected.connect(self._on_parameter_selected)
         controller.sample_selected.connect(self._on_sample_selected)
         controller.snapshot_changed.connect(self._on_snapshot)
@@ -207,11 +282,28 @@ class GraphPanel(QWidget):
         self._refresh()
 
     # --- construction --------------------------------------------------------------------
-    def _make_toolbar(self) -> QToolBar:
-        bar = QToolBar("Graph")
+    def _make_toolbar(self) -> QWidget:
+        """The view's actions as buttons that wrap onto a second row when narrow.
+
+        Not a QToolBar: in the tab's usual width, and in teacher mode's bigger text,
+        a toolbar hid its last buttons (Play backward, Export) behind a chevron.
+        """
+        bar = QWidget()
         bar.setAccessibleName("Graph tools")
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        layout = _FlowLayout(bar)
         view = self.view
+        self.buttons: list[QToolButton] = []
+
+        def button(action: QAction | None = None, gap: bool = False) -> QToolButton:
+            tool = QToolButton()
+            tool.setAutoRaise(True)
+            if action is not None:
+                tool.setDefaultAction(action)
+                tool.setAccessibleName(action.text())
+            layout.add(tool, gap)
+            self.buttons.append(tool)
+            return tool
+
         # Two named levels rather than the view's one "Operations" switch: a new user
         # sees where they are and where else they can go.
         self.network_action = QAction("Network", self, checkable=True)
@@ -224,9 +316,8 @@ class GraphPanel(QWidget):
                               (self.operations_action, "operation")):
             levels.addAction(action)
             action.triggered.connect(lambda _checked=False, lv=level: view.set_level(lv))
-            bar.addAction(action)
+            button(action)
         self.network_action.setChecked(True)
-        bar.addSeparator()
         view.gradients_action.setToolTip("At network level, draw each weight's gradient "
                                          "instead of the weight (G)")
         view.fit_action.setToolTip("Zoom to show the whole graph (F)")
@@ -234,17 +325,13 @@ class GraphPanel(QWidget):
                                     "receive their gradient, each numbered")
         view.step_action.setToolTip("Replay backward one node at a time (B)")
         view.stop_action.setToolTip("Stop the replay; every gradient shows again (Esc)")
-        for action in (view.gradients_action, view.fit_action):
-            bar.addAction(action)
-        bar.addSeparator()
-        # A button of our own for Play: it is restyled to offer the replay after backward.
-        self.play_button = QToolButton()
-        self.play_button.setDefaultAction(view.play_action)
-        self.play_button.setAccessibleName("Play backward")
-        bar.addWidget(self.play_button)
-        for action in (view.step_action, view.stop_action):
-            bar.addAction(action)
-        bar.addSeparator()
+        button(view.gradients_action, gap=True)
+        button(view.fit_action)
+        # One button plays and, while the replay runs, stops it: Play and Stop side by
+        # side took room for nothing (only one of them can do anything at a time).
+        self.play_button = button(view.play_action, gap=True)
+        self.play_button.setAccessibleName("Play or stop the backward replay")
+        button(view.step_action)
         self.export_menu = QMenu("Export", self)
         self.export_menu.setToolTipsVisible(True)
         for text, tip, slot in (
@@ -255,17 +342,12 @@ class GraphPanel(QWidget):
             action = self.export_menu.addAction(text)
             action.setToolTip(tip)
             action.triggered.connect(slot)
-        self.export_button = QToolButton()
+        self.export_button = button(gap=True)
         self.export_button.setText("Export")
         self.export_button.setMenu(self.export_menu)
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.export_button.setToolTip("Save the graph as PNG, SVG or Graphviz DOT")
         self.export_button.setAccessibleName("Export graph")
-        bar.addWidget(self.export_button)
-        for action in bar.actions():
-            button = bar.widgetForAction(action)
-            if button is not None and not button.accessibleName():
-                button.setAccessibleName(action.text())
         return bar
 
     # --- the session -----------------------------------------------------------------------
@@ -378,6 +460,11 @@ class GraphPanel(QWidget):
         view.play_action.setEnabled(can_replay)
         view.step_action.setEnabled(can_replay)
         view.stop_action.setEnabled(view.animation_length() > 0)
+        running = view.is_animating()
+        if (self.play_button.defaultAction() is view.stop_action) != running:
+            # the old action must go: a tool button with two actions grows a menu arrow
+            self.play_button.removeAction(self.play_button.defaultAction())
+            self.play_button.setDefaultAction(view.stop_action if running else view.play_action)
         self.export_button.setEnabled(has_graph or view.level() == "network")
         if self.controller.running:
             why = "Pause training first: the graph changes with every step."
@@ -393,7 +480,11 @@ class GraphPanel(QWidget):
         view.play_action.setToolTip(f"{base}. {why}" if why else base + ", each numbered")
         # Right after the backward phase, the replay is the thing to do next: say so.
         offer = can_replay and snapshot is not None and snapshot.phase == "update"
-        self.play_button.setStyleSheet("font-weight: bold; color: #05548a;" if offer else "")
+        # Bold by a font that sets only the weight, not by a style sheet: a widget with
+        # a style sheet stops following the window's font (teacher mode's bigger text).
+        bold = QFont()
+        bold.setBold(offer and not running)
+        self.play_button.setFont(bold)
 
     # --- selection ---------------------------------------------------------------------------
     @Slot(str)

@@ -8,7 +8,7 @@ per graph *structure*; a training step only changes their text and colour.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -53,6 +53,8 @@ NODE_W, NODE_H = 132.0, 44.0
 TEXT_LOD = 0.45
 # Below this, nodes are a few pixels: plain filled rectangles.
 BOX_LOD = 0.2
+# The legend folds itself while, open, it would cover more than this share of the window.
+LEGEND_SHARE = 0.25
 # Op-level graphs larger than this open collapsed (one neuron expanded).
 OP_NODE_CAP = 5000
 # Network level
@@ -498,6 +500,10 @@ class GraphView(QGraphicsView):
         self.setRenderHints(QPainter.RenderHint.Antialiasing
                             | QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        # No scroll bars: the scene has room around the drawing (see _roomy), so they
+        # were always there and suggested more graph than there is; dragging pans.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
@@ -540,10 +546,11 @@ class GraphView(QGraphicsView):
         self._landmark_beside: list[bool] = []
         # network column headers: (item, full text, first line, full width in pixels)
         self._headers: list[tuple[QGraphicsSimpleTextItem, str, str, float]] = []
-        self._headers_short = False
+        self._headers_form = 0
         self._net_dx = NET_DX
         self._legend = True
         self._legend_folded = False
+        self._legend_auto = True  # folds itself in a small window until the user decides
         self._paint_seconds = 0.0
         self._details_sent: str | None = None
         self._make_actions()
@@ -672,6 +679,7 @@ class GraphView(QGraphicsView):
         if abs(scale - self._style.scale) < 1e-6:
             return
         self._style = _Style(scale)
+        self._auto_fold_legend()
         # Items take their sizes when built: build them again, keeping what is shown.
         self._shown_key = None
         if self._level == "operation":
@@ -927,38 +935,62 @@ class GraphView(QGraphicsView):
         scene = self._op_scene if self._level == "operation" else self._net_scene
         if self.scene() is not scene:
             self.setScene(scene)
-        rect, left, top, right_of = self._fit_frame()
+        rect, left, top, hanging = self._fit_frame()
         if rect.isEmpty():
             return
+        marks = self._level == "operation" and bool(self._landmarks)
+        # The landmarks show only below readable zoom: a drawing that fits at a readable
+        # zoom without them (a small graph) needs no room for them.
+        scale, left_, top_, right = self._framing(rect, *((0.0, 0.0, []) if marks
+                                                          else (left, top, hanging)))
+        if marks and scale < TEXT_LOD:
+            scale, left_, top_, right = self._framing(rect, left, top, hanging)
+        # The scene must reach past the window on every side at this zoom: a scene
+        # smaller than the window is centred in it, whatever centerOn asks, and the
+        # drawing sat under the legend.
+        port = self.viewport().rect()
+        reach = rect.adjusted(-port.width() / scale, -port.height() / scale,
+                              port.width() / scale, port.height() / scale)
+        if not scene.sceneRect().contains(reach):
+            scene.setSceneRect(scene.sceneRect().united(reach))
+        self.resetTransform()
+        self.scale(scale, scale)
+        centre = rect.center()
+        self.centerOn(QPointF(centre.x() - (left_ - right) / 2 / scale,
+                              centre.y() - top_ / 2 / scale))
+        self._fitted[self._level] = True
+        self._auto_fit[self._level] = True
+
+    def _framing(self, rect: QRectF, left: float, top: float,
+                 hanging: list[tuple[float, float]]) -> tuple[float, float, float, float]:
+        """(scale, left, top, right): the zoom that fits `rect` with that many pixels kept
+        free on the left and top and for the `hanging` labels, and the legend's room."""
         port = self.viewport().rect()
 
         def framed(left: float, top: float) -> tuple[float, float]:
             height = max(port.height() - 12 - top, 10)
-            right = 0.0
-            for _ in range(2):  # the labels' overhang shrinks as the drawing grows
-                width = max(port.width() - 24 - left - right, 10)
-                scale = min(width / rect.width(), height / rect.height(), 2.0)
-                right = right_of(scale)
+            room = max(port.width() - 24 - left, 10)
+            scale = min(room / rect.width(), height / rect.height(), 2.0)
+            # A label hanging off a node d scene units right of the drawing's left edge
+            # ends at d*scale + its width: keep that inside the room too. (One wider
+            # than the room whatever the scale is left to hang over the edge.)
+            for width, d in hanging:
+                if d > 0 and room - width > 0:
+                    scale = min(scale, (room - width) / d)
+            right = max([0.0] + [w - rect.width() * scale + d * scale for w, d in hanging])
             return scale, right
 
         # The legend covers no node: the drawing goes below it or beside it, whichever
         # lets it be bigger (in a short, wide window the legend's band was half of it).
         legend_w, legend_h = self._legend_size()
         below = (left, top + legend_h + 12) if self._legend else (left, top)
-        beside = (max(left, legend_w + 12), top)
         scale, right = framed(*below)
         if self._legend:
+            beside = (max(left, legend_w + 12), top)
             scale_beside, right_beside = framed(*beside)
             if scale_beside > scale * 1.02:
-                scale, right, below = scale_beside, right_beside, beside
-        left, top = below
-        self.resetTransform()
-        self.scale(scale, scale)
-        centre = rect.center()
-        self.centerOn(QPointF(centre.x() - (left - right) / 2 / scale,
-                              centre.y() - top / 2 / scale))
-        self._fitted[self._level] = True
-        self._auto_fit[self._level] = True
+                return scale_beside, beside[0], beside[1], right_beside
+        return scale, below[0], below[1], right
 
     def _legend_size(self) -> tuple[float, float]:
         """The room the legend takes from the window's top-left corner, in pixels."""
@@ -976,7 +1008,14 @@ class GraphView(QGraphicsView):
         return QRectF(8, 8, width + 50 * s, 18 * s * len(lines) + 8)
 
     def set_legend_folded(self, folded: bool) -> None:
-        """Fold the legend to one line ("▸ key"), or open it again (a click on it toggles)."""
+        """Fold the legend to one line ("▸ key"), or open it again (a click on it toggles).
+
+        Until this is called, the legend folds itself when open it would cover more than
+        LEGEND_SHARE of the window (a small window, or big teacher-mode text)."""
+        self._legend_auto = False
+        self._fold_legend(folded)
+
+    def _fold_legend(self, folded: bool) -> None:
         self._legend_folded = bool(folded)
         if self._auto_fit.get(self._level):
             self.fit()
@@ -985,9 +1024,21 @@ class GraphView(QGraphicsView):
     def legend_folded(self) -> bool:
         return self._legend_folded
 
-    def _fit_frame(self) -> tuple[QRectF, float, float, Callable[[float], float]]:
-        """What fit() frames: the drawing (scene units), and the pixels its constant-size
-        labels need on the left and top, and on the right at a given scale.
+    def _auto_fold_legend(self) -> None:
+        if not self._legend_auto or not self._legend:
+            return
+        folded, self._legend_folded = self._legend_folded, False
+        box = self._legend_rect()
+        self._legend_folded = folded
+        port = self.viewport().rect()
+        crowded = box.width() * box.height() > LEGEND_SHARE * port.width() * port.height()
+        if crowded != self._legend_folded:
+            self._legend_folded = crowded  # fit() follows in the caller
+
+    def _fit_frame(self) -> tuple[QRectF, float, float, list[tuple[float, float]]]:
+        """What fit() frames: the drawing (scene units), the pixels its constant-size
+        labels need on the left and top, and the labels that may hang over its right
+        edge as (width in pixels, start in scene units from the drawing's left edge).
 
         The scene's own bounding rect would not do: a label that ignores the zoom
         counts there as if drawn at scale 1, so at "fit" it hung over the window's edge.
@@ -995,28 +1046,26 @@ class GraphView(QGraphicsView):
         if self._level == "operation" and self._edges is not None and self._nodes:
             rect = QRectF(self._edges.boundingRect())
             left = top = 0.0
-            hanging: list[tuple[float, float]] = []  # (label width px, its x in the scene)
+            hanging: list[tuple[float, float]] = []
             for item, beside in zip(self._landmarks, self._landmark_beside):
                 box = item.boundingRect()
                 if beside:
                     left = max(left, box.width() + 14)
                 else:
                     top = max(top, box.height() + 4)
-                    hanging.append((box.width(), item.pos().x()))
-
-            def right_of(scale: float) -> float:
-                return max([0.0] + [w - (rect.right() - x) * scale for w, x in hanging])
-            return rect, left, top, right_of
+                    hanging.append((box.width(), item.pos().x() - rect.left()))
+            return rect, left, top, hanging
         if self._level == "network" and self._weights is not None:
             headers = [item for item in self._net_scene.items()
                        if isinstance(item, QGraphicsSimpleTextItem)]
             top = max((item.boundingRect().height() for item in headers), default=0.0)
-            return QRectF(self._weights.boundingRect()), 0.0, top, lambda _scale: 0.0
+            return QRectF(self._weights.boundingRect()), 0.0, top, []
         scene = self.scene()
-        return scene.itemsBoundingRect(), 0.0, 0.0, lambda _scale: 0.0
+        return scene.itemsBoundingRect(), 0.0, 0.0, []
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
+        self._auto_fold_legend()
         # Still as fit() left it (not zoomed or panned since): fit the new size too.
         # A graph first shown in a hidden tab was fitted to a window of no size.
         if self._auto_fit.get(self._level):
@@ -1069,19 +1118,28 @@ class GraphView(QGraphicsView):
         return self._paint_seconds
 
     def _fit_headers(self, scale: float) -> None:
-        """Full column headers when they fit between the columns, else their first line.
+        """Full column headers when they fit between the columns, else their first line,
+        else first lines on alternate heights.
 
         They keep their size on screen while the columns close up: zoomed out, the
         two-line headers of neighbouring columns ran into each other.
         """
-        short = any(width + 8 > self._net_dx * scale for _, _, _, width in self._headers)
-        if short == self._headers_short:
+        room = self._net_dx * scale - 8
+        metrics = QFontMetricsF(self._style.header_font)
+        if all(width <= room for _, _, _, width in self._headers):
+            form = 0
+        elif all(metrics.horizontalAdvance(brief) <= room for _, _, brief, _ in self._headers):
+            form = 1
+        else:
+            form = 2
+        if form == self._headers_form:
             return
-        self._headers_short = short
-        for item, full, brief, _ in self._headers:
-            item.setText(brief if short else full)
+        self._headers_form = form
+        for column, (item, full, brief, _) in enumerate(self._headers):
+            item.setText(full if form == 0 else brief)
             box = item.boundingRect()
-            item.setTransform(QTransform().translate(-box.width() / 2, -box.height()))
+            lift = box.height() if form == 2 and column % 2 else 0.0
+            item.setTransform(QTransform().translate(-box.width() / 2, -box.height() - lift))
 
     def _show_boxes(self, boxes: bool) -> None:
         for node in self._nodes:
@@ -1138,7 +1196,7 @@ class GraphView(QGraphicsView):
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if (self._legend and event.button() == Qt.MouseButton.LeftButton
                 and self._legend_rect().contains(event.position())):
-            self.set_legend_folded(not self._legend_folded)
+            self.set_legend_folded(not self._legend_folded)  # the user's choice from now on
             event.accept()
             return
         self._press = event.position()
@@ -1446,7 +1504,7 @@ class GraphView(QGraphicsView):
             # label the block's top node: the terms of the first addition sit above it
             first = min((chain[0], *shown.children[chain[0]]),
                         key=lambda i: self._nodes[i].pos().y())
-            marks.append((first, f"a sum of {len(chain)} terms, folded into rows "
+            marks.append((first, f"a sum of {len(chain)} terms, folded into rows\n"
                                     "(read left to right, row by row)", False))
         if shown is not self._graph and self._expanded is not None:
             marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}",
@@ -1639,7 +1697,7 @@ class GraphView(QGraphicsView):
         self._units = []
         header_font = self._style.header_font
         self._headers = []
-        self._headers_short = False
+        self._headers_form = 0
         self._net_dx = dx
         for layer, column in enumerate(positions):
             row = []
