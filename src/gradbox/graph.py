@@ -783,7 +783,9 @@ def neuron_nodes(graph: Graph, layer: int, index: int) -> NeuronNodes | None:
     prefix = f"layers.{layer}.neurons.{index}."
     params = graph.parameter_nodes
     bias = params.get(prefix + "b")
-    nin = sum(1 for name in params if name.startswith(prefix + "w."))
+    nin = 0  # probe w.0, w.1, ...: scanning every name per neuron was quadratic
+    while prefix + f"w.{nin}" in params:
+        nin += 1
     if bias is None or nin == 0:
         return None
     ops, muls, weights, inputs = [], [], [], []
