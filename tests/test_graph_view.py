@@ -602,3 +602,17 @@ def test_column_headers_shorten_then_stagger_as_the_network_shrinks(view: GraphV
         assert all("\n" not in t for t in texts) == (form > 0)
         lifts = {item.transform().dy() + item.boundingRect().height() for item, *_ in headers}
         assert (len(lifts) > 1) == (form == 2)  # alternate heights only when staggered
+
+
+def test_unit_maps_are_coloured_like_the_decision_boundary() -> None:
+    maps = [np.array([[[1.0, -1.0], [0.0, 0.25]]]), np.array([[[0.0, 0.0], [0.0, 0.0]],
+                                                              [[-2.0, 0.0], [0.0, 0.0]]])]
+    image = GraphView._maps_image(maps)
+    assert (image.width(), image.height()) == (2, 6)  # three units of 2x2, one under another
+    rgb = [[image.pixelColor(x, y).getRgb()[:3] for x in range(2)] for y in range(6)]
+    assert rgb[0][0] == (0x08, 0x77, 0xBD)  # positive: the boundary's blue
+    assert rgb[0][1] == (0xF5, 0x93, 0x22)  # negative: its orange
+    assert rgb[1][0] == (255, 255, 255)  # zero: white
+    assert rgb[1][1][2] < 255 and rgb[1][1][0] < 255  # a quarter: light blue (square root)
+    assert rgb[2] == rgb[3] == [(255, 255, 255)] * 2  # an all-zero map stays white
+    assert rgb[4][0] == (0xF5, 0x93, 0x22)  # each unit scaled to its own peak

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,7 @@ NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
 MIN_REFRESH_S = 0.1
 BUSY_SHARE = 3.0
 MAX_WAIT_S = 1.0
+MAPS_EVERY_S = 0.5
 REPLAY_MS = 60
 
 
@@ -256,6 +258,9 @@ class GraphPanel(QWidget):
         self._shown: Snapshot | None = None
         # the snapshot and sample the network level was drawn from
         self._net_shown: tuple[Snapshot, int] | None = None
+        self._maps: tuple[np.ndarray, ...] | None = None
+        self._maps_time = 0.0
+        self._maps_sizes: tuple[int, ...] = ()
         self._last_start = 0.0
         self._last_cost = 0.0
         self._timer = QTimer(self)
@@ -428,8 +433,20 @@ class GraphPanel(QWidget):
         drawn = self._net_shown
         if drawn is not None and drawn[0] is snapshot and drawn[1] == position:
             return
-        extent = data_extent(np.asarray(snapshot.points))
-        self.view.set_network(network_level(snapshot, sample=position, extent=extent))
+        # While training runs the units' maps (a forward pass over a grid, then colours:
+        # half a network refresh) are remade at most every MAPS_EVERY_S; in between the
+        # view keeps the last ones. They change slowly; the numbers beside them do not.
+        now = time.perf_counter()
+        fresh_maps = (not self.controller.running or self._maps is None
+                      or tuple(snapshot.layer_sizes) != self._maps_sizes
+                      or now - self._maps_time >= MAPS_EVERY_S)
+        extent = data_extent(np.asarray(snapshot.points)) if fresh_maps else None
+        net = network_level(snapshot, sample=position, extent=extent)
+        if fresh_maps:
+            self._maps, self._maps_time, self._maps_sizes = net.maps, now, net.layer_sizes
+        else:
+            net = replace(net, maps=self._maps)
+        self.view.set_network(net)
         self._net_shown = (snapshot, position)
 
     def _update_caption(self) -> None:

@@ -78,6 +78,29 @@ for _k in range(6):
     _BRUSHES[_k + 1] = QBrush(_POS[_k])
     _BRUSHES[-(_k + 1)] = QBrush(_NEG[_k])
 _PENDING_BRUSH = QBrush(_PENDING)
+_TEXT, _TEXT_ON_DARK = QColor("#111111"), QColor("#ffffff")
+_WHITE_BRUSH = QBrush(QColor("#ffffff"))
+_LEGEND_BORDER, _LEGEND_BACK = QPen(QColor("#cccccc")), QBrush(QColor(255, 255, 255, 225))
+_LEGEND_MARK, _LEGEND_TEXT = QColor("#777777"), QColor("#222222")
+_SWATCH_PEN = QPen(QColor("#555555"), 0.8)
+
+
+def _map_colours() -> np.ndarray:
+    """257 RGBA colours from -1 (orange) through 0 (white, the middle one) to +1 (blue):
+    the weights' and the decision boundary's colours, so an output unit's map looks like
+    the boundary."""
+    t = np.linspace(-1.0, 1.0, 257)[:, None]
+    pos = np.array([0x08, 0x77, 0xBD], dtype=np.float64)
+    neg = np.array([0xF5, 0x93, 0x22], dtype=np.float64)
+    rgb = np.where(t >= 0, 255.0 + (pos - 255.0) * t, 255.0 + (neg - 255.0) * (-t))
+    colours = np.full((257, 4), 255, dtype=np.uint8)
+    colours[:, :3] = np.rint(rgb)
+    return colours
+
+
+_MAP_COLOURS = _map_colours()
+_FANOUT_PEN = QPen(QColor("#333333"), 1.2)
+_BADGE_PEN, _BADGE_BRUSH = QPen(QColor("#7a4a00"), 1.0), QBrush(QColor("#ffcc33"))
 _PENDING_KEY = 99  # a colour class no gradient has (see _refresh_boxes)
 _WEIGHT_POS, _WEIGHT_NEG = QColor("#0877bd"), QColor("#f59322")
 
@@ -117,15 +140,38 @@ class _Style:
         self.header_font = _font(9.0 * scale, bold=True)
         self.legend_font = _font(8.5 * scale)
         self.net_dy = NET_DY + 16.0 * (scale - 1.0)  # room for the value under a unit
+        # Everything paint() needs, made once. While training runs, every Qt value
+        # (QRectF, QColor, QPen...) made from Python waits for the training thread to
+        # hand over the GIL -- about 0.5 ms each -- so paint() makes none.
+        r, third = self.rect, self.node_h / 3
+        self.title_rect = r.adjusted(4, 1, -4, -2 * third)
+        self.value_rect = r.adjusted(4, third, -4, -third)
+        self.grad_rect = r.adjusted(4, 2 * third - 1, -4, -1)
+        self.fanout_rect = r.adjusted(-4, -4, 4, 4)
+        self.title_width = int(self.title_rect.width())
+        self.bold_metrics = QFontMetricsF(self.bold)
+        self.name_metrics = QFontMetricsF(self.name_font)
+        self.badge_metrics = QFontMetricsF(self.badge_font)
+        self.header_metrics = QFontMetricsF(self.header_font)
+        self.circle = QRectF(-UNIT_R, -UNIT_R, 2 * UNIT_R, 2 * UNIT_R)
+        self.circle_path = QPainterPath()
+        self.circle_path.addEllipse(self.circle)
+        self.unit_title_rect = QRectF(-UNIT_R - 44 * scale, -8 * scale, 40 * scale, 16 * scale)
+        self.unit_text_rect = QRectF(-UNIT_R - 40 * scale, UNIT_R + 1, 2 * UNIT_R + 80 * scale,
+                                     15 * scale)
+        # The zoom the items are painted at: set by the view before it paints (reading
+        # it from the painter's transform would make a QTransform per item).
+        self.lod = 1.0
 
-    def edge_line(self, a: QPointF, b: QPointF) -> QLineF:
+    def edge_line(self, ax: float, ay: float, bx: float, by: float
+                  ) -> tuple[float, float, float, float]:
         """From the child's right side to the parent's left; top/bottom when stacked."""
         w, h = self.node_w, self.node_h
-        if b.x() - a.x() >= w:
-            return QLineF(a.x() + w / 2, a.y(), b.x() - w / 2, b.y())
+        if bx - ax >= w:
+            return ax + w / 2, ay, bx - w / 2, by
         # a term drawn right above the sum that adds it, or a folded row's wrap-around
-        sign = 1 if b.y() >= a.y() else -1
-        return QLineF(a.x(), a.y() + sign * h / 2, b.x(), b.y() - sign * h / 2)
+        sign = 1 if by >= ay else -1
+        return ax, ay + sign * h / 2, bx, by - sign * h / 2
 
 
 def _op_title(graph: Graph, i: int) -> str:
@@ -194,6 +240,11 @@ class _OpNode(QGraphicsRectItem):
         self.pending = False
         # Places in the replay, in order: a custom replay may visit a node twice.
         self.places: list[int] = []
+        # elided, not clipped: a long label must still show where it ends
+        metrics = style.name_metrics if kind == self.PARAM else style.bold_metrics
+        self.shown_title = metrics.elidedText(title, Qt.TextElideMode.ElideMiddle,
+                                              style.title_width)
+        self._badge: tuple[str, QRectF] | None = None
         s = style.scale
         _bounded(self, style.rect.adjusted(-6 - 14 * s, -6 - 12 * s, 10, 10))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -222,8 +273,8 @@ class _OpNode(QGraphicsRectItem):
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         self.drawn = self.numbers.generation
-        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         style = self.style
+        lod = style.lod
         rect = style.rect
         if lod < BOX_LOD:
             # a few pixels wide: a filled box says as much, for a fraction of the cost
@@ -247,8 +298,8 @@ class _OpNode(QGraphicsRectItem):
         if self.fanout:
             # A double border marks a node used more than once: its gradient is a sum.
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.setPen(QPen(QColor("#333333"), 1.2))
-            outer = rect.adjusted(-4, -4, 4, 4)
+            painter.setPen(_FANOUT_PEN)
+            outer = style.fanout_rect
             if self.kind == self.OP:
                 painter.drawRoundedRect(outer, 12, 12)
             else:
@@ -257,18 +308,12 @@ class _OpNode(QGraphicsRectItem):
             self._paint_badge(painter, lod)
         if lod < TEXT_LOD:
             return
-        painter.setPen(QColor("#ffffff") if self.dark and not self.pending else QColor("#111111"))
+        painter.setPen(_TEXT_ON_DARK if self.dark and not self.pending else _TEXT)
         painter.setFont(style.name_font if self.kind == self.PARAM else style.bold)
-        third = style.node_h / 3
-        top = rect.adjusted(4, 1, -4, -2 * third)
-        # elided, not clipped: a long label must still show where it ends
-        title = painter.fontMetrics().elidedText(self.title, Qt.TextElideMode.ElideMiddle,
-                                                 int(top.width()))
-        painter.drawText(top, Qt.AlignmentFlag.AlignCenter, title)
+        painter.drawText(style.title_rect, Qt.AlignmentFlag.AlignCenter, self.shown_title)
         painter.setFont(style.font)
-        painter.drawText(rect.adjusted(4, third, -4, -third), Qt.AlignmentFlag.AlignCenter,
-                         self.value_text)
-        painter.drawText(rect.adjusted(4, 2 * third - 1, -4, -1), Qt.AlignmentFlag.AlignCenter,
+        painter.drawText(style.value_rect, Qt.AlignmentFlag.AlignCenter, self.value_text)
+        painter.drawText(style.grad_rect, Qt.AlignmentFlag.AlignCenter,
                          "grad ?" if self.pending else self.grad_text)
 
     def badge_text(self) -> str:
@@ -279,16 +324,18 @@ class _OpNode(QGraphicsRectItem):
         style = self.style
         s = style.scale
         text = self.badge_text()
+        if self._badge is None or self._badge[0] != text:
+            # One number is a round badge at the corner; several grow to the right.
+            width = max(26 * s, style.badge_metrics.horizontalAdvance(text) + 12 * s)
+            self._badge = (text, QRectF(-style.node_w / 2 - 2 - 13 * s,
+                                        -style.node_h / 2 - 2 - 11 * s, width, 22 * s))
+        badge = self._badge[1]
         painter.setFont(style.badge_font)
-        # One number is a round badge at the corner; several grow to the right.
-        width = max(26 * s, painter.fontMetrics().horizontalAdvance(text) + 12 * s)
-        corner = QPointF(-style.node_w / 2 - 2, -style.node_h / 2 - 2)
-        badge = QRectF(corner.x() - 13 * s, corner.y() - 11 * s, width, 22 * s)
-        painter.setPen(QPen(QColor("#7a4a00"), 1.0))
-        painter.setBrush(QColor("#ffcc33"))
+        painter.setPen(_BADGE_PEN)
+        painter.setBrush(_BADGE_BRUSH)
         painter.drawRoundedRect(badge, 11 * s, 11 * s)
         if lod >= TEXT_LOD * 0.6:
-            painter.setPen(QColor("#111111"))
+            painter.setPen(_TEXT)
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, text)
 
 
@@ -318,8 +365,9 @@ class _EdgeLayer(QGraphicsRectItem):
     _box_pen = QPen(QColor("#b0b0b0"), 0.0)  # hairline: white boxes stay visible
 
     def __init__(self, lines: list[QLineF], long: list[bool] | None = None,
-                 area: QRectF | None = None) -> None:
+                 area: QRectF | None = None, style: _Style | None = None) -> None:
         super().__init__()
+        self.style = style
         long = long or [False] * len(lines)
         self.lines = [ln for ln, far in zip(lines, long) if not far]
         self.long_lines = [ln for ln, far in zip(lines, long) if far]
@@ -331,10 +379,12 @@ class _EdgeLayer(QGraphicsRectItem):
         self.fanout: list[QRectF] = []  # the outer border of nodes used more than once
         self.marked: list[QRectF] = []
         self.current: list[QRectF] = []
-        rect = QRectF() if area is None else QRectF(area)
-        for line in lines:
-            rect = rect.united(QRectF(line.p1(), line.p2()).normalized())
-        _bounded(self, rect.adjusted(-4, -4, 4, 4))
+        if area is None:  # a few lines (outputs to the loss): measured here
+            area = QRectF()
+            for line in lines:
+                area = area.united(QRectF(line.p1(), line.p2()).normalized())
+        # else the caller measured everything, lines included, without making QRectFs
+        _bounded(self, area.adjusted(-4, -4, 4, 4))
         self.setZValue(-1)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
@@ -354,8 +404,8 @@ class _EdgeLayer(QGraphicsRectItem):
                 painter.setBrush(brush)
                 painter.drawRects(rects)
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-            if lod >= BOX_LOD:  # smaller, borders would only blur the colours
+            # smaller, borders would only blur the colours
+            if self.style is None or self.style.lod >= BOX_LOD:
                 for pen, rects in self.borders:
                     painter.setPen(pen)
                     painter.drawRects(rects)
@@ -380,8 +430,10 @@ class _Unit(QGraphicsRectItem):
         self.index = index
         self.title = title
         self.text = ""
+        # the layer's maps in one image, and where this unit's is in it
         self.image: QImage | None = None
-        self.fill = QBrush(QColor("#ffffff"))
+        self.source: QRectF | None = None
+        self.fill = _WHITE_BRUSH
         self.selected = False
         s = style.scale
         _bounded(self, QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, 2 * UNIT_R + 92 * s,
@@ -390,33 +442,29 @@ class _Unit(QGraphicsRectItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
-        circle = QRectF(-UNIT_R, -UNIT_R, 2 * UNIT_R, 2 * UNIT_R)
+        style = self.style
+        circle = style.circle
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(self.fill)
         painter.drawEllipse(circle)
-        if self.image is not None:
-            clip = QPainterPath()
-            clip.addEllipse(circle)
+        if self.image is not None and self.source is not None:
             painter.save()
-            painter.setClipPath(clip)
-            painter.drawImage(circle, self.image)
+            painter.setClipPath(style.circle_path)
+            painter.drawImage(circle, self.image, self.source)
             painter.restore()
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.setPen(self._select_pen if self.selected else self._pen)
         painter.drawEllipse(circle)
-        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        if lod < TEXT_LOD:
+        if style.lod < TEXT_LOD:
             return
-        s = self.style.scale
-        painter.setFont(self.style.unit_font)
-        painter.setPen(QColor("#111111"))
+        painter.setFont(style.unit_font)
+        painter.setPen(_TEXT)
         if self.title:
             # beside the circle: above it the units of a column would collide
-            painter.drawText(QRectF(-UNIT_R - 44 * s, -8 * s, 40 * s, 16 * s),
+            painter.drawText(style.unit_title_rect,
                              Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                              self.title)
-        painter.drawText(QRectF(-UNIT_R - 40 * s, UNIT_R + 1, 2 * UNIT_R + 80 * s, 15 * s),
-                         Qt.AlignmentFlag.AlignCenter, self.text)
+        painter.drawText(style.unit_text_rect, Qt.AlignmentFlag.AlignCenter, self.text)
 
 
 class _WeightLayer(QGraphicsRectItem):
@@ -531,6 +579,7 @@ class GraphView(QGraphicsView):
         self._weight_names: list[str] = []
         self._weight_segments = np.zeros((0, 4))
         self._net_selected: str | None = None
+        self._maps_drawn: tuple[tuple, QImage | None] | None = None  # (maps, their image)
         self._show_grads = False
         self._order: list[int] = []
         self._anim_pos = 0
@@ -550,6 +599,7 @@ class GraphView(QGraphicsView):
         self._net_dx = NET_DX
         self._legend = True
         self._legend_folded = False
+        self._legend_cache: tuple[tuple, tuple] | None = None
         self._legend_auto = True  # folds itself in a small window until the user decides
         self._paint_seconds = 0.0
         self._details_sent: str | None = None
@@ -1100,6 +1150,7 @@ class GraphView(QGraphicsView):
         # grouped by colour: one Python paint() per node made panning the whole demo
         # graph stutter (45 frames/s at zoom 0.4 on a busy machine, 16 at "fit").
         scale = self._viewport_scale()
+        self._style.lod = scale  # what the items' paint() reads
         for mark in self._landmarks:
             mark.setVisible(scale < TEXT_LOD)
         boxes = scale < TEXT_LOD
@@ -1125,7 +1176,7 @@ class GraphView(QGraphicsView):
         two-line headers of neighbouring columns ran into each other.
         """
         room = self._net_dx * scale - 8
-        metrics = QFontMetricsF(self._style.header_font)
+        metrics = self._style.header_metrics
         if all(width <= room for _, _, _, width in self._headers):
             form = 0
         elif all(metrics.horizontalAdvance(brief) <= room for _, _, brief, _ in self._headers):
@@ -1248,32 +1299,47 @@ class GraphView(QGraphicsView):
             return
         if not self._legend:
             return
+        lines = self._legend_lines()
+        key = (tuple(text for text, _ in lines), self._style.scale, self._legend_folded)
+        if self._legend_cache is None or self._legend_cache[0] != key:
+            self._legend_cache = (key, self._legend_plan(lines))
+        box, fold, rows = self._legend_cache[1]
         painter.save()
         painter.resetTransform()
+        # Everything drawn from rects made when the legend changed: made afresh on every
+        # frame, each of its Qt values would wait for the training thread's GIL.
         painter.setFont(self._style.legend_font)
+        painter.setPen(_LEGEND_BORDER)
+        painter.setBrush(_LEGEND_BACK)
+        painter.drawRoundedRect(box, 5, 5)
+        if fold is not None:
+            # the fold mark: a zoomed-in graph should not have to live under the key
+            painter.setPen(_LEGEND_MARK)
+            painter.drawText(fold, Qt.AlignmentFlag.AlignCenter, "▴")
+        for swatch, colour, text_rect, text in rows:
+            if swatch is not None:
+                painter.setPen(_SWATCH_PEN)
+                painter.setBrush(colour)
+                painter.drawRect(swatch)
+            painter.setPen(_LEGEND_TEXT)
+            painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter, text)
+        painter.restore()
+
+    def _legend_plan(self, lines: list[tuple[str, QColor | None]]
+                     ) -> tuple[QRectF, QRectF | None, list[tuple]]:
         s = self._style.scale
         row = 18 * s
-        lines = self._legend_lines()
         box = self._legend_rect()
         width = box.width() - 50 * s
-        painter.setPen(QPen(QColor("#cccccc")))
-        painter.setBrush(QColor(255, 255, 255, 225))
-        painter.drawRoundedRect(box, 5, 5)
-        if not self._legend_folded:
-            # the fold mark: a zoomed-in graph should not have to live under the key
-            painter.setPen(QColor("#777777"))
-            painter.drawText(QRectF(box.right() - 18 * s, box.top() + 2, 16 * s, 16 * s),
-                             Qt.AlignmentFlag.AlignCenter, "▴")
+        fold = (None if self._legend_folded
+                else QRectF(box.right() - 18 * s, box.top() + 2, 16 * s, 16 * s))
+        rows = []
         for k, (text, colour) in enumerate(lines):
             y = 14 + row * k
-            if colour is not None:
-                painter.setPen(QPen(QColor("#555555"), 0.8))
-                painter.setBrush(colour)
-                painter.drawRect(QRectF(14, y + 2 * s, 14 * s, 10 * s))
-            painter.setPen(QColor("#222222"))
-            painter.drawText(QRectF(14 + 20 * s if colour is not None else 14, y, width + 4,
-                                    16 * s), Qt.AlignmentFlag.AlignVCenter, text)
-        painter.restore()
+            swatch = QRectF(14, y + 2 * s, 14 * s, 10 * s) if colour is not None else None
+            text_rect = QRectF(14 + 20 * s if colour is not None else 14, y, width + 4, 16 * s)
+            rows.append((swatch, colour, text_rect, text))
+        return box, fold, rows
 
     def _paint_placeholder(self, painter: QPainter) -> None:
         painter.save()
@@ -1372,9 +1438,12 @@ class GraphView(QGraphicsView):
             item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
         if overview:
             self._show_boxes(False)
+        view_lod = self._style.lod
+        self._style.lod = target.width() / max(source.width(), 1e-9)  # the export's zoom
         try:
             scene.render(painter, target, source)
         finally:
+            self._style.lod = view_lod
             painter.end()
             for item in cached:
                 item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -1440,8 +1509,16 @@ class GraphView(QGraphicsView):
         layout = g.layered_layout(shown)
         style = self._style
         self._numbers = numbers = _Numbers(len(shown))
+        # Geometry in plain floats: item.pos(), QRectF.united() and the like each make
+        # a Qt value, and while training runs each of those waits for the GIL (adding
+        # the demo graph took 5 s that way).
+        n = len(shown)
+        xy = np.array([layout[i] for i in range(n)], dtype=np.float64).reshape(-1, 2)
+        xy[:, 0] *= style.dx
+        xy[:, 1] *= style.dy
+        w, h = style.node_w, style.node_h
         nodes = []
-        for i in range(len(shown)):
+        for i, (x, y) in enumerate(xy.tolist()):
             if shown.children[i]:
                 kind = _OpNode.OP
             elif shown.names[i]:
@@ -1451,30 +1528,30 @@ class GraphView(QGraphicsView):
             else:
                 kind = _OpNode.CONST
             item = _OpNode(i, kind, _op_title(shown, i), shown.is_fanout(i), style, numbers)
-            lx, ly = layout[i]
-            item.setPos(lx * style.dx, ly * style.dy)
+            item.setPos(x, y)
             tip = shown.names[i] or shown.display_name(i)
             item.setToolTip(f"#{self._to_original(i)} {tip}")
             nodes.append(item)
         lines, index, long = [], [], []
+        points = xy.tolist()
         for c, p in shown.edges:
-            lines.append(style.edge_line(nodes[c].pos(), nodes[p].pos()))
+            lines.append(QLineF(*style.edge_line(*points[c], *points[p])))
             index.append((c, p))
             long.append(g.is_faint_edge(shown, layout, c, p))
-        self._node_rects = [style.rect.translated(item.pos()) for item in nodes]
-        self._node_xy = np.array([(item.pos().x(), item.pos().y()) for item in nodes],
-                                 dtype=np.float64).reshape(-1, 2)
-        area = QRectF()
-        for rect in self._node_rects:
-            area = area.united(rect)
-        self._edges = _EdgeLayer(lines, long, area)
+        self._node_rects = [QRectF(x - w / 2, y - h / 2, w, h) for x, y in points]
+        self._node_xy = xy
+        # the edges run between node sides, so the nodes' extent holds them too
+        lo, hi = xy.min(axis=0) if n else (0.0, 0.0), xy.max(axis=0) if n else (0.0, 0.0)
+        area = QRectF(float(lo[0]) - w / 2, float(lo[1]) - h / 2,
+                      float(hi[0] - lo[0]) + w, float(hi[1] - lo[1]) + h)
+        self._edges = _EdgeLayer(lines, long, area, style)
         borders: dict[int, list[QRectF]] = {}
         for item, rect in zip(nodes, self._node_rects):
             if item.kind in (_OpNode.PARAM, _OpNode.INPUT):
                 borders.setdefault(item.kind, []).append(rect)
         self._edges.borders = [(_OpNode._border[kind], rects) for kind, rects in borders.items()]
-        self._edges.fanout = [rect.adjusted(-4, -4, 4, 4)
-                              for item, rect in zip(nodes, self._node_rects) if item.fanout]
+        self._edges.fanout = [QRectF(x - w / 2 - 4, y - h / 2 - 4, w + 8, h + 8)
+                              for item, (x, y) in zip(nodes, points) if item.fanout]
         self._edge_lines = lines
         self._edge_index = index
         self._op_scene.addItem(self._edges)
@@ -1497,20 +1574,20 @@ class GraphView(QGraphicsView):
         inputs = [i for i in range(len(shown))
                   if shown.labels[i] and not shown.children[i] and i not in shown.boundary]
         if inputs:  # one label: the inputs sit next to each other and would overprint
-            top = min(inputs, key=lambda i: self._nodes[i].pos().y())
+            top = min(inputs, key=lambda i: self._node_xy[i, 1])
             marks.append((top, "inputs " + ", ".join(shown.labels[i] for i in inputs) + " →",
                           True))
         for chain in g.folded_sums(shown):
             # label the block's top node: the terms of the first addition sit above it
             first = min((chain[0], *shown.children[chain[0]]),
-                        key=lambda i: self._nodes[i].pos().y())
+                        key=lambda i: self._node_xy[i, 1])
             marks.append((first, f"a sum of {len(chain)} terms, folded into rows\n"
                                     "(read left to right, row by row)", False))
         if shown is not self._graph and self._expanded is not None:
             marks.append((0, f"neuron {self._expanded[1]} of layers.{self._expanded[0]}",
                           False))
         style = self._style
-        left = min((item.pos().x() for item in self._nodes), default=0.0) - style.node_w / 2
+        left = (float(self._node_xy[:, 0].min()) if len(self._node_xy) else 0.0) - style.node_w / 2
         font = style.header_font
         self._landmarks = []
         self._landmark_beside = []
@@ -1743,13 +1820,25 @@ class GraphView(QGraphicsView):
         source = net.weight_grads if self._show_grads else net.weights
         flat = np.concatenate([w.ravel() for w in source]) if source else np.zeros(0)
         self._weights.set_strengths(flat)
+        maps = net.maps or ()
+        # The same maps as last time (a caller may reuse them between steps while
+        # training runs): the same image, without colouring them again.
+        if self._maps_drawn is None or self._maps_drawn[0] is not maps:
+            self._maps_drawn = (maps, self._maps_image(maps) if maps else None)
+        image = self._maps_drawn[1]
+        res = maps[0].shape[1] if maps else 0
+        first = 0  # the image's row of unit maps where this layer's start
         for layer, row in enumerate(self._units):
-            images = (self._layer_images(net.maps[layer])
-                      if net.maps is not None and layer < len(net.maps) else None)
+            count = maps[layer].shape[0] if layer < len(maps) else 0
             for k, unit in enumerate(row):
                 unit.text = self._unit_text(net, layer, k)
-                unit.image = images[k] if images is not None else None
+                unit.image = image if k < count else None
+                top = (first + k) * res
+                if unit.image is not None and (unit.source is None or unit.source.top() != top
+                                               or unit.source.height() != res):
+                    unit.source = QRectF(0, top, res, res)
                 unit.update()
+            first += count
         self._update_network_selection()
 
     def _unit_text(self, net: NetworkLevel, layer: int, k: int) -> str:
@@ -1764,30 +1853,26 @@ class GraphView(QGraphicsView):
         return ("grad " if self._show_grads else "") + g.fmt(value)
 
     @staticmethod
-    def _layer_images(maps: np.ndarray) -> list[QImage]:
-        """One small image per unit of a layer, (units, res, res) values -> colours.
+    def _maps_image(maps: Sequence[np.ndarray]) -> QImage:
+        """Every unit's map, layer by layer ((units, res, res) values each), as one image:
+        the n-th unit's in rows n*res to (n+1)*res, coloured through `_MAP_COLOURS`.
 
-        The whole layer in one numpy pass: per-unit conversion was a third of a refresh.
+        All units in one pass of a few numpy operations, into one image: while training
+        runs, numpy lets go of the GIL on every operation over more than a few hundred
+        numbers, and each time the UI waits to get it back -- colouring layer by layer
+        (and unit by unit before that) took 100 ms of a refresh.
         """
-        top = np.max(np.abs(maps), axis=(1, 2), keepdims=True)
+        stack = np.concatenate([np.asarray(m, dtype=np.float64) for m in maps])
+        units, res = stack.shape[0], stack.shape[2]
+        top = np.max(np.abs(stack), axis=(1, 2), keepdims=True)
         top[top == 0] = 1.0
         # square root: most of a unit's map is far below its peak and would look blank
-        t = (np.sqrt(np.abs(np.clip(maps / top, -1, 1))) * np.sign(maps))[..., None]
-        # the same blue / orange as the weights and the decision boundary: an output
-        # unit's map looks like the boundary's background
-        pos = np.array([0x08, 0x77, 0xBD], dtype=np.float64)
-        neg = np.array([0xF5, 0x93, 0x22], dtype=np.float64)
-        rgb = np.where(t >= 0, 255.0 + (pos - 255.0) * t, 255.0 + (neg - 255.0) * (-t))
-        rgba = np.empty((*maps.shape, 4), dtype=np.uint8)
-        rgba[..., :3] = rgb
-        rgba[..., 3] = 255
-        images = []
-        for unit in rgba:
-            h, w = unit.shape[:2]
-            data = np.ascontiguousarray(unit)
-            # copy(): own the pixels, `data` dies with this frame
-            images.append(QImage(data.data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy())
-        return images
+        t = np.sqrt(np.minimum(np.abs(stack) / top, 1.0)) * np.sign(stack)
+        index = np.rint((t + 1.0) * 128.0).astype(np.intp)
+        rgba = np.ascontiguousarray(_MAP_COLOURS[index].reshape(units * stack.shape[1], res, 4))
+        # copy(): own the pixels, `rgba` dies with this frame
+        return QImage(rgba.data, res, units * stack.shape[1], 4 * res,
+                      QImage.Format.Format_RGBA8888).copy()
 
     def _update_network_selection(self) -> None:
         if self._weights is None:
