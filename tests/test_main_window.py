@@ -158,7 +158,7 @@ def test_designer_change_rebuilds_and_says_so(qtbot, window: MainWindow) -> None
 
 def test_invalid_designer_value_is_not_applied(qtbot, window: MainWindow) -> None:
     window.designer.lr.setCurrentText("fast")
-    assert "learning rate must be a number" in window.designer.status.text()
+    assert "learning rate must be a finite number" in window.designer.status.text()
     assert window.controller.snapshot.config.lr == TrainingConfig().lr
 
 

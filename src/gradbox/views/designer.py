@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,6 +21,7 @@ from gradbox.nn import ACTIVATIONS, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import ConfigError, Snapshot, TrainingConfig
 from gradbox.views.session import SessionController
+from gradbox.views.typed import parse_number
 
 APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
 LOSS_NAMES = {"hinge": "Hinge (max-margin)", "mse": "Mean squared error",
@@ -209,14 +208,10 @@ class DesignerPanel(QWidget):
     def config(self) -> TrainingConfig:
         """The configuration the widgets describe; raises ConfigError naming a bad field."""
         def number(box: QComboBox, name: str) -> float:
-            text = box.currentText().strip()
             try:
-                value = float(text)
-            except ValueError:
-                raise ConfigError(f"{name} must be a number, got {text!r}") from None
-            if not math.isfinite(value):
-                raise ConfigError(f"{name} must be finite, got {text!r}")
-            return value
+                return parse_number(box.currentText())
+            except ValueError as error:
+                raise ConfigError(f"{name} must be a finite number: {error}") from None
 
         return TrainingConfig(
             dataset=self.kind.currentText(), n_samples=self.n_samples.value(),

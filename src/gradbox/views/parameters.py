@@ -64,6 +64,7 @@ from gradbox.views.plotting import (
 )
 from gradbox.views.plotting import GRAD as GRAD_COLOUR
 from gradbox.views.session import SessionController
+from gradbox.views.typed import parse_number as parse_weight
 
 NAME, VALUE, GRAD, GHOST = range(4)
 HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient")
@@ -95,22 +96,6 @@ def _num(value: float) -> str:
     return f"{value:+.4g}" if math.isfinite(value) else str(value)
 
 
-def parse_weight(text: object) -> float:
-    """The number a person typed as a weight; ValueError says what is wrong with it.
-
-    Python's own float syntax ("0.5", "-1.2e-3", " 2 "), plus the typographic minus that
-    copying from a document brings. inf and nan parse as floats but are no weights.
-    """
-    typed = str(text).strip().replace("\u2212", "-")
-    if not typed:
-        raise ValueError("nothing was typed")
-    try:
-        value = float(typed)
-    except ValueError:
-        raise ValueError(f"'{typed}' is not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"'{typed}' is not a finite number")
-    return value
 
 
 class ParameterTableModel(QAbstractTableModel):
