@@ -417,3 +417,28 @@ def test_buttons_wrap_onto_a_second_row_in_a_narrow_panel(qtbot, panel: GraphPan
     # the bar is as tall as its rows, and the graph starts below it
     assert panel.toolbar.height() > max(b.geometry().bottom() for b in panel.buttons)
     assert panel.view.mapTo(panel, QPoint(0, 0)).y() > panel.toolbar.geometry().bottom()
+
+
+def test_export_from_a_hidden_panel_shows_the_current_model(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    controller = SessionController(Trainer(TrainingConfig(hidden=(6,))))
+    try:
+        panel = GraphPanel(controller)
+        qtbot.addWidget(panel)
+        panel.show()
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+            controller.step()
+        qtbot.waitUntil(lambda: panel.view.graph() is not None, timeout=5000)
+        panel.hide()
+        small = TrainingConfig(hidden=(2,))
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+            controller.replace_trainer(lambda _old: Trainer(small))
+        controller._worker.graph_wanted = True  # as if the tab were showing again
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+            controller.step()
+        path = tmp_path / "g.dot"
+        panel.export_dot(path)
+        nodes, _edges = graph.parse_dot_counts(path.read_text())
+        assert controller.snapshot.graph is not None
+        assert nodes == len(controller.snapshot.graph)
+    finally:
+        controller.shutdown()

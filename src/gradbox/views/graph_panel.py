@@ -532,13 +532,21 @@ class GraphPanel(QWidget):
         self._update_actions()
 
     # --- export ------------------------------------------------------------------------------
+    def _catch_up(self) -> None:
+        """A hidden panel does not refresh; an export must still show the latest graph."""
+        if self._pending is not None:
+            self._refresh()
+
     def export_png(self, path: str | Path) -> None:
+        self._catch_up()
         self.view.export_png(path)
 
     def export_svg(self, path: str | Path) -> None:
+        self._catch_up()
         self.view.export_svg(path)
 
     def export_dot(self, path: str | Path) -> None:
+        self._catch_up()
         self.view.export_dot(path)
 
     def _export_png(self) -> None:
