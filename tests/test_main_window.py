@@ -268,14 +268,16 @@ def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: Ma
 
 def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
                                          settings: QSettings, tmp_path: Path) -> None:
-    from gradbox.views.autosave import crash_copy
+    from gradbox.views.autosave import crash_copy, signature
 
     win = saving_window
     for _ in range(3):
         step_once(qtbot, win)
     path = win.autosaver.path
-    qtbot.waitUntil(lambda: crash_copy(path) is not None, timeout=10000)
-    qtbot.waitUntil(lambda: win.autosaver._autosaved_signature != "", timeout=5000)
+    # An autosave may have fired between steps: wait for the one that holds step 3.
+    qtbot.waitUntil(lambda: win.autosaver._autosaved_signature
+                    == signature(win.controller.snapshot), timeout=10000)
+    assert crash_copy(path) is not None
     saved_params = win.controller.snapshot.params.copy()
     # A crash: the window never closes cleanly, so the copy stays. A new launch offers it.
     controller = SessionController(Trainer(TrainingConfig()))
