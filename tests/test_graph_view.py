@@ -400,7 +400,7 @@ def test_custom_replay_order_numbers_a_node_each_time_it_fires(qtbot, view: Grap
     assert items[2].places == [1] and items[2].place == 1
     many = _OpNode(0, _OpNode.OP, "+", False, items[0].style)
     many.places = [1, 2, 3, 4, 5]
-    assert many.badge_text() == "1,2,3…"
+    assert many.badge_text() == "1,2,3,4…"
     # Play again after the end: the default order, from the start
     with qtbot.waitSignal(view.animation_finished, timeout=5000):
         view.play_backward(interval_ms=1)

@@ -107,7 +107,7 @@ _WEIGHT_POS, _WEIGHT_NEG = QColor("#0877bd"), QColor("#f59322")
 _OP_SYMBOL = {"*": "×", "+": "+", "neg": "−x", "": ""}
 # A node that receives its gradient more than this many times in a custom replay
 # shows the first numbers and "…": the badge must stay smaller than the node.
-BADGE_PLACES = 3
+BADGE_PLACES = 4  # the wrong-order lesson fires a four times: all of them fit
 
 
 def _font(points: float, bold: bool = False) -> QFont:
