@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
 from gradbox.training import Snapshot, Trainer, TrainingConfig
@@ -26,6 +27,20 @@ from gradbox.views.plotting import edit_text
 log = logging.getLogger(__name__)
 
 EMIT_INTERVAL = 1 / 30  # seconds between snapshots while running: a display rate
+_collector: GarbageCollector | None = None
+
+
+def collect_garbage_on_the_ui_thread() -> None:
+    """Run Python's cyclic collector only from the UI thread, on a timer.
+
+    Left automatic, a collection starts in whichever thread allocates -- usually the
+    training thread -- and may then destroy Qt objects of the UI thread from there,
+    which can deadlock or crash Qt. pyqtgraph's GarbageCollector is made for exactly
+    this. (The engine's own graphs never need it: they hold no cycles.)
+    """
+    global _collector
+    if _collector is None:
+        _collector = GarbageCollector(interval=0.5)
 Command = Callable[[Trainer], Any]
 
 
@@ -164,6 +179,7 @@ class SessionController(QObject):
 
     def __init__(self, trainer: Trainer | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        collect_garbage_on_the_ui_thread()
         trainer = trainer or Trainer(TrainingConfig())
         self.snapshot: Snapshot = trainer.snapshot()
         self.running = False
