@@ -467,3 +467,16 @@ def test_a_hand_edited_weight_changes_the_model_and_rewinds_exactly() -> None:
         trainer.set_parameter("layers.9.neurons.0.b", 1.0)
     with pytest.raises(ConfigError):
         trainer.set_parameter(name, float("nan"))
+
+
+def test_a_graph_captured_after_the_step_shows_the_weights_its_forward_used() -> None:
+    trainer = Trainer(SMALL)
+    trainer.run_steps(3)  # not traced
+    used = trainer.checkpoints[-1].params.copy()
+    after_update = trainer.run.values().copy()
+    trainer.capture_current_graph()
+    graph = trainer.snapshot().graph
+    assert graph is not None
+    shown = np.array([graph.data(graph.find_parameter(name)) for name in trainer.param_names])
+    np.testing.assert_array_equal(shown, used)
+    np.testing.assert_array_equal(trainer.run.values(), after_update)  # weights put back

@@ -403,6 +403,24 @@ class Trainer:
             self.phase_index = (self.phase_index + 1) % len(PHASES)
         return phase
 
+    def capture_current_graph(self) -> None:
+        """Capture the last forward pass's graph now, as it was before its update.
+
+        After a whole step the optimizer has already moved the weights; the graph must
+        show the weights the forward pass used, so they are put back while it is frozen.
+        """
+        if self.last_root is None:
+            return
+        if self.phase_index == 0 and self.checkpoints:
+            current = self.run.values()
+            self.run.set_values(self.checkpoints[-1].params)
+            try:
+                self._capture_graph()
+            finally:
+                self.run.set_values(current)
+        else:
+            self._capture_graph()
+
     def _capture_graph(self) -> None:
         """Freeze the current graph's numbers (before the update moves the weights)."""
         if self.last_root is None:

@@ -151,6 +151,8 @@ class TrainingWorker(QObject):
     def _finish_run(self, reason: str) -> None:
         assert self._timer is not None
         self._timer.stop()
+        if self.graph_wanted:  # steps between shown snapshots were not traced
+            self.trainer.capture_current_graph()
         self._emit()
         self.running_changed.emit(False)
         if reason:
@@ -257,7 +259,7 @@ class SessionController(QObject):
         """A graph view is showing: capture the graph with each shown step (costs time)."""
         self._worker.graph_wanted = wanted
         if wanted:
-            self.call(lambda t: t._capture_graph() if t.last_root is not None else None)
+            self.call(lambda t: t.capture_current_graph())
 
     def shutdown(self) -> None:
         """Stop the worker thread (after the step it may be running). Safe to call twice."""
