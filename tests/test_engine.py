@@ -99,6 +99,7 @@ UNARY: dict[str, Callable[[Value, bool], Value]] = {
     "tanh": _plain(Value.tanh),
     "sigmoid": _plain(Value.sigmoid),
     "exp": _plain(Value.exp),
+    "sin": _plain(Value.sin),
     # log and fractional powers get an argument that stays in their domain.
     "log": _plain(lambda a: (a * a + 0.5).log()),
     "**0.5": _plain(lambda a: (a * a + 0.5) ** 0.5),
@@ -382,13 +383,14 @@ def _backward_twice_graph(op: str) -> tuple[Value, Value, Value, Value]:
         "log": lambda: (a - b).log(),
         "sigmoid": lambda: (a + b).sigmoid(),
         "abs": lambda: abs(a + b),
+        "sin": lambda: (a + b).sin(),
     }[op]()
     root = mid + 0.0  # one more `+` on top, so `mid` is an intermediate node
     return a, b, mid, root
 
 
 SAVES_NOTHING = ["+", "-", "neg", "sum", "mean"]
-SAVES_INPUTS = ["*", "/", "**", "tanh", "relu", "exp", "log", "sigmoid", "abs"]
+SAVES_INPUTS = ["*", "/", "**", "tanh", "relu", "exp", "log", "sigmoid", "abs", "sin"]
 
 
 @pytest.mark.parametrize("op", SAVES_NOTHING)

@@ -296,15 +296,15 @@ def test_every_op_an_expression_builds_has_a_formula() -> None:
 
 
 def test_formulas_cover_the_engine_ops() -> None:
-    assert {"+", "*", "**", "neg", "abs", "tanh", "exp", "log", "relu", "sigmoid",
+    assert {"+", "*", "**", "neg", "abs", "tanh", "exp", "log", "sin", "relu", "sigmoid",
             "sum", "mean"} <= set(LOCAL_DERIVATIVES)
     assert LOCAL_DERIVATIVES["tanh"] == "d tanh(x)/dx = 1 − tanh²(x)"
     with pytest.raises(KeyError):
-        derivative_formula("sin")
+        derivative_formula("cos")
 
 
 def test_function_names() -> None:
-    assert FUNCTIONS == ("tanh", "exp", "log", "relu", "sigmoid", "abs")
+    assert FUNCTIONS == ("tanh", "exp", "log", "sin", "relu", "sigmoid", "abs")
 
 
 # --- chains of named statements -----------------------------------------------------------

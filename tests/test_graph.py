@@ -390,3 +390,14 @@ def test_dot_escapes_labels() -> None:
     text = graph.to_dot(g)
     assert 'say \\"hi\\" \\\\ there' in text
     assert graph.parse_dot_counts(text) == (3, 2)
+
+
+def test_local_derivative_of_sin_is_the_cosine_the_engine_passed_back() -> None:
+    x = Value(np.array([0.3, -1.2, 2.5]))
+    out = x.sin()
+    g = graph.trace(out.sum())
+    out.sum().backward(retain_graph=True)
+    node = g.node_of(out)
+    assert node is not None
+    np.testing.assert_allclose(graph.local_derivative(g, node, 0), x.grad)
+    assert graph.derivative_formula("sin") == "∂sin(a)/∂a = cos(a)"

@@ -219,6 +219,16 @@ class Value:
         out._backward = _backward
         return out
 
+    def sin(self) -> Value:
+        out = Value(_elementwise(self.data, math.sin, np.sin), (self,), "sin")
+
+        def _backward(grad: Data) -> None:
+            cos = _elementwise(self.data, math.cos, np.cos)
+            self._accumulate(cos * grad)  # d(sin x)/dx = cos x
+
+        out._backward = _backward
+        return out
+
     def relu(self) -> Value:
         r = _elementwise(self.data, _scalar_relu, _array_relu)
         out = Value(r, (self,), "relu")

@@ -297,6 +297,8 @@ def local_derivative(graph: Graph, consumer: int, slot: int) -> Any:
         return out
     if op == "log":
         return 1 / x
+    if op == "sin":
+        return np.cos(x)
     if op == "relu":
         return (np.asarray(out) > 0).astype(np.float64) if type(out) is np.ndarray \
             else float(out > 0)
@@ -320,6 +322,7 @@ LOCAL_DERIVATIVE_FORMULAS = {
     "tanh": "∂tanh(a)/∂a = 1 − tanh(a)² = 1 − out²",
     "exp": "∂eᵃ/∂a = eᵃ = out",
     "log": "∂ln(a)/∂a = 1/a",
+    "sin": "∂sin(a)/∂a = cos(a)",
     "relu": "∂relu(a)/∂a = 1 if out > 0 else 0",
     "sigmoid": "∂σ(a)/∂a = σ(a)(1 − σ(a)) = out(1 − out)",
     "sum": "∂(Σ aᵢ)/∂aᵢ = 1 for every sample",

@@ -88,6 +88,7 @@ def local_gradients(node: Value) -> list[tuple[Value, Data]]:
         "tanh": lambda: 1 - out * out,
         "exp": lambda: out,
         "log": lambda: 1 / x.data,
+        "sin": lambda: _number(np.cos(x.data)),
         "relu": lambda: _number(np.greater(out, 0) * 1.0),
         "sigmoid": lambda: out * (1 - out),
         "sum": lambda: _spread(x.data, 1.0),
