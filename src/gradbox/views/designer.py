@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -97,7 +98,7 @@ class DesignerPanel(QWidget):
             form.addRow(label, widget)
         self.kind.currentTextChanged.connect(self._on_edit)
         for spin in (self.n_samples, self.noise, self.data_seed, self.test_ratio, self.classes):
-            spin.valueChanged.connect(self._on_edit)
+            self._commit_on_finish(spin)
         return group
 
     def _network_group(self) -> QGroupBox:
@@ -165,10 +166,21 @@ class DesignerPanel(QWidget):
         for combo in (self.loss, self.optimizer, self.schedule):
             combo.currentIndexChanged.connect(self._on_edit)
         for combo in (self.lr, self.l1, self.l2):
-            combo.currentTextChanged.connect(self._on_edit)
+            # Typing only checks the text; Enter, Tab, leaving the box or picking a
+            # value from the list applies it.
+            combo.currentTextChanged.connect(self._on_typing)
+            combo.lineEdit().editingFinished.connect(self._on_commit)
+            combo.activated.connect(self._on_commit)
         for spin in (self.momentum, self.schedule_steps, self.batch):
-            spin.valueChanged.connect(self._on_edit)
+            self._commit_on_finish(spin)
         return group
+
+    def _commit_on_finish(self, spin: QAbstractSpinBox) -> None:
+        """Typed digits wait for Enter, Tab or focus-out (no model is rebuilt from a
+        half-typed 1 of 100); the arrows and the wheel apply after a short pause."""
+        spin.setKeyboardTracking(False)
+        spin.valueChanged.connect(self._on_edit)
+        spin.editingFinished.connect(self._on_commit)
 
     # --- hidden layers -----------------------------------------------------------------------
     def _set_layers(self, sizes: tuple[int, ...]) -> None:
@@ -183,7 +195,7 @@ class DesignerPanel(QWidget):
             spin.setRange(1, 1_000_000)  # no cap; the status line warns when it is slow
             spin.setPrefix(f"layer {index + 1}: ")
             spin.setSuffix(" neurons")
-            spin.valueChanged.connect(self._on_edit)
+            self._commit_on_finish(spin)
             self.layer_spins.append(spin)
             self.layers_box.addWidget(spin)
         for spin, size in zip(self.layer_spins, sizes):
@@ -266,28 +278,46 @@ class DesignerPanel(QWidget):
         self.status.setText(f"⚠ {warning}" if warning else "")
 
     # --- applying ----------------------------------------------------------------------
-    @Slot()
-    def _on_edit(self) -> None:
-        if self._loading:
-            return
+    def _checked(self) -> TrainingConfig | None:
+        """The described configuration with its hints shown, or None with the problem."""
         try:
             config = self.config()
         except ConfigError as error:
             self._apply_timer.stop()
             self.status.setStyleSheet("color: #b3261e;")
             self.status.setText(f"Not applied: {error}")
-            return
+            return None
         self._refresh_hints(config)
-        self._apply_timer.start()
+        return config
+
+    @Slot()
+    def _on_edit(self) -> None:
+        if not self._loading and self._checked() is not None:
+            self._apply_timer.start()
+
+    @Slot()
+    def _on_typing(self) -> None:
+        """Say at once whether the text being typed is usable; apply nothing yet."""
+        if not self._loading:
+            self._checked()
+
+    @Slot()
+    def _on_commit(self) -> None:
+        """A field was committed (Enter, Tab, focus-out, a pick): apply now if it changed
+        anything, so a Step pressed right after already uses it."""
+        if self._loading:
+            return
+        config = self._checked()
+        if config is not None and (config != self._shown_config
+                                   or self._apply_timer.isActive()):
+            self.apply()
 
     @Slot()
     def apply(self) -> None:
         """Send the current settings to the session now (normally done after a pause)."""
         self._apply_timer.stop()
-        try:
-            config = self.config()
-        except ConfigError as error:
-            self.status.setText(f"Not applied: {error}")
+        config = self._checked()
+        if config is None:
             return
         self._shown_config = config
         self.controller.apply_config(config)

@@ -24,6 +24,7 @@ from gradbox.training import Snapshot, Trainer, TrainingConfig
 from gradbox.views.autosave import Autosaver
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
+from gradbox.views.keys import FieldKeys
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
 from gradbox.views.parameters import ParametersView
@@ -37,6 +38,8 @@ SHORTCUTS = """<table>
 <tr><td><b>Space</b></td><td>Step: one whole iteration</td></tr>
 <tr><td><b>N</b></td><td>Sub-step: the next phase only</td></tr>
 <tr><td><b>R</b></td><td>Run / Pause</td></tr>
+<tr><td><b>Enter / Tab</b></td><td>in a number box: use the typed value (keys work again)</td></tr>
+<tr><td><b>Esc</b></td><td>leave a field (a number box gets its old value back)</td></tr>
 <tr><td><b>Ctrl+Shift+R</b></td><td>Reset to the same initial weights</td></tr>
 <tr><td><b>Ctrl+I</b></td><td>Re-initialize with new weights</td></tr>
 <tr><td><b>Click</b> on the plot</td><td>select a point, or add one of the picked class</td></tr>
@@ -117,6 +120,9 @@ class MainWindow(QMainWindow):
         self.playground = PlaygroundPanel(controller)
         self.tabs.addTab(_scrolling(self.playground), "Playground")
         self.setCentralWidget(self.tabs)
+        # Clicking a tab takes the focus out of a field, as clicking elsewhere would.
+        self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
+        self.field_keys = FieldKeys(self)
         self._docks_hidden_for_playground: list[QDockWidget] = []
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
