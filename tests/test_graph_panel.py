@@ -11,9 +11,10 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 
 from gradbox import graph
+from gradbox.formatting import fmt
 from gradbox.training import Trainer, TrainingConfig
+from gradbox.views.graph_items import OpNode
 from gradbox.views.graph_panel import GraphPanel, graph_is_current, phase_caption, sample_choice
-from gradbox.views.graph_view import _OpNode
 from gradbox.views.session import SessionController
 
 
@@ -50,9 +51,9 @@ def select(qtbot, controller: SessionController, index: int) -> None:  # type: i
         controller.select_sample(index)
 
 
-def op_items(panel: GraphPanel) -> dict[int, _OpNode]:
+def op_items(panel: GraphPanel) -> dict[int, OpNode]:
     return {item.index: item for item in panel.view.scene().items()
-            if isinstance(item, _OpNode)}
+            if isinstance(item, OpNode)}
 
 
 def train_point(controller: SessionController, k: int = 0) -> int:
@@ -93,11 +94,11 @@ def test_a_step_shows_the_graph_with_the_selected_points_numbers(
         data = g.data(i)
         expected = float(data[position]) if isinstance(data, np.ndarray) else float(data)
         assert values[i] == expected
-        assert items[i].value_text == f"data {graph.fmt(values[i])}"
-        assert items[i].grad_text == f"grad {graph.fmt(grads[i])}"
+        assert items[i].value_text == f"data {fmt(values[i])}"
+        assert items[i].grad_text == f"grad {fmt(grads[i])}"
     # the network level shows the same point's unit values
     panel.view.set_level("network")
-    net = panel.view._network
+    net = panel.view.network.network
     assert net is not None and net.sample == position and net.units is not None
     assert net.maps is not None  # each unit's map over the data's extent
 
@@ -113,7 +114,7 @@ def test_choosing_another_point_updates_the_numbers(
     assert panel.view.sample() == position
     items = op_items(panel)
     values = g.values(position)
-    assert all(items[i].value_text == f"data {graph.fmt(values[i])}" for i in range(len(g)))
+    assert all(items[i].value_text == f"data {fmt(values[i])}" for i in range(len(g)))
     assert not panel.note.isVisibleTo(panel)
 
 

@@ -11,8 +11,11 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 
 from gradbox import datasets, graph, losses
 from gradbox.engine import Value
+from gradbox.formatting import fmt
 from gradbox.nn import MLP
-from gradbox.views.graph_view import OP_NODE_CAP, GraphView, _OpNode
+from gradbox.views.graph_items import OpNode
+from gradbox.views.graph_net_scene import maps_image
+from gradbox.views.graph_view import OP_NODE_CAP, GraphView
 
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
@@ -42,8 +45,8 @@ def small_graph() -> graph.Graph:
     return graph.trace(out, {b: "b"})
 
 
-def op_items(view: GraphView) -> list[_OpNode]:
-    return [item for item in view.scene().items() if isinstance(item, _OpNode)]
+def op_items(view: GraphView) -> list[OpNode]:
+    return [item for item in view.scene().items() if isinstance(item, OpNode)]
 
 
 def click_scene(qtbot, view: GraphView, point) -> None:  # type: ignore[no-untyped-def]
@@ -62,16 +65,16 @@ def test_operation_level_shows_every_node_with_values_of_the_sample(view: GraphV
     assert len(items) == len(g) == 1663
     values, grads = g.values(7), g.grads(7)
     for item in items[::37]:
-        assert item.value_text == f"data {graph.fmt(values[item.index])}"
-        assert item.grad_text == f"grad {graph.fmt(grads[item.index])}"
+        assert item.value_text == f"data {fmt(values[item.index])}"
+        assert item.grad_text == f"grad {fmt(grads[item.index])}"
     view.set_sample(42)
     values = g.values(42)
-    assert all(item.value_text == f"data {graph.fmt(values[item.index])}" for item in items)
+    assert all(item.value_text == f"data {fmt(values[item.index])}" for item in items)
     fanout = [item for item in items if item.fanout]
     assert {item.index for item in fanout} == {i for i in range(len(g)) if g.is_fanout(i)}
     kinds = {item.index: item.kind for item in items}
-    assert kinds[g.find_parameter("layers.0.neurons.0.w.0")] == _OpNode.PARAM
-    assert kinds[g.root] == _OpNode.OP
+    assert kinds[g.find_parameter("layers.0.neurons.0.w.0")] == OpNode.PARAM
+    assert kinds[g.root] == OpNode.OP
 
 
 def test_new_step_of_same_shape_reuses_items_and_updates_labels(view: GraphView) -> None:
@@ -85,7 +88,7 @@ def test_new_step_of_same_shape_reuses_items_and_updates_labels(view: GraphView)
     items = op_items(view)
     assert {id(item) for item in items} == before
     root = next(item for item in items if item.index == g2.root)
-    assert root.value_text == f"data {graph.fmt(loss2.data)}"
+    assert root.value_text == f"data {fmt(loss2.data)}"
 
 
 def test_other_structure_rebuilds(view: GraphView) -> None:
@@ -238,12 +241,12 @@ def test_network_level_weights_units_and_gradient_toggle(qtbot, view: GraphView)
     view.set_graph(g, 5)
     view.set_network(net)
     assert view.level() == "network"
-    assert len(view._weight_names) == 2 * 16 + 16 * 16 + 16
-    unit = view._units[2][7]
-    assert unit.text == graph.fmt(net.units[2][7]) and unit.image is not None
+    assert len(view.network.weight_names) == 2 * 16 + 16 * 16 + 16
+    unit = view.network.units[2][7]
+    assert unit.text == fmt(net.units[2][7]) and unit.image is not None
     view.gradients_action.trigger()
     assert view.show_gradients() and view.gradients_action.isChecked()
-    assert unit.text == "grad " + graph.fmt(net.unit_grads[2][7])
+    assert unit.text == "grad " + fmt(net.unit_grads[2][7])
     # a click on the middle of an edge picks that weight
     name = "layers.2.neurons.0.w.9"
     view.resetTransform()
@@ -349,7 +352,7 @@ def test_export_png_svg_dot(tmp_path: Path, view: GraphView) -> None:
     assert "<svg" in svg and "tanh" in svg
     dot = (tmp_path / "g.dot").read_text(encoding="utf-8")
     assert graph.parse_dot_counts(dot) == (len(g), len(g.edges))
-    assert f"data {graph.fmt(g.values(1)[0])}" in dot
+    assert f"data {fmt(g.values(1)[0])}" in dot
 
 
 def test_actions_switch_level(qtbot, view: GraphView) -> None:
@@ -398,7 +401,7 @@ def test_custom_replay_order_numbers_a_node_each_time_it_fires(qtbot, view: Grap
     items = {item.index: item for item in op_items(view)}
     assert items[1].places == [2, 4] and items[1].badge_text() == "2,4"
     assert items[2].places == [1] and items[2].place == 1
-    many = _OpNode(0, _OpNode.OP, "+", False, items[0].style)
+    many = OpNode(0, OpNode.OP, "+", False, items[0].style)
     many.places = [1, 2, 3, 4, 5]
     assert many.badge_text() == "1,2,3,4…"
     # Play again after the end: the default order, from the start
@@ -510,13 +513,13 @@ def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView, size) 
     view.set_level("operation")
     view.fit()
     port = view.viewport().rect()
-    assert len(view._landmarks) == 3
-    for label in view._landmarks:
+    assert len(view.operations.landmarks) == 3
+    for label in view.operations.landmarks:
         # drawn at a constant size: map its own rect through its device transform
         box = label.deviceTransform(view.viewportTransform()).mapRect(label.boundingRect())
         assert box.left() >= 0 and box.right() <= port.right() + 1, (label.text(), box)
     legend = view._legend_rect()
-    drawing = view.mapFromScene(view._edges.boundingRect()).boundingRect()
+    drawing = view.mapFromScene(view.operations.drawing_rect()).boundingRect()
     assert not QRectF(drawing).intersects(legend)
 
 
@@ -540,12 +543,12 @@ def test_a_refresh_repaints_only_the_nodes_on_screen(view: GraphView) -> None:
     view.set_sample(5)
     view.viewport().repaint()
     items = op_items(view)
-    generation = view._numbers.generation
+    generation = view.operations.numbers.generation
     painted = [item for item in items if item.drawn == generation]
     assert 0 < len(painted) < len(items) / 10
     # what every node says is the new sample's, painted yet or not
     values = g.values(5)
-    assert all(item.value_text == f"data {graph.fmt(values[item.index])}" for item in items)
+    assert all(item.value_text == f"data {fmt(values[item.index])}" for item in items)
     # scrolled to, a node is painted with the new numbers
     far = graph.neuron_nodes(g, 0, 3).output
     assert next(item for item in items if item.index == far).drawn != generation
@@ -562,7 +565,7 @@ def test_a_small_graph_fits_at_a_readable_zoom_without_room_for_hidden_labels(
     # the zoomed-out landmarks are hidden at this zoom: no pixels were kept for them
     assert view.transform().m11() >= 1.0
     view.viewport().repaint()
-    assert not any(label.isVisible() for label in view._landmarks)
+    assert not any(label.isVisible() for label in view.operations.landmarks)
 
 
 def test_the_legend_folds_itself_in_a_small_window_until_the_user_chooses(
@@ -592,13 +595,13 @@ def test_fit_puts_the_drawing_beside_or_below_the_legend_at_any_zoom(view: Graph
 
 def test_column_headers_shorten_then_stagger_as_the_network_shrinks(view: GraphView) -> None:
     view.set_network(graph.network_level(MLP(2, [8, 8, 1], seed=0)))
-    headers = view._headers
+    headers = view.network.headers
     for zoom, form in ((1.0, 0), (0.42, 1), (0.2, 2)):
         view.resetTransform()
         view.scale(zoom, zoom)
         view.viewport().repaint()
         texts = [item.text() for item, *_ in headers]
-        assert view._headers_form == form, zoom
+        assert view.network.headers_form == form, zoom
         assert all("\n" not in t for t in texts) == (form > 0)
         lifts = {item.transform().dy() + item.boundingRect().height() for item, *_ in headers}
         assert (len(lifts) > 1) == (form == 2)  # alternate heights only when staggered
@@ -607,7 +610,7 @@ def test_column_headers_shorten_then_stagger_as_the_network_shrinks(view: GraphV
 def test_unit_maps_are_coloured_like_the_decision_boundary() -> None:
     maps = [np.array([[[1.0, -1.0], [0.0, 0.25]]]), np.array([[[0.0, 0.0], [0.0, 0.0]],
                                                               [[-2.0, 0.0], [0.0, 0.0]]])]
-    image = GraphView._maps_image(maps)
+    image = maps_image(maps)
     assert (image.width(), image.height()) == (2, 6)  # three units of 2x2, one under another
     rgb = [[image.pixelColor(x, y).getRgb()[:3] for x in range(2)] for y in range(6)]
     assert rgb[0][0] == (0x08, 0x77, 0xBD)  # positive: the boundary's blue

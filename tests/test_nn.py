@@ -9,7 +9,16 @@ from hypothesis import strategies as st
 
 from gradbox import datasets, losses
 from gradbox.engine import Value
-from gradbox.nn import MLP, Layer, Neuron
+from gradbox.nn import (
+    MLP,
+    Layer,
+    Neuron,
+    numpy_layers,
+    parameter_name,
+    parameter_names,
+    parse_parameter_name,
+    unflatten,
+)
 
 
 def numpy_forward(model: MLP, points: np.ndarray) -> np.ndarray:
@@ -178,3 +187,30 @@ def test_the_boundarys_numpy_forward_equals_the_engine(activation: str, hidden: 
     engine = np.stack([o.data for o in (out if isinstance(out, list) else [out])], axis=1)
     fast = fast_forward(model.get_flat(), model.layer_sizes(), activation, points)
     np.testing.assert_allclose(fast, engine, rtol=1e-12, atol=1e-12)
+
+
+# --- parameter names: one place builds and reads them ---------------------------------
+def test_parameter_names_parse_back() -> None:
+    assert parse_parameter_name("layers.1.neurons.12.w.3") == (1, 12, 3)
+    assert parse_parameter_name("layers.0.neurons.2.b") == (0, 2, None)
+    assert parse_parameter_name("x0") is None
+    assert parse_parameter_name("layers.0.neurons.2.b.extra") is None
+    for name in parameter_names([3, 4, 2]):
+        assert parameter_name(*parse_parameter_name(name)) == name
+
+
+def test_model_names_are_the_built_names() -> None:
+    model = MLP(3, [4, 2], seed=0)
+    assert [n for n, _ in model.named_parameters()] == parameter_names([3, 4, 2])
+    # PyTorch's order: each neuron's weights, then its bias
+    assert model.named_parameters()[3][0] == "layers.0.neurons.0.b"
+
+
+def test_numpy_layers_match_the_engine() -> None:
+    model = MLP(2, [5, 3, 1], activation="tanh", seed=1)
+    points = np.random.default_rng(0).normal(size=(7, 2))
+    weights, biases = unflatten(model.get_flat(), model.layer_sizes())
+    outs = numpy_layers(weights, biases, ["tanh", "tanh", "linear"], points)
+    assert [o.shape for o in outs] == [(7, 2), (7, 5), (7, 3), (7, 1)]
+    engine = model([points[:, 0], points[:, 1]])
+    np.testing.assert_allclose(outs[-1][:, 0], engine.data, rtol=1e-12)

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from gradbox import ops
+
 Data = float | np.ndarray
 
 # PyTorch's own words, so the lesson on `retain_graph` reads the same here and there.
@@ -35,7 +37,9 @@ NON_SCALAR_MESSAGE = "grad can be implicitly created only for scalar outputs"
 # Ops whose backward needs no saved value: d(a+b)/da = 1, d(-a)/da = -1, and a sum
 # hands its gradient back unchanged. PyTorch saves nothing for them, so a second
 # backward through them works -- and silently accumulates the gradient again.
-SAVES_NOTHING = frozenset({"+", "neg", "sum", "mean", ""})
+# Which ops these are is written in the op table (`gradbox.ops`), with the rest of
+# what the app says about each op.
+SAVES_NOTHING = ops.SAVES_NOTHING
 
 
 def _freed_backward(grad: Data) -> None:
@@ -157,7 +161,7 @@ class Value:
             raise ValueError(
                 f"a negative number to the power {exponent:g} is not a real number"
             )
-        out = Value(self.data**exponent, (self,), _power_label(exponent))
+        out = Value(self.data**exponent, (self,), ops.power_name(exponent))
 
         def _backward(grad: Data) -> None:
             self._accumulate(exponent * self.data ** (exponent - 1) * grad)  # d(x^k)/dx = k x^(k-1)
@@ -349,12 +353,6 @@ def free_graph(nodes: Iterable[Value]) -> None:
     for node in nodes:
         if node._prev and node._op not in SAVES_NOTHING:
             node._backward = _freed_backward
-
-
-def _power_label(exponent: float) -> str:
-    """'**2' for display, but exact: the graph view reads the exponent back from it."""
-    short = f"{exponent:g}"
-    return f"**{short}" if float(short) == exponent else f"**{exponent!r}"
 
 
 def _spread(data: Data, grad: Data) -> Data:

@@ -30,19 +30,17 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from gradbox.nn import parse_parameter_name
 from gradbox.optim import Adam
 from gradbox.training import Trainer
 
 # The tolerance the script uses for its verdict, and the tests for theirs.
 TOLERANCE = 1e-6
 WIDTH = 96  # wrap embedded lists to about this many characters a line
-# gradbox's parameter names: layers.<layer>.neurons.<neuron>.w.<input> or ...b
-_NAME = re.compile(r"layers\.(\d+)\.neurons\.(\d+)\.(?:w\.(\d+)|b)")
 
 _ACTIVATION_MODULES = {"relu": "torch.nn.ReLU()", "tanh": "torch.nn.Tanh()",
                        "sigmoid": "torch.nn.Sigmoid()", "linear": None}
@@ -108,11 +106,10 @@ def _edits(trainer: Trainer) -> list[tuple[int, str, int, str, tuple[int, ...], 
     for edit in getattr(trainer, "edits", ()):
         if edit.step >= trainer.step_count:
             continue
-        match = _NAME.fullmatch(edit.name)
-        if match is None:
+        parsed = parse_parameter_name(edit.name)
+        if parsed is None:
             raise ValueError(f"cannot place the edited parameter {edit.name!r} in a layer")
-        layer, neuron, inp = (None if g is None else int(g) for g in match.groups())
-        assert layer is not None and neuron is not None
+        layer, neuron, inp = parsed
         kind, index = ("bias", (neuron,)) if inp is None else ("weight", (neuron, inp))
         out.append((edit.step + 1, edit.name, layer, kind, index, edit.old, edit.new))
     return out

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -42,7 +40,13 @@ from typing import Any
 import numpy as np
 
 from gradbox import losses
-from gradbox.nn import ACTIVATIONS, numpy_forward, parameter_count
+from gradbox.nn import (
+    ACTIVATIONS,
+    numpy_forward,
+    parameter_count,
+    parameter_names,
+    parse_parameter_name,
+)
 from gradbox.training import Snapshot, StepRecord, Trainer
 
 HISTORY_COLUMNS = tuple(f.name for f in fields(StepRecord))
@@ -54,7 +58,6 @@ PARAMETER_ORDER = "layer by layer, neuron by neuron: each neuron's weights (w.0,
 _MODEL_FIELDS = ("format", "version", "layer_sizes", "activation", "output_activation",
                  "loss", "classes", "step", "parameter_order", "parameters", "flat")
 # gradbox's parameter names: layers.<layer>.neurons.<neuron>.w.<input> or ...b
-_NAME = re.compile(r"layers\.(\d+)\.neurons\.(\d+)\.(?:w\.(\d+)|b)")
 # A model larger than this is not one gradbox trains; refusing keeps a hostile file from
 # making the loader allocate without bound.
 MAX_PARAMETERS = 1_000_000
@@ -106,25 +109,18 @@ def parameters_csv(names: Sequence[str], values: Sequence[float] | np.ndarray,
                          "gradients: one of each per parameter is needed")
     rows = []
     for name, value, grad in zip(names, values.tolist(), grads.tolist()):
-        match = _NAME.fullmatch(name)
-        if match is None:
+        parsed = parse_parameter_name(name)
+        if parsed is None:
             where: list[str | int] = ["", "", "", ""]
         else:
-            layer, neuron, inp = match.groups()
-            where = [int(layer), int(neuron), "bias" if inp is None else "weight",
-                     "" if inp is None else int(inp)]
+            layer, neuron, inp = parsed
+            where = [layer, neuron, "bias" if inp is None else "weight",
+                     "" if inp is None else inp]
         rows.append([name, *where, _cell(value), _cell(grad)])
     return _table(PARAMETER_COLUMNS, rows)
 
 
 # --- model JSON -------------------------------------------------------------------------------
-def parameter_names(layer_sizes: Sequence[int]) -> list[str]:
-    """The names `MLP.named_parameters()` gives a network of these sizes, in its order."""
-    return [f"layers.{layer}.neurons.{j}.{f'w.{i}' if i < nin else 'b'}"
-            for layer, (nin, nout) in enumerate(itertools.pairwise(layer_sizes))
-            for j in range(nout) for i in range(nin + 1)]
-
-
 def model_dict(source: Trainer | Snapshot) -> dict[str, Any]:
     """The model as a JSON-ready dict (see the module docstring)."""
     if isinstance(source, Trainer):

@@ -28,13 +28,13 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from gradbox import pitfalls
+from gradbox import ops, pitfalls
 from gradbox.engine import Value
+from gradbox.formatting import fmt, ordinal
 from gradbox.gradcheck import GradCheck, gradient_check, relative_error
 
 __all__ = [
     "FUNCTIONS",
-    "LOCAL_DERIVATIVES",
     "MAX_DEPTH",
     "MAX_EXPONENT",
     "MAX_LENGTH",
@@ -63,32 +63,13 @@ _UNARY: dict[str, Callable[[Value], Value]] = {
 }
 FUNCTIONS: tuple[str, ...] = tuple(_UNARY)
 
-# What the app shows beside a node: the local derivative its op hands back.
-LOCAL_DERIVATIVES: dict[str, str] = {
-    "+": "d(a+b)/da = 1, d(a+b)/db = 1",
-    "*": "d(a·b)/da = b, d(a·b)/db = a",
-    "**": "d(xᵏ)/dx = k·xᵏ⁻¹",
-    "neg": "d(−x)/dx = −1",
-    "abs": "d|x|/dx = sign(x)",
-    "tanh": "d tanh(x)/dx = 1 − tanh²(x)",
-    "exp": "d eˣ/dx = eˣ",
-    "log": "d ln(x)/dx = 1/x",
-    "sin": "d sin(x)/dx = cos(x)",
-    "relu": "d relu(x)/dx = 1 if x > 0, else 0",
-    "sigmoid": "d σ(x)/dx = σ(x)·(1 − σ(x))",
-    "sum": "d(x₁ + … + xₙ)/dxᵢ = 1",
-    "mean": "d mean(x)/dxᵢ = 1/n",
-    "": "a leaf: nothing to pass on",
-}
-
-
 def derivative_formula(op: str) -> str:
-    """The local-derivative formula for a node's op label ("**2" included)."""
-    if op.startswith("**"):
-        return f"{LOCAL_DERIVATIVES['**']}, here k = {op[2:]}"
-    if op not in LOCAL_DERIVATIVES:
-        raise KeyError(f"no formula for the op {op!r}")
-    return LOCAL_DERIVATIVES[op]
+    """The local-derivative formula for a node's op ("**2" included), from `gradbox.ops`."""
+    try:
+        ops.split(op)
+    except KeyError:
+        raise KeyError(f"no formula for the op {op!r}") from None
+    return ops.formula(op)
 
 
 def default_value(name: str) -> float:
@@ -668,7 +649,7 @@ class Playground:
         self._clear_results()
         return Outcome("info", "Forward done",
                        f"{len(self.root.topological_order())} nodes; output = "
-                       f"{_fmt(self.root.data)}. Press Backward to send gradients back.")
+                       f"{fmt(self.root.data)}. Press Backward to send gradients back.")
 
     def set_variant(self, variant: str) -> None:
         if variant not in PLAYGROUND_VARIANTS:
@@ -702,7 +683,7 @@ class Playground:
         self.passes = 0
         self._clear_results()
         return Outcome("info", "Forward done",
-                       f"output = {_fmt(self.root.data)}. The graph is new; the leaves "
+                       f"output = {fmt(self.root.data)}. The graph is new; the leaves "
                        "keep whatever gradient they hold.")
 
     def zero_grads(self) -> Outcome:
@@ -792,10 +773,10 @@ class Playground:
             return Outcome("error", "Backward again raised RuntimeError", text, str(exc))
         self.passes += 1
         after = self.grads()
-        change = ", ".join(f"{n}: {_fmt(b)} → {_fmt(a)}"
+        change = ", ".join(f"{n}: {fmt(b)} → {fmt(a)}"
                            for n, b, a in zip(self.names, before, after))
         text = pitfalls.explain_backward_twice(saving, self.first_retained, raised=False)
-        return Outcome("warning", f"Backward ran a {_ordinal(self.passes)} time: "
+        return Outcome("warning", f"Backward ran a {ordinal(self.passes)} time: "
                        "gradients added again", f"{change}. {text}")
 
     def gradient_check(self) -> Outcome:
@@ -827,8 +808,8 @@ class Playground:
         which = "The variant's" if self.broken is not None else "The"
         return Outcome("error", f"Gradient check FAILED: relative error "
                        f"{self.check.worst_error:.2g} at {names[worst]}",
-                       f"{which} gradient of {names[worst]} is {_fmt(analytic[worst])}, "
-                       f"the finite difference says {_fmt(numeric[worst])}.")
+                       f"{which} gradient of {names[worst]} is {fmt(analytic[worst])}, "
+                       f"the finite difference says {fmt(numeric[worst])}.")
 
     def forget_zero_grad(self, passes: int = 3) -> pitfalls.ForgetZeroGrad:
         """Backward `passes` times on the same values, with and without zero_grad."""
@@ -841,17 +822,9 @@ def _node_name(node: Value) -> str:
     if node.label:
         return node.label
     if not node._prev:
-        return _fmt(float(node.data))
+        return fmt(float(node.data))
     return {"*": "×"}.get(node._op, node._op)
 
 
 def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-
-
-def _fmt(x: float) -> str:
-    return "0" if x == 0 else f"{x:.4g}"
-
-
-def _ordinal(n: int) -> str:
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,8 +93,8 @@ class MLP(Module):
         ]
         # The structure never changes after construction, so list the parameters once:
         # training asks for them several times per step.
-        self._named = [(f"layers.{i}.{name}", p) for i, layer in enumerate(self.layers)
-                       for name, p in layer.named_parameters()]
+        params = [p for layer in self.layers for _, p in layer.named_parameters()]
+        self._named = list(zip(parameter_names(sizes), params, strict=True))
         self._params = [p for _, p in self._named]
 
     def __call__(self, x: Sequence[Any]) -> Value | list[Value]:
@@ -137,16 +138,35 @@ def numpy_forward(params: np.ndarray, layer_sizes: Sequence[int], activation: st
     Used where only numbers are needed (decision boundary, test loss): one matmul per
     layer instead of a graph. `params` is in `MLP.parameters()` order. Returns (n, nout).
     """
-    h = np.asarray(points, dtype=np.float64)
+    weights, biases = unflatten(params, layer_sizes)
+    activations = [activation] * (len(weights) - 1) + [output_activation]
+    return numpy_layers(weights, biases, activations, points)[-1]
+
+
+def unflatten(params: np.ndarray, layer_sizes: Sequence[int]
+              ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per layer, W of shape (nout, nin) and b of shape (nout,), from `parameters()` order."""
+    params = np.asarray(params, dtype=np.float64)
+    weights, biases = [], []
     offset = 0
-    last = len(layer_sizes) - 2
-    for i, (nin, nout) in enumerate(itertools.pairwise(layer_sizes)):
+    for nin, nout in itertools.pairwise(layer_sizes):
         # Each neuron stores nin weights then its bias: a (nout, nin + 1) block.
         block = params[offset: offset + nout * (nin + 1)].reshape(nout, nin + 1)
         offset += nout * (nin + 1)
-        h = h @ block[:, :nin].T + block[:, nin]
-        h = _numpy_activation(h, output_activation if i == last else activation)
-    return h
+        weights.append(block[:, :nin])
+        biases.append(block[:, nin])
+    return weights, biases
+
+
+def numpy_layers(weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
+                 activations: Sequence[str], points: np.ndarray) -> list[np.ndarray]:
+    """Every layer's output for a batch of points (n, nin): [points, h1, ..., output]."""
+    h = np.asarray(points, dtype=np.float64)
+    outputs = [h]
+    for w, b, act in zip(weights, biases, activations):
+        h = _numpy_activation(h @ np.asarray(w).T + b, act)
+        outputs.append(h)
+    return outputs
 
 
 def _numpy_activation(h: np.ndarray, activation: str) -> np.ndarray:
@@ -157,6 +177,31 @@ def _numpy_activation(h: np.ndarray, activation: str) -> np.ndarray:
     if activation == "sigmoid":
         return 0.5 * (1 + np.tanh(0.5 * h))
     return h
+
+
+# --- parameter names: built and read here only ---------------------------------------
+_PARAMETER_NAME = re.compile(r"^layers\.(\d+)\.neurons\.(\d+)\.(?:w\.(\d+)|b)$")
+
+
+def parameter_name(layer: int, unit: int, source: int | None) -> str:
+    """'layers.L.neurons.J.w.I' for weight I of neuron J in layer L, '...b' for its bias."""
+    return f"layers.{layer}.neurons.{unit}.{'b' if source is None else f'w.{source}'}"
+
+
+def parse_parameter_name(name: str) -> tuple[int, int, int | None] | None:
+    """(layer, unit, input index or None for the bias) of a parameter name, else None."""
+    match = _PARAMETER_NAME.match(name)
+    if match is None:
+        return None
+    layer, unit, source = match.groups()
+    return int(layer), int(unit), None if source is None else int(source)
+
+
+def parameter_names(layer_sizes: Sequence[int]) -> list[str]:
+    """The names `MLP.named_parameters()` gives a network of these sizes, in its order."""
+    return [parameter_name(layer, j, i if i < nin else None)
+            for layer, (nin, nout) in enumerate(itertools.pairwise(layer_sizes))
+            for j in range(nout) for i in range(nin + 1)]
 
 
 def parameter_count(layer_sizes: Sequence[int]) -> int:

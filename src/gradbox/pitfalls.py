@@ -11,9 +11,8 @@ lesson can run the broken code beside the real one and show both columns.
     forget_zero_grad_demo  steps without zero_grad: gradients pile up
     microbatch_accumulation  the same accumulation, used on purpose
 
-`local_gradients(node)` is the per-op table of local derivatives the assign variant
-needs (the engine's closures always add); the graph view uses it too, to show what
-each consumer contributes to a node's gradient.
+`local_gradients(node)` gives the local derivatives the assign variant needs (the
+engine's closures always add), read from the op table `gradbox.ops`.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradbox import datasets
+from gradbox import datasets, ops
 from gradbox.engine import NON_SCALAR_MESSAGE, SAVES_NOTHING, Data, Value
 from gradbox.gradcheck import GradCheck, gradient_check
 from gradbox.losses import compute_loss, l1_penalty, l2_penalty
@@ -69,34 +68,13 @@ def local_gradients(node: Value) -> list[tuple[Value, Data]]:
     An input used twice (`a * a`) appears twice, once per use: that is exactly what
     the accumulation rule sums. A leaf has no inputs and gets an empty list.
     """
-    inputs, op, out = node._prev, node._op, node.data
-    if not inputs:
-        return []
-    if op == "+":
-        return [(inputs[0], 1.0), (inputs[1], 1.0)]
-    if op == "*":
-        a, b = inputs
-        return [(a, b.data), (b, a.data)]
-    (x,) = inputs
-    if op.startswith("**"):
-        # The engine writes the exponent into the label ("**2", "**-1", "**0.5").
-        k = float(op[2:])
-        return [(x, k * x.data ** (k - 1))]
-    table: dict[str, Callable[[], Data]] = {
-        "neg": lambda: -1.0,
-        "abs": lambda: _number(np.sign(x.data)),
-        "tanh": lambda: 1 - out * out,
-        "exp": lambda: out,
-        "log": lambda: 1 / x.data,
-        "sin": lambda: _number(np.cos(x.data)),
-        "relu": lambda: _number(np.greater(out, 0) * 1.0),
-        "sigmoid": lambda: out * (1 - out),
-        "sum": lambda: _spread(x.data, 1.0),
-        "mean": lambda: _spread(x.data, 1.0 / _samples(x.data)),
-    }
-    if op not in table:
-        raise ValueError(f"no local derivative is known for the op {op!r}")
-    return [(x, table[op]())]
+    inputs = node._prev
+    data = [x.data for x in inputs]
+    try:
+        return [(x, _number(ops.local_derivative(node._op, data, node.data, slot)))
+                for slot, x in enumerate(inputs)]
+    except KeyError:
+        raise ValueError(f"no local derivative is known for the op {node._op!r}") from None
 
 
 def contributions(node: Value) -> list[tuple[Value, Data]]:
@@ -500,14 +478,6 @@ def _path_counts(root: Value, topo: list[Value]) -> dict[Value, int]:
         for child in node._prev:
             counts[child] += counts[node]
     return counts
-
-
-def _samples(data: Data) -> int:
-    return data.shape[0] if type(data) is np.ndarray else 1
-
-
-def _spread(data: Data, value: float) -> Data:
-    return np.full(data.shape, value) if type(data) is np.ndarray else value
 
 
 def _number(x: Data) -> Data:

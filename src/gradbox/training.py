@@ -24,6 +24,7 @@ import numpy as np
 from gradbox import datasets, losses
 from gradbox.datasets import Dataset
 from gradbox.engine import Value
+from gradbox.formatting import fmt
 from gradbox.graph import Graph, trace
 from gradbox.nn import ACTIVATIONS, MLP, numpy_forward, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES, Optimizer, Schedule, make_optimizer
@@ -507,7 +508,7 @@ class Trainer:
                 return self.stop_reason
             done += 1
             if target_loss is not None and record.loss <= target_loss:
-                return f"reached loss {record.loss:.4g} ≤ {target_loss:g} at step {record.step}"
+                return f"reached loss {fmt(record.loss)} ≤ {target_loss:g} at step {record.step}"
         return f"ran {done} steps"
 
     # --- evaluation ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from gradbox.formatting import fmt
 from gradbox.training import ParameterEdit, Snapshot, StepRecord
 from gradbox.views.plotting import (
     EDIT,
@@ -38,7 +39,7 @@ def _edit_pen() -> QPen:
 
 
 def _fmt(value: float) -> str:
-    return "–" if not math.isfinite(value) else f"{value:.4g}"
+    return "–" if not math.isfinite(value) else fmt(value)
 
 
 def _pct(value: float) -> str:

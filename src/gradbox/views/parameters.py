@@ -51,6 +51,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.formatting import fmt
 from gradbox.training import ParameterEdit, Snapshot, Trainer
 from gradbox.views.plotting import (
     EDIT,
@@ -93,7 +94,7 @@ History = tuple[str, np.ndarray, np.ndarray, tuple[ParameterEdit, ...]]
 
 
 def _num(value: float) -> str:
-    return f"{value:+.4g}" if math.isfinite(value) else str(value)
+    return fmt(value, signed=True)
 
 
 

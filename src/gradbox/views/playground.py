@@ -41,8 +41,9 @@ from gradbox.expression import (
     Outcome,
     Playground,
 )
+from gradbox.formatting import fmt
 from gradbox.gradcheck import GradCheck
-from gradbox.graph import fmt, trace
+from gradbox.graph import trace
 from gradbox.pitfalls import microbatch_demo, network_gradient_check
 from gradbox.training import Trainer
 from gradbox.views.graph_view import GraphView

@@ -20,6 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem
 
+from gradbox.formatting import fmt
 from gradbox.training import ParameterEdit
 
 # TensorFlow Playground's orange and blue for the two classes (negative score = class 0
@@ -84,7 +85,7 @@ def add_curve(plot: pg.PlotItem, colour: str, name: str | None = None, *,
 def weight(value: float) -> str:
     """A weight for people: 4 significant digits, and "2.0" rather than "2" so that a
     round number still reads as a weight, not a count."""
-    text = f"{value:.4g}"
+    text = fmt(value)
     return text + ".0" if text.lstrip("-").isdigit() else text
 
 

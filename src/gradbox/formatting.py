@@ -1,0 +1,26 @@
+"""How numbers and counts are written on screen: one formatter, one ordinal."""
+
+from __future__ import annotations
+
+import math
+
+
+def fmt(x: float, signed: bool = False) -> str:
+    """Four significant digits: enough to follow a chain rule by hand, short enough to fit.
+
+    `signed` always writes the sign (+0.5), for columns of numbers that go both ways.
+    nan and inf are written as Python writes them: a diverged run should say so.
+    """
+    x = float(x)
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    if x == 0:
+        return "+0" if signed else "0"
+    return f"{x:+.4g}" if signed else f"{x:.4g}"
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th ... 11th, 12th, 13th ... 21st, 22nd, 101st, 111th."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

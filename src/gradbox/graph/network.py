@@ -1,0 +1,219 @@
+"""The network level: an MLP-shaped graph seen as units and weights.
+
+Where each neuron lives among the operations (`neuron_nodes`), and the weights,
+gradients, unit values and unit maps the network-level view draws.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from gradbox import ops
+from gradbox.engine import Value
+from gradbox.graph.core import Graph, at
+from gradbox.graph.layout import LAYOUT_CACHE_SIZE
+from gradbox.nn import numpy_layers, parameter_name, parse_parameter_name
+
+
+# --- neurons in the op graph ------------------------------------------------------------
+@dataclass(frozen=True)
+class NeuronNodes:
+    """Where one neuron of an MLP lives in the op graph."""
+
+    layer: int
+    index: int
+    ops: tuple[int, ...]        # its multiplications, additions and activation
+    weights: tuple[int, ...]    # its weight leaves, then its bias
+    inputs: tuple[int, ...]     # what it multiplies its weights with
+    output: int                 # its activation (or last addition for a linear unit)
+
+
+def neuron_nodes(graph: Graph, layer: int, index: int) -> NeuronNodes | None:
+    """Find neuron (layer, index) from its parameter names, following b + w0·x0 + w1·x1 ...
+
+    The order is the one `Neuron.__call__` builds (b first, then each product added),
+    so the chain starts at the bias and has one addition per weight.
+    """
+    params = graph.parameter_nodes
+    bias = params.get(parameter_name(layer, index, None))
+    nin = 0  # probe w.0, w.1, ...: scanning every name per neuron was quadratic
+    while parameter_name(layer, index, nin) in params:
+        nin += 1
+    if bias is None or nin == 0:
+        return None
+    steps, muls, weights, inputs = [], [], [], []
+    current = bias
+    for _ in range(nin):
+        nxt = next((c for c in graph.consumers[current]
+                    if graph.ops[c] == "+" and graph.children[c][0] == current), None)
+        if nxt is None:
+            return None
+        mul = graph.children[nxt][1]
+        if graph.ops[mul] != "*":
+            return None
+        steps.append(nxt)
+        muls.append(mul)
+        weights.append(graph.children[mul][0])
+        inputs.append(graph.children[mul][1])
+        current = nxt
+    uses = graph.consumers[current]
+    if len(uses) == 1 and graph.ops[uses[0]] in ops.ACTIVATIONS:
+        current = uses[0]
+        steps.append(current)
+    return NeuronNodes(layer, index, tuple(sorted(steps + muls)), (*weights, bias),
+                       tuple(inputs), current)
+
+
+def neuron_subgraph(graph: Graph, layer: int, index: int) -> Graph | None:
+    """One neuron's operations and parameters, with its inputs as boundary leaves."""
+    found = neuron_nodes(graph, layer, index)
+    if found is None:
+        return None
+    return graph.subgraph([*found.ops, *found.weights])
+
+
+# --- network level --------------------------------------------------------------------
+class ModelLike(Protocol):
+    def named_parameters(self) -> list[tuple[str, Value]]: ...
+    def layer_sizes(self) -> list[int]: ...
+
+
+@dataclass(frozen=True)
+class NetworkLevel:
+    """The network drawn as units and weights: what the network-level view shows.
+
+    `weights[l]` has shape (outputs of layer l, inputs of layer l), as `W` in
+    ``h_next = act(W h + b)``; `units[l]` / `unit_grads[l]` hold each unit's value and
+    gradient for the selected sample (layer 0 = the inputs), when a graph was given.
+    """
+
+    layer_sizes: tuple[int, ...]
+    activations: tuple[str, ...]
+    weights: tuple[np.ndarray, ...]
+    weight_grads: tuple[np.ndarray, ...]
+    biases: tuple[np.ndarray, ...]
+    bias_grads: tuple[np.ndarray, ...]
+    units: tuple[np.ndarray, ...] | None = None
+    unit_grads: tuple[np.ndarray, ...] | None = None
+    loss: float | None = None
+    sample: int = 0
+    # per layer (including inputs), an array (units, res, res) of each unit's output over
+    # the plane, for the little maps inside the neurons
+    maps: tuple[np.ndarray, ...] | None = None
+
+    @property
+    def structure_key(self) -> tuple[int, ...]:
+        return self.layer_sizes
+
+
+class SnapshotLike(Protocol):
+    layer_sizes: Sequence[int]
+    param_names: Sequence[str]
+    params: np.ndarray
+    grads: np.ndarray
+
+
+def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
+                  sample: int = 0, extent: tuple[float, float, float, float] | None = None,
+                  resolution: int = 20) -> NetworkLevel:
+    """Weights, gradients and (with a graph) unit values of an MLP-shaped network.
+
+    `source` is a model with ``named_parameters()`` and ``layer_sizes()`` (names like
+    ``layers.L.neurons.J.w.I`` / ``.b``, as `gradbox.nn.MLP` gives them) or a training
+    snapshot with ``layer_sizes``, ``param_names``, ``params`` and ``grads`` arrays (its
+    ``graph`` is used when no graph is given). With `extent` (xmin, xmax, ymin, ymax)
+    each unit also gets a `resolution`² map of its output over the plane.
+    """
+    if hasattr(source, "named_parameters"):
+        sizes = tuple(int(s) for s in source.layer_sizes())
+        entries = [(name, p.data, p.grad) for name, p in source.named_parameters()]
+    else:
+        sizes = tuple(int(s) for s in source.layer_sizes)
+        entries = list(zip(source.param_names, np.asarray(source.params).tolist(),
+                           np.asarray(source.grads).tolist()))
+        if graph is None:
+            graph = getattr(source, "graph", None)
+    weights = [np.zeros((sizes[i + 1], sizes[i])) for i in range(len(sizes) - 1)]
+    wgrads = [np.zeros_like(w) for w in weights]
+    biases = [np.zeros(sizes[i + 1]) for i in range(len(sizes) - 1)]
+    bgrads = [np.zeros_like(b) for b in biases]
+    for name, value, grad in entries:
+        parsed = parse_parameter_name(name)
+        if parsed is None:
+            continue
+        layer, unit, src = parsed
+        if src is None:
+            biases[layer][unit] = at(value, 0)
+            bgrads[layer][unit] = at(grad, 0)
+        else:
+            weights[layer][unit, src] = at(value, 0)
+            wgrads[layer][unit, src] = at(grad, 0)
+    activations = tuple(_activations(source, len(weights)))
+    units = unit_grads = None
+    loss = None
+    if graph is not None:
+        units, unit_grads = _unit_values(graph, sizes, sample)
+        loss = at(graph.data(graph.root), 0)
+    maps = None
+    if extent is not None:
+        maps = tuple(unit_maps(weights, biases, activations, extent, resolution))
+    return NetworkLevel(sizes, activations, tuple(weights), tuple(wgrads), tuple(biases),
+                        tuple(bgrads), units, unit_grads, loss, sample, maps)
+
+
+def _activations(model: Any, n_layers: int) -> list[str]:
+    layers = getattr(model, "layers", None)
+    if layers is not None:
+        try:
+            return [layer.neurons[0].activation for layer in layers]
+        except (AttributeError, IndexError):
+            pass
+    config = getattr(model, "config", None)
+    hidden = getattr(model, "activation", None) or getattr(config, "activation", "relu")
+    return [hidden] * (n_layers - 1) + ["linear"]
+
+
+_NEURON_CACHE: OrderedDict[tuple[int, int, str], list[list[int | None]]] = OrderedDict()
+
+
+def _unit_values(graph: Graph, sizes: Sequence[int], sample: int
+                 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    outputs = _NEURON_CACHE.get(graph.structure_key)
+    if outputs is None:
+        outputs = []
+        inputs = neuron_nodes(graph, 0, 0)
+        outputs.append(list(inputs.inputs) if inputs else [None] * sizes[0])
+        for layer in range(len(sizes) - 1):
+            found = [neuron_nodes(graph, layer, j) for j in range(sizes[layer + 1])]
+            outputs.append([f.output if f else None for f in found])
+        _NEURON_CACHE[graph.structure_key] = outputs
+        if len(_NEURON_CACHE) > LAYOUT_CACHE_SIZE:
+            _NEURON_CACHE.popitem(last=False)
+    values = tuple(np.array([at(graph.data(i), sample) if i is not None else np.nan
+                             for i in ids]) for ids in outputs)
+    grads = tuple(np.array([at(graph.grad(i), sample) if i is not None else np.nan
+                            for i in ids]) for ids in outputs)
+    return values, grads
+
+
+def unit_maps(weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
+              activations: Sequence[str], extent: tuple[float, float, float, float],
+              resolution: int = 20) -> list[np.ndarray]:
+    """Each unit's output over a grid of the plane: (units, res, res) per layer, row 0 at the top.
+
+    `nn.numpy_layers`: the very numpy forward pass the decision boundary uses.
+    """
+    xmin, xmax, ymin, ymax = extent
+    xs = np.linspace(xmin, xmax, resolution)
+    ys = np.linspace(ymax, ymin, resolution)
+    gx, gy = np.meshgrid(xs, ys)
+    points = np.column_stack([gx.ravel(), gy.ravel()])
+    if weights and weights[0].shape[1] != 2:
+        points = np.zeros((gx.size, weights[0].shape[1]))
+    return [h.T.reshape(-1, resolution, resolution)
+            for h in numpy_layers(weights, biases, activations, points)]

@@ -1,0 +1,321 @@
+"""The network level's scene: units in columns, weights as lines, a map inside each unit.
+
+What TensorFlow Playground draws: each unit shows its output over the plane, each
+weight is a line whose colour is its sign and whose width its size. Built once per
+layer sizes (`set_network`); a step only recolours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from PySide6.QtCore import QLineF, QObject, QPointF, QRectF
+from PySide6.QtGui import QColor, QImage, QTransform
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSimpleTextItem
+
+from gradbox.formatting import fmt
+from gradbox.graph import Graph, NetworkLevel
+from gradbox.graph import details as node_details
+from gradbox.nn import parameter_name, parse_parameter_name
+from gradbox.views.graph_items import (
+    MAP_COLOURS,
+    NET_DX,
+    UNIT_R,
+    EdgeLayer,
+    Style,
+    Unit,
+    WeightLayer,
+)
+from gradbox.views.graph_op_scene import roomy
+
+
+class NetworkScene(QGraphicsScene):
+    """The network drawn as units and weights (see `gradbox.graph.network_level`)."""
+
+    def __init__(self, style: Style, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)
+        self.setBackgroundBrush(QColor("#fafafa"))
+        self.style = style
+        self.network: NetworkLevel | None = None
+        self._key: tuple | None = None
+        self.units: list[list[Unit]] = []
+        self.weights: WeightLayer | None = None
+        self.weight_names: list[str] = []
+        self._segments = np.zeros((0, 4))
+        self.selected: str | None = None  # a parameter name
+        self._maps_drawn: tuple[tuple, QImage | None] | None = None  # (maps, their image)
+        self.show_grads = False
+        # column headers: (item, full text, first line, full width in pixels)
+        self.headers: list[tuple[QGraphicsSimpleTextItem, str, str, float]] = []
+        self.headers_form = 0
+        self._dx = NET_DX
+
+    def set_network(self, network: NetworkLevel) -> bool:
+        """Show `network`; returns whether the items were rebuilt (new layer sizes)."""
+        self.network = network
+        rebuilt = network.structure_key != self._key
+        if rebuilt:
+            self._build()
+        self.refresh()
+        return rebuilt
+
+    def restyle(self, style: Style) -> None:
+        self.style = style
+        if self.network is not None:
+            self._build()
+            self.refresh()
+
+    def drawing_rect(self) -> QRectF:
+        return QRectF(self.weights.boundingRect()) if self.weights is not None else QRectF()
+
+    def header_height(self) -> float:
+        return max((item.boundingRect().height() for item, *_ in self.headers), default=0.0)
+
+    # --- building -------------------------------------------------------------------
+    def _build(self) -> None:
+        net = self.network
+        assert net is not None
+        self.clear()
+        sizes = list(net.layer_sizes)
+        columns = [*sizes, 1]  # the loss after the outputs
+        # Wide layers: spread the columns too, so 64x64 weights are not one solid band.
+        net_dy = self.style.net_dy
+        dx = max(NET_DX, max(sizes) * net_dy / 4)
+        positions: list[list[QPointF]] = []
+        for layer, count in enumerate(columns):
+            top = -(count - 1) * net_dy / 2
+            positions.append([QPointF(layer * dx, top + k * net_dy) for k in range(count)])
+        lines, names, segments = [], [], []
+        for layer in range(len(sizes) - 1):
+            for unit in range(sizes[layer + 1]):
+                for source in range(sizes[layer]):
+                    a, b = positions[layer][source], positions[layer + 1][unit]
+                    line = QLineF(a.x() + UNIT_R, a.y(), b.x() - UNIT_R, b.y())
+                    lines.append(line)
+                    names.append(parameter_name(layer, unit, source))
+                    segments.append((line.x1(), line.y1(), line.x2(), line.y2()))
+        # outputs -> loss: drawn plain, they carry no weight
+        loss_lines = [QLineF(p.x() + UNIT_R, p.y(), positions[-1][0].x() - UNIT_R,
+                             positions[-1][0].y()) for p in positions[-2]]
+        bounds = QRectF()
+        for column in positions:
+            for p in column:
+                bounds = bounds.united(QRectF(p.x() - 60, p.y() - 40, 120, 80))
+        self.weights = WeightLayer(lines, bounds, min(1.0, (16 / max(sizes)) ** 0.5))
+        self.addItem(self.weights)
+        self.addItem(EdgeLayer(loss_lines))
+        self.weight_names = names
+        self._segments = np.array(segments, dtype=np.float64).reshape(-1, 4)
+        self.units = []
+        header_font = self.style.header_font
+        self.headers = []
+        self.headers_form = 0
+        self._dx = dx
+        for layer, column in enumerate(positions):
+            row = []
+            title = self._column_title(net, layer)
+            header = self.addSimpleText(title, header_font)
+            # constant size on screen, centred above the column: readable at any zoom
+            header.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
+            header.setPos(column[0].x(), column[0].y() - UNIT_R - 6)
+            box = header.boundingRect()
+            header.setTransform(QTransform().translate(-box.width() / 2, -box.height()))
+            self.headers.append((header, title, title.split("\n")[0], box.width()))
+            for k, p in enumerate(column):
+                title = f"x{k}" if layer == 0 else ""
+                unit = Unit(layer, k, title, self.style)
+                if 1 <= layer <= len(sizes) - 1:
+                    unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its bias; "
+                                    "double-click: its operations")
+                unit.setPos(p)
+                self.addItem(unit)
+                row.append(unit)
+            self.units.append(row)
+        self.setSceneRect(roomy(bounds))
+        self._key = net.structure_key
+
+    @staticmethod
+    def _column_title(net: NetworkLevel, layer: int) -> str:
+        sizes = net.layer_sizes
+        if layer == 0:
+            return "inputs"
+        if layer == len(sizes):
+            return "loss"
+        act = net.activations[layer - 1]
+        role = "output" if layer == len(sizes) - 1 else "hidden"
+        return f"layers.{layer - 1}\n{role} · {act}"
+
+    def fit_headers(self, scale: float) -> None:
+        """Full column headers when they fit between the columns, else their first line,
+        else first lines on alternate heights.
+
+        They keep their size on screen while the columns close up: zoomed out, the
+        two-line headers of neighbouring columns ran into each other.
+        """
+        room = self._dx * scale - 8
+        metrics = self.style.header_metrics
+        if all(width <= room for _, _, _, width in self.headers):
+            form = 0
+        elif all(metrics.horizontalAdvance(brief) <= room for _, _, brief, _ in self.headers):
+            form = 1
+        else:
+            form = 2
+        if form == self.headers_form:
+            return
+        self.headers_form = form
+        for column, (item, full, brief, _) in enumerate(self.headers):
+            item.setText(full if form == 0 else brief)
+            box = item.boundingRect()
+            lift = box.height() if form == 2 and column % 2 else 0.0
+            item.setTransform(QTransform().translate(-box.width() / 2, -box.height() - lift))
+
+    # --- numbers ------------------------------------------------------------------------
+    def refresh(self) -> None:
+        net = self.network
+        if net is None or self.weights is None:
+            return
+        source = net.weight_grads if self.show_grads else net.weights
+        flat = np.concatenate([w.ravel() for w in source]) if source else np.zeros(0)
+        self.weights.set_strengths(flat)
+        maps = net.maps or ()
+        # The same maps as last time (a caller may reuse them between steps while
+        # training runs): the same image, without colouring them again.
+        if self._maps_drawn is None or self._maps_drawn[0] is not maps:
+            self._maps_drawn = (maps, maps_image(maps) if maps else None)
+        image = self._maps_drawn[1]
+        res = maps[0].shape[1] if maps else 0
+        first = 0  # the image's row of unit maps where this layer's start
+        for layer, row in enumerate(self.units):
+            count = maps[layer].shape[0] if layer < len(maps) else 0
+            for k, unit in enumerate(row):
+                unit.text = self._unit_text(net, layer, k)
+                unit.image = image if k < count else None
+                top = (first + k) * res
+                if unit.image is not None and (unit.source is None or unit.source.top() != top
+                                               or unit.source.height() != res):
+                    unit.source = QRectF(0, top, res, res)
+                unit.update()
+            first += count
+        self.refresh_selection()
+
+    def _unit_text(self, net: NetworkLevel, layer: int, k: int) -> str:
+        if layer == len(net.layer_sizes):
+            return "" if net.loss is None else f"{fmt(net.loss)}"
+        if net.units is None:
+            return ""
+        source = net.unit_grads if self.show_grads else net.units
+        value = float(source[layer][k])
+        if np.isnan(value):
+            return ""
+        return ("grad " if self.show_grads else "") + fmt(value)
+
+    # --- selection and hits -----------------------------------------------------------
+    def select(self, name: str | None) -> None:
+        self.selected = name
+        self.refresh_selection()
+
+    def refresh_selection(self) -> None:
+        if self.weights is None:
+            return
+        name = self.selected
+        self.weights.selected = None
+        target_unit: tuple[int, int] | None = None
+        if name is not None:
+            if name in self.weight_names:
+                x1, y1, x2, y2 = self._segments[self.weight_names.index(name)]
+                self.weights.selected = QLineF(x1, y1, x2, y2)
+            parsed = parse_parameter_name(name)
+            if parsed is not None and parsed[2] is None:
+                target_unit = (parsed[0] + 1, parsed[1])
+        for layer, row in enumerate(self.units):
+            for k, unit in enumerate(row):
+                chosen = (layer, k) == target_unit
+                if unit.selected != chosen:
+                    unit.selected = chosen
+                    unit.update()
+        self.weights.update()
+
+    def unit_at(self, point: QPointF) -> tuple[int, int] | None:
+        for row in self.units:
+            for unit in row:
+                if (unit.pos() - point).manhattanLength() <= 2 * UNIT_R and \
+                        QLineF(unit.pos(), point).length() <= UNIT_R + 2:
+                    return unit.layer, unit.index
+        return None
+
+    def weight_at(self, point: QPointF, tolerance: float) -> str | None:
+        """The weight whose line passes within `tolerance` scene units of a point."""
+        seg = self._segments
+        if not len(seg):
+            return None
+        p = np.array([point.x(), point.y()])
+        a, b = seg[:, :2], seg[:, 2:]
+        ab = b - a
+        t = np.clip(np.einsum("ij,ij->i", p - a, ab) / np.maximum(
+            np.einsum("ij,ij->i", ab, ab), 1e-12), 0, 1)
+        distance = np.linalg.norm(a + t[:, None] * ab - p, axis=1)
+        best = int(np.argmin(distance))
+        return self.weight_names[best] if distance[best] <= tolerance else None
+
+    def weight_pos(self, name: str) -> QPointF | None:
+        """A point of a weight's edge near the neuron it feeds (where edges fan apart).
+
+        Not the middle: there every edge a->b with the same a + b crosses the others.
+        """
+        if name not in self.weight_names:
+            return None
+        x1, y1, x2, y2 = self._segments[self.weight_names.index(name)]
+        return QPointF(x1 + 0.85 * (x2 - x1), y1 + 0.85 * (y2 - y1))
+
+    def unit_pos(self, layer: int, index: int) -> QPointF | None:
+        try:
+            return self.units[layer][index].pos()
+        except IndexError:
+            return None
+
+    def details(self, name: str, graph: Graph | None, sample: int,
+                sample_label: str | None) -> str:
+        net = self.network
+        parsed = parse_parameter_name(name)
+        if net is None or parsed is None:
+            return name
+        layer, unit, source = parsed
+        if source is None:
+            value, grad = net.biases[layer][unit], net.bias_grads[layer][unit]
+            where = f"bias of neuron {unit} in layer {layer}"
+        else:
+            value = net.weights[layer][unit, source]
+            grad = net.weight_grads[layer][unit, source]
+            origin = f"input x{source}" if layer == 0 else f"neuron {source} of layer {layer - 1}"
+            where = f"weight from {origin} to neuron {unit} of layer {layer}"
+        text = [f"{name}", where, f"value: {fmt(float(value))}",
+                f"grad (sum over all samples): {fmt(float(grad))}"]
+        node = graph.find_parameter(name) if graph is not None else None
+        if graph is not None and node is not None:
+            text.append("")
+            text.append(node_details(graph, node, sample, sample_label))
+        return "\n".join(text)
+
+
+def maps_image(maps: Sequence[np.ndarray]) -> QImage:
+    """Every unit's map, layer by layer ((units, res, res) values each), as one image:
+    the n-th unit's in rows n*res to (n+1)*res, coloured through `MAP_COLOURS`.
+
+    All units in one pass of a few numpy operations, into one image: while training
+    runs, numpy lets go of the GIL on every operation over more than a few hundred
+    numbers, and each time the UI waits to get it back -- colouring layer by layer
+    (and unit by unit before that) took 100 ms of a refresh.
+    """
+    stack = np.concatenate([np.asarray(m, dtype=np.float64) for m in maps])
+    units, res = stack.shape[0], stack.shape[2]
+    top = np.max(np.abs(stack), axis=(1, 2), keepdims=True)
+    top[top == 0] = 1.0
+    # square root: most of a unit's map is far below its peak and would look blank
+    t = np.sqrt(np.minimum(np.abs(stack) / top, 1.0)) * np.sign(stack)
+    index = np.rint((t + 1.0) * 128.0).astype(np.intp)
+    rgba = np.ascontiguousarray(MAP_COLOURS[index].reshape(units * stack.shape[1], res, 4))
+    # copy(): own the pixels, `rgba` dies with this frame
+    return QImage(rgba.data, res, units * stack.shape[1], 4 * res,
+                  QImage.Format.Format_RGBA8888).copy()
