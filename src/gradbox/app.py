@@ -7,9 +7,7 @@ import logging
 import os
 import shutil
 import sys
-import traceback
 from pathlib import Path
-from types import TracebackType
 
 log = logging.getLogger("gradbox")
 
@@ -32,24 +30,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.session = args.session_option or args.session
     return args
-
-
-def _install_excepthook() -> None:
-    """An exception escaping a Qt slot is logged and shown; the app keeps running."""
-    from PySide6.QtWidgets import QApplication, QMessageBox
-
-    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
-        detail = "".join(traceback.format_exception(kind, error, tb))
-        log.error("unexpected error:\n%s", detail)
-        app = QApplication.instance()
-        if app is not None and not os.environ.get("GRADBOX_NO_DIALOGS"):
-            box = QMessageBox(QMessageBox.Warning, "Unexpected error",
-                              f"{kind.__name__}: {error}\n\nThe app is still running; "
-                              "the details have been logged.")
-            box.setDetailedText(detail)
-            box.open()
-
-    sys.excepthook = hook
 
 
 def export_pytorch(session: Path, out: Path) -> int:
@@ -82,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     from gradbox import persistence
     from gradbox.training import Trainer
     from gradbox.views.autosave import crash_copy, default_autosave_path
+    from gradbox.views.errors import install_excepthook, log_to_file
     from gradbox.views.main_window import MainWindow, load_saved_config
     from gradbox.views.session import SessionController
 
@@ -89,7 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gradbox")
     app.setOrganizationName("gradbox")
-    _install_excepthook()
 
     settings = None if args.screenshot else QSettings()
     autosave_path = None if args.screenshot else default_autosave_path()
@@ -110,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
 
     controller = SessionController(trainer)
     window = MainWindow(controller, settings, autosave_path)
+    install_excepthook(window.errors)
+    if autosave_path is not None:
+        log_path = autosave_path.with_name("gradbox.log")
+        if log_to_file(log_path):
+            window.errors.log_path = log_path
     if args.session:
         window.session_path = args.session
         if window.autosaver is not None:

@@ -265,17 +265,20 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
             x, y = (float(row[columns[i]]) for i in range(2))
         except ValueError:
             raise DatasetError(f"line {line}: x and y must be numbers, got "
-                               f"{row[columns[0]]!r}, {row[columns[1]]!r}") from None
+                               f"{_clipped(row[columns[0]])}, {_clipped(row[columns[1]])}"
+                               ) from None
         if not (math.isfinite(x) and math.isfinite(y)):
             raise DatasetError(f"line {line}: x and y must be finite, got {x}, {y}")
         if max(abs(x), abs(y)) > MAX_COORDINATE:
             raise DatasetError(f"line {line}: x and y must lie within ±{MAX_COORDINATE:g}, "
                                f"got {x:g}, {y:g}")
         cell = row[columns[2]].strip()
-        # isdigit alone accepts '²' and other digits int() cannot read.
-        if not (cell.isascii() and cell.isdigit()) or int(cell) >= MAX_CLASSES:
+        # isdigit alone accepts '²' and other digits int() cannot read; a label of
+        # thousands of digits is no class either (and int() refuses past 4,300 digits).
+        if not (cell.isascii() and cell.isdigit() and len(cell) <= 9) or (
+                int(cell) >= MAX_CLASSES):
             raise DatasetError(f"line {line}: label must be a class number 0..{MAX_CLASSES - 1}, "
-                               f"got {cell!r}")
+                               f"got {_clipped(cell)}")
         points.append((x, y))
         labels.append(int(cell))
     if len(points) < 2:
@@ -288,6 +291,13 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
     classes = max(present) + 1
     return Dataset(np.array(points), np.array(labels),
                    split(len(labels), test_ratio, seed), classes)
+
+
+def _clipped(cell: str, keep: int = 24) -> str:
+    """A cell quoted for a message, cut short: a message must fit on screen."""
+    if len(cell) <= keep:
+        return repr(cell)
+    return f"{cell[:keep]!r}… ({len(cell):,} characters)"
 
 
 def save_csv(dataset: Dataset, path: str | Path) -> None:

@@ -719,7 +719,14 @@ class Playground:
     def _backward_variant(self) -> Outcome:
         backward, what = pitfalls.VARIANTS[self.variant]
         leaves, names = self.leaves, self.names
-        columns = pitfalls.beside_correct(self.expression.rebuild, leaves, backward, names)
+        try:
+            columns = pitfalls.beside_correct(self.expression.rebuild, leaves, backward, names)
+        except pitfalls.TooManyPathsError as error:
+            return Outcome("error", "Too many paths to walk one by one",
+                           f"{error}. That explosion is the point of this lesson: the "
+                           "naive recursion fires a node once per path, and every reused "
+                           "value doubles the paths. Try a shorter chain, such as "
+                           "a = 1; b = a + a; c = b + b.")
         for leaf in leaves:
             leaf.grad = 0.0
         self.root = self.expression.rebuild()

@@ -61,6 +61,10 @@ Backward = Callable[[Value], None]
 MAX_FIRINGS = 1_000_000
 
 
+class TooManyPathsError(ValueError):
+    """The naive recursion would visit more nodes than `MAX_FIRINGS`: not demonstrable."""
+
+
 # --- local derivatives, one entry per use of an input -------------------------------
 def local_gradients(node: Value) -> list[tuple[Value, Data]]:
     """d(node)/d(child) for each input of `node`, in `node._prev` order.
@@ -141,7 +145,7 @@ def wrong_order_firings(root: Value) -> list[Value]:
 def _refuse_too_many_firings(root: Value, topo: list[Value]) -> None:
     firings = sum(_path_counts(root, topo).values())
     if firings > MAX_FIRINGS:
-        raise ValueError(
+        raise TooManyPathsError(
             f"the naive recursion would visit {firings:,} nodes here (once per path from "
             f"the output); refusing past {MAX_FIRINGS:,}"
         )

@@ -24,6 +24,7 @@ from gradbox.training import Snapshot, Trainer, TrainingConfig
 from gradbox.views.autosave import Autosaver
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
+from gradbox.views.errors import ErrorReporter
 from gradbox.views.keys import FieldKeys
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
@@ -98,6 +99,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.session_path: Path | None = None
         self.error_box: QMessageBox | None = None
+        self.errors = ErrorReporter(self)
         self._mark_saved_on_next = False
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         self.autosaver = Autosaver(controller, autosave_path) if autosave_path else None
@@ -314,13 +316,7 @@ class MainWindow(QMainWindow):
 
     def show_error(self, title: str, text: str, detail: str = "") -> None:
         """A non-blocking error dialog: the app keeps running behind it."""
-        box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self)
-        if detail:
-            box.setDetailedText(detail)
-        box.setAttribute(Qt.WA_DeleteOnClose)
-        box.setWindowModality(Qt.WindowModal)
-        self.error_box = box
-        box.open()
+        self.error_box = self.errors.show(title, text, detail)
 
     @Slot(str)
     def _on_stopped(self, reason: str) -> None:
@@ -485,7 +481,7 @@ class MainWindow(QMainWindow):
         try:
             datasets.save_csv(datasets.Dataset(s.points, s.labels, s.is_test, s.classes), path)
         except OSError as error:
-            self.show_error("Could not export the points", str(error))
+            self.show_error("Could not export the points", f"{path.name} was not saved: {error}")
             return
         self._on_message(f"Exported {len(s.labels)} points to {path.name}")
 
@@ -493,12 +489,17 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export image", self._file_dialog_dir(),
                                               "PNG image (*.png);;SVG image (*.svg)")
         if path:
-            try:
-                view.export_image(path)  # type: ignore[attr-defined]
-            except (OSError, ValueError) as error:
-                self.show_error("Could not export the image", str(error))
-                return
-            self._on_message(f"Saved {Path(path).name}")
+            self.export_plot(view, Path(path))
+
+    def export_plot(self, view: QWidget, path: Path) -> bool:
+        """Save a plot's image; on failure say so, naming the file. True if written."""
+        try:
+            view.export_image(path)  # type: ignore[attr-defined]
+        except (OSError, ValueError) as error:
+            self.show_error("Could not export the image", f"{path.name} was not saved: {error}")
+            return False
+        self._on_message(f"Saved {path.name}")
+        return True
 
     def export_text_dialog(self, kind: str) -> None:
         title, pattern, suffix = TEXT_EXPORTS[kind]
@@ -515,7 +516,7 @@ class MainWindow(QMainWindow):
             try:
                 path.write_text(text, encoding="utf-8")
             except OSError as error:
-                self.show_error("Could not export", str(error))
+                self.show_error("Could not export", f"{path.name} was not saved: {error}")
                 return
             self.controller.message.emit(f"Exported {path.name}")
 
@@ -538,7 +539,8 @@ class MainWindow(QMainWindow):
             try:
                 getattr(self.graph, exporter)(path)
             except (OSError, ValueError) as error:
-                self.show_error("Could not export the graph", str(error))
+                self.show_error("Could not export the graph",
+                                f"{Path(path).name} was not saved: {error}")
                 return
             self._on_message(f"Saved {Path(path).name}")
 

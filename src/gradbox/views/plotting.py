@@ -98,7 +98,10 @@ def export_plot(item: QGraphicsItem, path: str | Path) -> None:
     """Export a pyqtgraph item (a PlotItem, a GraphicsLayout) to PNG/JPEG/... or SVG."""
     path = str(path)
     if not path.lower().endswith(".svg"):
-        pyqtgraph.exporters.ImageExporter(item).export(path)
+        # The exporter reports a failed write only by returning False.
+        if not pyqtgraph.exporters.ImageExporter(item).export(path):
+            raise OSError(f"could not write {path} (is the folder there and writable, "
+                          "and is the name one of an image type?)")
         return
     try:
         pyqtgraph.exporters.SVGExporter(item).export(path)

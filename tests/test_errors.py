@@ -1,0 +1,134 @@
+"""Errors stay on screen until read: unexpected ones, refusals, and failed exports."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from gradbox.training import Trainer, TrainingConfig
+from gradbox.views import errors
+from gradbox.views.main_window import MainWindow
+from gradbox.views.session import SessionController
+
+TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
+                  + "; ".join(f"b{i} = b{i - 1} + b{i - 1}" for i in range(2, 61))
+                  + "; tanh(b60)")
+
+
+@pytest.fixture
+def window(qtbot) -> Iterator[MainWindow]:  # type: ignore[no-untyped-def]
+    controller = SessionController(Trainer(TrainingConfig()))
+    try:
+        win = MainWindow(controller)
+        qtbot.addWidget(win)
+        win.resize(1400, 900)
+        win.show()
+        qtbot.waitExposed(win)
+        yield win
+    finally:
+        controller.shutdown()
+
+
+def let_the_event_loop_run(ms: int = 300) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def open_boxes(win: MainWindow) -> list[QMessageBox]:
+    return [b for b in win.findChildren(QMessageBox) if b.isVisible()]
+
+
+def raise_and_report(hook, message: str) -> None:  # type: ignore[no-untyped-def]
+    try:
+        raise RuntimeError(message)
+    except RuntimeError:
+        hook(*sys.exc_info())
+
+
+def test_unexpected_error_dialog_stays_on_screen(qtbot, window: MainWindow,
+                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("GRADBOX_NO_DIALOGS", raising=False)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    errors.install_excepthook(window.errors)
+    raise_and_report(sys.excepthook, "boom in a slot")
+    let_the_event_loop_run()
+    boxes = open_boxes(window)
+    assert len(boxes) == 1, "shown, and not deleted when the hook returned"
+    assert "RuntimeError: boom in a slot" in boxes[0].text()
+    assert "boom in a slot" in boxes[0].detailedText()  # the traceback
+    assert boxes[0].parent() is window
+    # A second error while the first is open is added to it, not stacked over it.
+    raise_and_report(sys.excepthook, "second")
+    let_the_event_loop_run()
+    assert open_boxes(window) == boxes
+    assert "second" in boxes[0].detailedText()
+    boxes[0].accept()
+    qtbot.waitUntil(lambda: not open_boxes(window))
+
+
+def test_an_error_in_another_thread_is_shown_by_the_ui_thread(qtbot, window: MainWindow,
+                                                              monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("GRADBOX_NO_DIALOGS", raising=False)
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    errors.install_excepthook(window.errors)
+
+    def fail() -> None:
+        raise ValueError("from a worker")
+
+    worker = threading.Thread(target=fail)
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: bool(open_boxes(window)))
+    let_the_event_loop_run()
+    (box,) = open_boxes(window)
+    assert "ValueError: from a worker" in box.text()
+
+
+def test_playground_wrong_order_with_too_many_paths_says_so_in_place(
+        qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    panel = window.playground
+    window.show_playground(TOO_MANY_PATHS, None, "wrong order", False)
+    qtbot.mouseClick(panel.backward_button, Qt.LeftButton)
+    text = panel.message_text()
+    assert "Too many paths" in text
+    assert "4,611,686,018,427,387,904" in text  # the count the recursion would make
+    assert not open_boxes(window)
+
+
+def test_csv_label_of_5000_digits_is_refused_with_a_short_message(
+        qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    before = window.controller.snapshot.points
+    path = tmp_path / "huge.csv"
+    path.write_text("x,y,label\n0.1,0.2,0\n0.3,0.4," + "1" * 5000 + "\n")
+    window.import_csv(path)
+    assert window.error_box is not None and window.error_box.isVisible()
+    text = window.error_box.text()
+    assert "line 3: label must be a class number" in text
+    assert "(5,000 characters)" in text and len(text) < 300
+    np.testing.assert_array_equal(window.controller.snapshot.points, before)
+
+
+@pytest.mark.parametrize("plot", ["boundary", "loss_curve"])
+def test_failed_png_export_says_so_and_names_the_file(qtbot, window: MainWindow, tmp_path: Path,
+                                                      plot: str) -> None:  # type: ignore[no-untyped-def]
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(messages.append)
+    target = tmp_path / "no such folder" / "plot.png"
+    assert not window.export_plot(getattr(window, plot), target)
+    assert window.error_box is not None and window.error_box.isVisible()
+    assert "plot.png was not saved" in window.error_box.text()
+    assert not any("Saved" in m for m in messages)
+    assert not target.exists()
+    # and a writable path still works
+    assert window.export_plot(getattr(window, plot), tmp_path / "plot.png")
+    assert (tmp_path / "plot.png").stat().st_size > 0
