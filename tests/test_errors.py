@@ -53,12 +53,18 @@ def raise_and_report(hook, message: str) -> None:  # type: ignore[no-untyped-def
         hook(*sys.exc_info())
 
 
-def test_unexpected_error_dialog_stays_on_screen(qtbot, window: MainWindow,
-                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def hooked(window: MainWindow, monkeypatch) -> MainWindow:  # type: ignore[no-untyped-def]
+    """The window with the app's exception hook installed (the old hooks come back after)."""
     monkeypatch.delenv("GRADBOX_NO_DIALOGS", raising=False)
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
     monkeypatch.setattr(threading, "excepthook", threading.excepthook)
     errors.install_excepthook(window.errors)
+    return window
+
+
+def test_unexpected_error_dialog_stays_on_screen(qtbot, hooked: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    window = hooked
     raise_and_report(sys.excepthook, "boom in a slot")
     let_the_event_loop_run()
     boxes = open_boxes(window)
@@ -75,12 +81,8 @@ def test_unexpected_error_dialog_stays_on_screen(qtbot, window: MainWindow,
     qtbot.waitUntil(lambda: not open_boxes(window))
 
 
-def test_an_error_in_another_thread_is_shown_by_the_ui_thread(qtbot, window: MainWindow,
-                                                              monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.delenv("GRADBOX_NO_DIALOGS", raising=False)
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
-    errors.install_excepthook(window.errors)
+def test_an_error_in_another_thread_is_shown_by_the_ui_thread(qtbot, hooked: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    window = hooked
 
     def fail() -> None:
         raise ValueError("from a worker")
