@@ -25,3 +25,77 @@ def test_query_sends_no_snapshot_but_call_does(qtbot, controller) -> None:  # ty
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
         controller.call(lambda t: t.step())
     assert controller.snapshot.step == 1
+
+
+def _busy(controller):  # type: ignore[no-untyped-def]
+    """Keep the worker busy in a command until the returned event is set."""
+    import threading
+
+    release, entered = threading.Event(), threading.Event()
+
+    def hold(_trainer) -> None:  # type: ignore[no-untyped-def]
+        entered.set()
+        release.wait(10)
+    controller.query(hold, lambda _result: None)
+    assert entered.wait(5)
+    return release
+
+
+def _settle(ms: int = 300) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def test_the_last_pause_wins_over_a_run_still_queued(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    release = _busy(controller)
+    controller.run()  # queued behind the busy command
+    assert controller.running  # the button flipped at once
+    controller.pause()
+    release.set()
+    qtbot.waitUntil(lambda: not controller.running, timeout=5000)
+    _settle()
+    assert not controller.running
+    assert controller.snapshot.step == 0, "the run never started"
+
+
+def test_run_pause_run_while_busy_runs(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    release = _busy(controller)
+    controller.run()
+    controller.pause()
+    controller.run()  # the last click was Run
+    release.set()
+    qtbot.waitUntil(lambda: controller.snapshot.step >= 5, timeout=5000)
+    assert controller.running
+    controller.pause()
+    qtbot.waitUntil(lambda: not controller.running, timeout=5000)
+
+
+def test_a_rewind_queued_behind_a_reset_is_checked_against_the_reset_run(
+        qtbot, controller, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 10)
+    messages: list[str] = []
+    errors: list[str] = []
+    controller.message.connect(messages.append)
+    controller.error.connect(lambda text, _detail: errors.append(text))
+    release = _busy(controller)
+    controller.reset()
+    controller.rewind(6)  # the timeline still shows 10 steps
+    release.set()
+    qtbot.waitUntil(lambda: any("Not rewound to step 6" in m for m in messages), timeout=5000)
+    assert not errors, errors
+    assert controller.snapshot.step == 0
+
+
+def test_a_rewind_to_a_step_the_run_still_has_goes_through(
+        qtbot, controller, step_session) -> None:  # type: ignore[no-untyped-def]
+    step_session(controller, 10)
+    at_4 = controller.snapshot.history[3]
+    release = _busy(controller)
+    controller.step()  # queued before the rewind: step 11 keeps steps 1..10 as they were
+    controller.rewind(4)
+    release.set()
+    qtbot.waitUntil(lambda: controller.snapshot.step == 4, timeout=5000)
+    assert controller.snapshot.history[-1] == at_4

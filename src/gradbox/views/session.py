@@ -21,7 +21,7 @@ from typing import Any
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
-from gradbox.training import Snapshot, Trainer, TrainingConfig
+from gradbox.training import Snapshot, StepRecord, Trainer, TrainingConfig
 from gradbox.views.plotting import edit_text
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class TrainingWorker(QObject):
     """Lives in the worker thread; runs commands and training steps on the Trainer."""
 
     snapshot_ready = Signal(object)
-    running_changed = Signal(bool)
+    running_changed = Signal(bool, int)  # (running, the run's number)
     stopped = Signal(str)
     failed = Signal(str, str)
     result_ready = Signal(object, object)  # (callback, result) for commands that return data
@@ -56,7 +56,11 @@ class TrainingWorker(QObject):
     def __init__(self, trainer: Trainer) -> None:
         super().__init__()
         self.trainer = trainer
-        self._pause = threading.Event()
+        # Runs are numbered by the controller; a Pause cancels every run asked for up to
+        # `paused_upto`, including one whose start is still queued behind a busy command
+        # (an int written by the UI thread and read here: atomic under the GIL).
+        self.paused_upto = 0
+        self._run_number = 0
         self._timer: QTimer | None = None
         self._run_limit: int | None = None
         self._last_emit = 0.0
@@ -110,23 +114,29 @@ class TrainingWorker(QObject):
     def running(self) -> bool:
         return self._timer is not None and self._timer.isActive()
 
-    @Slot(object)
-    def start_run(self, limit: object = None) -> None:
+    @Slot(object, int)
+    def start_run(self, limit: object = None, number: int = 0) -> None:
         if self._timer is None or self._timer.isActive():
             return
-        self._pause.clear()
+        if number <= self.paused_upto:
+            # Paused before it could start: the last Pause wins. Say so, since the
+            # button flipped to Pause when Run was pressed.
+            self.running_changed.emit(False, number)
+            return
+        self._run_number = number
         self._run_limit = limit if isinstance(limit, int) else None
         self._steps_done = 0
         self._timer.start()
-        self.running_changed.emit(True)
+        self.running_changed.emit(True, number)
 
-    def request_pause(self) -> None:
-        """Thread-safe: the run stops before its next step."""
-        self._pause.set()
+    def request_pause(self, upto: int) -> None:
+        """Thread-safe: runs numbered up to `upto` stop before their next step, or never
+        start."""
+        self.paused_upto = max(self.paused_upto, upto)
 
     @Slot()
     def _tick(self) -> None:
-        if self._pause.is_set() or (self._run_limit is not None
+        if self.paused_upto >= self._run_number or (self._run_limit is not None
                                      and self._steps_done >= self._run_limit):
             self._finish_run("")
             return
@@ -154,7 +164,7 @@ class TrainingWorker(QObject):
         if self.graph_wanted:  # steps between shown snapshots were not traced
             self.trainer.capture_current_graph()
         self._emit()
-        self.running_changed.emit(False)
+        self.running_changed.emit(False, self._run_number)
         if reason:
             self.stopped.emit(reason)
 
@@ -163,6 +173,11 @@ class TrainingWorker(QObject):
         log.error("training command failed:\n%s", detail)
         self.failed.emit(str(error), detail)
         self._emit()
+
+
+def _record_key(record: StepRecord) -> tuple[int, float, float]:
+    """What tells one run's step from another's (same numbers: the same state)."""
+    return record.step, record.loss, record.grad_norm
 
 
 class SessionController(QObject):
@@ -176,7 +191,7 @@ class SessionController(QObject):
     sample_selected = Signal(int)
     parameter_selected = Signal(str)
     _command = Signal(object, object, bool)
-    _start = Signal(object)
+    _start = Signal(object, int)
     _replace = Signal(object)
 
     def __init__(self, trainer: Trainer | None = None, parent: QObject | None = None) -> None:
@@ -185,6 +200,8 @@ class SessionController(QObject):
         trainer = trainer or Trainer(TrainingConfig())
         self.snapshot: Snapshot = trainer.snapshot()
         self.running = False
+        self._runs_asked = 0  # numbers the runs, so a Pause knows which runs it cancels
+        self._paused_upto = 0
         self.selected_sample = 0
         self.selected_parameter = ""
         self._thread = QThread()
@@ -239,10 +256,18 @@ class SessionController(QObject):
         else:
             self._worker.ui_ready.set()
 
-    @Slot(bool)
-    def _on_running_changed(self, running: bool) -> None:
-        self.running = running
-        self.running_changed.emit(running)
+    @Slot(bool, int)
+    def _on_running_changed(self, running: bool, number: int) -> None:
+        # Only the newest run asked for has a say, and a run already paused here
+        # cannot turn the button back to Pause on its way out.
+        if number != self._runs_asked or (running and number <= self._paused_upto):
+            return
+        self._set_running(running)
+
+    def _set_running(self, running: bool) -> None:
+        if running != self.running:
+            self.running = running
+            self.running_changed.emit(running)
 
     @Slot(str)
     def _on_stopped(self, reason: str) -> None:
@@ -263,7 +288,7 @@ class SessionController(QObject):
 
     def shutdown(self) -> None:
         """Stop the worker thread (after the step it may be running). Safe to call twice."""
-        self._worker.request_pause()
+        self._worker.request_pause(self._runs_asked + 1)
         self._worker.ui_drawn.set()
         self._thread.quit()
         self._thread.wait()
@@ -287,16 +312,24 @@ class SessionController(QObject):
             self._worker.stopped.emit(trainer.stop_reason)
 
     def run(self, steps: int | None = None) -> None:
-        if not self.running:
-            self.running = True  # the button flips now, not when the worker answers
-            self.running_changed.emit(True)
-            self._start.emit(steps)
+        if not self.running or self.pausing:
+            self._runs_asked += 1
+            self._set_running(True)  # the button flips now, not when the worker answers
+            self._start.emit(steps, self._runs_asked)
 
     def pause(self) -> None:
-        self._worker.request_pause()
+        """Stop the run, or the run asked for but not started yet: the last Pause wins.
+        `running` turns False when the worker has stopped (after its last snapshot)."""
+        self._paused_upto = self._runs_asked
+        self._worker.request_pause(self._paused_upto)
+
+    @property
+    def pausing(self) -> bool:
+        """Pause was pressed after the newest Run; the worker may not have stopped yet."""
+        return self._paused_upto == self._runs_asked
 
     def toggle_run(self) -> None:
-        if self.running:
+        if self.running and not self.pausing:
             self.pause()
         else:
             self.run()
@@ -310,7 +343,21 @@ class SessionController(QObject):
         self.message.emit("Re-initialized with new random weights")
 
     def rewind(self, step: int) -> None:
-        self.call(lambda t: t.rewind(step))
+        """Go back to `step` of the run on screen. The request is checked against the
+        trainer it reaches: a Reset or a new run queued before it has made `step` mean
+        something else (or nothing), and then it is dropped with a note."""
+        seen = self.snapshot.history
+        mark = _record_key(seen[step - 1]) if 0 < step <= len(seen) else None
+
+        def checked(trainer: Trainer) -> None:
+            history = trainer.history
+            if step > len(history) or (mark is not None
+                                       and _record_key(history[step - 1]) != mark):
+                self.message.emit(f"Not rewound to step {step}: the run changed before "
+                                  "the request arrived")
+                return
+            trainer.rewind(step)
+        self.call(checked)
 
     def set_forget_zero_grad(self, on: bool) -> None:
         self.call(lambda t: t.set_forget_zero_grad(on))
