@@ -157,7 +157,7 @@ def test_script_embeds_the_run_exactly(runs: dict[str, tuple[Trainer, str]], nam
             "bias", (int(parts[3]),))
         expected_edits.setdefault(e.step + 1, []).append((int(parts[1]), *where, e.new))
     assert v["EDITS"] == expected_edits
-    expected_batches = [trainer._batch_indices(s).tolist() for s in range(trainer.step_count)]
+    expected_batches = [trainer.batch_indices(s).tolist() for s in range(trainer.step_count)]
     if v["BATCHES"] is None:
         train = np.flatnonzero(~ds.is_test).tolist()
         assert all(b == train for b in expected_batches)

@@ -42,13 +42,9 @@ def substep(qtbot, controller: SessionController) -> None:  # type: ignore[no-un
 
 
 def select(qtbot, controller: SessionController, index: int) -> None:  # type: ignore[no-untyped-def]
-    """Select a point and wait for the worker's answer (a snapshot), so that the next
-    snapshot waited for is the one of the command after."""
-    if index == controller.selected_sample:
-        controller.select_sample(index)
-        return
-    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
-        controller.select_sample(index)
+    """Select a point: a view's choice, kept in the controller (the worker never hears of
+    it, so no snapshot follows)."""
+    controller.select_sample(index)
 
 
 def op_items(panel: GraphPanel) -> dict[int, OpNode]:

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from gradbox.engine import Value
-from gradbox.training import PHASES, ConfigError, StepRecord, Trainer, TrainingConfig
+from gradbox.training import (
+    PHASES,
+    ConfigError,
+    History,
+    StepRecord,
+    Trainer,
+    TrainingConfig,
+)
 
 SMALL = TrainingConfig(n_samples=40, hidden=(4, 4), test_ratio=0.25, seed=3)
 
@@ -361,10 +368,13 @@ def test_snapshot_is_immutable_and_unaffected_by_later_steps() -> None:
             array[0] = 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         snap.step = 99  # type: ignore[misc]
-    assert isinstance(snap.history, tuple)
+    assert isinstance(snap.history, History)
     history = snap.history
+    with pytest.raises(ValueError):
+        history.column("loss")[0] = 1
     drive(trainer, plain, 3, 6)
-    trainer.dataset.add_point(0.0, 0.0, 1)
+    with pytest.raises(AttributeError):
+        trainer.dataset.add_point(0.0, 0.0, 1)  # the run's points change only by replacing
     trainer.rewind(1)
     for name, array in arrays.items():
         assert same_bits(array, kept[name]), name
@@ -462,7 +472,7 @@ def test_a_hand_edited_weight_changes_the_model_and_rewinds_exactly() -> None:
     trainer.run_steps(2)
     np.testing.assert_array_equal(trainer.run.values(), with_edit)
     trainer.rewind(3)
-    assert trainer.edits == []
+    assert trainer.edits == ()
     with pytest.raises(KeyError):
         trainer.set_parameter("layers.9.neurons.0.b", 1.0)
     with pytest.raises(ConfigError):
@@ -472,7 +482,7 @@ def test_a_hand_edited_weight_changes_the_model_and_rewinds_exactly() -> None:
 def test_a_graph_captured_after_the_step_shows_the_weights_its_forward_used() -> None:
     trainer = Trainer(SMALL)
     trainer.run_steps(3)  # not traced
-    used = trainer.checkpoints[-1].params.copy()
+    used = trainer.state().checkpoints[-1].run.params.copy()
     after_update = trainer.run.values().copy()
     trainer.capture_current_graph()
     graph = trainer.snapshot().graph

@@ -138,7 +138,7 @@ def _batches(trainer: Trainer) -> list[list[int]] | None:
     points (the script then needs no list)."""
     steps = trainer.step_count
     train = np.flatnonzero(~trainer.dataset.is_test)
-    batches = [trainer._batch_indices(step) for step in range(steps)]
+    batches = [trainer.batch_indices(step) for step in range(steps)]
     if all(len(b) == len(train) and np.array_equal(b, train) for b in batches):
         return None
     return [[int(i) for i in b] for b in batches]
@@ -428,8 +428,9 @@ def _notes(trainer: Trainer) -> list[list[str]]:
         notes.append(["Note: the points were edited during this session. The script has only",
                       "the current points, so steps trained on earlier points will not match."])
     history = trainer.history
-    if (history and history[0].zero_grad_skipped and trainer.checkpoints
-            and np.any(trainer.checkpoints[0].grads)):
+    kept = trainer.state().checkpoints
+    if (history and history[0].zero_grad_skipped and kept and kept[0].step == 0
+            and np.any(kept[0].run.grads)):
         notes.append(["Note: step 1 kept gradients left over from before it (zero_grad was",
                       "skipped); the script starts from zero gradients, so it will differ."])
     return notes

@@ -15,7 +15,9 @@ import contextlib
 import gc
 import math
 import operator
-from collections.abc import Iterator, Sequence
+import time
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -26,8 +28,27 @@ from gradbox.datasets import Dataset
 from gradbox.engine import Value
 from gradbox.formatting import fmt
 from gradbox.graph import Graph, trace
+from gradbox.history import History, HistoryBuffer, StepRecord, history_arrays
 from gradbox.nn import ACTIVATIONS, MLP, numpy_forward, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES, Optimizer, Schedule, make_optimizer
+from gradbox.state import (
+    Checkpoint,
+    DataChange,
+    Event,
+    GhostChange,
+    ParameterEdit,
+    RateChange,
+    RunState,
+    TrainingState,
+    frozen,
+    frozen_dataset,
+    frozen_optimizer,
+)
+
+__all__ = ["PHASES", "Checkpoint", "CheckpointPolicy", "ConfigChange", "ConfigError",
+           "DataChange", "GhostChange", "History", "ParameterEdit", "RateChange", "Snapshot",
+           "StepRecord", "Trainer", "TrainingConfig", "TrainingState", "history_arrays",
+           "plan_config_change"]
 
 PHASES = ("forward", "zero_grad", "backward", "update")
 # A configuration this many parameter-samples per step or more will train slowly.
@@ -150,29 +171,35 @@ class TrainingConfig:
         return replace(self, **changes)
 
 
-@dataclass(frozen=True)
-class StepRecord:
-    """What one step measured. Losses and accuracies are those of the forward pass."""
-
-    step: int
-    loss: float
-    test_loss: float
-    accuracy: float
-    test_accuracy: float
-    grad_norm: float
-    lr: float
-    zero_grad_skipped: bool
-    ghost_loss: float = math.nan
+# --- what a configuration change means for the run ---------------------------------------
+# Fields that define the points: changing one makes new data (and so a new model).
+DATA_FIELDS = ("dataset", "n_samples", "noise", "test_ratio", "classes", "seed")
 
 
 @dataclass(frozen=True)
-class ParameterEdit:
-    """A weight typed in by hand between steps `step` and `step + 1`."""
+class ConfigChange:
+    """What applying a new configuration does to a run (see `plan_config_change`)."""
 
-    step: int
-    name: str
-    old: float
-    new: float
+    kind: str  # "none", "lr", "restart", "network" or "data"
+    message: str
+
+
+def plan_config_change(old: TrainingConfig, new: TrainingConfig) -> ConfigChange:
+    """Decide what a new configuration needs: nothing, a new learning rate from the next
+    step on, a restart from the same initial weights (other training settings), a new
+    model (the network's shape changed) or new data and a new model."""
+    if new == old:
+        return ConfigChange("none", "")
+    if new == old.with_changes(lr=new.lr):
+        return ConfigChange("lr", f"Learning rate set to {new.lr:g} from the next step on")
+    if any(getattr(new, f) != getattr(old, f) for f in DATA_FIELDS):
+        kind, text = "data", "New data: the model was re-created"
+    elif new.layer_sizes != old.layer_sizes or new.activation != old.activation:
+        kind, text = "network", "Network changed: a new model was created"
+    else:
+        kind, text = "restart", "Training settings changed: restarted from the same initial weights"
+    warning = new.slow_warning()
+    return ConfigChange(kind, text + (f". Warning: {warning}" if warning else ""))
 
 
 @dataclass(frozen=True)
@@ -186,7 +213,7 @@ class Snapshot:
     param_names: tuple[str, ...]
     params: np.ndarray
     grads: np.ndarray
-    history: tuple[StepRecord, ...]
+    history: History
     points: np.ndarray
     labels: np.ndarray
     is_test: np.ndarray
@@ -221,15 +248,33 @@ class Snapshot:
         return numpy_forward(self.params, self.layer_sizes, self.config.activation, points)
 
 
-@dataclass
-class _Checkpoint:
-    """Everything needed to continue bit for bit from the start of a step."""
+@dataclass(frozen=True)
+class CheckpointPolicy:
+    """How far apart full checkpoints are kept (see `Trainer` and gradbox.state).
 
-    params: np.ndarray
-    grads: np.ndarray
-    optimizer: dict[str, Any]
-    ghost: tuple[np.ndarray, dict[str, Any]] | None
-    lr: float
+    A checkpoint is kept once `replay_seconds` of measured training have passed since the
+    last one -- so reaching any step replays at most that long -- but never closer than
+    `bytes_per_step` of checkpoint per step of history allows. The last steps are also
+    kept whole (up to `recent_bytes`), so stepping back a little is instant. `every`, if
+    set, replaces the measured rule by a fixed spacing (tests and benchmarks).
+    """
+
+    replay_seconds: float = 0.2
+    bytes_per_step: int = 700
+    recent_bytes: int = 2 * 2**20
+    min_recent: int = 2
+    max_recent: int = 256
+    every: int | None = None
+
+    def recent_count(self, checkpoint_bytes: int) -> int:
+        fit = self.recent_bytes // max(checkpoint_bytes, 1)
+        return int(min(max(fit, self.min_recent), self.max_recent))
+
+    def keep(self, steps_since: int, seconds_since: float, checkpoint_bytes: int) -> bool:
+        if self.every is not None:
+            return steps_since >= self.every
+        return (seconds_since >= self.replay_seconds
+                and steps_since * self.bytes_per_step >= checkpoint_bytes)
 
 
 @dataclass
@@ -255,6 +300,15 @@ class _Run:
         for p, g in zip(self.params, grads.tolist()):
             p.grad = g
 
+    def state(self) -> RunState:
+        return RunState(frozen(self.values()), frozen(self.grads()),
+                        frozen_optimizer(self.optimizer.state_dict()))
+
+    def load(self, state: RunState) -> None:
+        self.set_values(state.params)
+        self.set_grads(state.grads)
+        self.optimizer.load_state_dict(dict(state.optimizer))
+
 
 @contextlib.contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
@@ -273,29 +327,27 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, dtype=array.dtype, copy=True)
-    array.flags.writeable = False
-    return array
-
-
 class Trainer:
-    """Owns the dataset, the model, the optimizer and the history of one run."""
+    """Owns the dataset, the model, the optimizer and the history of one run.
+
+    Other code reads a run through `snapshot()` (for views) and `state()` (the whole
+    run, to save, hand over or keep for undo), and changes it through the methods below.
+    """
 
     def __init__(self, config: TrainingConfig | None = None, dataset: Dataset | None = None,
-                 init_seed: int | None = None) -> None:
+                 init_seed: int | None = None, initial_params: np.ndarray | None = None,
+                 policy: CheckpointPolicy | None = None) -> None:
         self.config = config or TrainingConfig()
         c = self.config
-        self.dataset = dataset if dataset is not None else datasets.make(
-            c.dataset, c.n_samples, c.noise, c.seed, c.test_ratio, c.effective_classes)
+        self._dataset = frozen_dataset(dataset if dataset is not None else datasets.make(
+            c.dataset, c.n_samples, c.noise, c.seed, c.test_ratio, c.effective_classes))
         self.dataset_version = 0
         self.init_seed = c.seed if init_seed is None else init_seed
         self.forget_zero_grad = False
-        self.ghost_enabled = False
-        self.selected_sample = 0
+        self.policy = policy or CheckpointPolicy()
         # Tracing costs about as much as a step, so it is done only when a view wants it.
         self.capture_graph = False
-        self._build(self.init_seed)
+        self._build(initial_params)
 
     # --- construction -----------------------------------------------------------------
     def _new_run(self, values: np.ndarray) -> _Run:
@@ -304,19 +356,31 @@ class Trainer:
         model.set_flat(values)
         return _Run(model, make_optimizer(c.optimizer, model.parameters(), self.lr, c.momentum))
 
-    def _build(self, init_seed: int) -> None:
+    def _build(self, initial: np.ndarray | None = None, ghost: bool = False) -> None:
+        """A fresh run at step 0 from `initial` weights (default: drawn from init_seed)."""
         c = self.config
-        initial = MLP(2, [*c.hidden, c.outputs], activation=c.activation, seed=init_seed)
-        self.initial_params = _frozen(initial.get_flat())
+        if initial is None:
+            net = MLP(2, [*c.hidden, c.outputs], activation=c.activation, seed=self.init_seed)
+            initial = net.get_flat()
+        self.initial_params = frozen(initial, np.float64)
         self.run = self._new_run(self.initial_params)
         self.model = self.run.model
         self.ghost: _Run | None = None
         self.param_names = tuple(name for name, _ in self.model.named_parameters())
-        self.history: list[StepRecord] = []
-        self.edits: list[ParameterEdit] = []
-        self.checkpoints: list[_Checkpoint] = []
-        self.phase_index = 0
+        self._history = HistoryBuffer()
+        self._events: list[Event] = [DataChange(0, self._dataset, self.dataset_version)]
+        self._sparse: list[Checkpoint] = []
+        self._recent: deque[Checkpoint] = deque()
+        self._start: Checkpoint | None = None  # the step under way began here
+        self._since_sparse = 0.0  # seconds of training since the last sparse checkpoint
+        self._phase_index = 0
+        self._zero_grad_skipped = False
         self.stop_reason = ""
+        self._clear_graph()
+        if ghost:
+            self.set_ghost(True)
+
+    def _clear_graph(self) -> None:
         self.last_root: Value | None = None
         self.last_output: Value | list[Value] | None = None
         self.last_batch: np.ndarray = np.arange(0)
@@ -324,18 +388,28 @@ class Trainer:
         self._traced_root: Value | None = None
         self.last_graph: Graph | None = None
         self.last_graph_batch: np.ndarray | None = None
-        self._pending: dict[str, Any] = {}
-        if self.ghost_enabled:
-            self.ghost = self._new_run(self.initial_params)
+
+    @property
+    def dataset(self) -> Dataset:
+        """The points the next step trains on (read-only arrays; use replace_dataset)."""
+        return self._dataset
+
+    @property
+    def history(self) -> History:
+        return self._history.view()
+
+    @property
+    def edits(self) -> tuple[ParameterEdit, ...]:
+        return tuple(e for e in self._events if isinstance(e, ParameterEdit))
 
     @property
     def step_count(self) -> int:
-        return len(self.history)
+        return len(self._history)
 
     @property
     def phase(self) -> str:
         """The phase the next `substep()` will run."""
-        return PHASES[self.phase_index]
+        return PHASES[self._phase_index]
 
     @property
     def lr(self) -> float:
@@ -347,6 +421,10 @@ class Trainer:
         c = self.config
         return Schedule(c.schedule, self.lr, c.steps)
 
+    @property
+    def ghost_enabled(self) -> bool:
+        return self.ghost is not None
+
     # --- switches -----------------------------------------------------------------------
     def set_forget_zero_grad(self, on: bool) -> None:
         self.forget_zero_grad = bool(on)
@@ -357,21 +435,38 @@ class Trainer:
         Turned on at step 0 it starts from the same initial weights as the main run;
         turned on later it starts from the main run's current weights.
         """
-        self.ghost_enabled = bool(on)
-        if on and self.ghost is None:
+        if bool(on) == (self.ghost is not None):
+            return
+        if on:
             self.ghost = self._new_run(self.run.values())
             self.ghost.optimizer.load_state_dict(self.run.optimizer.state_dict())
-        elif not on:
+        else:
             self.ghost = None
+        self._event(GhostChange(self.step_count, bool(on)))
 
     def set_lr(self, lr: float) -> None:
         if not math.isfinite(lr) or lr < 0:
             raise ConfigError(f"learning rate must be a finite number >= 0, got {lr}")
-        self.config = self.config.with_changes(lr=float(lr))
+        if float(lr) != self.config.lr:
+            self.config = self.config.with_changes(lr=float(lr))
+            self._event(RateChange(self.step_count, float(lr)))
+
+    def _event(self, event: Event) -> None:
+        """Record a change between steps. Mid-step (only the rate and the ghost can change
+        then: they act in the update), the step's starting checkpoint takes it in too, so
+        that it stays 'the start of this step, after its events'."""
+        self._events.append(event)
+        if self._start is not None:
+            ghost = self.ghost.state() if self.ghost is not None else None
+            self._start = replace(self._start, lr=self.lr, ghost=ghost)
+            self._recent[-1] = self._start
+            if self._sparse and self._sparse[-1].step == self._start.step:
+                self._sparse[-1] = self._start
 
     # --- the four phases ---------------------------------------------------------------------
-    def _batch_indices(self, step: int) -> np.ndarray:
-        train = np.flatnonzero(~self.dataset.is_test)
+    def batch_indices(self, step: int, dataset: Dataset | None = None) -> np.ndarray:
+        """The training points step `step + 1` uses (all of them, or a seeded batch)."""
+        train = np.flatnonzero(~(dataset or self._dataset).is_test)
         size = self.config.batch_size
         if size is None or size >= len(train):
             return train
@@ -381,7 +476,7 @@ class Trainer:
 
     def _forward(self, run: _Run, batch: np.ndarray) -> tuple[Value, Value | list[Value]]:
         c = self.config
-        points, labels = self.dataset.points[batch], self.dataset.labels[batch]
+        points, labels = self._dataset.points[batch], self._dataset.labels[batch]
         output = run.model([points[:, 0], points[:, 1]])
         loss = losses.compute_loss(c.effective_loss, output, labels)
         if c.l2:
@@ -395,13 +490,15 @@ class Trainer:
         phase = self.phase
         if self.stop_reason and phase == "forward":
             self.stop_reason = ""
+        started = time.perf_counter()
         with np.errstate(all="ignore"), cyclic_gc_paused():
             getattr(self, f"_phase_{phase}")()
             if self.capture_graph and not self.stop_reason and phase != "update" and (
                     capture_every_phase or phase == "backward"):
                 self._capture_graph()
+        self._since_sparse += time.perf_counter() - started
         if not self.stop_reason:
-            self.phase_index = (self.phase_index + 1) % len(PHASES)
+            self._phase_index = (self._phase_index + 1) % len(PHASES)
         return phase
 
     def capture_current_graph(self) -> None:
@@ -412,9 +509,9 @@ class Trainer:
         """
         if self.last_root is None:
             return
-        if self.phase_index == 0 and self.checkpoints:
+        if self._phase_index == 0 and self._recent:
             current = self.run.values()
-            self.run.set_values(self.checkpoints[-1].params)
+            self.run.set_values(self._recent[-1].run.params)
             try:
                 self._capture_graph()
             finally:
@@ -430,12 +527,12 @@ class Trainer:
             self._traced = trace(self.last_root, self.model)
             self._traced_root = self.last_root
         self.last_graph = self._traced.snapshot()
-        self.last_graph_batch = _frozen(self.last_batch)
+        self.last_graph_batch = frozen(self.last_batch)
 
     def _phase_forward(self) -> None:
         step = self.step_count
-        self.checkpoints.append(self._checkpoint())
-        self.last_batch = self._batch_indices(step)
+        self._keep_checkpoint(self._checkpoint())
+        self.last_batch = self.batch_indices(step)
         if len(self.last_batch) == 0:
             self._stop("there are no training points: add some, or hold fewer out for testing")
             return
@@ -445,7 +542,8 @@ class Trainer:
                        "the learning rate is probably too large. Rewind or lower it.")
 
     def _phase_zero_grad(self) -> None:
-        if not self.forget_zero_grad:
+        self._zero_grad_skipped = self.forget_zero_grad
+        if not self._zero_grad_skipped:
             self.run.optimizer.zero_grad()
 
     def _phase_backward(self) -> None:
@@ -455,6 +553,16 @@ class Trainer:
             self._stop(f"a gradient became non-finite at step {self.step_count + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
 
+    def _train_ghost(self, batch: np.ndarray, lr: float) -> float:
+        """One correct step of the ghost run on the same batch; its loss."""
+        assert self.ghost is not None
+        ghost_root, _ = self._forward(self.ghost, batch)
+        self.ghost.optimizer.zero_grad()
+        ghost_root.backward()
+        self.ghost.optimizer.lr = lr
+        self.ghost.optimizer.step()
+        return ghost_root.data
+
     def _phase_update(self) -> None:
         assert self.last_root is not None
         step = self.step_count
@@ -462,13 +570,8 @@ class Trainer:
         grads = self.run.grads()
         ghost_loss = math.nan
         if self.ghost is not None:
-            ghost_root, _ = self._forward(self.ghost, self.last_batch)
-            self.ghost.optimizer.zero_grad()
-            ghost_root.backward()
-            self.ghost.optimizer.lr = lr
-            self.ghost.optimizer.step()
-            ghost_loss = ghost_root.data
-        test_loss, test_acc = self._evaluate(self.dataset.is_test)
+            ghost_loss = self._train_ghost(self.last_batch, lr)
+        test_loss, test_acc = self._evaluate(self._dataset.is_test)
         output = self.last_output
         out_data = [o.data for o in output] if isinstance(output, list) else output.data
         self.run.optimizer.lr = lr
@@ -477,17 +580,20 @@ class Trainer:
             self._stop(f"a weight became non-finite in the update of step {step + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
             return
-        self.history.append(StepRecord(
+        self._history.append(StepRecord(
             step=step + 1, loss=float(self.last_root.data), test_loss=test_loss,
-            accuracy=losses.accuracy(out_data, self.dataset.labels[self.last_batch]),
+            accuracy=losses.accuracy(out_data, self._dataset.labels[self.last_batch]),
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
-            zero_grad_skipped=self.forget_zero_grad, ghost_loss=ghost_loss))
+            zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss))
+        self._start = None
 
     def _stop(self, reason: str) -> None:
         self.stop_reason = reason
-        self.phase_index = 0
+        self._phase_index = 0
         # Drop the half-done step: the last finite state stays the current one.
-        self._restore(self.checkpoints.pop())
+        assert self._start is not None
+        self._restore(self._start)
+        self._start = None
 
     def step(self) -> StepRecord | None:
         """One whole iteration (finishing a partly sub-stepped one). None if it stopped."""
@@ -496,7 +602,7 @@ class Trainer:
             if self.stop_reason:
                 return None
             if phase == "update":
-                return self.history[-1]
+                return self._history.last()
 
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
                   ) -> str:
@@ -516,7 +622,7 @@ class Trainer:
         """Loss (without penalties) and accuracy on the masked points, by plain numpy."""
         if not mask.any():
             return math.nan, math.nan
-        points, labels = self.dataset.points[mask], self.dataset.labels[mask]
+        points, labels = self._dataset.points[mask], self._dataset.labels[mask]
         out = numpy_forward(self.run.values(), self.config.layer_sizes,
                             self.config.activation, points)
         outputs = [out[:, k] for k in range(out.shape[1])]
@@ -526,66 +632,123 @@ class Trainer:
         return float(loss.data), losses.accuracy(outputs if len(outputs) > 1 else outputs[0],
                                                  labels)
 
-    # --- reset, rewind -----------------------------------------------------------------------
-    def _checkpoint(self) -> _Checkpoint:
-        ghost = None
-        if self.ghost is not None:
-            ghost = (self.ghost.values(), self.ghost.optimizer.state_dict())
-        return _Checkpoint(self.run.values(), self.run.grads(),
-                           self.run.optimizer.state_dict(), ghost, self.lr)
+    # --- checkpoints, rewind -------------------------------------------------------------------
+    def _checkpoint(self) -> Checkpoint:
+        ghost = self.ghost.state() if self.ghost is not None else None
+        return Checkpoint(self.step_count, self.lr, self.run.state(), ghost)
 
-    def _restore(self, cp: _Checkpoint) -> None:
-        self.run.set_values(cp.params)
-        self.run.set_grads(cp.grads)
-        self.run.optimizer.load_state_dict(cp.optimizer)
+    def _keep_checkpoint(self, cp: Checkpoint) -> None:
+        """The start of a step: kept as the step under way's start, among the last few
+        steps, and sparsely for good (always at step 0 and after any event)."""
+        self._start = cp
+        while self._recent and self._recent[-1].step >= cp.step:
+            self._recent.pop()
+        self._recent.append(cp)
+        while len(self._recent) > self.policy.recent_count(cp.nbytes):
+            self._recent.popleft()
+        if self._sparse and self._sparse[-1].step == cp.step:
+            self._sparse[-1] = cp
+            return
+        last = self._sparse[-1].step if self._sparse else -1
+        evented = self._events[-1].step == cp.step
+        if (last < 0 or evented
+                or self.policy.keep(cp.step - last, self._since_sparse, cp.nbytes)):
+            self._sparse.append(cp)
+            self._since_sparse = 0.0
+
+    def _restore(self, cp: Checkpoint) -> None:
+        self.run.load(cp.run)
         self.config = self.config.with_changes(lr=cp.lr)
         if cp.ghost is None:
             self.ghost = None
         else:
-            self.ghost = self._new_run(cp.ghost[0])
-            self.ghost.optimizer.load_state_dict(cp.ghost[1])
-        self.ghost_enabled = self.ghost is not None
-        self.last_root = self.last_output = None
-        self.last_graph = self.last_graph_batch = None
+            self.ghost = self._new_run(cp.ghost.params)
+            self.ghost.load(cp.ghost)
+        self._clear_graph()
 
-    def reset(self) -> None:
-        """Back to step 0 with the same initial weights."""
-        self._build_from(self.initial_params)
+    def _nearest_checkpoint(self, step: int) -> Checkpoint:
+        best = None
+        for cp in (*self._sparse, *self._recent):
+            if cp.step <= step and (best is None or cp.step > best.step):
+                best = cp
+        assert best is not None, "step 0 is always kept"
+        return best
 
-    def reinitialize(self, seed: int | None = None) -> None:
-        """Back to step 0 with new initial weights (a new seed, or the next one)."""
-        self.init_seed = self.init_seed + 1 if seed is None else int(seed)
-        self._build(self.init_seed)
+    def _data_at(self, step: int) -> Dataset:
+        """The points the step after `step` steps trained on."""
+        data = self._events[0]
+        for event in self._events:
+            if isinstance(event, DataChange) and event.step <= step:
+                data = event
+        assert isinstance(data, DataChange)
+        return data.dataset
 
-    def _build_from(self, initial: np.ndarray) -> None:
-        self._build(self.init_seed)
-        self.initial_params = _frozen(initial)
-        self.run.set_values(self.initial_params)
-        if self.ghost is not None:
-            self.ghost.set_values(self.initial_params)
+    def _replay(self, cp: Checkpoint, step: int) -> None:
+        """From checkpoint `cp` to the start of step `step + 1`, by training again.
+
+        No event lies strictly between `cp` and `step` (a checkpoint is kept at every
+        step with one), so the points, the ghost and the rate stay those of `cp`;
+        each step's learning rate and zero_grad come from its record.
+        """
+        self._restore(cp)
+        self._dataset = self._data_at(cp.step)
+        history = self._history.view()
+        with np.errstate(all="ignore"), cyclic_gc_paused():
+            for s in range(cp.step, step):
+                record = history[s]
+                batch = self.batch_indices(s)
+                root, _ = self._forward(self.run, batch)
+                if not record.zero_grad_skipped:
+                    self.run.optimizer.zero_grad()
+                root.backward()
+                if self.ghost is not None:
+                    self._train_ghost(batch, record.lr)
+                self.run.optimizer.lr = record.lr
+                self.run.optimizer.step()
 
     def rewind(self, step: int) -> None:
         """Go back to the state just after `step` steps (0 = the initial weights).
 
         Parameters, gradients, optimizer state and history are restored exactly, so
-        continuing reproduces the original run bit for bit.
+        continuing reproduces the original run bit for bit. The points stay the current
+        ones: a rewind takes back training, not the data.
         """
         if not 0 <= step <= self.step_count:
             raise ValueError(f"can rewind to steps 0..{self.step_count}, not {step}")
-        if step == self.step_count and self.phase_index == 0:
+        if step == self.step_count and self._phase_index == 0:
             return
-        target = self.checkpoints[step] if step < len(self.checkpoints) else self._checkpoint()
-        self._restore(target)
-        del self.history[step:]
-        del self.checkpoints[step:]
-        self.edits = [e for e in self.edits if e.step <= step]  # made after `step` steps
-        self.phase_index = 0
+        data, version = self._dataset, self.dataset_version
+        if step == self.step_count:
+            assert self._start is not None
+            self._restore(self._start)
+        else:
+            self._replay(self._nearest_checkpoint(step), step)
+            self._history.truncate(step)
+            self._events = [e for e in self._events if e.step <= step]
+            self._sparse = [cp for cp in self._sparse if cp.step <= step]
+            self._recent = deque(cp for cp in self._recent if cp.step <= step)
+            self._dataset = data
+            if self._data_at(step) is not data:
+                self._events.append(DataChange(step, data, version))
+            last = self._sparse[-1].step
+            self._since_sparse = 0.0 if step == last else self.policy.replay_seconds / 2
+        self._start = None
+        self._phase_index = 0
         self.stop_reason = ""
+
+    def reset(self) -> None:
+        """Back to step 0 with the same initial weights (and the current points and rate)."""
+        self._build(self.initial_params, ghost=self.ghost is not None)
+
+    def reinitialize(self, seed: int | None = None) -> None:
+        """Back to step 0 with new initial weights (a new seed, or the next one)."""
+        self.init_seed = self.init_seed + 1 if seed is None else int(seed)
+        self._build(ghost=self.ghost is not None)
 
     def set_parameter(self, name: str, value: float) -> ParameterEdit:
         """Type a weight in by hand. It takes effect from the next step and is kept in
-        the history: the next step's checkpoint holds it, so rewinding to before the edit
-        undoes it and rewinding to after it keeps it."""
+        the history: rewinding to before the edit undoes it and rewinding to after it
+        keeps it."""
         if name not in self.param_names:
             raise KeyError(f"there is no parameter named {name!r}")
         value = float(value)
@@ -596,17 +759,30 @@ class Trainer:
         param = self.run.params[index]
         edit = ParameterEdit(self.step_count, name, float(param.data), value)
         param.data = value
-        self.edits.append(edit)
+        self._event(edit)
         self.last_graph = self.last_graph_batch = None
         return edit
 
-    def parameter_history(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        """Value and gradient of one parameter at the start of each step so far, and now."""
-        values = [cp.params[index] for cp in self.checkpoints[: self.step_count]]
-        grads = [cp.grads[index] for cp in self.checkpoints[1: self.step_count]]
-        values.append(self.run.values()[index])
-        grads.append(self.run.grads()[index])
-        return np.array(values), np.array(grads)
+    def parameter_history(self, index: int) -> tuple[np.ndarray, np.ndarray,
+                                                     np.ndarray, np.ndarray]:
+        """(steps, values, gradient steps, gradients) of one parameter, where known.
+
+        values[i] is the weight at the start of step steps[i] + 1 (after that step's
+        edits); gradients[i] is what the backward pass of step grad_steps[i] left. Known at
+        every kept checkpoint (every step near the end, sparser further back) and now.
+        """
+        kept = {cp.step: cp for cp in (*self._sparse, *self._recent)
+                if cp.step < self.step_count}
+        steps = sorted(kept)
+        values = [kept[s].run.params[index] for s in steps]
+        grad_steps = [s for s in steps if s > 0]
+        grads = [kept[s].run.grads[index] for s in grad_steps]
+        steps.append(self.step_count)
+        values.append(self.run.params[index].data)
+        grad_steps.append(self.step_count)
+        grads.append(float(self.run.params[index].grad))
+        return (np.array(steps, np.int64), np.array(values, np.float64),
+                np.array(grad_steps, np.int64), np.array(grads, np.float64))
 
     # --- dataset edits --------------------------------------------------------------------------
     def replace_dataset(self, dataset: Dataset) -> None:
@@ -620,8 +796,66 @@ class Trainer:
                               f"{self.config.outputs} output(s); choose blobs with "
                               f"{dataset.classes} classes so it gets one output per class")
         self.rewind(self.step_count)  # a half-done step belongs to the old points
-        self.dataset = dataset
+        self._dataset = frozen_dataset(dataset)
         self.dataset_version += 1
+        self._event(DataChange(self.step_count, self._dataset, self.dataset_version))
+
+    def with_config(self, config: TrainingConfig) -> Trainer:
+        """A new run for `config` (see `plan_config_change`), keeping what it allows:
+        the points unless the data changed, the initial weights unless the network did,
+        and the switches."""
+        new_data = plan_config_change(self.config, config).kind == "data"
+        same_network = (config.layer_sizes == self.config.layer_sizes
+                        and config.activation == self.config.activation)
+        fresh = Trainer(config, None if new_data else self._dataset, init_seed=self.init_seed,
+                        initial_params=self.initial_params if same_network else None,
+                        policy=self.policy)
+        fresh.forget_zero_grad = self.forget_zero_grad
+        fresh.set_ghost(self.ghost is not None)
+        fresh.dataset_version = self.dataset_version + (1 if new_data else 0)
+        fresh._events[0] = DataChange(0, fresh._dataset, fresh.dataset_version)
+        return fresh
+
+    # --- state ----------------------------------------------------------------------------------
+    def state(self) -> TrainingState:
+        """The whole run as an immutable value (cheap: only the current weights are copied)."""
+        current = self._start if self._start is not None else self._checkpoint()
+        kept = {cp.step: cp for cp in (*self._sparse, *self._recent) if cp.step < current.step}
+        return TrainingState(
+            config=self.config, init_seed=self.init_seed, initial_params=self.initial_params,
+            dataset=self._dataset, dataset_version=self.dataset_version,
+            forget_zero_grad=self.forget_zero_grad, history=self._history.view(),
+            events=tuple(self._events), checkpoints=tuple(kept[s] for s in sorted(kept)),
+            current=current, phase=self.phase, zero_grad_skipped=self._zero_grad_skipped,
+            stop_reason=self.stop_reason)
+
+    @classmethod
+    def from_state(cls, state: TrainingState, policy: CheckpointPolicy | None = None,
+                   ) -> Trainer:
+        """A trainer that continues `state` bit for bit (mid-step, the phases done are run
+        again from the step's start). The state is not changed."""
+        trainer = cls(state.config, state.dataset, init_seed=state.init_seed,
+                      initial_params=state.initial_params, policy=policy)
+        trainer.dataset_version = state.dataset_version
+        trainer._dataset = state.dataset
+        trainer.forget_zero_grad = state.forget_zero_grad
+        trainer._history = HistoryBuffer(state.history)
+        trainer._events = list(state.events)
+        trainer._sparse = list(state.checkpoints)
+        recent = trainer.policy.recent_count(state.current.nbytes)
+        trainer._recent = deque(state.checkpoints[-recent:])
+        trainer._restore(state.current)
+        trainer.stop_reason = state.stop_reason
+        phases = PHASES.index(state.phase)
+        if phases:
+            forget = trainer.forget_zero_grad
+            trainer.forget_zero_grad = state.zero_grad_skipped
+            try:
+                for _ in range(phases):
+                    trainer.substep()
+            finally:
+                trainer.forget_zero_grad = forget
+        return trainer
 
     # --- snapshots --------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -629,18 +863,11 @@ class Trainer:
         return Snapshot(
             step=self.step_count, phase=self.phase, config=self.config,
             layer_sizes=tuple(self.config.layer_sizes), param_names=self.param_names,
-            params=_frozen(self.run.values()), grads=_frozen(self.run.grads()),
-            history=tuple(self.history), points=_frozen(self.dataset.points),
-            labels=_frozen(self.dataset.labels), is_test=_frozen(self.dataset.is_test),
-            classes=self.dataset.classes, forget_zero_grad=self.forget_zero_grad,
+            params=frozen(self.run.values()), grads=frozen(self.run.grads()),
+            history=self._history.view(), points=self._dataset.points,
+            labels=self._dataset.labels, is_test=self._dataset.is_test,
+            classes=self._dataset.classes, forget_zero_grad=self.forget_zero_grad,
             ghost=self.ghost is not None,
-            ghost_grads=_frozen(ghost_grads) if ghost_grads is not None else None,
+            ghost_grads=frozen(ghost_grads) if ghost_grads is not None else None,
             stop_reason=self.stop_reason, lr=self.lr, dataset_version=self.dataset_version,
-            graph=self.last_graph, graph_batch=self.last_graph_batch, edits=tuple(self.edits))
-
-
-def history_arrays(history: Sequence[StepRecord]) -> dict[str, np.ndarray]:
-    """Column arrays (step, loss, test_loss, ...) for plotting."""
-    names = [f for f in StepRecord.__dataclass_fields__ if f != "zero_grad_skipped"]
-    return {name: np.array([getattr(r, name) for r in history], dtype=np.float64)
-            for name in names}
+            graph=self.last_graph, graph_batch=self.last_graph_batch, edits=self.edits)

@@ -13,7 +13,7 @@ from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.formatting import fmt
-from gradbox.training import ParameterEdit, Snapshot, StepRecord
+from gradbox.training import History, ParameterEdit, Snapshot
 from gradbox.views.plotting import (
     EDIT,
     GHOST,
@@ -53,7 +53,7 @@ class LossCurveView(QWidget):
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Loss curve")
-        self._records: tuple[StepRecord, ...] = ()
+        self._records: History = History.empty()
         self._columns: dict[str, list[float]] = {f: [] for f in FIELDS}
         self._hover_step: int | None = None
         self._drawn = False
@@ -166,9 +166,9 @@ class LossCurveView(QWidget):
                                    if on)
         history = snapshot.history
         old = self._records
-        # Records are shared between snapshots, so an unchanged prefix is the same objects:
-        # only the new steps are appended (a rewind or reset starts over).
-        if old and len(history) >= len(old) and history[len(old) - 1] is old[-1]:
+        # A history that extends the last one shown gets only its new steps appended (a
+        # rewind or reset starts over).
+        if old and history.extends(old):
             new = history[len(old):]
         else:
             for column in self._columns.values():

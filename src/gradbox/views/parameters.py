@@ -89,8 +89,8 @@ EDIT_HINT = "Double-click a value to type a new one"
 _STARTED_WITH = "gradbox_started_with"  # editor property: the text it was opened with
 
 
-# An answer to a history fetch: name, values, gradients, and the parameter's edits.
-History = tuple[str, np.ndarray, np.ndarray, tuple[ParameterEdit, ...]]
+# (name, steps, values, gradient steps, gradients, edits of that parameter)
+History = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[ParameterEdit, ...]]
 
 
 def _num(value: float) -> str:
@@ -703,10 +703,10 @@ class ParametersView(QWidget):
             # The network may have changed since the request was sent.
             if index >= len(trainer.param_names) or trainer.param_names[index] != name:
                 return None
-            values, grads = trainer.parameter_history(index)
+            steps, values, grad_steps, grads = trainer.parameter_history(index)
             # Read with the history, in the worker, so the two always agree.
             edits = tuple(e for e in trainer.edits if e.name == name)
-            return name, values, grads, edits
+            return name, steps, values, grad_steps, grads, edits
 
         self.controller.query(fetch, self._on_history)
 
@@ -717,20 +717,22 @@ class ParametersView(QWidget):
         names = self.model.names
         current = names[self._history_index] if 0 <= self._history_index < len(names) else ""
         if result is not None and result[0] == current:
-            _, values, grads, edits = result
-            steps = np.arange(len(values), dtype=np.float64)
-            # Gradients exist after each backward pass: they end where the values end.
-            grad_steps = steps[len(values) - len(grads):]
+            _, steps, values, grad_steps, grads, edits = result
+            steps = steps.astype(np.float64)
+            grad_steps = grad_steps.astype(np.float64)
             # Dots mark single steps while there are few; later they would be a smear.
+            # (A long run is known at its kept checkpoints: every step near the end,
+            # sparser further back.)
             symbol = "o" if len(values) <= 100 else None
-            edits = tuple(e for e in edits if e.step < len(values))
-            # values[k] is the weight after k steps and the edits that followed step k: an
-            # edit is a vertical jump at k from what step k left, not a slope from k - 1
-            # that would look like training's doing. From the back, so that the indexes
-            # still to come keep their places.
+            edits = tuple(e for e in edits if e.step < steps[-1])
+            # values[k] is the weight after step steps[k] and the edits that followed it:
+            # an edit is a vertical jump at its step from what that step left, not a slope
+            # that would look like training's doing. (A step with an edit is always kept.)
+            # From the back, so that the positions still to come keep their places.
             for edit in reversed(edits):
-                steps = np.insert(steps, edit.step, edit.step)
-                values = np.insert(values, edit.step, edit.old)
+                at = int(np.searchsorted(steps, edit.step))
+                steps = np.insert(steps, at, edit.step)
+                values = np.insert(values, at, edit.old)
             self.value_curve.setData(steps, values, symbol=symbol)
             self.grad_curve.setData(grad_steps, grads, symbol=symbol)
             self.edit_points.setData([e.step for e in edits], [e.new for e in edits])

@@ -21,7 +21,7 @@ from typing import Any
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
 
-from gradbox.training import Snapshot, StepRecord, Trainer, TrainingConfig
+from gradbox.training import Snapshot, StepRecord, Trainer, TrainingConfig, plan_config_change
 from gradbox.views.plotting import edit_text
 
 log = logging.getLogger(__name__)
@@ -383,42 +383,17 @@ class SessionController(QObject):
             self.message.emit(message)
 
     def apply_config(self, config: TrainingConfig) -> None:
-        """Use a new configuration, keeping whatever it does not change.
-
-        A new learning rate applies from the next step. Other training settings restart
-        from the same initial weights; a new network or new data re-creates the model.
-        """
-        old = self.snapshot.config
-        if config == old:
+        """Use a new configuration, keeping whatever it does not change (the core's
+        `plan_config_change` decides: a new rate from the next step, a restart from the
+        same initial weights, a new model, or new data)."""
+        change = plan_config_change(self.snapshot.config, config)
+        if change.kind == "none":
             return
-        if config == old.with_changes(lr=config.lr):
+        if change.kind == "lr":
             self.set_lr(config.lr)
-            self.message.emit(f"Learning rate set to {config.lr:g} from the next step on")
+            self.message.emit(change.message)
             return
-        data_fields = ("dataset", "n_samples", "noise", "test_ratio", "classes", "seed")
-        new_data = any(getattr(config, f) != getattr(old, f) for f in data_fields)
-        new_network = config.layer_sizes != old.layer_sizes or config.activation != old.activation
-
-        def rebuild(trainer: Trainer) -> Trainer:
-            dataset = None if new_data else trainer.dataset
-            fresh = Trainer(config, dataset, init_seed=trainer.init_seed)
-            if not new_network:
-                fresh.initial_params = trainer.initial_params
-                fresh.reset()
-            fresh.forget_zero_grad = trainer.forget_zero_grad
-            fresh.set_ghost(trainer.ghost_enabled)
-            fresh.selected_sample = trainer.selected_sample
-            fresh.dataset_version = trainer.dataset_version + (1 if new_data else 0)
-            return fresh
-
-        if new_data:
-            text = "New data: the model was re-created"
-        elif new_network:
-            text = "Network changed: a new model was created"
-        else:
-            text = "Training settings changed: restarted from the same initial weights"
-        warning = config.slow_warning()
-        self.replace_trainer(rebuild, text + (f". Warning: {warning}" if warning else ""))
+        self.replace_trainer(lambda trainer: trainer.with_config(config), change.message)
 
     def add_point(self, x: float, y: float, label: int, test: bool = False) -> None:
         def edit(trainer: Trainer) -> None:
@@ -436,9 +411,7 @@ class SessionController(QObject):
 
     # --- selection (UI-side state shared by the views) -----------------------------------
     def select_sample(self, index: int) -> None:
-        if index != self.selected_sample:
-            self.selected_sample = index
-            self.call(lambda t: setattr(t, "selected_sample", index))
+        self.selected_sample = index
         self.sample_selected.emit(index)
 
     def select_parameter(self, name: str) -> None:
