@@ -32,6 +32,19 @@ class StepRecord:
     zero_grad_skipped: bool
     ghost_loss: float = math.nan
 
+    def __eq__(self, other: object) -> bool:
+        """The same measurements: NaN (no test set, no ghost) equals NaN here."""
+        if not isinstance(other, StepRecord):
+            return NotImplemented
+        return all(a == b or (a != a and b != b) for a, b in zip(_values(self), _values(other)))
+
+    def __hash__(self) -> int:
+        return hash(tuple(v.hex() if isinstance(v, float) else v for v in _values(self)))
+
+
+def _values(record: StepRecord) -> tuple[object, ...]:
+    return tuple(getattr(record, f.name) for f in fields(record))
+
 
 RECORD_FIELDS = tuple(f.name for f in fields(StepRecord))
 # Every field is a float64 column except these two.
