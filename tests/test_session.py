@@ -9,9 +9,9 @@ def test_the_cyclic_collector_runs_only_from_the_ui_thread(qtbot, controller) ->
     from gradbox.views import session
 
     # Automatic collection is off for the whole process (it could start in the training
-    # thread); pyqtgraph's timer collects from the UI thread instead.
+    # thread); a timer collects from the UI thread instead.
     assert not gc.isenabled()
-    assert session._collector is not None and session._collector.timer.isActive()
+    assert session._collector is not None and session._collector.isActive()
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
         controller.step()
     assert not gc.isenabled()  # a training step pauses and restores, never re-enables

@@ -11,7 +11,6 @@ from gradbox.views.boundary import (
     DecisionBoundaryView,
     heatmap_resolution,
     output_colours,
-    predict_in_chunks,
 )
 from gradbox.views.plotting import CLASS_COLOURS
 
@@ -93,10 +92,32 @@ def test_big_networks_get_a_coarser_heatmap(make_session, show_widget) -> None: 
     np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
 
 
-def test_chunked_prediction_equals_the_snapshots(controller) -> None:  # type: ignore[no-untyped-def]
-    points = np.random.default_rng(0).uniform(-3, 3, (5000, 2))
-    np.testing.assert_allclose(predict_in_chunks(controller.snapshot, points),
-                               controller.snapshot.predict(points), rtol=1e-12, atol=1e-12)
+def test_a_big_networks_heatmap_comes_from_its_own_thread_and_is_the_same(  # type: ignore[no-untyped-def]
+        qtbot, make_session, show_widget) -> None:
+    # 66,561 parameters x 32 x 32 cells: over the inline budget, so computed off the UI
+    # thread and shown when it arrives.
+    session = make_session(hidden=(256, 256), n_samples=10)
+    widget = show_widget(DecisionBoundaryView(session))
+    qtbot.waitUntil(lambda: widget.heatmaps_computed >= 1, timeout=30000)
+    n = widget.grid_size
+    assert n == 32
+    expected = output_colours(session.snapshot.predict(widget.grid_points()), "hinge")
+    np.testing.assert_array_equal(widget.image.image, expected.reshape(n, n, 3))
+
+
+def test_the_heatmap_is_not_recomputed_for_the_same_model_nor_while_hidden(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, after_snapshot) -> None:
+    computed = view.heatmaps_computed
+    after_snapshot(controller, controller.call, lambda t: None)  # a snapshot, same weights
+    assert view.heatmaps_computed == computed
+    view.hide()
+    after_snapshot(controller, controller.step)
+    assert view.heatmaps_computed == computed  # nobody would see it
+    view.show()
+    assert view.heatmaps_computed == computed + 1  # shown: brought up to date at once
+    expected = output_colours(controller.snapshot.predict(view.grid_points()), "hinge")
+    np.testing.assert_array_equal(view.image.image, expected.reshape(view.grid_size,
+                                                                      view.grid_size, 3))
 
 
 def test_every_point_is_drawn_train_filled_test_hollow(controller, view) -> None:  # type: ignore[no-untyped-def]

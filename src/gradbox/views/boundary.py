@@ -8,13 +8,14 @@ point to remove it - the ConvNetJS demo's interaction.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
-from PySide6.QtCore import QPointF, QRectF, Qt, Slot
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.training import Snapshot
@@ -25,10 +26,6 @@ from gradbox.views.session import SessionController
 # forward pass over the grid stays near HEATMAP_WORK multiply-adds (a few ms) per frame.
 MAX_GRID, MIN_GRID = 100, 32
 HEATMAP_WORK = 10_000_000
-# Rows per matrix product. Bigger products make OpenBLAS wake its thread pool, which at
-# these sizes costs more than the product itself and competes with the training thread
-# (measured: 8 ms for a 100x100 grid through MLP(2,[16,16,1]) in one go, 1 ms in chunks).
-CHUNK = 1024
 # The heatmap never reaches the full class colour, so the points on top stay readable.
 MAX_TINT = 0.6
 PICK_PIXELS = 8.0  # how close (in screen pixels) a click must be to hit a point
@@ -75,12 +72,48 @@ def heatmap_resolution(parameters: int) -> int:
     return int(np.clip(math.isqrt(HEATMAP_WORK // max(parameters, 1)), MIN_GRID, MAX_GRID))
 
 
-def predict_in_chunks(snapshot: Snapshot, points: np.ndarray) -> np.ndarray:
-    """`snapshot.predict(points)`, CHUNK rows at a time (same numbers, less overhead)."""
-    if len(points) <= CHUNK:
-        return snapshot.predict(points)
-    return np.concatenate([snapshot.predict(points[i: i + CHUNK])
-                           for i in range(0, len(points), CHUNK)])
+def heatmap_colours(snapshot: Snapshot, grid: np.ndarray) -> np.ndarray:
+    """RGB (n*n, 3) for the grid's points: one numpy forward pass, then the colours."""
+    with np.errstate(all="ignore"):  # a diverged network paints white, not warnings
+        output = snapshot.predict(grid)
+    return output_colours(output, snapshot.config.effective_loss)
+
+
+class _HeatmapWorker(QObject):
+    """Computes a big network's heatmap on a thread of its own; the newest request wins.
+
+    numpy's matrix products let go of the interpreter lock, so the UI thread goes on
+    while a 1000x1000 network's grid (a billion multiply-adds, half a second) is
+    computed: an image late by a step is better than a frozen window.
+    """
+
+    done = Signal(object, object)  # (grid, colours), on the UI thread
+    _finished = Signal(object, object)  # emitted from the pool's thread: queued
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradbox-heatmap")
+        self._busy = False
+        self._waiting: tuple[Snapshot, np.ndarray] | None = None
+        self._finished.connect(self._on_finished)
+
+    def submit(self, snapshot: Snapshot, grid: np.ndarray) -> None:
+        if self._busy:
+            self._waiting = (snapshot, grid)  # replaces an older one still waiting
+            return
+        self._busy = True
+        future = self._pool.submit(heatmap_colours, snapshot, grid)
+        future.add_done_callback(lambda f: self._finished.emit(
+            grid, None if f.exception() is not None else f.result()))
+
+    @Slot(object, object)
+    def _on_finished(self, grid: np.ndarray, colours: np.ndarray | None) -> None:
+        self._busy = False
+        if colours is not None:
+            self.done.emit(grid, colours)
+        if self._waiting is not None:
+            waiting, self._waiting = self._waiting, None
+            self.submit(*waiting)
 
 
 def _swatch(colour: str) -> QIcon:
@@ -103,6 +136,11 @@ class DecisionBoundaryView(QWidget):
         self._grid = np.zeros((0, 2))
         self._grid_rect = QRectF()
         self.grid_size = MAX_GRID  # heatmap cells per side, chosen per network size
+        # What the heatmap shows: (params, config) it was computed from, and on which grid.
+        self._heatmap_key: tuple[object, ...] | None = None
+        self.heatmaps_computed = 0
+        self._heatmap_worker = _HeatmapWorker(self)
+        self._heatmap_worker.done.connect(self._show_heatmap)
 
         self.class_picker = QComboBox()
         self.class_picker.setAccessibleName("Class of new points")
@@ -255,15 +293,43 @@ class DecisionBoundaryView(QWidget):
         self._grid = np.column_stack([gx.ravel(), gy.ravel()])
 
     def _update_heatmap(self, snapshot: Snapshot) -> None:
+        """Recompute the heatmap if the model or the grid changed, and only if it shows."""
+        if not self.isVisible():
+            return  # done in showEvent: a hidden tab costs nothing while training runs
         n = heatmap_resolution(len(snapshot.params))
         if len(self._grid) == 0 or n != self.grid_size:
             self.grid_size = n
             self._make_grid()
-        with np.errstate(all="ignore"):  # a diverged network paints white, not warnings
-            output = predict_in_chunks(snapshot, self._grid)
-        colours = output_colours(output, snapshot.config.effective_loss)
+        key = (snapshot.params, snapshot.layer_sizes, snapshot.config.activation,
+               snapshot.config.effective_loss, self._grid_rect, n)
+        if self._heatmap_key is not None and self._same_heatmap(key, self._heatmap_key):
+            return  # a selection or a history fetch: the model is the same
+        self._heatmap_key = key
+        if n * n * len(snapshot.params) <= HEATMAP_WORK:
+            self._show_heatmap(self._grid, heatmap_colours(snapshot, self._grid))
+        else:
+            self._heatmap_worker.submit(snapshot, self._grid)
+
+    @staticmethod
+    def _same_heatmap(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+        params_a, params_b = a[0], b[0]
+        same_params = params_a is params_b or (
+            isinstance(params_a, np.ndarray) and isinstance(params_b, np.ndarray)
+            and np.array_equal(params_a, params_b))
+        return same_params and a[1:] == b[1:]
+
+    @Slot(object, object)
+    def _show_heatmap(self, grid: np.ndarray, colours: np.ndarray) -> None:
+        if grid is not self._grid:
+            return  # computed for a view range that is gone; a newer one is on its way
+        n = self.grid_size
+        self.heatmaps_computed += 1
         self.image.setImage(colours.reshape(n, n, 3), autoLevels=False)
         self.image.setRect(self._grid_rect)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._update_heatmap(self.controller.snapshot)
 
     @Slot(object, object)
     def _on_range_changed(self, *_args: object) -> None:

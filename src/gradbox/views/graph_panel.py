@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Slot
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, Slot
 from PySide6.QtGui import QAction, QActionGroup, QFont, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -41,10 +41,10 @@ NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
                  "The graph of the last forward pass appears here, with every value "
                  "and gradient.")
 # While training runs, the graph is refreshed at most 10 times a second, and after a
-# refresh that (with its repaint) took t, not before BUSY_SHARE * t: the UI thread
-# shares Python's GIL with the training thread, and the boundary, loss curve and
-# parameters want their turn too. A slow one-off (a new layout) delays the next by at
-# most MAX_WAIT_S.
+# refresh that (with its repaint) took t, not before BUSY_SHARE * t: the boundary, loss
+# curve and parameters want their share of the frames too. A slow one-off (a new layout)
+# delays the next by at most MAX_WAIT_S. A refresh is always made within one of the
+# controller's frames (while the trainer waits), never from a timer of its own.
 MIN_REFRESH_S = 0.1
 BUSY_SHARE = 3.0
 MAX_WAIT_S = 1.0
@@ -263,9 +263,6 @@ class GraphPanel(QWidget):
         self._maps_sizes: tuple[int, ...] = ()
         self._last_start = 0.0
         self._last_cost = 0.0
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self._refresh)
         self.refresh_costs: deque[float] = deque(maxlen=200)  # seconds, for measuring
 
         self.view.details_changed.connect(self.details.setPlainText)
@@ -383,10 +380,12 @@ class GraphPanel(QWidget):
             return  # refreshed when shown
         if not self.controller.running:
             self._refresh()
-        elif not self._timer.isActive():
-            cost = self._last_cost + self.view.paint_seconds()
-            due = self._last_start + min(max(MIN_REFRESH_S, BUSY_SHARE * cost), MAX_WAIT_S)
-            self._timer.start(int(max(0.0, due - time.perf_counter()) * 1000))
+            return
+        cost = self._last_cost + self.view.paint_seconds()
+        due = self._last_start + min(max(MIN_REFRESH_S, BUSY_SHARE * cost), MAX_WAIT_S)
+        if time.perf_counter() >= due:
+            self._refresh()
+        # else: a later frame brings a newer snapshot, and the end of the run the last
 
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
@@ -400,7 +399,6 @@ class GraphPanel(QWidget):
 
     def _refresh(self) -> None:
         """Show the latest snapshot; only the visible level is brought up to date."""
-        self._timer.stop()
         snapshot = self._pending
         if snapshot is None:
             return

@@ -4,13 +4,39 @@ controller the widgets talk to.
 Only the worker thread touches the `Trainer`. Widgets call the controller, which sends
 commands (plain callables) to the worker through a queued signal; the worker answers
 with immutable `Snapshot`s. A run is a zero-interval timer in the worker's thread that
-does one step per tick, so a Pause or any other command is handled between two steps.
-Snapshots are sent at most `EMIT_INTERVAL` apart while running, so a fast network does
-not flood the UI thread with repaints it cannot show anyway.
+does one step per tick (one phase per tick for a network big enough that a step takes
+long), so a Pause or any other command is handled between two steps or phases.
+
+Frames. The views are redrawn at most once per display frame, by one timer on the UI
+thread that pulls the latest snapshot (`SessionController._frame`): while running the
+worker only makes a snapshot when the last one has been shown, and publishes it in
+`TrainingWorker.latest`; the frame hands it to every view, then has the window repaint
+at once, while the worker waits at its next step boundary. Drawing with the trainer
+parked is what keeps a frame within its budget: both threads share one interpreter lock,
+and a repaint makes hundreds of calls from Qt into Python (pyqtgraph's items, the table's
+model), each of which could otherwise wait up to `sys.getswitchinterval()` (5 ms) for the
+training thread's turn.
+
+Thread, not process -- measured with benchmarks/bench_app.py (2 shared cores, loaded):
+before frames, W1's longest UI stalls while running were 207 ms (boundary tab) to
+1,182 ms (graph tab, operation level), and 76-93 % of the window repaint inside each was
+time off the CPU -- waiting for the lock -- not drawing. That waiting is what parking
+removes. A separate process would remove the lock for good, but every command here is a
+closure over the trainer (the views' own queries among them), and every frame would copy
+a snapshot across: 16 MB of parameters and gradients for the 1000x1000 network, pickled
+and unpickled on the UI thread, longer than a frame. So the thread stays, and parks.
+
+Garbage. Python's cyclic collector runs only on the UI thread (see below). A big network's
+step allocates millions of graph nodes, which the collector would scan again and again
+(a collection of the young generation mid-step took seconds on 1000x1000); the engine's
+graphs hold no cycles, so after such a step the worker moves what is alive into the
+collector's permanent generation (`gc.freeze()`, constant time), where reference
+counting still frees it and no collection scans it.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -18,16 +44,36 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from pyqtgraph.util.garbage_collector import GarbageCollector
-from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication,
+    QEvent,
+    QObject,
+    Qt,
+    QThread,
+    QTimer,
+    Signal,
+    Slot,
+)
 
-from gradbox.training import Snapshot, StepRecord, Trainer, TrainingConfig, plan_config_change
+from gradbox.training import (
+    SLOW_WORK,
+    Snapshot,
+    StepRecord,
+    Trainer,
+    TrainingConfig,
+    plan_config_change,
+)
 from gradbox.views.plotting import edit_text
 
 log = logging.getLogger(__name__)
 
-EMIT_INTERVAL = 1 / 30  # seconds between snapshots while running: a display rate
-_collector: GarbageCollector | None = None
+FRAME_MS = 16  # one display frame at 60 Hz: the views are redrawn at most this often
+PARK_PATIENCE_MS = 6  # how long a frame waits for the worker to reach a step boundary
+PARK_LIMIT_S = 0.25  # the longest the worker waits for a frame: a stuck UI must not stop it
+# Young objects beyond this many (a big network's graph) are frozen by the worker rather
+# than scanned by the collector; W1's step leaves a few thousand.
+FREEZE_ABOVE = 100_000
+_collector: QTimer | None = None
 
 
 def collect_garbage_on_the_ui_thread() -> None:
@@ -35,19 +81,43 @@ def collect_garbage_on_the_ui_thread() -> None:
 
     Left automatic, a collection starts in whichever thread allocates -- usually the
     training thread -- and may then destroy Qt objects of the UI thread from there,
-    which can deadlock or crash Qt. pyqtgraph's GarbageCollector is made for exactly
-    this. (The engine's own graphs never need it: they hold no cycles.)
+    which can deadlock or crash Qt. (pyqtgraph's GarbageCollector does the same, but
+    would also scan a big step's millions of fresh nodes: see the module's docstring.)
     """
     global _collector
     if _collector is None:
-        _collector = GarbageCollector(interval=0.5)
+        gc.disable()
+        _collector = QTimer()
+        _collector.setInterval(500)
+        _collector.timeout.connect(_collect_young)
+        _collector.start()
+
+
+def _collect_young() -> None:
+    threshold0, threshold1, threshold2 = gc.get_threshold()
+    young, middle, old = gc.get_count()
+    if young <= threshold0 or young > FREEZE_ABOVE:
+        return  # nothing to do, or a big step's nodes, which the worker freezes
+    gc.collect(0)
+    if middle > threshold1:
+        gc.collect(1)
+        if old > threshold2:
+            gc.collect(2)
+
+
+def freeze_big_young_generation() -> None:
+    """After a step or command: put a big network's live nodes out of the collector's way."""
+    if gc.get_count()[0] > FREEZE_ABOVE:
+        gc.freeze()
+
+
 Command = Callable[[Trainer], Any]
 
 
 class TrainingWorker(QObject):
     """Lives in the worker thread; runs commands and training steps on the Trainer."""
 
-    snapshot_ready = Signal(object)
+    snapshot_ready = Signal()  # `latest` holds a new snapshot (sent for commands)
     running_changed = Signal(bool, int)  # (running, the run's number)
     stopped = Signal(str)
     failed = Signal(str, str)
@@ -63,17 +133,20 @@ class TrainingWorker(QObject):
         self._run_number = 0
         self._timer: QTimer | None = None
         self._run_limit: int | None = None
-        self._last_emit = 0.0
         self._steps_done = 0
         self.graph_wanted = False  # set from the UI thread; a bool write is atomic
-        # Set by the UI thread once it has shown the last snapshot and had time to
-        # breathe; while running, no new snapshot is sent before that (backpressure).
-        self.ui_ready = threading.Event()
-        self.ui_ready.set()
-        # Cleared while the UI thread draws a snapshot: the worker waits rather than
-        # compete for the GIL, so the drawing takes milliseconds, not a frame or ten.
-        self.ui_drawn = threading.Event()
-        self.ui_drawn.set()
+        # The newest snapshot; the UI thread reads it (an attribute read is atomic).
+        self.latest: Snapshot = trainer.snapshot()
+        # Set by the UI thread once it has shown `latest`: while running, no snapshot is
+        # made (nor a graph traced) before that -- one per frame at most (backpressure).
+        self.wanted = threading.Event()
+        self.wanted.set()
+        # Cleared by the UI thread while it draws a frame: the worker waits at its next
+        # step boundary (`parked` set) rather than compete for the interpreter lock.
+        self.ui_idle = threading.Event()
+        self.ui_idle.set()
+        self.parked = threading.Event()
+        self.training = False  # a run is going on: read from the UI thread (atomic)
 
     @Slot()
     def _create_timer(self) -> None:
@@ -82,11 +155,13 @@ class TrainingWorker(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._tick)
 
+    def _publish(self) -> None:
+        self.latest = self.trainer.snapshot()
+        self.wanted.clear()
+
     def _emit(self) -> None:
-        self._last_emit = time.perf_counter()
-        self.ui_ready.clear()
-        self.ui_drawn.clear()
-        self.snapshot_ready.emit(self.trainer.snapshot())
+        self._publish()
+        self.snapshot_ready.emit()
 
     @Slot(object, object, bool)
     def execute(self, command: Command, callback: object = None, changes: bool = True) -> None:
@@ -96,6 +171,8 @@ class TrainingWorker(QObject):
         except Exception as error:  # a command's failure must not end the thread
             self._report(error)
             return
+        finally:
+            freeze_big_young_generation()
         if callback is not None:
             self.result_ready.emit(callback, result)
         if changes and not self.running:
@@ -108,11 +185,19 @@ class TrainingWorker(QObject):
         except Exception as error:  # the old trainer stays: nothing is lost
             self._report(error)
             return
+        finally:
+            freeze_big_young_generation()
         self._emit()
 
     @property
     def running(self) -> bool:
         return self._timer is not None and self._timer.isActive()
+
+    @property
+    def splits_steps(self) -> bool:
+        """Whether a run takes one phase per tick: a step long enough that Pause, and
+        the interpreter lock, should not wait for all of it."""
+        return self.trainer.config.work_per_step() >= SLOW_WORK
 
     @Slot(object, int)
     def start_run(self, limit: object = None, number: int = 0) -> None:
@@ -126,13 +211,20 @@ class TrainingWorker(QObject):
         self._run_number = number
         self._run_limit = limit if isinstance(limit, int) else None
         self._steps_done = 0
+        self.training = True
         self._timer.start()
         self.running_changed.emit(True, number)
 
     def request_pause(self, upto: int) -> None:
-        """Thread-safe: runs numbered up to `upto` stop before their next step, or never
-        start."""
+        """Thread-safe: runs numbered up to `upto` stop before their next step (or phase,
+        for a big network), or never start."""
         self.paused_upto = max(self.paused_upto, upto)
+
+    def _wait_for_frame(self) -> None:
+        if not self.ui_idle.is_set():
+            self.parked.set()
+            self.ui_idle.wait(PARK_LIMIT_S)
+            self.parked.clear()
 
     @Slot()
     def _tick(self) -> None:
@@ -140,27 +232,34 @@ class TrainingWorker(QObject):
                                      and self._steps_done >= self._run_limit):
             self._finish_run("")
             return
-        self.ui_drawn.wait(0.25)  # bounded: a stuck UI must not stop training for good
+        self._wait_for_frame()
         # Trace the graph only for the steps whose snapshot will be shown.
-        due = (time.perf_counter() - self._last_emit >= EMIT_INTERVAL
-               and self.ui_ready.is_set())
+        due = self.wanted.is_set()
         self.trainer.capture_graph = self.graph_wanted and due
         try:
-            record = self.trainer.step()
+            if self.splits_steps:
+                done = self.trainer.substep(capture_every_phase=False) == "update"
+            else:
+                done = self.trainer.step() is not None
         except Exception as error:
             self._finish_run("")
             self._report(error)
             return
-        self._steps_done += 1
-        if record is None:
+        finally:
+            freeze_big_young_generation()
+        if self.trainer.stop_reason:
             self._finish_run(self.trainer.stop_reason)
             return
-        if due:
-            self._emit()
+        if done:
+            self._steps_done += 1
+            # A step that was not traced must not be shown with an older step's graph.
+            if due or (self.wanted.is_set() and not self.graph_wanted):
+                self._publish()
 
     def _finish_run(self, reason: str) -> None:
         assert self._timer is not None
         self._timer.stop()
+        self.training = False
         if self.graph_wanted:  # steps between shown snapshots were not traced
             self.trainer.capture_current_graph()
         self._emit()
@@ -198,7 +297,6 @@ class SessionController(QObject):
         super().__init__(parent)
         collect_garbage_on_the_ui_thread()
         trainer = trainer or Trainer(TrainingConfig())
-        self.snapshot: Snapshot = trainer.snapshot()
         self.running = False
         self._runs_asked = 0  # numbers the runs, so a Pause knows which runs it cancels
         self._paused_upto = 0
@@ -207,12 +305,21 @@ class SessionController(QObject):
         self._thread = QThread()
         self._thread.setObjectName("gradbox-training")
         self._worker = TrainingWorker(trainer)
+        self.snapshot: Snapshot = self._worker.latest  # the one the views were last given
+        self.frames = 0  # frames drawn: each hands one snapshot to every view
+        self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
+        self._parking_since: float | None = None
+        # The display-paced timer: the only thing that hands snapshots to the views.
+        self._frame = QTimer(self)
+        self._frame.setSingleShot(True)
+        self._frame.setTimerType(Qt.TimerType.PreciseTimer)
+        self._frame.timeout.connect(self._draw_frame)
         self._worker.moveToThread(self._thread)
         self._thread.started.connect(self._worker._create_timer)
         self._command.connect(self._worker.execute)
         self._start.connect(self._worker.start_run)
         self._replace.connect(self._worker.replace_trainer)
-        self._worker.snapshot_ready.connect(self._on_snapshot)
+        self._worker.snapshot_ready.connect(self._schedule_frame)
         self._worker.running_changed.connect(self._on_running_changed)
         self._worker.stopped.connect(self._on_stopped)
         self._worker.failed.connect(self.error)
@@ -237,24 +344,57 @@ class SessionController(QObject):
     def _on_result(self, callback: Callable[[Any], None], result: Any) -> None:
         callback(result)
 
-    @Slot(object)
-    def _on_snapshot(self, snapshot: Snapshot) -> None:
-        started = time.perf_counter()
-        self.snapshot = snapshot
-        self.snapshot_changed.emit(snapshot)
-        # A zero timer fires after the repaints this update caused, so `started` to then
-        # is what showing one snapshot costs the UI thread.
-        QTimer.singleShot(0, lambda: self._ready_after(started))
-
-    def _ready_after(self, started: float) -> None:
-        busy = time.perf_counter() - started
-        self._worker.ui_drawn.set()
-        if self.running:
-            # Stay idle at least as long as the update took, so clicks, timers and
-            # Pause get half the UI thread however heavy the views are.
-            QTimer.singleShot(int(1000 * max(EMIT_INTERVAL, busy)), self._worker.ui_ready.set)
+    # --- frames -----------------------------------------------------------------------
+    @Slot()
+    def _schedule_frame(self) -> None:
+        """A frame as soon as the last one is a frame old: at once after a pause, so a
+        single Step shows without delay; paced while snapshots come quickly."""
+        if self._frame.isActive():
+            return
+        wait = self._next_frame - time.perf_counter()
+        if wait <= 0:
+            self._draw_frame()
         else:
-            self._worker.ui_ready.set()
+            self._frame.start(int(wait * 1000) + 1)
+
+    @Slot()
+    def _draw_frame(self) -> None:
+        worker = self._worker
+        snapshot = worker.latest
+        if snapshot is self.snapshot:  # nothing new (yet): look again next frame
+            if self.running:
+                self._next_frame = time.perf_counter() + FRAME_MS / 1000
+                self._frame.start(FRAME_MS)
+            return
+        now = time.perf_counter()
+        if worker.training and not worker.parked.is_set():
+            # Ask the worker to stop at its next step boundary, and draw once it has
+            # (or after a few ms: a big network's phase is not waited for).
+            worker.ui_idle.clear()
+            if self._parking_since is None:
+                self._parking_since = now
+            if now - self._parking_since < PARK_PATIENCE_MS / 1000:
+                self._frame.start(1)
+                return
+        self._parking_since = None
+        worker.ui_idle.clear()
+        try:
+            self.frames += 1
+            self.snapshot = snapshot
+            self.snapshot_changed.emit(snapshot)
+            # Lay out and repaint what the views changed now, while the worker waits,
+            # rather than in later events that would compete with it for the lock.
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.UpdateRequest)
+        finally:
+            worker.ui_idle.set()
+            worker.wanted.set()
+        busy = time.perf_counter() - now
+        # Stay idle at least as long as the frame took, so clicks, timers and training
+        # get half the UI thread however heavy the views are.
+        self._next_frame = time.perf_counter() + max(FRAME_MS / 1000, busy)
+        if self.running or worker.latest is not snapshot:
+            self._schedule_frame()
 
     @Slot(bool, int)
     def _on_running_changed(self, running: bool, number: int) -> None:
@@ -262,7 +402,13 @@ class SessionController(QObject):
         # cannot turn the button back to Pause on its way out.
         if number != self._runs_asked or (running and number <= self._paused_upto):
             return
+        if not running and self._worker.latest is not self.snapshot:
+            # The run's last snapshot is shown before anyone hears that it stopped.
+            self._frame.stop()
+            self._draw_frame()
         self._set_running(running)
+        if running:
+            self._schedule_frame()
 
     def _set_running(self, running: bool) -> None:
         if running != self.running:
@@ -289,7 +435,8 @@ class SessionController(QObject):
     def shutdown(self) -> None:
         """Stop the worker thread (after the step it may be running). Safe to call twice."""
         self._worker.request_pause(self._runs_asked + 1)
-        self._worker.ui_drawn.set()
+        self._frame.stop()
+        self._worker.ui_idle.set()
         self._thread.quit()
         self._thread.wait()
 

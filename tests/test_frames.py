@@ -1,0 +1,131 @@
+"""Display-paced frames: every snapshot that matters reaches every view, at most one
+redraw per frame, Pause still acts (between phases for a big network). No timings are
+asserted: a frame's length is made long where a test needs to see two things in one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradbox.training import SLOW_WORK, Trainer, TrainingConfig
+from gradbox.views import session as session_module
+from gradbox.views.boundary import output_colours
+from gradbox.views.main_window import MainWindow
+from gradbox.views.session import SessionController
+
+
+@pytest.fixture
+def window(qtbot, controller: SessionController) -> MainWindow:  # type: ignore[no-untyped-def]
+    widget = MainWindow(controller)
+    qtbot.addWidget(widget)
+    widget.resize(1024, 700)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def test_after_a_run_every_view_shows_its_last_step(qtbot, controller, window) -> None:  # type: ignore[no-untyped-def]
+    drawn: list[int] = []
+    controller.snapshot_changed.connect(lambda s: drawn.append(s.step))
+    controller.run(30)
+    qtbot.waitUntil(lambda: not controller.running and controller.snapshot.step == 30,
+                    timeout=60000)
+    last = controller.snapshot
+    assert drawn[-1] == 30 and drawn == sorted(drawn)  # shown in order, the last one too
+    boundary = window.boundary
+    expected = output_colours(last.predict(boundary.grid_points()), last.config.effective_loss)
+    np.testing.assert_array_equal(boundary.image.image,
+                                  expected.reshape(boundary.grid_size, boundary.grid_size, 3))
+    assert len(window.loss_curve.data("loss")) == 30
+    assert window.loss_curve.data("loss")[-1] == last.history[-1].loss
+    np.testing.assert_array_equal(window.parameters.model.values, last.params)
+    np.testing.assert_array_equal(window.parameters.model.grads, last.grads)
+    index = window.parameters.proxy.index(0, 1)
+    assert index.data() == f"{last.params[window.parameters.model.parameter_at(0)]:+.4g}"
+
+
+def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-untyped-def]
+        qtbot, controller, monkeypatch) -> None:
+    monkeypatch.setattr(session_module, "FRAME_MS", 60_000)  # one very long frame
+    drawn: list[int] = []
+    controller.snapshot_changed.connect(lambda s: drawn.append(s.step))
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        controller.step()  # after a pause, the first snapshot is drawn at once
+    frames = controller.frames
+    assert drawn == [1]
+    for _ in range(3):
+        controller.call(lambda t: t.step())
+    qtbot.waitUntil(lambda: controller._worker.latest.step == 4, timeout=10000)
+    qtbot.wait(50)  # (not a timing: room for a wrong extra frame to show itself)
+    assert controller.frames == frames and drawn == [1]  # within the frame: not yet
+    controller._frame.stop()
+    controller._next_frame = 0.0  # the frame is over
+    controller._schedule_frame()
+    assert drawn == [1, 4] and controller.frames == frames + 1  # three steps, one redraw
+
+
+def test_each_frame_redraws_each_view_at_most_once(qtbot, controller, window) -> None:  # type: ignore[no-untyped-def]
+    emitted: list[int] = []
+    controller.snapshot_changed.connect(lambda s: emitted.append(s.step))
+    frames, heatmaps = controller.frames, window.boundary.heatmaps_computed
+    controller.run(40)
+    qtbot.waitUntil(lambda: not controller.running and controller.snapshot.step == 40,
+                    timeout=60000)
+    assert len(emitted) == controller.frames - frames
+    assert len(set(emitted)) == len(emitted)  # no snapshot handed out twice
+    assert window.boundary.heatmaps_computed - heatmaps <= controller.frames - frames
+
+
+def test_pause_stops_a_run(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    controller.run()
+    qtbot.waitUntil(lambda: controller.snapshot.step >= 3, timeout=60000)
+    controller.pause()
+    qtbot.waitUntil(lambda: not controller.running, timeout=10000)
+    stopped_at = controller._worker.latest.step
+    qtbot.wait(100)
+    assert controller._worker.latest.step == stopped_at
+    assert controller.snapshot.step == stopped_at  # the last step is shown
+
+
+def big_config() -> TrainingConfig:
+    config = TrainingConfig(hidden=(64, 64), n_samples=800, test_ratio=0.0)
+    assert config.work_per_step() >= SLOW_WORK  # big enough to be split into phases
+    return config
+
+
+def test_a_big_networks_run_goes_phase_by_phase_and_pause_acts_between_phases(  # type: ignore[no-untyped-def]
+        qtbot) -> None:
+    controller = SessionController(Trainer(big_config()))
+    try:
+        assert controller._worker.splits_steps
+        phases: list[str] = []
+        original = Trainer.substep
+
+        def recording(trainer: Trainer, capture_every_phase: bool = True) -> str:
+            phases.append(original(trainer, capture_every_phase))
+            return phases[-1]
+        Trainer.substep = recording  # type: ignore[method-assign]
+        try:
+            controller.run(1)
+            qtbot.waitUntil(lambda: not controller.running
+                            and controller.snapshot.step == 1, timeout=60000)
+            assert phases == ["forward", "zero_grad", "backward", "update"]
+            phases.clear()
+            controller.run()
+            qtbot.waitUntil(lambda: len(phases) >= 2, timeout=60000)
+            controller.pause()
+            qtbot.waitUntil(lambda: not controller.running, timeout=60000)
+        finally:
+            Trainer.substep = original  # type: ignore[method-assign]
+        # It stopped where a phase ended, which may be inside a step: the snapshot says
+        # which phase comes next, and a Step finishes the step the run began.
+        shown = controller.snapshot
+        assert shown.phase == ("forward", "zero_grad", "backward", "update")[
+            len(phases) % 4]
+        assert shown.step == 1 + len(phases) // 4
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=60000):
+            controller.step()
+        assert controller.snapshot.phase == "forward"
+        assert controller.snapshot.step == shown.step + 1
+    finally:
+        controller.shutdown()
