@@ -81,6 +81,7 @@ def test_a_step_shows_the_graph_with_the_selected_points_numbers(
     position = snapshot.graph_position(chosen)
     assert position >= 0 and panel.view.sample() == position
     assert panel.view.sample_label() == f"point {chosen}"
+    panel.view.show_all_operations()  # every operation, not the overview
     panel.view.set_level("operation")
     items = op_items(panel)
     assert len(items) == len(g)
@@ -102,6 +103,7 @@ def test_a_step_shows_the_graph_with_the_selected_points_numbers(
 def test_choosing_another_point_updates_the_numbers(
         qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     step(qtbot, controller)
+    panel.view.show_all_operations()  # every operation, not the overview
     panel.view.set_level("operation")
     g = controller.snapshot.graph
     other = train_point(controller, 9)
@@ -160,6 +162,7 @@ def test_parameter_selection_follows_the_parameters_panel_both_ways(
     # graph -> controller -> parameters panel
     name = snapshot.param_names[7]
     node = g.find_parameter(name)
+    panel.view.show_all_operations()  # every operation, not the overview
     panel.view.set_level("operation")
     with qtbot.waitSignal(controller.parameter_selected) as selected:
         panel.view.click_scene_point(panel.view.node_scene_pos(node))
@@ -241,22 +244,38 @@ def test_a_stale_graph_is_shown_as_such_and_offers_no_replay(
 
 
 # --- backward replay ----------------------------------------------------------------------
-def test_play_backward_visits_nodes_in_reverse_topological_order(
+def test_play_backward_stays_on_its_level(
         qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     for _ in range(3):
         substep(qtbot, controller)
     assert controller.snapshot.phase == "update"
-    g = controller.snapshot.graph
+    view = panel.view
+    assert view.level() == "network"
     visited: list[int] = []
-    panel.view.animation_step.connect(lambda node, _place: visited.append(node))
-    with qtbot.waitSignal(panel.view.animation_finished, timeout=20000):
-        panel.view.play_backward(interval_ms=1)
-    assert visited == graph.backward_order(g) == list(range(len(g) - 1, -1, -1))
-    assert panel.view.level() == "operation"
+    view.animation_step.connect(lambda node, _place: visited.append(node))
+    # network level: the units light up, the loss first, then each layer back to the inputs
+    with qtbot.waitSignal(view.animation_finished, timeout=20000):
+        view.play_backward(interval_ms=1)
+    assert view.level() == "network" and view.replay_level() == "network"
+    sizes = controller.snapshot.layer_sizes
+    assert len(visited) == sum(sizes) + 1 == view.animation_length()
+    units = [view.network.unit_of(k) for k in visited]
+    assert [(u.layer, u.index) for u in units[:3]] == [(len(sizes), 0), (len(sizes) - 1, 0),
+                                                       (len(sizes) - 2, sizes[-2] - 1)]
+    assert [u.layer for u in units] == sorted((u.layer for u in units), reverse=True)
+    assert view.replay_counter_text() == f"backward: {len(visited)} of {len(visited)} units"
+    assert view.stop_action.isEnabled()  # the lit units stay until stopped
+    view.stop_action.trigger()
+    assert not view.stop_action.isEnabled()
+    # operation level: one box per neuron, the L2 penalty one box: the engine's order
+    view.set_level("operation")
+    shown = view.shown_graph()
+    visited.clear()
+    with qtbot.waitSignal(view.animation_finished, timeout=20000):
+        view.play_backward(interval_ms=1)
+    assert view.level() == "operation"
+    assert visited == [shown.original_ids[i] for i in graph.backward_order(shown)]
     assert panel.operations_action.isChecked()
-    assert panel.view.stop_action.isEnabled()  # the numbers stay until stopped
-    panel.view.stop_action.trigger()
-    assert not panel.view.stop_action.isEnabled()
 
 
 def test_the_play_button_stops_a_running_replay(

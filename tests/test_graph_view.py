@@ -8,14 +8,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
 from gradbox import datasets, graph, losses
 from gradbox.engine import Value
 from gradbox.formatting import fmt
+from gradbox.graph import groups
 from gradbox.nn import MLP
-from gradbox.views.graph_items import OpNode
+from gradbox.views.graph_items import TEXT_LOD, OpNode
 from gradbox.views.graph_net_scene import maps_image
-from gradbox.views.graph_view import OP_NODE_CAP, GraphView
+from gradbox.views.graph_view import OP_NODE_CAP, READABLE_LOD, GraphView
 
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
@@ -60,6 +62,7 @@ def test_operation_level_shows_every_node_with_values_of_the_sample(view: GraphV
     model, loss, _ = demo()
     g = graph.trace(loss, model)
     view.set_graph(g, sample=7)
+    view.show_all_operations()  # every operation, not the overview
     view.set_level("operation")
     items = sorted(op_items(view), key=lambda item: item.index)
     assert len(items) == len(g) == 1663
@@ -80,6 +83,7 @@ def test_operation_level_shows_every_node_with_values_of_the_sample(view: GraphV
 def test_new_step_of_same_shape_reuses_items_and_updates_labels(view: GraphView) -> None:
     model, loss, _ = demo()
     view.set_graph(graph.trace(loss, model), sample=3)
+    view.show_all_operations()  # every operation, not the overview
     view.set_level("operation")
     before = {id(item) for item in op_items(view)}
     _, loss2, _ = demo(seed=9)
@@ -106,15 +110,25 @@ def test_animation_visits_nodes_in_reverse_topological_order(qtbot, view: GraphV
     model, loss, _ = demo(sizes=(3, 1), n=20)
     g = graph.trace(loss, model)
     view.set_graph(g)
+    view.show_all_operations()
+    view.set_level("operation")
     visited: list[tuple[int, int]] = []
     view.animation_step.connect(lambda node, place: visited.append((node, place)))
     with qtbot.waitSignal(view.animation_finished, timeout=10000):
         view.play_backward(interval_ms=1)
     assert view.level() == "operation"
-    assert [node for node, _ in visited] == graph.backward_order(g)
-    assert [place for _, place in visited] == list(range(1, len(g) + 1))
+    # the engine's order, except that the L2 penalty's sum (13 additions, their squares
+    # and the 0 it starts from) is one step, at its output's place
+    [penalty] = [group for group in groups.penalty_groups(g)]
+    expected = [n for n in graph.backward_order(g)
+                if n not in penalty.members or n == penalty.output]
+    assert [node for node, _ in visited] == expected
+    assert [place for _, place in visited] == list(range(1, len(expected) + 1))
+    assert view.replay_counter_text() == f"backward: {len(expected)} of {len(expected)} steps"
     places = {item.index: item.place for item in op_items(view)}
     assert all(places[node] == place for node, place in visited)
+    penalty_place = dict(visited)[penalty.output]
+    assert all(places[m] == penalty_place for m in penalty.members)
     assert not view.is_animating()
 
 
@@ -156,6 +170,7 @@ def test_clicking_a_parameter_node_emits_its_name(qtbot, view: GraphView) -> Non
     model, loss, _ = demo(sizes=(3, 1), n=10)
     g = graph.trace(loss, model)
     view.set_graph(g)
+    view.show_all_operations()  # every operation, not the overview
     view.set_level("operation")
     name = "layers.0.neurons.2.w.1"
     node = g.find_parameter(name)
@@ -218,6 +233,7 @@ def test_selection_follows_the_parameters_panel_both_ways(qtbot) -> None:  # typ
         panel.model.set_snapshot(snapshot)
         view.set_graph(snapshot.graph)
         view.set_network(graph.network_level(snapshot))
+        view.show_all_operations()  # a parameter's own node to click
         view.set_level("operation")
         name = snapshot.param_names[5]
         node = snapshot.graph.find_parameter(name)
@@ -243,10 +259,10 @@ def test_network_level_weights_units_and_gradient_toggle(qtbot, view: GraphView)
     assert view.level() == "network"
     assert len(view.network.weight_names) == 2 * 16 + 16 * 16 + 16
     unit = view.network.units[2][7]
-    assert unit.text == fmt(net.units[2][7]) and unit.image is not None
+    assert unit.text == fmt(net.units[2][7], digits=3) and unit.image is not None
     view.gradients_action.trigger()
     assert view.show_gradients() and view.gradients_action.isChecked()
-    assert unit.text == "grad " + fmt(net.unit_grads[2][7])
+    assert unit.text == fmt(net.unit_grads[2][7], digits=3)
     # a click on the middle of an edge picks that weight
     name = "layers.2.neurons.0.w.9"
     view.resetTransform()
@@ -331,8 +347,16 @@ def test_zoom_fit_and_level_of_detail(qtbot, view: GraphView) -> None:
     view.set_graph(graph.trace(loss, model))
     view.set_level("operation")
     view.fit()
+    # it opens on one box per neuron: readable at fit
+    assert view.transform().m11() >= TEXT_LOD
+    view.show_all_operations()
+    # every operation: it opens readable on the loss end, the mini-map showing the rest
+    assert view.transform().m11() == pytest.approx(READABLE_LOD)
+    view.viewport().repaint()
+    assert view.minimap.isVisible()
+    qtbot.keyClick(view, Qt.Key.Key_F)
     fitted = view.transform().m11()
-    assert fitted < 0.45  # the whole demo graph: boxes only, no text
+    assert fitted < TEXT_LOD  # the whole demo graph: boxes only, no text
     view.zoom(10)
     assert view.transform().m11() == pytest.approx(fitted * 10)
     view.viewport().repaint()
@@ -418,16 +442,19 @@ def test_custom_order_in_a_collapsed_graph_keeps_the_shown_nodes(qtbot, view: Gr
     view.set_level("operation")
     part = view.shown_graph()
     inside = [part.original_ids[i] for i in (3, 2)]
-    outside = next(i for i in range(len(g)) if i not in part.original_ids)
+    # a node inside a box lights its box up
+    inner = g.find_parameter("layers.0.neurons.0.w.1")
+    box = next(k for k, ms in enumerate(part.members) if inner in ms)
     visited: list[int] = []
     view.animation_step.connect(lambda node, _place: visited.append(node))
     with qtbot.waitSignal(view.animation_finished, timeout=5000):
-        view.play_backward(interval_ms=1, order=[inside[0], outside, inside[1]])
-    assert visited == inside
+        view.play_backward(interval_ms=1, order=[inside[0], inner, inside[1]])
+    assert visited == [inside[0], part.original_ids[box], inside[1]]
 
 
 def test_stopping_an_unfinished_replay_says_so(qtbot, view: GraphView) -> None:
     view.set_graph(small_graph())
+    view.set_level("operation")
     stopped: list[bool] = []
     view.animation_stopped.connect(lambda: stopped.append(True))
     view.step_backward()
@@ -510,6 +537,7 @@ def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView, size) 
     model, loss, _ = demo()  # with the L2 penalty's folded sum and its long label
     view.resize(*size)
     view.set_graph(graph.trace(loss, model))
+    view.show_all_operations()  # every operation, not the overview
     view.set_level("operation")
     view.fit()
     port = view.viewport().rect()
@@ -518,7 +546,7 @@ def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView, size) 
         # drawn at a constant size: map its own rect through its device transform
         box = label.deviceTransform(view.viewportTransform()).mapRect(label.boundingRect())
         assert box.left() >= 0 and box.right() <= port.right() + 1, (label.text(), box)
-    legend = view._legend_rect()
+    legend = view.legend_rect()
     drawing = view.mapFromScene(view.operations.drawing_rect()).boundingRect()
     assert not QRectF(drawing).intersects(legend)
 
@@ -526,10 +554,11 @@ def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView, size) 
 def test_clicking_the_legend_folds_it(qtbot, view: GraphView) -> None:
     view.set_graph(small_graph())
     view.set_level("operation")
-    tall = view._legend_rect().height()
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, 20))
-    assert view.legend_folded() and view._legend_rect().height() < tall
-    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(20, 20))
+    tall = view.legend_rect().height()
+    qtbot.mouseClick(view.legend, Qt.MouseButton.LeftButton, pos=QPoint(20, 10))
+    assert view.legend_folded() and view.legend_rect().height() < tall
+    assert view.legend_texts() == ["▸ key"]
+    qtbot.mouseClick(view.legend, Qt.MouseButton.LeftButton, pos=QPoint(20, 10))
     assert not view.legend_folded()
 
 
@@ -537,6 +566,7 @@ def test_a_refresh_repaints_only_the_nodes_on_screen(view: GraphView) -> None:
     model, loss, _ = demo()
     g = graph.trace(loss, model)
     view.set_graph(g, 0)
+    view.show_all_operations()  # every operation, not the overview
     view.set_level("operation")
     view.focus_node(g.root, 1.0)
     view.viewport().repaint()
@@ -587,7 +617,7 @@ def test_fit_puts_the_drawing_beside_or_below_the_legend_at_any_zoom(view: Graph
     for size in ((560, 300), (900, 600), (300, 700), (500, 170)):
         view.resize(*size)
         view.fit()
-        legend = view._legend_rect()
+        legend = view.legend_rect()
         units = [view.mapFromScene(view.unit_scene_pos(layer, k))
                  for layer, count in enumerate((2, 8, 8, 1)) for k in range(count)]
         assert not any(legend.contains(QPointF(p)) for p in units), size
@@ -619,3 +649,147 @@ def test_unit_maps_are_coloured_like_the_decision_boundary() -> None:
     assert rgb[1][1][2] < 255 and rgb[1][1][0] < 255  # a quarter: light blue (square root)
     assert rgb[2] == rgb[3] == [(255, 255, 255)] * 2  # an all-zero map stays white
     assert rgb[4][0] == (0xF5, 0x93, 0x22)  # each unit scaled to its own peak
+
+
+# --- issue 13: readable at first sight ----------------------------------------------------
+def test_the_demo_graph_opens_one_box_per_neuron_and_the_penalty_as_one(
+        qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
+    model, loss, _ = demo(sizes=(8, 8, 1))
+    g = graph.trace(loss, model)
+    view.set_graph(g, sample=3)
+    view.set_level("operation")
+    shown = view.shown_graph()
+    titles = [shown.labels[i] for i in range(len(shown)) if shown.is_group(i)]
+    assert len(titles) == 8 + 8 + 1 + 1 and "L2 penalty, 105 terms" in titles
+    assert len(op_items(view)) == len(shown) < 40 < len(g)
+    # a box shows its part's output: the neuron's activation, for the chosen sample
+    box = titles.index("neuron 5 of layers.1")
+    item = next(i for i in op_items(view) if i.title == "neuron 5 of layers.1")
+    output = graph.neuron_nodes(g, 1, 5).output
+    assert item.value_text == f"data {fmt(g.values(3)[output])}"
+    assert box >= 0
+    # double-click opens it in place; the other boxes stay; again closes it
+    view.focus_node(output, 1.0)
+    point = view.node_scene_pos(output)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton,
+                      pos=QPoint(view.mapFromScene(point)))
+    opened = view.shown_graph()
+    assert "layers.1.neurons.5.w.7" in opened.names and view.expanded_neuron() == (1, 5)
+    assert len(opened) == len(shown) - 1 + len(graph.neuron_nodes(g, 1, 5).ops) + 9
+    view.focus_node(output, 1.0)
+    qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton,
+                      pos=QPoint(view.mapFromScene(view.node_scene_pos(output))))
+    assert len(view.shown_graph()) == len(shown)
+    # a click on a box tells what it stands for
+    view.select_node(output)
+    assert "one box for" in view.details_text() and "neuron 5 of layers.1" in view.details_text()
+
+
+def test_penalty_groups_find_l2_and_l1_sums() -> None:
+    model = MLP(2, [4, 1], seed=0)
+    x = Value(np.array([1.0, 2.0]))
+    out = model([x, x])
+    l2 = graph.trace(losses.mse(out, np.array([1.0, -1.0]))
+                     + 1e-3 * losses.l2_penalty(model.parameters()), model)
+    [l2_group] = groups.penalty_groups(l2)
+    assert l2_group.title == "L2 penalty, 17 terms"
+    assert l2.data(l2_group.output) == pytest.approx(sum(p.data ** 2 for p in model.parameters()))
+    l1 = graph.trace(losses.l1_penalty(model.parameters()), model)
+    assert [grp.title for grp in groups.penalty_groups(l1)] == ["L1 penalty, 17 terms"]
+    few = graph.trace(sum(p * p for p in model.parameters()[:5]), model)
+    assert groups.penalty_groups(few) == []  # 5 terms: drawn as they are
+    # collapsed, the penalty is one node holding its sum's number
+    collapsed = groups.collapse(l2, [l2_group])
+    box = collapsed.members.index(l2_group.members)
+    assert collapsed.data(box) == l2.data(l2_group.output)
+    assert graph.backward_order(collapsed)[0] == collapsed.root
+
+
+def test_replay_speed_and_pace(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from gradbox.views.backward_replay import WHOLE_REPLAY_MS, BackwardReplay
+    replay = BackwardReplay()
+    replay.load([(i,) for i in range(29)])  # the demo graph's overview
+    assert replay.interval() * 29 == pytest.approx(WHOLE_REPLAY_MS, rel=0.01)
+    replay.set_speed(2.0)
+    assert replay.interval() * 29 == pytest.approx(WHOLE_REPLAY_MS / 2, rel=0.01)
+    replay.load([(0,)] * 300)  # every operation: a brisk pace, still ~10 s at 1x
+    replay.set_speed(1.0)
+    assert replay.interval() * 300 == pytest.approx(WHOLE_REPLAY_MS, rel=0.01)
+    replay.load([(0,)] * 6)  # the Playground: no step longer than 0.4 s
+    assert replay.interval() == 400
+
+
+def test_the_speed_box_sets_the_replays_pace(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
+    view.set_graph(small_graph())
+    view.set_level("operation")
+    view.step_backward()
+    slow = view.replay.interval()
+    view.replay_bar.speed.setCurrentIndex(view.replay_bar.speed.findData(4.0))
+    assert view.replay.speed() == 4.0 and view.replay.interval() == round(slow / 4)
+    # the bar's buttons drive the replay; the counter says where it is
+    assert view.replay_counter_text() == "backward: 1 of 7 steps"
+    view.replay_bar.step.click()
+    assert view.replay_counter_text() == "backward: 2 of 7 steps"
+    view.replay_bar.play.click()
+    assert view.is_animating()
+    view.replay_bar.play.click()  # pause
+    assert not view.is_animating() and view.animation_position() >= 2
+    with qtbot.waitSignal(view.animation_finished, timeout=10000):
+        view.replay_bar.play.click()
+    assert view.replay_counter_text() == "backward: 7 of 7 steps"
+
+
+def test_fit_frames_everything_after_a_level_switch(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
+    model, loss, _ = demo(sizes=(8, 8, 1))
+    g = graph.trace(loss, model)
+    view.set_graph(g)
+    view.set_network(graph.network_level(model, g))
+    view.set_level("operation")
+    view.resize(500, 320)  # the window changes while the other level shows
+    view.set_level("network")
+    port = QRectF(view.viewport().rect())
+    for layer, count in enumerate((2, 8, 8, 1, 1)):
+        for k in range(count):
+            assert port.contains(QPointF(view.mapFromScene(view.unit_scene_pos(layer, k))))
+    # and the units are big enough to read their values inside them
+    side = view.mapFromScene(QRectF(0, 0, 48, 48)).boundingRect().width()
+    assert side >= 26
+    view.zoom(3.0)  # the user zooms: a level switch keeps their frame
+    zoomed = view.transform().m11()
+    view.set_level("operation")
+    view.set_level("network")
+    assert view.transform().m11() == pytest.approx(zoomed)
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    assert view.transform().m11() < zoomed
+
+
+def test_the_key_and_the_replay_bar_are_widgets_over_the_view(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QGraphicsView
+    view.set_graph(small_graph())
+    view.set_level("operation")
+    # nothing painted at a fixed window position into the scrolling viewport
+    assert type(view).drawForeground is QGraphicsView.drawForeground
+    for overlay in (view.legend, view.replay_bar, view.minimap):
+        assert overlay.parentWidget() is view  # not the viewport: its children scroll
+    texts = {item.text() for item in view.scene().items()
+             if isinstance(item, QGraphicsSimpleTextItem)}
+    assert not any("gradient > 0" in t for t in texts)
+    assert view.legend.isVisible() and "gradient > 0" in view.legend_texts()
+    before = view.legend.geometry()
+    view.horizontalScrollBar().setValue(view.horizontalScrollBar().value() + 120)
+    view.viewport().repaint()
+    assert view.legend.geometry() == before
+
+
+def test_clicking_a_unit_tells_its_story(view: GraphView) -> None:
+    model, loss, _ = demo(sizes=(8, 8, 1))
+    g = graph.trace(loss, model)
+    view.set_graph(g, sample=2, sample_label="point 2")
+    view.set_network(graph.network_level(model, g, sample=2))
+    view.click_scene_point(view.unit_scene_pos(2, 4))
+    text = view.details_text()
+    net = graph.network_level(model, g, sample=2)
+    assert text.startswith("layers.1.neurons.4: hidden unit, relu(w · inputs + b)")
+    assert f"output for point 2: {fmt(net.units[2][4])}" in text
+    assert f"from unit 7: {fmt(net.weights[1][4, 7])}" in text
+    assert view.network.units[2][4].selected

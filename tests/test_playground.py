@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -495,3 +495,24 @@ def test_the_caption_says_whose_gradients_the_graph_holds(qtbot, panel: Playgrou
     assert "broken on purpose" in panel.graph_caption.text()
     graph = panel.graph.graph()
     assert graph.grad(graph.node_of(panel.model.expression.leaves["a"])) == 1.0  # the variant's
+
+
+def test_the_graph_fits_after_every_forward_and_backward(qtbot, panel: PlaygroundPanel) -> None:  # type: ignore[no-untyped-def]
+    panel.setup("tanh(x1*w1 + x2*w2 + b)",
+                {"x1": 2.0, "w1": -3.0, "x2": 0.0, "w2": 1.0, "b": 6.88})
+    view = panel.graph
+
+    def whole_graph_in_view() -> bool:
+        port = QRectF(view.viewport().rect())
+        drawing = view.mapFromScene(view.operations.drawing_rect()).boundingRect()
+        return port.contains(QRectF(drawing))
+
+    backward(qtbot, panel)
+    assert whole_graph_in_view()
+    panel.resize(900, 600)  # the layout moves (a message wraps): still framed
+    qtbot.waitUntil(whole_graph_in_view)
+    backward(qtbot, panel)
+    assert whole_graph_in_view()
+    # the legend's text stays in its own box, out of the drawing's way
+    assert not QRectF(view.mapFromScene(view.operations.drawing_rect()).boundingRect()
+                      ).intersects(view.legend_rect())

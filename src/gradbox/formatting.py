@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 
-def fmt(x: float, signed: bool = False) -> str:
+def fmt(x: float, signed: bool = False, digits: int = 4) -> str:
     """Four significant digits: enough to follow a chain rule by hand, short enough to fit.
 
-    `signed` always writes the sign (+0.5), for columns of numbers that go both ways.
+    `signed` always writes the sign (+0.5), for columns of numbers that go both ways;
+    `digits` asks for fewer where room is short (a unit's value inside its square).
     nan and inf are written as Python writes them: a diverged run should say so.
     """
     x = float(x)
@@ -16,7 +17,7 @@ def fmt(x: float, signed: bool = False) -> str:
         return str(x)
     if x == 0:
         return "+0" if signed else "0"
-    return f"{x:+.4g}" if signed else f"{x:.4g}"
+    return f"{x:+.{digits}g}" if signed else f"{x:.{digits}g}"
 
 
 def ordinal(n: int) -> str:

@@ -29,7 +29,7 @@ from gradbox.graph.network import (
     neuron_subgraph,
     unit_maps,
 )
-from gradbox.graph.text import details, gradient_bins, parse_dot_counts, to_dot
+from gradbox.graph.text import details, gradient_bins, group_details, parse_dot_counts, to_dot
 
 __all__ = [
     "FAINT_EDGE_LENGTH",
@@ -46,6 +46,7 @@ __all__ = [
     "fanout_contributions",
     "folded_sums",
     "gradient_bins",
+    "group_details",
     "is_faint_edge",
     "layered_layout",
     "local_derivative",

@@ -59,6 +59,8 @@ class Graph:
     original_ids: tuple[int, ...] | None = field(default=None, repr=False)
     # Subgraph nodes that stand in for inputs from outside the cut.
     boundary: frozenset[int] = field(default=frozenset(), repr=False)
+    # For a collapsed graph (`groups.collapse`): the ids each node stands for.
+    members: tuple[tuple[int, ...], ...] | None = field(default=None, repr=False)
 
     # --- structure ---------------------------------------------------------------
     def __len__(self) -> int:
@@ -134,6 +136,14 @@ class Graph:
     def grad(self, node: int) -> Any:
         return self._source[node].grad
 
+    def source_of(self, node: int) -> Any:
+        """The live `Value` (or frozen copy) node reads its numbers from."""
+        return self._source[node]
+
+    def is_group(self, node: int) -> bool:
+        """Whether node stands for several nodes of the graph it was collapsed from."""
+        return self.members is not None and len(self.members[node]) > 1
+
     def values(self, sample: int = 0) -> np.ndarray:
         """Every node's value for one sample (float nodes are shared by all samples)."""
         return np.fromiter((at(v.data, sample) for v in self._source), np.float64,
@@ -177,7 +187,7 @@ class Graph:
             names=tuple(self.names[old] for old in nodes),
             children=children,
             consumers=consumers_of(children),
-            structure_key=_structure_key(ops, children),
+            structure_key=structure_key(ops, children),
             _source=tuple(self._source[old] for old in nodes),
             original_ids=tuple(nodes),
             boundary=frozenset(new[b] for b in boundary),
@@ -186,7 +196,8 @@ class Graph:
 
 def _replace_source(graph: Graph, source: tuple[Any, ...]) -> Graph:
     return Graph(graph.ops, graph.labels, graph.names, graph.children, graph.consumers,
-                 graph.structure_key, source, graph.original_ids, graph.boundary)
+                 graph.structure_key, source, graph.original_ids, graph.boundary,
+                 graph.members)
 
 
 def at(x: Any, sample: int) -> float:
@@ -203,7 +214,8 @@ def consumers_of(children: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ..
     return tuple(tuple(u) for u in uses)
 
 
-def _structure_key(ops: Sequence[str], children: Sequence[Sequence[int]]) -> tuple[int, int, str]:
+def structure_key(ops: Sequence[str], children: Sequence[Sequence[int]]) -> tuple[int, int, str]:
+    """A digest of the shape: equal for two steps' graphs of the same network."""
     # A digest rather than the tuples themselves: comparing two keys must cost nothing
     # on every training step, and a 1,700-node tuple would be hashed each time.
     flat = array("i")
@@ -246,7 +258,7 @@ def trace(root: Value, names: Mapping[int | Value, str] | NamedParameters | None
         names=param_names,
         children=children,
         consumers=consumers_of(children),
-        structure_key=_structure_key(ops, children),
+        structure_key=structure_key(ops, children),
         _source=tuple(order),
     )
 

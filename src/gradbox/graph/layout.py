@@ -141,8 +141,8 @@ def folded_sums(graph: Graph) -> list[list[int]]:
             if _fold_block(chain, graph.children, graph.consumers)]
 
 
-def _spines(ops: Sequence[str], children: Sequence[Sequence[int]],
-            consumers: Sequence[Sequence[int]]) -> list[list[int]]:
+def spines(ops: Sequence[str], children: Sequence[Sequence[int]],
+           consumers: Sequence[Sequence[int]]) -> list[list[int]]:
     """Runs of additions, each the first operand and only use of the previous one."""
     following: dict[int, int] = {}
     for p, ch in enumerate(children):
@@ -163,7 +163,7 @@ def _spines(ops: Sequence[str], children: Sequence[Sequence[int]],
 def _long_chains(ops: Sequence[str], children: Sequence[Sequence[int]],
                  consumers: Sequence[Sequence[int]]) -> list[list[int]]:
     """The running sums long enough to fold."""
-    return [c for c in _spines(ops, children, consumers) if len(c) > FOLD_LONGER_THAN]
+    return [c for c in spines(ops, children, consumers) if len(c) > FOLD_LONGER_THAN]
 
 
 def _fold_block(chain: list[int], children: Sequence[Sequence[int]],
@@ -207,8 +207,8 @@ def _layered(ops: Sequence[str], children: Sequence[Sequence[int]],
     # one (a weight used again by the L2 penalty hundreds of columns away) barely matters.
     # A term hangs off the running sum that adds it: without the extra pull toward the
     # sum, a 64-term neuron's terms slid away from it, two thirds of a row per term.
-    spines = _spines(ops, children, consumers)
-    on_spine = {i for chain in spines for i in chain}
+    runs = spines(ops, children, consumers)
+    on_spine = {i for chain in runs for i in chain}
 
     def pull(child: int, parent: int) -> float:
         return (TERM_PULL if parent in on_spine else 1.0) / (layer[parent] - layer[child]) ** 2
@@ -245,7 +245,7 @@ def _layered(ops: Sequence[str], children: Sequence[Sequence[int]],
     # Final straightening with the order fixed: each node toward all its neighbours,
     # and every running sum held on one row (its median), its terms arranged around it.
     pinned = {}
-    for chain in spines:
+    for chain in runs:
         row = sorted(y[i] for i in chain)[len(chain) // 2]
         pinned.update((i, row) for i in chain)
     for _ in range(STRAIGHTEN):

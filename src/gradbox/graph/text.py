@@ -62,6 +62,24 @@ def details(graph: Graph, node: int, sample: int = 0, sample_label: str | None =
     return "\n".join(lines)
 
 
+def group_details(graph: Graph, node: int, sample: int = 0,
+                  sample_label: str | None = None) -> str:
+    """What a box of a collapsed graph (`groups.collapse`) stands for, and its numbers."""
+    called = sample_label or f"sample {sample}"
+    members = graph.members[node] if graph.members is not None else (node,)
+    lines = [f"{graph.labels[node]}",
+             f"one box for {len(members)} nodes (its parameters and operations); "
+             "double-click it to open it in place",
+             f"receives its gradient {ordinal(len(graph) - node)} of {len(graph)} in backward"]
+    if graph.children[node]:
+        lines.append("inputs:")
+        for c in graph.children[node]:
+            lines.append(f"  {graph.display_name(c)} = {fmt(at(graph.data(c), sample))}")
+    lines.append(f"output ({called}): {fmt(at(graph.data(node), sample))}")
+    lines.append(f"grad of the output ({called}): {fmt(at(graph.grad(node), sample))}")
+    return "\n".join(lines)
+
+
 def gradient_bins(grads: np.ndarray, levels: int = 6) -> np.ndarray:
     """Colour classes for gradients: sign times a log-magnitude level in 1..levels, 0 = none.
 

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-# The default pace: the demo graph's replay (about 120 steps once the L2 penalty's
-# chain is one step) takes about 10 s.
-DEFAULT_INTERVAL_MS = 80
+# The default pace: a whole replay takes about this long, whatever its length (the
+# demo graph's ~300 steps as well as the Playground's six), within these bounds per
+# step: faster than 30 ms nobody can follow; slower than 400 ms a small graph drags.
+WHOLE_REPLAY_MS = 10_000
+STEP_MS = (30, 400)
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)  # multiples of the default pace offered to the user
 
 
@@ -32,7 +34,7 @@ class BackwardReplay(QObject):
         self._position = 0
         self._speed = 1.0
         self._timer = QTimer(self)
-        self._timer.setInterval(DEFAULT_INTERVAL_MS)
+        self._fixed_ms: int | None = None  # a caller's own pace for this run
         self._timer.timeout.connect(self.step)
 
     # --- the order ------------------------------------------------------------------
@@ -41,6 +43,8 @@ class BackwardReplay(QObject):
         self._timer.stop()
         self._steps = [tuple(s) for s in steps]
         self._position = 0
+        self._fixed_ms = None
+        self._timer.setInterval(self.interval())
         self.state_changed.emit()
 
     def steps(self) -> list[tuple[int, ...]]:
@@ -73,9 +77,8 @@ class BackwardReplay(QObject):
         if not self._steps:
             return
         if interval_ms is not None:
-            self._timer.setInterval(max(1, int(interval_ms)))
-        else:
-            self._timer.setInterval(self.interval())
+            self._fixed_ms = max(1, int(interval_ms))
+        self._timer.setInterval(self.interval())
         self._timer.start()
         self.state_changed.emit()
 
@@ -114,11 +117,17 @@ class BackwardReplay(QObject):
     def set_speed(self, speed: float) -> None:
         """A multiple of the default pace (2 = twice as fast); takes effect at once."""
         self._speed = max(0.05, float(speed))
+        self._fixed_ms = None
         self._timer.setInterval(self.interval())
 
     def speed(self) -> float:
         return self._speed
 
     def interval(self) -> int:
-        """Milliseconds between two steps at the current speed."""
-        return max(1, round(DEFAULT_INTERVAL_MS / self._speed))
+        """Milliseconds between two steps: the whole replay in about WHOLE_REPLAY_MS at
+        speed 1, each step within STEP_MS, divided by the speed."""
+        if self._fixed_ms is not None:
+            return self._fixed_ms
+        low, high = STEP_MS
+        pace = min(max(WHOLE_REPLAY_MS / max(len(self._steps), 1), low), high)
+        return max(1, round(pace / self._speed))

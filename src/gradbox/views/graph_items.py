@@ -41,7 +41,15 @@ TEXT_LOD = 0.45
 # Below this, nodes are a few pixels: plain filled rectangles.
 BOX_LOD = 0.2
 # Network level
-NET_DX, NET_DY, UNIT_R = 220.0, 64.0, 22.0
+# Network level: a unit is a square of UNIT scene units, NET_GAP apart in its column,
+# as dense as TensorFlow Playground's, so that a column of eight fits the graph tab of
+# the default window with units ~35-40 px wide; the columns are NET_DX apart.
+UNIT = 48.0
+UNIT_R = UNIT / 2
+NET_GAP = 6.0
+NET_DX, NET_DY = 150.0, UNIT + NET_GAP
+# Below this many pixels on screen a unit's value does not fit inside it.
+UNIT_TEXT_PX = 26.0
 MAP_RES = 20
 
 # Blue for positive, orange for negative: the convention of the decision boundary and
@@ -118,10 +126,10 @@ class Style:
         # parameter names are long ('layers.1.neurons.12.w.15'): regular weight, smaller
         self.name_font = font(7.0 * scale)
         self.badge_font = font(7.5 * scale, bold=True)
-        self.unit_font = font(8.0 * scale)
+        self.unit_font = font(7.0 * scale)
         self.header_font = font(9.0 * scale, bold=True)
         self.legend_font = font(8.5 * scale)
-        self.net_dy = NET_DY + 16.0 * (scale - 1.0)  # room for the value under a unit
+        self.net_dy = NET_DY
         # Everything paint() needs, made once. While training runs, every Qt value
         # (QRectF, QColor, QPen...) made from Python waits for the training thread to
         # hand over the GIL -- about 0.5 ms each -- so paint() makes none.
@@ -135,16 +143,28 @@ class Style:
         self.name_metrics = QFontMetricsF(self.name_font)
         self.badge_metrics = QFontMetricsF(self.badge_font)
         self.header_metrics = QFontMetricsF(self.header_font)
-        self.circle = QRectF(-UNIT_R, -UNIT_R, 2 * UNIT_R, 2 * UNIT_R)
-        self.circle_path = QPainterPath()
-        self.circle_path.addEllipse(self.circle)
+        self.square = QRectF(-UNIT_R, -UNIT_R, UNIT, UNIT)
+        self.square_path = QPainterPath()
+        self.square_path.addRoundedRect(self.square, 4, 4)
         self.unit_title_rect = QRectF(-UNIT_R - 44 * scale, -8 * scale, 40 * scale, 16 * scale)
-        self.unit_text_rect = QRectF(-UNIT_R - 40 * scale, UNIT_R + 1, 2 * UNIT_R + 80 * scale,
-                                     15 * scale)
+        self.unit_metrics = QFontMetricsF(self.unit_font)
+        self._unit_rects: tuple[float, QRectF, QRectF] | None = None
         # The zoom the items are painted at: set by the view before it paints (reading
         # it from the painter's transform would make a QTransform per item).
         self.lod = 1.0
         self.text_lod = TEXT_LOD
+
+    def unit_rects(self, lod: float) -> tuple[QRectF, QRectF]:
+        """A unit's title and value rects in screen-sized units at zoom `lod`, made once
+        per zoom: paint() makes no Qt values (each waits for the training thread's GIL)."""
+        if self._unit_rects is None or self._unit_rects[0] != lod:
+            r = self.unit_title_rect
+            title = QRectF(-UNIT_R * lod - r.width() - 4, r.top(), r.width(), r.height())
+            side = UNIT * lod
+            height = self.unit_metrics.height() + 1
+            strip = QRectF(-side / 2, side / 2 - height, side, height)
+            self._unit_rects = (lod, title, strip)
+        return self._unit_rects[1], self._unit_rects[2]
 
     def edge_line(self, ax: float, ay: float, bx: float, by: float
                   ) -> tuple[float, float, float, float]:
@@ -158,6 +178,8 @@ class Style:
 
 
 def op_title(graph: Graph, i: int) -> str:
+    if graph.is_group(i):
+        return graph.labels[i]  # "neuron 3 of layers.0", "L2 penalty, 105 terms"
     if graph.children[i]:
         symbol = ops.symbol(graph.ops[i])
         # The engine's label names the result (b = a + a): without it two "+" boxes
@@ -198,9 +220,10 @@ class Numbers:
 class OpNode(QGraphicsRectItem):
     """One node of the operation graph: one item painting it all, cheaper than several."""
 
-    PARAM, INPUT, CONST, OP = range(4)
+    PARAM, INPUT, CONST, OP, GROUP = range(5)
     _border: ClassVar[dict[int, QPen]] = {
         OP: QPen(QColor("#555555"), 1.0), PARAM: QPen(QColor("#8a6d00"), 2.2),
+        GROUP: QPen(QColor("#37474f"), 2.6),
         INPUT: QPen(QColor("#1b7f5b"), 2.2),
         CONST: QPen(QColor("#a0a0a0"), 1.0, Qt.PenStyle.DashLine)}
     _select_pen = QPen(QColor("#111111"), 3.5)
@@ -403,10 +426,14 @@ class EdgeLayer(QGraphicsRectItem):
 
 
 class Unit(QGraphicsRectItem):
-    """A neuron (or input, or the loss) at network level, with a map of its output."""
+    """A neuron (or input, or the loss) at network level: a square showing its output
+    over the plane (TensorFlow Playground's heat map), its value inside at the bottom."""
 
-    _pen = QPen(QColor("#444444"), 1.5)
+    _pen = QPen(QColor("#444444"), 1.2)
     _select_pen = QPen(QColor("#111111"), 4.0)
+    _current_pen = QPen(QColor(REPLAY), 5.0)
+    _strip = QBrush(QColor(255, 255, 255, 215))
+    _pending = QBrush(QColor(230, 230, 230, 200))
 
     def __init__(self, layer: int, index: int, title: str, style: Style) -> None:
         super().__init__()
@@ -420,36 +447,52 @@ class Unit(QGraphicsRectItem):
         self.source: QRectF | None = None
         self.fill = WHITE_BRUSH
         self.selected = False
+        self.pending = False  # a replay has not reached it yet
+        self.current = False  # the replay's latest step
         s = style.scale
-        bounded(self, QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, 2 * UNIT_R + 92 * s,
-                              2 * UNIT_R + 22 * s))
+        bounded(self, QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, UNIT + 50 * s, UNIT + 8))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:
         style = self.style
-        circle = style.circle
+        square = style.square
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(self.fill)
-        painter.drawEllipse(circle)
+        painter.drawPath(style.square_path)
         if self.image is not None and self.source is not None:
             painter.save()
-            painter.setClipPath(style.circle_path)
-            painter.drawImage(circle, self.image, self.source)
+            painter.setClipPath(style.square_path)
+            painter.drawImage(square, self.image, self.source)
             painter.restore()
+        if self.pending:
+            painter.setBrush(self._pending)
+            painter.drawPath(style.square_path)
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(self._select_pen if self.selected else self._pen)
-        painter.drawEllipse(circle)
-        if style.lod < TEXT_LOD:
+        painter.setPen(self._current_pen if self.current
+                       else self._select_pen if self.selected else self._pen)
+        painter.drawPath(style.square_path)
+        lod = style.lod
+        if lod < TEXT_LOD * 0.5:
             return
+        # Text at a constant size on screen: scaled with the drawing it was unreadable
+        # at "fit" (8 pt at zoom 0.6 is 5 pt).
+        painter.save()
+        painter.scale(1 / lod, 1 / lod)
         painter.setFont(style.unit_font)
-        painter.setPen(TEXT)
+        title, strip = style.unit_rects(lod)
         if self.title:
-            # beside the circle: above it the units of a column would collide
-            painter.drawText(style.unit_title_rect,
-                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+            # beside the square: above it the units of a column would collide
+            painter.setPen(TEXT)
+            painter.drawText(title, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                              self.title)
-        painter.drawText(style.unit_text_rect, Qt.AlignmentFlag.AlignCenter, self.text)
+        if self.text and UNIT * lod >= UNIT_TEXT_PX:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(self._strip)
+            painter.drawRect(strip)
+            painter.setPen(TEXT)
+            painter.drawText(strip, Qt.AlignmentFlag.AlignCenter, self.text)
+        painter.restore()
 
 
 class WeightLayer(QGraphicsRectItem):
@@ -462,6 +505,7 @@ class WeightLayer(QGraphicsRectItem):
         self.lines = lines
         self.groups: list[tuple[QPen, list[QLineF]]] = []
         self.selected: QLineF | None = None
+        self.flow: list[QLineF] = []  # a replay's gradient flowing back along these
         bounded(self, bounds.adjusted(-8, -8, 8, 8))
         self._pens = {}
         # Opaque colours pre-mixed with the background, and flat caps: translucent
@@ -476,6 +520,8 @@ class WeightLayer(QGraphicsRectItem):
                 self._pens[sign, level] = QPen(mixed, width * thickness, Qt.PenStyle.SolidLine,
                                                Qt.PenCapStyle.FlatCap)
         self._select_pen = QPen(QColor("#111111"), 4.0)
+        self._flow_pen = QPen(QColor(REPLAY), 2.5)
+        self._flow_pen.setCosmetic(True)
         self.setZValue(-1)
 
     def set_strengths(self, values: np.ndarray) -> None:
@@ -500,6 +546,9 @@ class WeightLayer(QGraphicsRectItem):
         for pen, lines in self.groups:
             painter.setPen(pen)
             painter.drawLines(lines)
+        if self.flow:
+            painter.setPen(self._flow_pen)
+            painter.drawLines(self.flow)
         if self.selected is not None:
             painter.setPen(self._select_pen)
             painter.drawLine(self.selected)

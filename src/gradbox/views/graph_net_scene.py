@@ -21,6 +21,7 @@ from gradbox.nn import parameter_name, parse_parameter_name
 from gradbox.views.graph_items import (
     MAP_COLOURS,
     NET_DX,
+    UNIT,
     UNIT_R,
     EdgeLayer,
     Style,
@@ -51,6 +52,8 @@ class NetworkScene(QGraphicsScene):
         self.headers: list[tuple[QGraphicsSimpleTextItem, str, str, float]] = []
         self.headers_form = 0
         self._dx = NET_DX
+        self.selected_unit: tuple[int, int] | None = None  # (column, index)
+        self._flat: list[Unit] = []  # every unit, column by column
 
     def set_network(self, network: NetworkLevel) -> bool:
         """Show `network`; returns whether the items were rebuilt (new layer sizes)."""
@@ -70,6 +73,19 @@ class NetworkScene(QGraphicsScene):
     def drawing_rect(self) -> QRectF:
         return QRectF(self.weights.boundingRect()) if self.weights is not None else QRectF()
 
+    def occupied(self, scale: float) -> list[QRectF]:
+        """Each column's units and its header as drawn at zoom `scale` (scene units)."""
+        rects = []
+        for row, (item, *_) in zip(self.units, self.headers):
+            if row:
+                top, bottom = row[0].pos(), row[-1].pos()
+                rects.append(QRectF(top.x() - UNIT_R - 2, top.y() - UNIT_R - 2, UNIT + 4,
+                                    bottom.y() - top.y() + UNIT + 4))
+                box = item.boundingRect()
+                w, h = box.width() / scale, box.height() / scale
+                rects.append(QRectF(top.x() - w / 2, top.y() - UNIT_R - 6 / scale - h, w, h))
+        return rects
+
     def header_height(self) -> float:
         return max((item.boundingRect().height() for item, *_ in self.headers), default=0.0)
 
@@ -82,7 +98,7 @@ class NetworkScene(QGraphicsScene):
         columns = [*sizes, 1]  # the loss after the outputs
         # Wide layers: spread the columns too, so 64x64 weights are not one solid band.
         net_dy = self.style.net_dy
-        dx = max(NET_DX, max(sizes) * net_dy / 4)
+        dx = max(NET_DX, max(sizes) * net_dy / 3)
         positions: list[list[QPointF]] = []
         for layer, count in enumerate(columns):
             top = -(count - 1) * net_dy / 2
@@ -102,7 +118,7 @@ class NetworkScene(QGraphicsScene):
         bounds = QRectF()
         for column in positions:
             for p in column:
-                bounds = bounds.united(QRectF(p.x() - 60, p.y() - 40, 120, 80))
+                bounds = bounds.united(QRectF(p.x() - UNIT_R, p.y() - UNIT_R, UNIT, UNIT))
         self.weights = WeightLayer(lines, bounds, min(1.0, (16 / max(sizes)) ** 0.5))
         self.addItem(self.weights)
         self.addItem(EdgeLayer(loss_lines))
@@ -127,7 +143,7 @@ class NetworkScene(QGraphicsScene):
                 title = f"x{k}" if layer == 0 else ""
                 unit = Unit(layer, k, title, self.style)
                 if 1 <= layer <= len(sizes) - 1:
-                    unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its bias; "
+                    unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its details; "
                                     "double-click: its operations")
                 unit.setPos(p)
                 self.addItem(unit)
@@ -135,6 +151,7 @@ class NetworkScene(QGraphicsScene):
             self.units.append(row)
         self.setSceneRect(roomy(bounds))
         self._key = net.structure_key
+        self._flat = [unit for row in self.units for unit in row]
 
     @staticmethod
     def _column_title(net: NetworkLevel, layer: int) -> str:
@@ -202,14 +219,14 @@ class NetworkScene(QGraphicsScene):
 
     def _unit_text(self, net: NetworkLevel, layer: int, k: int) -> str:
         if layer == len(net.layer_sizes):
-            return "" if net.loss is None else f"{fmt(net.loss)}"
+            return "" if net.loss is None else fmt(net.loss, digits=3)
         if net.units is None:
             return ""
         source = net.unit_grads if self.show_grads else net.units
         value = float(source[layer][k])
         if np.isnan(value):
             return ""
-        return ("grad " if self.show_grads else "") + fmt(value)
+        return fmt(value, digits=3)
 
     # --- selection and hits -----------------------------------------------------------
     def select(self, name: str | None) -> None:
@@ -229,6 +246,8 @@ class NetworkScene(QGraphicsScene):
             parsed = parse_parameter_name(name)
             if parsed is not None and parsed[2] is None:
                 target_unit = (parsed[0] + 1, parsed[1])
+        if self.selected_unit is not None:
+            target_unit = self.selected_unit
         for layer, row in enumerate(self.units):
             for k, unit in enumerate(row):
                 chosen = (layer, k) == target_unit
@@ -240,10 +259,15 @@ class NetworkScene(QGraphicsScene):
     def unit_at(self, point: QPointF) -> tuple[int, int] | None:
         for row in self.units:
             for unit in row:
-                if (unit.pos() - point).manhattanLength() <= 2 * UNIT_R and \
-                        QLineF(unit.pos(), point).length() <= UNIT_R + 2:
+                d = unit.pos() - point
+                if abs(d.x()) <= UNIT_R + 2 and abs(d.y()) <= UNIT_R + 2:
                     return unit.layer, unit.index
         return None
+
+    def select_unit(self, unit: tuple[int, int] | None) -> None:
+        """Select one unit (layer column, index) for its details, or none."""
+        self.selected_unit = unit
+        self.refresh_selection()
 
     def weight_at(self, point: QPointF, tolerance: float) -> str | None:
         """The weight whose line passes within `tolerance` scene units of a point."""
@@ -297,6 +321,104 @@ class NetworkScene(QGraphicsScene):
             text.append("")
             text.append(node_details(graph, node, sample, sample_label))
         return "\n".join(text)
+
+
+    def unit_details(self, layer: int, index: int, sample_label: str) -> str:
+        """What a click on a unit tells: what it computes, its value and gradient for the
+        selected sample, its bias and the weights coming in."""
+        net = self.network
+        if net is None:
+            return ""
+        sizes = net.layer_sizes
+        if layer == len(sizes):
+            return ("The loss: one number for the whole batch; backward starts here with "
+                    f"gradient 1.\nvalue: {fmt(net.loss) if net.loss is not None else '?'}")
+        lines = []
+        if layer == 0:
+            lines.append(f"Input x{index}: the point's coordinate {index} (a leaf).")
+        else:
+            act = net.activations[layer - 1]
+            role = "output" if layer == len(sizes) - 1 else "hidden"
+            name = parameter_name(layer - 1, index, None).removesuffix(".b")
+            lines.append(f"{name}: {role} unit, {act}(w · inputs + b)")
+        if net.units is not None and net.unit_grads is not None:
+            value, grad = float(net.units[layer][index]), float(net.unit_grads[layer][index])
+            if not np.isnan(value):
+                lines.append(f"output for {sample_label}: {fmt(value)}")
+                lines.append(f"gradient of the loss for {sample_label}: {fmt(grad)}")
+        lines.append("inside the square: its output over the whole plane "
+                     "(blue > 0, orange < 0)")
+        if layer >= 1:
+            w, wg = net.weights[layer - 1][index], net.weight_grads[layer - 1][index]
+            lines.append(f"bias: {fmt(net.biases[layer - 1][index])} "
+                         f"(grad {fmt(net.bias_grads[layer - 1][index])})")
+            lines.append("weights in:")
+            source = "x" if layer == 1 else "unit "
+            for k in range(len(w)):
+                lines.append(f"  from {source}{k}: {fmt(w[k])} (grad {fmt(wg[k])})")
+            lines.append("double-click: its operations")
+        return "\n".join(lines)
+
+    # --- backward replay --------------------------------------------------------------
+    def replay_steps(self) -> list[tuple[int]]:
+        """Units in the order their gradient arrives: the loss, the outputs, then each
+        layer back to the inputs (within a layer, as the engine's reverse order goes:
+        the last-built neuron first). Ids index every unit, column by column."""
+        steps: list[tuple[int]] = []
+        first = [0]
+        for row in self.units:
+            first.append(first[-1] + len(row))
+        for layer in range(len(self.units) - 1, -1, -1):
+            for k in range(len(self.units[layer]) - 1, -1, -1):
+                steps.append((first[layer] + k,))
+        return steps
+
+    def unit_of(self, flat: int) -> Unit:
+        return self._flat[flat]
+
+    def begin_replay(self) -> None:
+        for unit in self._flat:
+            unit.pending = True
+            unit.current = False
+            unit.update()
+
+    def light(self, flat: int, previous: int | None) -> Unit:
+        """The replay reaches a unit: its gradient has arrived; it sends it back along
+        the weights coming in."""
+        if previous is not None:
+            before = self._flat[previous]
+            before.current = False
+            before.update()
+        unit = self._flat[flat]
+        unit.pending = False
+        unit.current = True
+        unit.update()
+        if self.weights is not None:
+            flow = []
+            if unit.layer >= 1 and unit.layer < len(self.units) - 1:
+                for source in range(len(self.units[unit.layer - 1])):
+                    name = parameter_name(unit.layer - 1, unit.index, source)
+                    x1, y1, x2, y2 = self._segments[self.weight_names.index(name)]
+                    flow.append(QLineF(x1, y1, x2, y2))
+            self.weights.flow = flow
+            self.weights.update()
+        return unit
+
+    def unlight(self, flat: int) -> None:
+        unit = self._flat[flat]
+        unit.current = False
+        unit.update()
+        if self.weights is not None:
+            self.weights.flow = []
+            self.weights.update()
+
+    def end_replay(self) -> None:
+        for unit in self._flat:
+            unit.pending = unit.current = False
+            unit.update()
+        if self.weights is not None:
+            self.weights.flow = []
+            self.weights.update()
 
 
 def maps_image(maps: Sequence[np.ndarray]) -> QImage:

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QLineF, QObject, QPointF, QRectF
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from gradbox import graph as g
 from gradbox.graph import Graph
-from gradbox.nn import parse_parameter_name
+from gradbox.graph.groups import Group, collapse, overview_groups, with_numbers_of
+from gradbox.nn import parameter_name, parse_parameter_name
 from gradbox.views.graph_items import (
     BRUSHES,
     PENDING_BRUSH,
@@ -52,8 +53,14 @@ class OperationScene(QGraphicsScene):
         self.graph: Graph | None = None  # as given
         self.shown: Graph | None = None  # what is drawn: the graph or a neuron's part
         self._shown_key: tuple | None = None
-        self.expanded: tuple[int, int] | None = None
+        self.expanded: tuple[int, int] | None = None  # the neuron opened, if one is
         self.show_all = False
+        # Graphs up to OP_NODE_CAP open as an overview: each neuron and each penalty one
+        # box (`gradbox.graph.groups`); these group keys are opened in place.
+        self.opened: set[str] = set()
+        self._groups: tuple[tuple, list[Group]] | None = None  # (structure key, groups)
+        self._collapsed: tuple[tuple, Graph] | None = None  # (key, collapsed structure)
+        self._member_index: dict[int, int] | None = None  # original id -> shown id
         self.nodes: list[OpNode] = []
         self.edges: EdgeLayer | None = None
         self._edge_lines: list[QLineF] = []
@@ -81,10 +88,50 @@ class OperationScene(QGraphicsScene):
         self.replaying = False
 
     def expand(self, neuron: tuple[int, int] | None, show_all: bool = False) -> None:
-        """Show one neuron's operations (or, with `show_all`, every operation) next sync."""
+        """Open one neuron into its operations, the others collapsed (or, with
+        `show_all`, show every operation); takes effect on the next sync."""
         self.expanded = neuron
         self.show_all = show_all
+        self.opened = set() if neuron is None else {
+            parameter_name(*neuron, None).removesuffix(".b")}
         self._shown_key = None
+
+    def toggle_group(self, node: int) -> bool:
+        """Open the box a shown node is (or close the opened group it belongs to).
+
+        Returns whether anything changed; takes effect on the next sync.
+        """
+        group = self._group_of_shown(node)
+        if group is None:
+            return False
+        if group.key in self.opened:
+            self.opened.discard(group.key)
+        else:
+            self.opened.add(group.key)
+        neurons = [key for key in self.opened if key.startswith("layers.")]
+        parsed = parse_parameter_name(neurons[-1] + ".b") if neurons else None
+        self.expanded = parsed[:2] if parsed is not None else None
+        self._shown_key = None
+        return True
+
+    def _group_of_shown(self, node: int) -> Group | None:
+        shown = self.shown
+        if shown is None or self.graph is None or not 0 <= node < len(shown):
+            return None
+        original = self.to_original(node)
+        for group in self.groups():
+            if original in group.members:
+                return group
+        return None
+
+    def groups(self) -> list[Group]:
+        """The neurons and penalties of the given graph (made once per structure)."""
+        graph = self.graph
+        if graph is None:
+            return []
+        if self._groups is None or self._groups[0] != graph.structure_key:
+            self._groups = (graph.structure_key, overview_groups(graph))
+        return self._groups[1]
 
     def restyle(self, style: Style) -> None:
         """New sizes and fonts: the items are made again on the next sync."""
@@ -94,11 +141,14 @@ class OperationScene(QGraphicsScene):
     def is_collapsed(self) -> bool:
         return self.shown is not None and self.shown is not self.graph
 
+    def is_overview(self) -> bool:
+        """Whether some parts are drawn as boxes (rather than one neuron cut out)."""
+        return self.shown is not None and self.shown.members is not None
+
     def collapsed_by_size(self) -> bool:
         """Whether the graph is shown one neuron at a time (too big, or the user chose)."""
         graph = self.graph
-        return graph is not None and not self.show_all and (
-            self.expanded is not None or len(graph) > OP_NODE_CAP)
+        return graph is not None and not self.show_all and len(graph) > OP_NODE_CAP
 
     def sync(self, graph: Graph | None, sample: int, selected_node: int | None
              ) -> bool:
@@ -109,6 +159,8 @@ class OperationScene(QGraphicsScene):
         if shown is None:
             return False
         key = (shown.structure_key, self.expanded if shown is not graph else None)
+        if shown.members is not None:
+            self._member_index = None
         rebuilt = key != self._shown_key
         if rebuilt:
             self._build(shown)
@@ -124,17 +176,14 @@ class OperationScene(QGraphicsScene):
         graph = self.graph
         if graph is None:
             return None
-        if self.expanded is not None:
-            part = g.neuron_subgraph(graph, *self.expanded)
-            if part is not None:
-                return part
-            self.expanded = None
-        if self.show_all or len(graph) <= OP_NODE_CAP:
+        if self.show_all:
             return graph
-        # Too many to draw at once: open on the output neuron, the one next to the loss.
-        sizes = layer_sizes(graph)
-        if sizes:
+        if len(graph) <= OP_NODE_CAP:
+            return self._overview(graph)
+        # Too many to draw even as boxes: one neuron cut out, the output one to start.
+        if self.expanded is None and (sizes := layer_sizes(graph)):
             self.expanded = (len(sizes) - 1, 0)
+        if self.expanded is not None:
             part = g.neuron_subgraph(graph, *self.expanded)
             if part is not None:
                 return part
@@ -142,11 +191,26 @@ class OperationScene(QGraphicsScene):
         # Not an MLP: the nodes nearest the root, so the loss end is visible.
         return graph.subgraph(range(len(graph) - OP_NODE_CAP, len(graph)))
 
+    def _overview(self, graph: Graph) -> Graph:
+        """The graph with every group not opened drawn as one box."""
+        closed = [group for group in self.groups() if group.key not in self.opened]
+        if not closed:
+            return graph
+        key = (graph.structure_key, frozenset(self.opened))
+        if self._collapsed is None or self._collapsed[0] != key:
+            self._collapsed = (key, collapse(graph, closed))
+            self._member_index = None
+        return with_numbers_of(self._collapsed[1], graph)
+
     # --- ids ----------------------------------------------------------------------------
     def to_shown(self, node: int | None) -> int | None:
         shown = self.shown
         if node is None or shown is None:
             return None
+        if shown.members is not None:
+            if self._member_index is None or len(self._member_index) < len(shown):
+                self._member_index = {m: k for k, ms in enumerate(shown.members) for m in ms}
+            return self._member_index.get(node)
         if shown.original_ids is None or shown is self.graph:
             return node if 0 <= node < len(shown) else None
         try:
@@ -169,6 +233,10 @@ class OperationScene(QGraphicsScene):
         hits = np.flatnonzero((dx <= self.style.node_w / 2) & (dy <= self.style.node_h / 2))
         return int(hits[0]) if len(hits) else None
 
+    def occupied(self) -> list[QRectF]:
+        """Every node's box (scene units): what an overlay must not cover."""
+        return self._node_rects
+
     def drawing_rect(self) -> QRectF:
         """The nodes and edges, without the landmarks (scene units)."""
         return QRectF(self.edges.boundingRect()) if self.edges is not None else QRectF()
@@ -189,7 +257,9 @@ class OperationScene(QGraphicsScene):
         w, h = style.node_w, style.node_h
         nodes = []
         for i, (x, y) in enumerate(xy.tolist()):
-            if shown.children[i]:
+            if shown.is_group(i):
+                kind = OpNode.GROUP
+            elif shown.children[i]:
                 kind = OpNode.OP
             elif shown.names[i]:
                 kind = OpNode.PARAM
@@ -200,6 +270,8 @@ class OperationScene(QGraphicsScene):
             item = OpNode(i, kind, op_title(shown, i), shown.is_fanout(i), style, numbers)
             item.setPos(x, y)
             tip = shown.names[i] or shown.display_name(i)
+            if kind == OpNode.GROUP:
+                tip += f" ({len(shown.members[i])} nodes) — double-click: open it"
             item.setToolTip(f"#{self.to_original(i)} {tip}")
             nodes.append(item)
         lines, index, long = [], [], []
@@ -332,24 +404,29 @@ class OperationScene(QGraphicsScene):
                 edges.boxes, edges.marked, edges.current = [], [], []
                 edges.update()
             return
+        current: list[QRectF] = []
+        if self.replaying:
+            current = [rect for n, rect in zip(self.nodes, self._node_rects) if n.current]
+        selected, rects = self.selected, self._node_rects
+        marked = [rects[selected]] if selected is not None and selected < len(rects) else []
+        edges.boxes = self.colour_groups()
+        edges.marked = marked
+        edges.current = current
+        edges.update()
+
+    def colour_groups(self) -> list[tuple[QBrush, list[QRectF]]]:
+        """Every node's box, grouped by its fill: its gradient's colour class, or grey
+        while a replay has not reached it."""
         # Grouped by colour class with numpy: a Python pass over every node's fill was
         # most of a step's refresh of the demo graph when zoomed out.
         nodes, rects = self.nodes, self._node_rects
         keys = np.array(self.numbers.bins, dtype=np.int64)
-        current: list[QRectF] = []
         if self.replaying:  # nodes still waiting for their gradient are grey
             pending = np.fromiter((n.pending for n in nodes), bool, len(nodes))
             keys[pending] = PENDING_KEY
-            current = [rect for n, rect in zip(nodes, rects) if n.current]
-        groups = {key: (PENDING_BRUSH if key == PENDING_KEY else BRUSHES[key],
-                        [rects[k] for k in np.flatnonzero(keys == key).tolist()])
-                  for key in np.unique(keys).tolist()}
-        selected = self.selected
-        marked = [rects[selected]] if selected is not None and selected < len(rects) else []
-        edges.boxes = list(groups.values())
-        edges.marked = marked
-        edges.current = current
-        edges.update()
+        return [(PENDING_BRUSH if key == PENDING_KEY else BRUSHES[key],
+                 [rects[k] for k in np.flatnonzero(keys == key).tolist()])
+                for key in np.unique(keys).tolist()]
 
     # --- selection ------------------------------------------------------------------------
     def select(self, node: int | None) -> None:
@@ -372,15 +449,32 @@ class OperationScene(QGraphicsScene):
         self.refresh_boxes()
 
     # --- backward replay ------------------------------------------------------------------
-    def replay_order(self, order: Sequence[int] | None) -> list[int]:
-        """Shown ids in replay order: the engine's own, or `order` (ids of the given graph)
-        with the nodes not shown left out."""
+    def replay_steps(self, order: Sequence[int] | None) -> list[tuple[int, ...]]:
+        """Shown ids in replay order, a tuple per step: the engine's own order, with a
+        penalty's whole sum one step (105 additions one by one told nothing and took
+        most of the replay); or `order` (ids of the given graph), one node a step, the
+        nodes not shown left out."""
         if self.shown is None:
             return []
-        if order is None:
-            return g.backward_order(self.shown)
-        mapped = (self.to_shown(int(node)) for node in order)
-        return [node for node in mapped if node is not None]
+        if order is not None:
+            mapped = (self.to_shown(int(node)) for node in order)
+            return [(node,) for node in mapped if node is not None]
+        together: dict[int, tuple[int, ...]] = {}
+        for group in self.groups():
+            if group.kind != "penalty":
+                continue
+            shown = {self.to_shown(m) for m in group.members} - {None}
+            step = tuple(sorted(shown, reverse=True))
+            together.update((node, step) for node in step)
+        steps: list[tuple[int, ...]] = []
+        done: set[int] = set()
+        for node in g.backward_order(self.shown):
+            if node in done:
+                continue
+            step = together.get(node, (node,))
+            done.update(step)
+            steps.append(step)
+        return steps
 
     def begin_replay(self) -> None:
         """Every node waits for its gradient (grey) until the replay reaches it."""
@@ -390,29 +484,30 @@ class OperationScene(QGraphicsScene):
             node.update()
         self.refresh_boxes()
 
-    def light(self, index: int, place: int, previous: int | None) -> OpNode:
-        """The replay reaches shown node `index`, its `place`-th visit."""
-        if previous is not None:
-            before = self.nodes[previous]
-            before.current = False
-            before.update()
-        node = self.nodes[index]
-        node.pending = False
-        node.current = True
-        node.places.append(place)
-        node.update()
+    def light(self, step: Sequence[int], place: int, previous: Sequence[int]) -> OpNode:
+        """The replay reaches the shown nodes of `step`, its `place`-th step; returns the
+        first (the one to keep in view)."""
+        self.unlight(previous)
+        for index in step:
+            node = self.nodes[index]
+            node.pending = False
+            node.current = True
+            node.places.append(place)
+            node.update()
         if self.edges is not None:
-            # The gradient now flows from this node back to its inputs.
+            # The gradient now flows from these nodes back to their inputs.
+            inside = set(step)
             self.edges.flow = [self._edge_lines[k] for k, (c, p) in enumerate(self._edge_index)
-                               if p == index]
+                               if p in inside]
             self.edges.update()
         self.refresh_boxes()
-        return node
+        return self.nodes[step[0]]
 
-    def unlight(self, index: int) -> None:
-        node = self.nodes[index]
-        node.current = False
-        node.update()
+    def unlight(self, step: Sequence[int]) -> None:
+        for index in step:
+            node = self.nodes[index]
+            node.current = False
+            node.update()
 
     def end_replay(self) -> None:
         """Every node shows its gradient again."""

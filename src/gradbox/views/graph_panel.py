@@ -243,7 +243,7 @@ class GraphPanel(QWidget):
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([600, 90])
+        splitter.setSizes([600, 60])  # the graph first: the details grow when dragged
         self.splitter = splitter
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 4)

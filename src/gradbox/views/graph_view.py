@@ -16,44 +16,43 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
-    QFont,
-    QFontMetricsF,
     QImage,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
     QPainter,
     QPaintEvent,
-    QPen,
     QResizeEvent,
+    QTransform,
     QWheelEvent,
 )
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QLabel, QWidget
 
 from gradbox import graph as g
 from gradbox.graph import Graph, NetworkLevel
 from gradbox.nn import parameter_name, parse_parameter_name
 from gradbox.views.backward_replay import BackwardReplay
 from gradbox.views.graph_items import (
-    LEGEND_BACK,
-    LEGEND_BORDER,
-    LEGEND_MARK,
-    LEGEND_TEXT,
     NEG,
     POS,
-    SWATCH_PEN,
     TEXT_LOD,
     WEIGHT_NEG,
     WEIGHT_POS,
     ZERO,
     Style,
 )
+from gradbox.views.graph_legend import GraphLegend
+from gradbox.views.graph_minimap import MiniMap
 from gradbox.views.graph_net_scene import NetworkScene
 from gradbox.views.graph_op_scene import OP_NODE_CAP, OperationScene
+from gradbox.views.replay_bar import ReplayBar
 
+# The zoom an operation graph opens at when "fit" would make its text unreadable
+# (7.5 pt labels at 0.8 are 6 pt on screen).
+READABLE_LOD = 0.8
 # The legend folds itself while, open, it would cover more than this share of the window.
-LEGEND_SHARE = 0.25
+LEGEND_SHARE = 0.12
 
 __all__ = ["OP_NODE_CAP", "GraphView"]
 
@@ -72,6 +71,7 @@ class GraphView(QGraphicsView):
     animation_finished = Signal()
     animation_stopped = Signal()  # a replay was stopped (Esc, Stop, a new graph) unfinished
     level_changed = Signal(str)
+    replay_state_changed = Signal()  # a replay started, paused, resumed, ended
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -100,19 +100,23 @@ class GraphView(QGraphicsView):
         self.replay.advanced.connect(self._on_replay_advanced)
         self.replay.finished.connect(self._on_replay_finished)
         self.replay.stopped.connect(self.animation_stopped)
-        self._replay_nodes: list[int] = []  # shown ids, one per step of the replay
+        self._replay_level = "operation"  # the level the loaded replay lights up
         self._follow = True
         self._press: QPointF | None = None
         self._fitted = {"network": False, "operation": False}
         # whether the level is still framed as fit() left it (then a resize refits)
         self._auto_fit = {"network": True, "operation": True}
+        # how a level frames itself while auto: "open" (readable, see _reframe) or "fit"
+        self._frame_mode = {"network": "fit", "operation": "open"}
+        self._frames: dict[str, tuple[QTransform, QPointF]] = {}  # a level's own frame
         self._legend = True
         self._legend_folded = False
-        self._legend_cache: tuple[tuple, tuple] | None = None
         self._legend_auto = True  # folds itself in a small window until the user decides
         self._paint_seconds = 0.0
         self._details_sent: str | None = None
+        self._replay_bar_wanted = True
         self._make_actions()
+        self._make_overlays()
 
     def _make_actions(self) -> None:
         """Ready-made actions for a toolbar or menu around the view (shortcuts work here)."""
@@ -136,7 +140,7 @@ class GraphView(QGraphicsView):
         self.gradients_action = action(
             "Gradients", "Draw gradients instead of weights on the network's edges", "G",
             self.set_show_gradients, True)
-        self.fit_action = action("Fit", "Zoom to show everything", "F", self.fit)
+        self.fit_action = action("Fit", "Zoom to show everything", "F", self._fit_everything)
         self.play_action = action("Play backward", "Replay backward node by node", None,
                                   lambda: self.play_backward())
         # B, not N: N is the main window's Sub-step, and a key two actions share does
@@ -155,16 +159,24 @@ class GraphView(QGraphicsView):
         if level == self._level:
             return
         self.stop_animation()
+        # One view shows both scenes, with one transform: each level keeps its own frame
+        # (the network came back at the operation level's zoom, a speck).
+        self._frames[self._level] = (self.transform(),
+                                     self.mapToScene(self.viewport().rect().center()))
         self._level = level
         if level == "operation":
             self._sync_operations()
             self.setScene(self.operations)
         else:
             self.setScene(self.network)
-        if not self._fitted[level]:
-            self.fit()
+        if not self._fitted[level] or self._auto_fit[level] or level not in self._frames:
+            self._reframe()  # the window may have changed while the other level showed
+        else:
+            transform, centre = self._frames[level]
+            self.setTransform(transform)
+            self.centerOn(centre)
         self.level_changed.emit(level)
-        self.viewport().update()
+        self._changed()
 
     def set_graph(self, graph: Graph, sample: int | None = None,
                   sample_label: str | None = None) -> None:
@@ -196,7 +208,7 @@ class GraphView(QGraphicsView):
         self._selected_node = None
         self.operations.forget()
         self._emit_details()
-        self.viewport().update()
+        self._changed()
 
     def shown_graph(self) -> Graph | None:
         """What the operation level draws: the whole graph or one neuron's part of it."""
@@ -207,7 +219,8 @@ class GraphView(QGraphicsView):
         if self.network.set_network(network):
             self._fitted["network"] = False
             if self._level == "network":
-                self.fit()
+                self._reframe()
+        self._update_overlays()
 
     def set_sample(self, sample: int, label: str | None = None) -> None:
         """Show the numbers of `sample` (an index into the graph's arrays), called `label`."""
@@ -230,6 +243,7 @@ class GraphView(QGraphicsView):
         if abs(scale - self._style.scale) < 1e-6:
             return
         self._style = Style(scale)
+        self.legend.set_point_size(8.5 * scale)
         self._auto_fold_legend()
         # Items take their sizes when built: build them again, keeping what is shown.
         self.operations.restyle(self._style)
@@ -237,8 +251,8 @@ class GraphView(QGraphicsView):
             self._sync_operations()
         self.network.restyle(self._style)
         self._fitted = {"network": False, "operation": False}
-        self.fit()
-        self.viewport().update()
+        self._reframe()
+        self._changed()
 
     def font_scale(self) -> float:
         return self._style.scale
@@ -247,7 +261,7 @@ class GraphView(QGraphicsView):
         """What to say in the middle of the view while the current level has nothing to
         draw (e.g. before the first step), instead of an empty grey area."""
         self._placeholder = text
-        self.viewport().update()
+        self._changed()
 
     def placeholder_text(self) -> str:
         return self._placeholder
@@ -263,7 +277,7 @@ class GraphView(QGraphicsView):
         self.network.show_grads = bool(show)
         self.gradients_action.setChecked(self.network.show_grads)
         self.network.refresh()
-        self.viewport().update()
+        self._changed()
 
     def show_gradients(self) -> bool:
         return self.network.show_grads
@@ -285,11 +299,24 @@ class GraphView(QGraphicsView):
         self.operations.expand(None, show_all=True)
         self._refit_operations()
 
+    def _open_in_place(self, hit: int) -> None:
+        """After a box opened (or closed): the new drawing, framed as before if the user
+        had framed it, the opened part in view."""
+        original = self.operations.to_original(hit)
+        self.stop_animation()
+        self._sync_operations()
+        if self._auto_fit["operation"]:
+            self._reframe()
+        shown = self.operations.to_shown(original)
+        if shown is not None and self._viewport_scale() >= TEXT_LOD:
+            self.ensureVisible(self.operations.nodes[shown], 60, 60)
+        self._changed()
+
     def _refit_operations(self) -> None:
         self._fitted["operation"] = False
         if self._level == "operation":
             self._sync_operations()
-            self.fit()
+            self._reframe()
 
     def expanded_neuron(self) -> tuple[int, int] | None:
         return self.operations.expanded if self.operations.is_collapsed() else None
@@ -311,6 +338,10 @@ class GraphView(QGraphicsView):
         selecting each other cannot ping-pong.
         """
         found = False
+        unit = self.network.selected_unit
+        parsed = parse_parameter_name(name)
+        if unit is None or parsed is None or (parsed[0] + 1, parsed[1], parsed[2]) != (*unit, None):
+            self.network.select_unit(None)  # another parameter: not the unit's own bias
         self.network.select(name)
         ops_scene = self.operations
         graph = ops_scene.graph
@@ -334,17 +365,29 @@ class GraphView(QGraphicsView):
     def set_legend_visible(self, visible: bool) -> None:
         """The colour key and hints in the top-left corner (on by default)."""
         self._legend = bool(visible)
-        self.viewport().update()
+        self._changed()
 
     def details_text(self) -> str:
         """What the details pane shows for the current selection."""
+        if self._level == "network" and self.network.selected_unit is not None:
+            return self.network.unit_details(*self.network.selected_unit, self.sample_label())
         if self._level == "network" and self.network.selected:
             return self.network.details(self.network.selected, self.operations.graph,
                                         self._sample, self._sample_label)
         label = self._sample_label
         ops_scene = self.operations
-        if ops_scene.shown is not None and ops_scene.selected is not None:
-            return g.details(ops_scene.shown, ops_scene.selected, self._sample, label)
+        shown, selected = ops_scene.shown, ops_scene.selected
+        if shown is not None and selected is not None:
+            if shown.is_group(selected) and self._selected_node == ops_scene.to_original(
+                    selected):
+                return g.group_details(shown, selected, self._sample, label)
+            if shown.members is not None and ops_scene.graph is not None:
+                # a node drawn among boxes: its full story comes from the whole graph
+                original = self._selected_node
+                if original is None:
+                    original = ops_scene.to_original(selected)
+                return g.details(ops_scene.graph, original, self._sample, label)
+            return g.details(shown, selected, self._sample, label)
         if ops_scene.graph is not None and self._selected_node is not None:
             return g.details(ops_scene.graph, self._selected_node, self._sample, label)
         return ""
@@ -352,13 +395,14 @@ class GraphView(QGraphicsView):
     # --- backward replay ------------------------------------------------------------
     def play_backward(self, interval_ms: int | None = None,
                       order: Sequence[int] | None = None) -> None:
-        """Replay backward: nodes light up in the order they receive their gradient.
+        """Replay backward on the level shown: at network level units light up, the loss
+        first, as their gradient arrives; at operation level nodes, numbered.
 
         `order` replays another sequence of node ids (of the graph given to
         `set_graph`), e.g. the order a broken backward really fired in; a node may
-        appear more than once and then carries every number it was given. Without it,
-        a replay paused by `step_backward` continues, and a finished one starts again.
-        `interval_ms` overrides the replay's speed for this run.
+        appear more than once and then carries every number it was given (operation
+        level only). Without it, a replay paused continues, and a finished one starts
+        again. `interval_ms` overrides the replay's speed for this run.
         """
         if not self._ensure_replay(order):
             return
@@ -368,7 +412,8 @@ class GraphView(QGraphicsView):
         self.replay.pause()
 
     def step_backward(self, order: Sequence[int] | None = None) -> int | None:
-        """Advance the replay by one step; returns its node id, None when finished.
+        """Advance the replay by one step; returns the id of the node it reached (at
+        network level the unit's place in the replay), None when finished.
 
         `order` starts a replay of that sequence (see `play_backward`).
         """
@@ -378,7 +423,10 @@ class GraphView(QGraphicsView):
         index = self.replay.step()
         if index is None:
             return None
-        return self.operations.to_original(self._replay_nodes[index])
+        step = self.replay.steps()[index]
+        if self._replay_level == "network":
+            return step[0]
+        return self.operations.to_original(step[0])
 
     def stop_animation(self) -> None:
         """Stop and clear the replay: every node shows its gradient again.
@@ -388,10 +436,15 @@ class GraphView(QGraphicsView):
         self.replay.pause()
         if not self.replay.is_loaded():
             return
-        self.operations.end_replay()
-        self._replay_nodes = []
+        self._end_replay_drawing()
         self.replay.stop()
-        self.viewport().update()
+        self._changed()
+
+    def _end_replay_drawing(self) -> None:
+        if self._replay_level == "network":
+            self.network.end_replay()
+        else:
+            self.operations.end_replay()
 
     def is_animating(self) -> bool:
         return self.replay.is_playing()
@@ -404,61 +457,96 @@ class GraphView(QGraphicsView):
         """How many steps the current replay has (0 when there is none)."""
         return self.replay.length()
 
+    def replay_level(self) -> str:
+        """The level the current replay runs on."""
+        return self._replay_level
+
     def _ensure_replay(self, order: Sequence[int] | None,
                        restart_finished: bool = True) -> bool:
-        if self._level != "operation":
-            self.set_level("operation")
-        ops_scene = self.operations
-        if ops_scene.shown is None:
-            return False
+        if order is not None and self._level != "operation":
+            self.set_level("operation")  # a custom order names operations
         replay = self.replay
-        if order is None and replay.is_loaded() and not (replay.is_finished()
-                                                         and restart_finished):
+        if order is None and replay.is_loaded() and self._replay_level == self._level \
+                and not (replay.is_finished() and restart_finished):
             return True  # continue the replay in progress
-        nodes = ops_scene.replay_order(order)
         # a new replay replaces the old one: not a stop the caller must hear about
         replay.pause()
-        ops_scene.end_replay()
-        if not nodes:
-            self._replay_nodes = []
-            replay.load([])
+        if replay.is_loaded():
+            self._end_replay_drawing()
+        self._replay_level = self._level
+        if self._level == "network":
+            steps = self.network.replay_steps() if self.network.network is not None else []
+        else:
+            steps = self.operations.replay_steps(order)
+        replay.load(steps)
+        if not steps:
             return False
-        self._replay_nodes = nodes
-        replay.load([(n,) for n in nodes])
-        ops_scene.begin_replay()
+        if self._level == "network":
+            self.network.begin_replay()
+        else:
+            self.operations.begin_replay()
         return True
 
     def _on_replay_advanced(self, index: int, position: int) -> None:
-        previous = self._replay_nodes[index - 1] if index > 0 else None
-        shown = self._replay_nodes[index]
-        node = self.operations.light(shown, position, previous)
-        if self._follow and self._viewport_scale() >= TEXT_LOD:
-            self.ensureVisible(node, 40, 40)
-        original = self.operations.to_original(shown)
-        self.animation_step.emit(original if original is not None else shown, position)
+        steps = self.replay.steps()
+        previous = steps[index - 1] if index > 0 else ()
+        step = steps[index]
+        if self._replay_level == "network":
+            self.network.light(step[0], previous[0] if previous else None)
+            self.animation_step.emit(step[0], position)
+        else:
+            node = self.operations.light(step, position, previous)
+            if self._follow and self._viewport_scale() >= TEXT_LOD:
+                # follow a node out of sight; one in sight stays put (ensureVisible's
+                # margins scrolled a fitted graph past its right edge: it looked clipped)
+                box = self.mapFromScene(self._style.rect.translated(node.pos())).boundingRect()
+                if not self.viewport().rect().contains(box):
+                    self.ensureVisible(node, 40, 40)
+            original = self.operations.to_original(step[0])
+            self.animation_step.emit(original if original is not None else step[0], position)
         self.viewport().update()
 
     def _on_replay_finished(self) -> None:
-        if self._replay_nodes:
-            self.operations.unlight(self._replay_nodes[-1])
+        last = self.replay.current()
+        if last:
+            if self._replay_level == "network":
+                self.network.unlight(last[0])
+            else:
+                self.operations.unlight(last)
         self.animation_finished.emit()
 
     # --- view -------------------------------------------------------------------------
     def fit(self) -> None:
-        """Zoom so the whole level fits in the window."""
+        """Zoom so the whole level fits in the window.
+
+        The key and the replay bar float over the drawing: first the drawing gets the
+        whole window, and only if one of them would then cover part of it is it framed
+        beside or below them (a network's corners are mostly empty: keeping a band free
+        for the key cost its units a fifth of their size).
+        """
         scene = self._current_scene()
         if self.scene() is not scene:
             self.setScene(scene)
         rect, left, top, hanging = self._fit_frame()
         if rect.isEmpty():
             return
+        self._frame(rect, left, top, hanging, overlays=False)
+        if self._overlays_cover_drawing():
+            self._frame(rect, left, top, hanging, overlays=True)
+        self._fitted[self._level] = True
+        self._auto_fit[self._level] = True
+
+    def _frame(self, rect: QRectF, left: float, top: float,
+               hanging: list[tuple[float, float]], overlays: bool) -> None:
+        scene = self.scene()
         marks = self._level == "operation" and bool(self.operations.landmarks)
         # The landmarks show only below readable zoom: a drawing that fits at a readable
         # zoom without them (a small graph) needs no room for them.
-        scale, left_, top_, right = self._framing(rect, *((0.0, 0.0, []) if marks
-                                                          else (left, top, hanging)))
+        scale, left_, top_, right = self._framing(
+            rect, *((0.0, 0.0, []) if marks else (left, top, hanging)), overlays=overlays)
         if marks and scale < TEXT_LOD:
-            scale, left_, top_, right = self._framing(rect, left, top, hanging)
+            scale, left_, top_, right = self._framing(rect, left, top, hanging,
+                                                      overlays=overlays)
         # The scene must reach past the window on every side at this zoom: a scene
         # smaller than the window is centred in it, whatever centerOn asks, and the
         # drawing sat under the legend.
@@ -470,19 +558,70 @@ class GraphView(QGraphicsView):
         self.resetTransform()
         self.scale(scale, scale)
         centre = rect.center()
+        bottom = self._bottom_room() if overlays else 0.0
         self.centerOn(QPointF(centre.x() - (left_ - right) / 2 / scale,
-                              centre.y() - top_ / 2 / scale))
-        self._fitted[self._level] = True
-        self._auto_fit[self._level] = True
+                              centre.y() - (top_ - bottom) / 2 / scale))
+
+    def keep_framed(self) -> None:
+        """Frame the level again unless the user zoomed or panned since it was framed
+        (after a new graph whose boxes now carry other numbers, badges or sizes)."""
+        if self._auto_fit.get(self._level):
+            self._reframe()
+
+    def _fit_everything(self) -> None:
+        """Fit, the user's choice: from now on a resize keeps everything in view too."""
+        self._frame_mode[self._level] = "fit"
+        self.fit()
+
+    def _reframe(self) -> None:
+        """Frame the level as it opens: everything, unless at that size an operation
+        graph's text would be too small to read -- then at a readable zoom on the loss
+        end, where backward starts, with the mini-map showing the rest."""
+        self.fit()
+        if self._level != "operation" or self._frame_mode["operation"] != "open":
+            return
+        nodes, shown = self.operations.nodes, self.operations.shown
+        if not nodes or shown is None or self._viewport_scale() >= TEXT_LOD:
+            return  # whole, and its text drawn: a small graph is best seen whole
+        self.resetTransform()
+        self.scale(READABLE_LOD, READABLE_LOD)
+        root = nodes[shown.root].pos()
+        port = self.viewport().rect()
+        right = root.x() + self._style.node_w / 2 + 24 / READABLE_LOD
+        self.centerOn(QPointF(right - port.width() / 2 / READABLE_LOD, root.y()))
+        self._fitted["operation"] = True
+
+    def _overlays_cover_drawing(self) -> bool:
+        """Whether the key or the replay bar covers a unit, a node or a header."""
+        covers = [self.legend_rect()]
+        if self.replay_bar.isVisibleTo(self):
+            geometry = self.replay_bar.geometry()
+            port = self.viewport().geometry()
+            covers.append(QRectF(geometry.translated(-port.topLeft())))
+        scale = self._viewport_scale()
+        if self._level == "network":
+            occupied = self.network.occupied(max(scale, 1e-9))
+        else:
+            occupied = self.operations.occupied()
+        for cover in covers:
+            if cover.isEmpty():
+                continue
+            area = self.mapToScene(cover.adjusted(-4, -4, 4, 4).toRect()).boundingRect()
+            if any(area.intersects(rect) for rect in occupied):
+                return True
+        return False
 
     def _framing(self, rect: QRectF, left: float, top: float,
-                 hanging: list[tuple[float, float]]) -> tuple[float, float, float, float]:
+                 hanging: list[tuple[float, float]], overlays: bool = True
+                 ) -> tuple[float, float, float, float]:
         """(scale, left, top, right): the zoom that fits `rect` with that many pixels kept
         free on the left and top and for the `hanging` labels, and the legend's room."""
         port = self.viewport().rect()
 
+        bottom = self._bottom_room() if overlays else 0.0
+
         def framed(left: float, top: float) -> tuple[float, float]:
-            height = max(port.height() - 12 - top, 10)
+            height = max(port.height() - 12 - top - bottom, 10)
             room = max(port.width() - 24 - left, 10)
             scale = min(room / rect.width(), height / rect.height(), 2.0)
             # A label hanging off a node d scene units right of the drawing's left edge
@@ -496,30 +635,28 @@ class GraphView(QGraphicsView):
 
         # The legend covers no node: the drawing goes below it or beside it, whichever
         # lets it be bigger (in a short, wide window the legend's band was half of it).
-        legend_w, legend_h = self._legend_size()
-        below = (left, top + legend_h + 12) if self._legend else (left, top)
+        legend = self.legend_rect()
+        legend_w, legend_h = legend.right(), legend.bottom()
+        keyed = self._legend and overlays
+        below = (left, top + legend_h + 12) if keyed else (left, top)
         scale, right = framed(*below)
-        if self._legend:
+        if keyed:
             beside = (max(left, legend_w + 12), top)
             scale_beside, right_beside = framed(*beside)
             if scale_beside > scale * 1.02:
                 return scale_beside, beside[0], beside[1], right_beside
         return scale, below[0], below[1], right
 
-    def _legend_size(self) -> tuple[float, float]:
-        """The room the legend takes from the window's top-left corner, in pixels."""
+    def legend_rect(self) -> QRectF:
+        """The key's box in the viewport's pixels (empty when hidden)."""
         if not self._legend:
-            return 0.0, 0.0
-        box = self._legend_rect()
-        return box.right(), box.bottom()
+            return QRectF()
+        self._update_overlays()
+        return self.legend.rect_in(self.viewport())
 
-    def _legend_rect(self) -> QRectF:
-        """The legend's box in window pixels, as drawForeground draws it."""
-        s = self._style.scale
-        lines = self._legend_lines()
-        metrics = QFontMetricsF(self._style.legend_font)
-        width = max((metrics.horizontalAdvance(t) for t, _ in lines), default=0.0)
-        return QRectF(8, 8, width + 50 * s, 18 * s * len(lines) + 8)
+    def _bottom_room(self) -> float:
+        """Pixels the replay bar takes at the bottom of the window."""
+        return self.replay_bar.height() + 8.0 if self.replay_bar.isVisibleTo(self) else 0.0
 
     def set_legend_folded(self, folded: bool) -> None:
         """Fold the legend to one line ("▸ key"), or open it again (a click on it toggles).
@@ -531,9 +668,9 @@ class GraphView(QGraphicsView):
 
     def _fold_legend(self, folded: bool) -> None:
         self._legend_folded = bool(folded)
+        self._update_overlays()
         if self._auto_fit.get(self._level):
-            self.fit()
-        self.viewport().update()
+            self._reframe()
 
     def legend_folded(self) -> bool:
         return self._legend_folded
@@ -541,13 +678,17 @@ class GraphView(QGraphicsView):
     def _auto_fold_legend(self) -> None:
         if not self._legend_auto or not self._legend:
             return
-        folded, self._legend_folded = self._legend_folded, False
-        box = self._legend_rect()
-        self._legend_folded = folded
+        self.legend.set_lines(self._full_legend_lines())
+        self.legend.set_folded(False)
+        box = self.legend.sizeHint()
         port = self.viewport().rect()
         crowded = box.width() * box.height() > LEGEND_SHARE * port.width() * port.height()
-        if crowded != self._legend_folded:
-            self._legend_folded = crowded  # fit() follows in the caller
+        self._legend_folded = crowded  # fit() follows in the caller
+        self._update_overlays()
+
+    def _changed(self) -> None:
+        self._update_overlays()
+        self.viewport().update()
 
     def _current_scene(self) -> QGraphicsScene:
         return self.operations if self._level == "operation" else self.network
@@ -581,10 +722,11 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self._auto_fold_legend()
+        self._update_overlays()
         # Still as fit() left it (not zoomed or panned since): fit the new size too.
         # A graph first shown in a hidden tab was fitted to a window of no size.
         if self._auto_fit.get(self._level):
-            self.fit()
+            self._reframe()
 
     def zoom(self, factor: float) -> None:
         self._auto_fit[self._level] = False
@@ -613,6 +755,7 @@ class GraphView(QGraphicsView):
             # scrolled or zoomed: nodes now on screen may be stale
             self.operations.touch_visible(
                 self.mapToScene(self.viewport().rect()).boundingRect())
+        self._sync_minimap()
         start = time.perf_counter()
         super().paintEvent(event)
         self._paint_seconds = time.perf_counter() - start
@@ -640,11 +783,6 @@ class GraphView(QGraphicsView):
             super().keyPressEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
-        if (self._legend and event.button() == Qt.MouseButton.LeftButton
-                and self._legend_rect().contains(event.position())):
-            self.set_legend_folded(not self._legend_folded)  # the user's choice from now on
-            event.accept()
-            return
         self._press = event.position()
         super().mousePressEvent(event)
 
@@ -679,81 +817,101 @@ class GraphView(QGraphicsView):
     def unit_scene_pos(self, layer: int, index: int) -> QPointF | None:
         return self.network.unit_pos(layer, index)
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
-        # Legend and hints in window coordinates, so they stay put while panning.
-        if self._placeholder and self.is_empty():
-            self._paint_placeholder(painter)
+    # --- overlays: the key, the replay bar, the placeholder ----------------------------
+    def _make_overlays(self) -> None:
+        self.legend = GraphLegend(self)
+        # a click on the key is the user's choice from now on
+        self.legend.toggled.connect(self.set_legend_folded)
+        self.replay_bar = ReplayBar(self)
+        self.replay_bar.play_clicked.connect(self.play_action.trigger)
+        self.replay_bar.pause_clicked.connect(self.pause_backward)
+        self.replay_bar.step_clicked.connect(self.step_action.trigger)
+        self.replay_bar.stop_clicked.connect(self.stop_action.trigger)
+        self.replay_bar.speed_chosen.connect(self.replay.set_speed)
+        self.replay.state_changed.connect(self._update_overlays)
+        self.replay.state_changed.connect(self.replay_state_changed)
+        self.replay.advanced.connect(lambda *_: self._update_overlays())
+        for action in (self.play_action, self.step_action):
+            action.changed.connect(self._update_overlays)
+        self.minimap = MiniMap(self)
+        self.minimap.resize(180, 110)
+        self.minimap.moved.connect(self._on_minimap_moved)
+        self.minimap.hide()
+        self._minimap_key: tuple | None = None  # (numbers' generation, replay position)
+        self._placeholder_label = QLabel(self)
+        self._placeholder_label.setWordWrap(True)
+        self._placeholder_label.setAccessibleName("Graph placeholder")
+        self._placeholder_label.setToolTip("Why the graph is empty, and what to do")
+        self._placeholder_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._placeholder_label.setStyleSheet(
+            "background: white; border: 1px solid #cccccc; border-radius: 6px; "
+            "padding: 10px 14px; color: #333333;")
+        self._placeholder_label.hide()
+
+    def _update_overlays(self) -> None:
+        """Bring the key, the replay bar and the placeholder up to date, and place them."""
+        empty = self.is_empty()
+        self._placeholder_label.setText(self._placeholder)
+        self._placeholder_label.setVisible(bool(self._placeholder) and empty)
+        self.legend.set_lines(self._full_legend_lines())
+        self.legend.set_folded(self._legend_folded)
+        self.legend.setVisible(self._legend and not empty)
+        replay = self.replay
+        unit = "units" if self._level == "network" else "steps"
+        self.replay_bar.show_state(replay.is_playing(), replay.position(), replay.length(),
+                                   unit)
+        self.replay_bar.play.setEnabled(replay.is_playing()
+                                        or self.play_action.isEnabled())
+        self.replay_bar.step.setEnabled(self.step_action.isEnabled())
+        self.replay_bar.setVisible(self._replay_bar_wanted and not empty)
+        port = self.viewport().geometry()
+        self.legend.move(port.left() + 8, port.top() + 8)
+        # bottom right: a network's last columns (the output, the loss) are short, and an
+        # operation graph's loss end sits in the middle of its height
+        self.replay_bar.move(port.right() - self.replay_bar.width() - 8,
+                             port.bottom() - self.replay_bar.height() - 6)
+        self.minimap.move(port.right() - self.minimap.width() - 8, port.top() + 8)
+        label = self._placeholder_label
+        label.setFixedWidth(max(120, min(port.width() - 60, 520)))
+        label.adjustSize()
+        label.move(port.center().x() - label.width() // 2,
+                   port.center().y() - label.height() // 2)
+
+    def _sync_minimap(self) -> None:
+        """Show the overview while part of the operation graph is out of the window."""
+        ops_scene = self.operations
+        drawing = ops_scene.drawing_rect() if self._level == "operation" else QRectF()
+        seen = self.mapToScene(self.viewport().rect()).boundingRect()
+        wanted = not drawing.isEmpty() and not seen.contains(drawing.adjusted(4, 4, -4, -4))
+        if wanted != self.minimap.isVisible():
+            self.minimap.setVisible(wanted)
+        if not wanted:
             return
-        if not self._legend:
-            return
-        lines = self._legend_lines()
-        key = (tuple(text for text, _ in lines), self._style.scale, self._legend_folded)
-        if self._legend_cache is None or self._legend_cache[0] != key:
-            self._legend_cache = (key, self._legend_plan(lines))
-        box, fold, rows = self._legend_cache[1]
-        painter.save()
-        painter.resetTransform()
-        # Everything drawn from rects made when the legend changed: made afresh on every
-        # frame, each of its Qt values would wait for the training thread's GIL.
-        painter.setFont(self._style.legend_font)
-        painter.setPen(LEGEND_BORDER)
-        painter.setBrush(LEGEND_BACK)
-        painter.drawRoundedRect(box, 5, 5)
-        if fold is not None:
-            # the fold mark: a zoomed-in graph should not have to live under the key
-            painter.setPen(LEGEND_MARK)
-            painter.drawText(fold, Qt.AlignmentFlag.AlignCenter, "▴")
-        for swatch, colour, text_rect, text in rows:
-            if swatch is not None:
-                painter.setPen(SWATCH_PEN)
-                painter.setBrush(colour)
-                painter.drawRect(swatch)
-            painter.setPen(LEGEND_TEXT)
-            painter.drawText(text_rect, Qt.AlignmentFlag.AlignVCenter, text)
-        painter.restore()
+        key = (id(ops_scene.shown), ops_scene.numbers.generation, self.replay.position(),
+               self._style.scale)
+        if key != self._minimap_key:
+            self._minimap_key = key
+            self.minimap.set_drawing(drawing, ops_scene.colour_groups())
+        self.minimap.set_view(seen)
 
-    def _legend_plan(self, lines: list[tuple[str, QColor | None]]
-                     ) -> tuple[QRectF, QRectF | None, list[tuple]]:
-        s = self._style.scale
-        row = 18 * s
-        box = self._legend_rect()
-        width = box.width() - 50 * s
-        fold = (None if self._legend_folded
-                else QRectF(box.right() - 18 * s, box.top() + 2, 16 * s, 16 * s))
-        rows = []
-        for k, (text, colour) in enumerate(lines):
-            y = 14 + row * k
-            swatch = QRectF(14, y + 2 * s, 14 * s, 10 * s) if colour is not None else None
-            text_rect = QRectF(14 + 20 * s if colour is not None else 14, y, width + 4, 16 * s)
-            rows.append((swatch, colour, text_rect, text))
-        return box, fold, rows
+    def _on_minimap_moved(self, point: QPointF) -> None:
+        self._auto_fit[self._level] = False  # the user framed it: keep their frame
+        self.centerOn(point)
 
-    def _paint_placeholder(self, painter: QPainter) -> None:
-        painter.save()
-        painter.resetTransform()
-        font = QFont(self._style.legend_font)
-        font.setPointSizeF(font.pointSizeF() * 1.3)
-        painter.setFont(font)
-        port = QRectF(self.viewport().rect())
-        flags = Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap
-        text_rect = painter.fontMetrics().boundingRect(
-            port.adjusted(40, 0, -40, 0).toRect(), int(flags), self._placeholder)
-        box = QRectF(text_rect).adjusted(-16, -12, 16, 12)
-        painter.setPen(QPen(QColor("#cccccc")))
-        painter.setBrush(QColor("#ffffff"))
-        painter.drawRoundedRect(box, 6, 6)
-        painter.setPen(QColor("#333333"))
-        painter.drawText(box, flags, self._placeholder)
-        painter.restore()
+    def set_replay_bar_visible(self, visible: bool) -> None:
+        """The Play/Step/speed bar at the bottom (on by default)."""
+        self._replay_bar_wanted = bool(visible)
+        self._update_overlays()
 
-    def _legend_lines(self) -> list[tuple[str, QColor | None]]:
-        if self._legend_folded:
-            folded: list[tuple[str, QColor | None]] = [("▸ key (click to open)", None)]
-            if self.replay.is_loaded():
-                folded.append((f"backward: {self.replay.position()} of {self.replay.length()}",
-                               None))
-            return folded
-        return self._full_legend_lines()
+    def replay_counter_text(self) -> str:
+        """What the replay bar's counter says ("backward: 3 of 30 steps")."""
+        self._update_overlays()
+        return self.replay_bar.counter_text()
+
+    def legend_texts(self) -> list[str]:
+        """The lines of the key as shown (folded: its one line)."""
+        self._update_overlays()
+        return self.legend.lines()
 
     def _full_legend_lines(self) -> list[tuple[str, QColor | None]]:
         if self._level == "network":
@@ -781,13 +939,7 @@ class GraphView(QGraphicsView):
                 lines.append((f"{where}: {len(shown):,} of {total:,} nodes", None))
             else:
                 lines.append((f"{total:,} nodes · double border: used twice or more", None))
-            if self.replay.is_loaded():
-                lines.append((f"backward: {self.replay.position()} of {self.replay.length()} nodes"
-                              " · B: next · Esc: stop", None))
-            elif self._viewport_scale() < TEXT_LOD:
-                lines.append(("zoom in (wheel) to read values", None))
-            else:
-                lines.append(("wheel: zoom · drag: pan · F: fit · B: step backward", None))
+            lines.append(("wheel: zoom · drag: pan · F: fit · B: step backward", None))
         return lines
 
     # --- export -----------------------------------------------------------------------
@@ -842,8 +994,10 @@ class GraphView(QGraphicsView):
                 self.operations.show_boxes(True)
 
     def export_dot(self, path: str | Path) -> None:
-        shown = self.operations.shown if self.operations.shown is not None \
-            else self.operations.graph
+        # the drawing's graph, or the whole one when parts of it are drawn as boxes
+        shown = self.operations.shown
+        if shown is None or shown.members is not None:
+            shown = self.operations.graph
         if shown is None:
             raise ValueError("no graph to export")
         Path(path).write_text(g.to_dot(shown, self._sample), encoding="utf-8")
@@ -853,8 +1007,9 @@ class GraphView(QGraphicsView):
         if self.operations.sync(self.operations.graph, self._sample, self._selected_node):
             self._fitted["operation"] = False
             if self._level == "operation":
-                self.fit()
+                self._reframe()
         self._emit_details()
+        self._update_overlays()
 
     def _select(self, node: int | None, user: bool) -> None:
         """Select a node of the given graph (shown or not); a user's choice is announced."""
@@ -881,23 +1036,29 @@ class GraphView(QGraphicsView):
     def _click(self, point: QPointF, double: bool) -> None:
         if self._level == "operation":
             hit = self.operations.node_at(point)
-            if hit is not None:
+            if hit is not None and double and self.operations.toggle_group(hit):
+                self._open_in_place(hit)
+            elif hit is not None:
                 self._select(self.operations.to_original(hit), user=True)
             return
         unit = self.network.unit_at(point)
         units = self.network.units
         if unit is not None:
             layer, index = unit
-            if double and layer >= 1 and layer < len(units) - 1:
+            neuron = 1 <= layer < len(units) - 1
+            if double and neuron:
                 if self.expand_neuron(layer - 1, index):
                     self.set_level("operation")
                 return
-            if 1 <= layer < len(units) - 1:
+            self.network.select_unit(unit)
+            if neuron:
+                # the parameters panel follows with the unit's bias
                 name = parameter_name(layer - 1, index, None)
                 self.network.select(name)
                 self.parameter_selected.emit(name)
-                self._emit_details()
+            self._emit_details()
             return
+        self.network.select_unit(None)
         # a few pixels on screen, whatever the zoom
         name = self.network.weight_at(point, 6.0 / max(self._viewport_scale(), 1e-6))
         if name is not None:

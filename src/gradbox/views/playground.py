@@ -63,9 +63,6 @@ EXAMPLES: tuple[tuple[str, str, dict[str, float]], ...] = (
     ("neuron with a reused hidden value", "h = 2*x; tanh(b + w1*h + w2*h)",
      {"x": 0.5, "w1": 0.5, "w2": 0.25, "b": -0.25}),
 )
-# How long each node stays lit while backward is replayed: slow enough to follow by eye.
-ANIMATION_MS = 320
-
 TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
 _RED = QColor("#f6c9c4")
 _WORST_OK = QColor("#fff1b8")
@@ -125,7 +122,8 @@ class PlaygroundPanel(QWidget):
         self.setObjectName(names.PLAYGROUND_TAB)
         self.setAccessibleName("Expression playground")
         self.model = Playground("tanh(a*b + c)")
-        self.animation_ms = ANIMATION_MS  # per node; tests make it 1
+        # None: the replay's own pace, which its speed control sets; tests make it 1 ms
+        self.animation_ms: int | None = None
         self._filling = False
         # While backward is replayed, rows whose leaf has not lit up yet show "…" in the
         # table, as the graph shows "grad ?": both reveal a gradient at the same moment.
@@ -644,10 +642,10 @@ class PlaygroundPanel(QWidget):
     def _show_graph(self) -> None:
         if self.graph.level() != "operation":
             self.graph.set_level("operation")
-        first = self.graph.graph() is None
         self.graph.set_graph(trace(self.model.root))
-        if first:
-            self.graph.fit()
+        # after every Forward and Backward, not just the first: the graph's extent
+        # changes with its numbers and badges, and it was left clipped at the right
+        self.graph.keep_framed()
         if self.model.broken is not None:
             self.graph_caption.setText(
                 f"The graph holds the gradients of “{PLAYGROUND_VARIANTS[self.model.variant]}”"
