@@ -154,6 +154,19 @@ def instrument() -> None:
     for cls, name, source in handlers:
         if hasattr(cls, name):
             setattr(cls, name, RECORDER.timed(source, getattr(cls, name)))
+    # A whole display frame (handlers and repaint inside it), where the session has one.
+    from gradbox.views.session import SessionController
+    if hasattr(SessionController, "_draw_frame"):
+        draw = SessionController._draw_frame
+
+        def frame(self):  # type: ignore[no-untyped-def]
+            before = self.frames
+            start, cpu = time.perf_counter(), time.thread_time()
+            draw(self)
+            if self.frames != before:
+                FRAMES.append(((time.perf_counter() - start) * 1000,
+                               (time.thread_time() - cpu) * 1000))
+        SessionController._draw_frame = frame  # type: ignore[method-assign]
 
     original_event = MainWindow.event
 
@@ -173,6 +186,7 @@ def instrument() -> None:
 
 
 PAINTS: list[float] = []  # perf_counter() at the end of each repaint of the window
+FRAMES: list[tuple[float, float]] = []  # (wall ms, UI thread CPU ms) of each frame drawn
 
 
 class StallMeter:
@@ -311,6 +325,7 @@ def run_scenario(app: QApplication, scenario: Scenario, args: argparse.Namespace
     singles = step_to_shown(app, window, 2 if big else args.singles)
 
     meter = StallMeter()
+    FRAMES.clear()
     RECORDER.spans.clear()
     RECORDER.on = True
     start_step = controller.snapshot.step
@@ -358,6 +373,11 @@ def run_scenario(app: QApplication, scenario: Scenario, args: argparse.Namespace
                          gap)
     whole = RECORDER.breakdown(t0, time.perf_counter())
     report_breakdown("over the whole run   ", whole, elapsed * 1000)
+    if FRAMES:
+        walls, cpus = zip(*FRAMES)
+        print(f"    {len(FRAMES)} frames: wall median {statistics.median(walls):.1f} ms, "
+              f"max {max(walls):.1f} ms; UI thread CPU median "
+              f"{statistics.median(cpus):.1f} ms, max {max(cpus):.1f} ms")
     longest: dict[str, float] = defaultdict(float)
     for source, s, e, _cpu in RECORDER.spans:
         longest[source] = max(longest[source], (e - s) * 1000)

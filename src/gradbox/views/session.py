@@ -46,7 +46,6 @@ from typing import Any
 
 from PySide6.QtCore import (
     QCoreApplication,
-    QEvent,
     QObject,
     Qt,
     QThread,
@@ -309,6 +308,7 @@ class SessionController(QObject):
         self.frames = 0  # frames drawn: each hands one snapshot to every view
         self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
         self._parking_since: float | None = None
+        self._drawing = False
         # The display-paced timer: the only thing that hands snapshots to the views.
         self._frame = QTimer(self)
         self._frame.setSingleShot(True)
@@ -349,8 +349,8 @@ class SessionController(QObject):
     def _schedule_frame(self) -> None:
         """A frame as soon as the last one is a frame old: at once after a pause, so a
         single Step shows without delay; paced while snapshots come quickly."""
-        if self._frame.isActive():
-            return
+        if self._frame.isActive() or self._drawing:
+            return  # (a frame being drawn looks for a newer snapshot when it ends)
         wait = self._next_frame - time.perf_counter()
         if wait <= 0:
             self._draw_frame()
@@ -359,6 +359,8 @@ class SessionController(QObject):
 
     @Slot()
     def _draw_frame(self) -> None:
+        if self._drawing:
+            return  # reached from inside a frame's event pass: that frame goes on
         worker = self._worker
         snapshot = worker.latest
         if snapshot is self.snapshot:  # nothing new (yet): look again next frame
@@ -378,15 +380,19 @@ class SessionController(QObject):
                 return
         self._parking_since = None
         worker.ui_idle.clear()
+        self._drawing = True
         try:
             self.frames += 1
             self.snapshot = snapshot
             self.snapshot_changed.emit(snapshot)
             # Lay out and repaint what the views changed now, while the worker waits,
-            # rather than in later events that would compete with it for the lock.
-            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-            QCoreApplication.sendPostedEvents(None, QEvent.Type.UpdateRequest)
+            # rather than in later events that would compete with it for the lock: the
+            # graphics scenes' queued updates first (pyqtgraph's plots), which post the
+            # layout and repaint requests that the second pass handles.
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.sendPostedEvents()
         finally:
+            self._drawing = False
             worker.ui_idle.set()
             worker.wanted.set()
         busy = time.perf_counter() - now
