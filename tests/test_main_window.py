@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -357,3 +358,23 @@ def test_export_pytorch_command_line(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     assert main(["--export-pytorch", str(tmp_path / "bad.json"), str(tmp_path / "x.py")]) == 2
     assert not (tmp_path / "x.py").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_an_autosave_that_cannot_be_written_is_said_once_in_the_window(
+        qtbot, saving_window: MainWindow) -> None:
+    win = saving_window
+    assert win.autosaver is not None
+    path = win.autosaver.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"")
+    path.chmod(0o444)  # refused by name, even for root
+    try:
+        for attempt in range(1, 4):
+            step_once(qtbot, win)
+            qtbot.waitUntil(lambda n=attempt: win.autosaver.failures >= n, timeout=10000)
+        boxes = [b for b in win.errors.boxes if b.windowTitle() == "Autosave failed"]
+        assert len(boxes) == 1 and str(path) in boxes[0].text()
+        assert "read-only" in boxes[0].text()
+    finally:
+        path.chmod(0o644)

@@ -426,12 +426,6 @@ def test_set_lr_refuses_bad_rates_and_keeps_the_old_one() -> None:
     assert trainer.lr == SMALL.lr
 
 
-def test_slow_warning() -> None:
-    assert TrainingConfig().slow_warning() == ""
-    warning = TrainingConfig(hidden=(64, 64, 64), n_samples=1000).slow_warning()
-    assert "parameters" in warning and "1,000 samples" in warning
-
-
 def test_more_than_two_classes_get_softmax_and_one_output_each() -> None:
     config = TrainingConfig(dataset="blobs", classes=5, loss="hinge")
     assert config.effective_loss == "softmax" and config.layer_sizes == [2, 8, 8, 5]

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from gradbox import persistence
+    from gradbox import limits, persistence
     from gradbox.training import Trainer
     from gradbox.views.autosave import crash_copy, default_autosave_path
     from gradbox.views.errors import install_excepthook, log_to_file
@@ -70,12 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gradbox")
     app.setOrganizationName("gradbox")
+    # Step-time estimates (the designer's warnings) use costs measured on this machine.
+    limits.measure_in_background()
 
     settings = None if args.screenshot else QSettings()
     autosave_path = None if args.screenshot else default_autosave_path()
     crashed = crash_copy(autosave_path) if autosave_path else None
     trainer: Trainer
     if args.session:
+        persistence.remove_stale_temp_files(args.session)  # what a killed save left
         try:
             trainer = persistence.load_session(args.session)
         except (persistence.SessionError, OSError) as error:
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     if crashed is not None and not args.session:
         # Copy aside first: the new session's own autosave will soon overwrite the file.
-        rescued = crashed.with_name("recovered.gradbox.json")
+        rescued = crashed.with_name("recovered" + "".join(crashed.suffixes))
         shutil.copyfile(crashed, rescued)
         QTimer.singleShot(0, lambda: window.offer_restore(rescued))
     return app.exec()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +24,8 @@ MAX_CLASSES = 6
 NOISE_MAX = 0.5
 # Far beyond any toy plane, yet small enough that extents, grids and squares stay finite.
 MAX_COORDINATE = 1e6
+# The most points a session holds (and so the most a CSV import accepts).
+MAX_POINTS = 1_000_000
 
 
 class DatasetError(ValueError):
@@ -242,10 +244,10 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
     # Spreadsheet programs often start UTF-8 files with a byte-order mark.
     reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
     try:
-        rows = list(reader)
+        rows = [next(reader, [])]
     except csv.Error as error:
         raise DatasetError(f"line {reader.line_num}: not valid CSV ({error})") from None
-    if not rows or not any(cell.strip() for cell in rows[0]):
+    if not any(cell.strip() for cell in rows[0]):
         raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
     header = [cell.strip().lower() for cell in rows[0]]
     missing = [name for name in CSV_HEADER if name not in header]
@@ -255,10 +257,13 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
     columns = [header.index(name) for name in CSV_HEADER]
     points, labels = [], []
     last_line = 1
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in enumerate(_rows(reader), start=2):
         if not any(cell.strip() for cell in row):
             continue
         last_line = line
+        if len(points) == MAX_POINTS:
+            raise DatasetError(f"line {line}: the file has more than {MAX_POINTS:,} points, "
+                               f"the most a session can hold; split it or thin it out")
         if len(row) < len(header):
             raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
         try:
@@ -291,6 +296,19 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
     classes = max(present) + 1
     return Dataset(np.array(points), np.array(labels),
                    split(len(labels), test_ratio, seed), classes)
+
+
+def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:
+    """The rows after the header, one at a time (a huge file is refused part way)."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise DatasetError(f"line {getattr(reader, 'line_num', '?')}: not valid CSV "
+                               f"({error})") from None
+        yield row
 
 
 def _clipped(cell: str, keep: int = 24) -> str:

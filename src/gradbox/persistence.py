@@ -92,7 +92,7 @@ from gradbox.state import (
     frozen_dataset,
     frozen_optimizer,
 )
-from gradbox.training import Trainer
+from gradbox.training import ConfigError, Trainer
 
 __all__ = ["FORMAT", "MAX_FILE_BYTES", "VERSION", "SessionError", "load_session", "load_state",
            "remove_stale_temp_files", "save_session", "temp_files"]
@@ -316,7 +316,11 @@ def remove_stale_temp_files(target: str | os.PathLike[str]) -> int:
 # --- loading -------------------------------------------------------------------------------
 def load_session(path: str | os.PathLike[str]) -> Trainer:
     """Read, validate and rebuild a session as a new Trainer; SessionError if anything is off."""
-    return Trainer.from_state(load_state(path))
+    state = load_state(path)
+    try:
+        return Trainer.from_state(state)
+    except ConfigError as error:  # e.g. a network too big for this machine's memory
+        raise SessionError(str(error)) from None
 
 
 def load_state(path: str | os.PathLike[str]) -> TrainingState:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gradbox import datasets
 from gradbox.state import ParameterEdit
 from gradbox.training import ConfigError, TrainingConfig
 
@@ -22,7 +23,7 @@ FORMAT = "gradbox-session"
 # A scalar-autograd network this large already takes seconds per step; the cap keeps a
 # hostile file from making the loader build millions of graph nodes.
 MAX_PARAMETERS = 1_000_000
-MAX_POINTS = 1_000_000
+MAX_POINTS = datasets.MAX_POINTS
 MAX_SEED = 2**128
 
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}

@@ -17,13 +17,13 @@ import math
 import operator
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from gradbox import datasets, losses
+from gradbox import datasets, limits, losses
 from gradbox.datasets import Dataset
 from gradbox.engine import Value
 from gradbox.formatting import fmt
@@ -45,18 +45,24 @@ from gradbox.state import (
     frozen_optimizer,
 )
 
-__all__ = ["PHASES", "Checkpoint", "CheckpointPolicy", "ConfigChange", "ConfigError",
+__all__ = ["PHASES", "SLOW_WORK", "Checkpoint", "CheckpointPolicy", "ConfigChange", "ConfigError",
            "DataChange", "GhostChange", "History", "ParameterEdit", "RateChange", "Snapshot",
            "StepRecord", "Trainer", "TrainingConfig", "TrainingState", "history_arrays",
            "plan_config_change"]
 
 PHASES = ("forward", "zero_grad", "backward", "update")
-# A configuration this many parameter-samples per step or more will train slowly.
+# A step estimated to take this long or more gets a warning.
+SLOW_STEP_SECONDS = 0.5
+# A configuration this many parameter-samples per step or more is run phase by phase.
 SLOW_WORK = 2_000_000
 
 
 class ConfigError(ValueError):
     """A training configuration that cannot be used; the message names the field."""
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 @dataclass(frozen=True)
@@ -155,12 +161,15 @@ class TrainingConfig:
         return parameter_count(self.layer_sizes) * self.n_samples
 
     def slow_warning(self) -> str:
-        """A plain warning when a step will take long, or '' (there is no hard cap)."""
-        work = self.work_per_step()
-        if work < SLOW_WORK:
+        """A plain warning when a step will take long on this machine, or ''. The time
+        comes from measured per-node costs (gradbox.limits); a network that would not
+        fit in memory is refused when it is built, not warned about."""
+        estimate = limits.estimate_step(self)
+        if estimate.seconds < SLOW_STEP_SECONDS:
             return ""
-        return (f"{parameter_count(self.layer_sizes):,} parameters × {self.n_samples:,} samples: "
-                f"each step will take a while (roughly {work / SLOW_WORK * 0.1:.1f} s or more)")
+        return (f"{parameter_count(self.layer_sizes):,} parameters × {self.n_samples:,} "
+                f"samples: each step will take about {_duration(estimate.seconds)} on this "
+                f"machine and need about {estimate.bytes / 2**20:,.0f} MB")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -339,6 +348,10 @@ class Trainer:
                  policy: CheckpointPolicy | None = None) -> None:
         self.config = config or TrainingConfig()
         c = self.config
+        n_train = None if dataset is None else int(np.count_nonzero(~dataset.is_test))
+        too_big = limits.fits_in_memory(c, n_train)
+        if too_big:  # refused before building a network that would not fit
+            raise ConfigError(too_big)
         self._dataset = frozen_dataset(dataset if dataset is not None else datasets.make(
             c.dataset, c.n_samples, c.noise, c.seed, c.test_ratio, c.effective_classes))
         self.dataset_version = 0
@@ -595,14 +608,18 @@ class Trainer:
         self._restore(self._start)
         self._start = None
 
-    def step(self) -> StepRecord | None:
-        """One whole iteration (finishing a partly sub-stepped one). None if it stopped."""
+    def step(self, pause: Callable[[], bool] | None = None) -> StepRecord | None:
+        """One whole iteration (finishing a partly sub-stepped one). None if it stopped
+        (`stop_reason` says why) or if `pause()` said so at a phase boundary: a long step
+        of a big network then stays half done, as Substep leaves it."""
         while True:
             phase = self.substep(capture_every_phase=False)
             if self.stop_reason:
                 return None
             if phase == "update":
                 return self._history.last()
+            if pause is not None and pause():
+                return None
 
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
                   ) -> str:

@@ -3,9 +3,13 @@
 A snapshot's *signature* (step, phase, weights, data, settings, switches) tells whether
 the session differs from what was last written by the user; selection changes and
 graph captures do not count. A few seconds after a change, the session is written to
-`autosave.gradbox.json` in the app's data directory, by the worker thread that owns
-the trainer. A clean exit deletes that file, so finding it at launch means the last
-run ended in a crash or a kill, and the window offers to restore it.
+`autosave.gradbox` in the app's data directory: the training thread hands over the
+run's state between two steps and a writer thread writes it (see views.saving), so
+neither training nor the UI waits for the disk. A clean exit deletes that file, so
+finding it at launch means the last run ended in a crash or a kill, and the window
+offers to restore it. If an autosave cannot be written, `failed` says so once (until one
+succeeds again): the window shows it, since a crash copy that silently stopped updating
+is worse than none.
 """
 
 from __future__ import annotations
@@ -18,12 +22,15 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
 
 from gradbox import persistence
 from gradbox.training import Snapshot
+from gradbox.views.saving import SessionSaver
 from gradbox.views.session import SessionController
 
 log = logging.getLogger(__name__)
 
 AUTOSAVE_DELAY_MS = 3000
-AUTOSAVE_NAME = "autosave.gradbox.json"
+AUTOSAVE_NAME = "autosave.gradbox"
+# What versions before the compact format called it: still offered after a crash.
+OLD_AUTOSAVE_NAME = "autosave.gradbox.json"
 
 
 def default_autosave_path() -> Path:
@@ -46,16 +53,22 @@ class Autosaver(QObject):
     """Knows whether the session has unsaved changes, and keeps a crash copy on disk."""
 
     dirty_changed = Signal(bool)
+    failed = Signal(str)  # once per run of failures: what went wrong, in words
 
     def __init__(self, controller: SessionController, path: Path | None = None,
-                 delay_ms: int = AUTOSAVE_DELAY_MS, parent: QObject | None = None) -> None:
+                 delay_ms: int = AUTOSAVE_DELAY_MS, parent: QObject | None = None,
+                 saver: SessionSaver | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.path = path or default_autosave_path()
+        self.saver = saver or SessionSaver(controller, self)
         self._saved_signature = signature(controller.snapshot)
         self._autosaved_signature = self._saved_signature
         self.dirty = False
         self.enabled = True
+        self.failing = False
+        self.failures = 0  # autosaves that could not be written, all told
+        self._writing = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(delay_ms)
@@ -81,33 +94,65 @@ class Autosaver(QObject):
 
     @Slot()
     def autosave_now(self) -> None:
+        if not self.enabled:
+            return
+        if self._writing:  # one at a time; the next is due when this one is done
+            self._timer.start()
+            return
+        self._writing = True
         path = self.path
-        wanted = signature(self.controller.snapshot)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            self._done(None, error)
+            return
+        self.saver.save(path, self._done)
 
-        def write(trainer: object) -> None:
-            # A crash copy that cannot be written is worth a log line, not a dialog
-            # every few seconds.
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                persistence.save_session(trainer, path)  # type: ignore[arg-type]
-            except (OSError, persistence.SessionError) as error:
-                log.warning("autosave to %s failed: %s", path, error)
-
-        def done(_result: object) -> None:
-            self._autosaved_signature = wanted
-        self.controller.query(write, done)
+    def _done(self, written: Snapshot | None, error: BaseException | None) -> None:
+        self._writing = False
+        if error is None:
+            assert written is not None
+            self._autosaved_signature = signature(written)
+            self.failing = False
+            if signature(self.controller.snapshot) != self._autosaved_signature and \
+                    self.enabled and not self._timer.isActive():
+                self._timer.start()
+            return
+        self.failures += 1
+        log.warning("autosave to %s failed: %s", self.path, error)
+        if not self.failing:
+            self.failing = True
+            self.failed.emit(f"The crash copy of this session could not be written to "
+                             f"{self.path}: {_reason(error)}. Save the session yourself "
+                             "(File ▸ Save) to keep it safe.")
 
     def discard(self) -> None:
         """A clean exit: no crash copy is needed any more."""
         self._timer.stop()
         self.enabled = False
-        try:
-            self.path.unlink(missing_ok=True)
-        except OSError as error:
-            log.warning("could not remove the autosave file %s: %s", self.path, error)
+        self.saver.wait(10.0)
+        for path in (self.path, self.path.with_name(OLD_AUTOSAVE_NAME)):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as error:
+                log.warning("could not remove the autosave file %s: %s", path, error)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, MemoryError):
+        return "there was not enough memory"
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error) or type(error).__name__
 
 
 def crash_copy(path: Path | None = None) -> Path | None:
-    """The autosave left by a run that did not exit cleanly, if any."""
+    """The autosave left by a run that did not exit cleanly, if any (and removes what
+    interrupted autosaves left behind)."""
     path = path or default_autosave_path()
-    return path if path.is_file() else None
+    for candidate in (path, path.with_name(OLD_AUTOSAVE_NAME)):
+        persistence.remove_stale_temp_files(candidate)
+    for candidate in (path, path.with_name(OLD_AUTOSAVE_NAME)):
+        if candidate.is_file():
+            return candidate
+    return None

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox import datasets, losses
+from gradbox import datasets, limits, losses
 from gradbox.nn import ACTIVATIONS, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import ConfigError, Snapshot, TrainingConfig
@@ -282,6 +282,10 @@ class DesignerPanel(QWidget):
         """The described configuration with its hints shown, or None with the problem."""
         try:
             config = self.config()
+            # Refused before anything is built: a network that cannot fit in memory.
+            too_big = limits.fits_in_memory(config)
+            if too_big:
+                raise ConfigError(too_big)
         except ConfigError as error:
             self._apply_timer.stop()
             self.status.setStyleSheet("color: #b3261e;")

@@ -30,6 +30,7 @@ from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
 from gradbox.views.parameters import ParametersView
 from gradbox.views.playground import PlaygroundPanel
+from gradbox.views.saving import SessionSaver
 from gradbox.views.session import SessionController
 from gradbox.views.toolbar import TrainingToolbar
 
@@ -102,9 +103,14 @@ class MainWindow(QMainWindow):
         self.errors = ErrorReporter(self)
         self._mark_saved_on_next = False
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
-        self.autosaver = Autosaver(controller, autosave_path) if autosave_path else None
+        # Sessions are written by a writer thread, never by the UI or the training thread.
+        self.saver = SessionSaver(controller, self)
+        self.autosaver = (Autosaver(controller, autosave_path, saver=self.saver)
+                          if autosave_path else None)
         if self.autosaver is not None:
             self.autosaver.dirty_changed.connect(self.setWindowModified)
+            self.autosaver.failed.connect(
+                lambda text: self.show_error("Autosave failed", text))
         self.setWindowTitle("untitled[*] — gradbox")
 
         self.toolbar = TrainingToolbar(controller, self)
@@ -346,7 +352,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def open_session_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open session", self._file_dialog_dir(),
-                                              "gradbox sessions (*.gradbox.json *.json)")
+                                              "gradbox sessions (*.gradbox *.gradbox.json *.json)")
         if path:
             self.open_session(Path(path))
 
@@ -374,26 +380,30 @@ class MainWindow(QMainWindow):
     @Slot()
     def save_session_as(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save session", self._file_dialog_dir(),
-                                              "gradbox sessions (*.gradbox.json)")
+                                              "gradbox sessions (*.gradbox)")
         if path:
-            if not path.endswith(".json"):
-                path += ".gradbox.json"
+            if not path.endswith((".gradbox", ".json")):
+                path += ".gradbox"
             self._save_to(Path(path))
 
     def _save_to(self, path: Path) -> None:
         self.session_path = path
         self._remember_recent(path)
 
-        def save(trainer: Trainer) -> Snapshot:
-            persistence.save_session(trainer, path)
-            return trainer.snapshot()  # exactly what was written
-
-        def done(written: Snapshot) -> None:
+        def done(written: Snapshot, error: BaseException | None) -> None:
+            if error is not None:
+                reason = error if isinstance(error, persistence.SessionError) else (
+                    "there was not enough memory" if isinstance(error, MemoryError)
+                    else getattr(error, "strerror", None) or error)
+                self.show_error("Could not save the session",
+                                f"{path.name} was not saved: {reason}\n\nThe session is "
+                                "still open; any earlier copy of the file is unchanged.")
+                return
             if self.autosaver is not None:
                 self.autosaver.mark_saved(written)
             self.setWindowTitle(f"{path.name}[*] — gradbox")
             self.controller.message.emit(f"Saved {path.name}")
-        self.controller.query(save, done)
+        self.saver.save(path, done)
 
     def _remember_recent(self, path: Path) -> None:
         if self.settings is None:

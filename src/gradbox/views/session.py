@@ -54,6 +54,7 @@ from PySide6.QtCore import (
     Slot,
 )
 
+from gradbox.limits import describe_error
 from gradbox.training import (
     SLOW_WORK,
     Snapshot,
@@ -269,7 +270,7 @@ class TrainingWorker(QObject):
     def _report(self, error: Exception) -> None:
         detail = "".join(traceback.format_exception(error))
         log.error("training command failed:\n%s", detail)
-        self.failed.emit(str(error), detail)
+        self.failed.emit(describe_error(error), detail)
         self._emit()
 
 

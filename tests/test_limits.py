@@ -1,0 +1,98 @@
+"""Limits that match the machine: estimates from measured per-node costs, refusals with
+a message, and errors that always carry text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradbox import datasets, limits, losses
+from gradbox.engine import Value
+from gradbox.nn import MLP
+from gradbox.training import ConfigError, Trainer, TrainingConfig
+
+
+def graph_size(root: Value) -> int:
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        if id(v) not in seen:
+            seen.add(id(v))
+            stack.extend(v._prev)
+    return len(seen)
+
+
+@pytest.mark.parametrize("sizes", [[2, 8, 8, 1], [2, 16, 16, 1], [2, 30, 3], [2, 5, 5, 5, 1]])
+def test_the_node_count_matches_a_built_graph(sizes: list[int]) -> None:
+    net = MLP(2, sizes[1:], activation="tanh", seed=0)
+    x = np.zeros((6, 2))
+    out = net([x[:, 0], x[:, 1]])
+    loss = losses.compute_loss("hinge" if sizes[-1] == 1 else "softmax", out,
+                               np.zeros(6, dtype=np.int64))
+    params = len(net.parameters())
+    built = graph_size(loss) - params  # the weights are leaves, not per-step work
+    counted, _ = limits.graph_nodes(sizes, "tanh", False, False)
+    assert abs(counted - built) <= 0.1 * built
+
+
+def test_a_network_that_would_not_fit_is_refused_before_it_is_built(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "available_memory", lambda: 200 * 2**20)
+    big = TrainingConfig(hidden=(400, 400))
+    with pytest.raises(ConfigError, match=r"would need about .* of memory.*200 MB free"):
+        Trainer(big)
+    assert limits.fits_in_memory(TrainingConfig()) == ""
+    Trainer(TrainingConfig())  # the default still builds
+
+
+def test_the_estimate_grows_with_the_network_and_the_batch() -> None:
+    small = limits.estimate_step(TrainingConfig(hidden=(8, 8)))
+    wide = limits.estimate_step(TrainingConfig(hidden=(64, 64)))
+    batched = limits.estimate_step(TrainingConfig(hidden=(64, 64), batch_size=8))
+    assert small.seconds < wide.seconds and batched.bytes < wide.bytes
+    assert wide.batch == 80 and batched.batch == 8
+    # (1000, 1000) on 100 points: the issue measured 4 GB for a step.
+    huge = limits.estimate_step(TrainingConfig(hidden=(1000, 1000)))
+    assert 2 * 2**30 < huge.bytes < 8 * 2**30
+
+
+def test_slow_warning_uses_the_estimate() -> None:
+    assert TrainingConfig().slow_warning() == ""
+    warning = TrainingConfig(hidden=(64, 64, 64), n_samples=1000).slow_warning()
+    assert "1,000 samples" in warning and "on this machine" in warning
+
+
+def test_a_memory_error_is_described_in_words() -> None:
+    text = limits.describe_error(MemoryError())
+    assert text.startswith("Out of memory") and "nothing was changed" in text
+    assert limits.describe_error(ValueError()) == "ValueError"
+
+
+def test_a_csv_with_more_points_than_a_session_holds_is_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(datasets, "MAX_POINTS", 50)
+    rows = "\n".join(f"{i / 100},{-i / 100},{i % 2}" for i in range(51))
+    with pytest.raises(datasets.DatasetError, match="more than 50 points"):
+        datasets.from_csv("x,y,label\n" + rows)
+    assert len(datasets.from_csv("x,y,label\n" + rows.rsplit("\n", 1)[0])) == 50
+
+
+def test_a_pause_asked_for_during_a_step_acts_at_the_next_phase_boundary() -> None:
+    trainer = Trainer(TrainingConfig(hidden=(4,), n_samples=20))
+    asked = iter([False, True])
+    assert trainer.step(lambda: next(asked)) is None
+    assert trainer.phase == "backward" and not trainer.stop_reason and trainer.step_count == 0
+    record = trainer.step()  # Run again: the half-done step is finished
+    assert record is not None and trainer.step_count == 1
+
+
+def test_a_memory_error_in_the_training_thread_reaches_the_window_with_text(
+        qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    def exhaust(trainer: Trainer) -> None:
+        raise MemoryError()
+
+    with qtbot.waitSignal(controller.error, timeout=10000) as signal:
+        controller.call(exhaust)
+    text, detail = signal.args
+    assert text.startswith("Out of memory") and "MemoryError" in detail

@@ -1,0 +1,151 @@
+"""Saves that never block and never fail silently: the writer thread, kill -9 during a
+save, no litter, symlinks, read-only files, and an autosave failure shown once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gradbox import persistence
+from gradbox.persistence import SessionError, load_session, save_session
+from gradbox.session_writer import SessionWriter
+from gradbox.training import Trainer, TrainingConfig
+
+SMALL = TrainingConfig(n_samples=20, hidden=(3,))
+
+
+def trained(steps: int = 3) -> Trainer:
+    trainer = Trainer(SMALL)
+    trainer.run_steps(steps)
+    return trainer
+
+
+# --- kill -9 --------------------------------------------------------------------------------
+CHILD = textwrap.dedent("""
+    import sys
+    from gradbox.persistence import save_session
+    from gradbox.training import CheckpointPolicy, Trainer, TrainingConfig
+    # Every step kept whole: a few megabytes per save, so a kill lands mid-write.
+    trainer = Trainer(TrainingConfig(hidden=(48, 48), n_samples=20),
+                      policy=CheckpointPolicy(every=1, max_recent=1))
+    trainer.run_steps(60)
+    state = trainer.state()
+    print("ready", flush=True)
+    while True:
+        save_session(state, sys.argv[1])
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_kill_9_during_a_save_keeps_the_old_file_and_the_next_start_removes_the_temp(
+        tmp_path: Path) -> None:
+    path = tmp_path / "run.gradbox"
+    save_session(trained(4), path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    caught = 0
+    for _ in range(4):
+        child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], env=env,
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout is not None and child.stdout.readline() == "ready\n"
+            deadline = time.monotonic() + 60
+            while not persistence.temp_files(path) and time.monotonic() < deadline:
+                time.sleep(0.002)  # a subprocess, not Qt: polling the directory
+            caught += bool(persistence.temp_files(path))
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        assert load_session(path).step_count in (4, 60)  # the old file or a whole new one
+    assert caught  # at least one kill landed while a temp file existed
+    # What the app does at start (and every save does first): dead processes' temps go.
+    persistence.remove_stale_temp_files(path)
+    assert persistence.temp_files(path) == []
+    assert sorted(os.listdir(tmp_path)) == ["run.gradbox"]
+
+
+def test_a_live_processs_temp_file_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "s.gradbox"
+    mine = tmp_path / f".s.gradbox.{os.getpid()}-0123456789ab.gradbox-tmp"
+    dead = tmp_path / ".s.gradbox.999999999-0123456789ab.gradbox-tmp"
+    other = tmp_path / ".other.gradbox.999999999-0123456789ab.gradbox-tmp"
+    unrelated = tmp_path / "notes.txt"
+    for p in (mine, dead, other, unrelated):
+        p.write_bytes(b"x")
+    save_session(trained(), path)
+    assert mine.exists() and not dead.exists()  # only the dead process's, only this file's
+    assert other.exists() and unrelated.exists()
+
+
+# --- symlinks and read-only files -------------------------------------------------------------
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks")
+def test_saving_over_a_symlink_writes_the_file_it_points_to(tmp_path: Path) -> None:
+    real = tmp_path / "real.gradbox"
+    save_session(trained(1), real)
+    link = tmp_path / "link.gradbox"
+    link.symlink_to(real)
+    save_session(trained(5), link)
+    assert link.is_symlink() and load_session(real).step_count == 5
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+def test_a_read_only_file_is_refused_with_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "precious.gradbox"
+    save_session(trained(2), path)
+    before = path.read_bytes()
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    try:
+        with pytest.raises(SessionError, match=r"precious\.gradbox is read-only"):
+            save_session(trained(6), path)
+    finally:
+        path.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["precious.gradbox"]
+
+
+# --- the writer thread ---------------------------------------------------------------------------
+def test_the_writer_writes_on_its_own_thread_and_keeps_only_the_newest_state(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = persistence.save_session
+    release, started = threading.Event(), threading.Event()
+    threads: list[str] = []
+    steps: list[int] = []
+
+    def slow_save(state: object, path: object) -> None:
+        threads.append(threading.current_thread().name)
+        started.set()
+        release.wait(10)
+        real(state, path)  # type: ignore[arg-type]
+        steps.append(load_session(path).step_count)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(persistence, "save_session", slow_save)
+    writer = SessionWriter()
+    trainer = Trainer(SMALL)
+    results: list[BaseException | None] = []
+    path = tmp_path / "a.gradbox"
+    writer.submit(trainer.state(), path, results.append)  # starts, then waits
+    assert started.wait(10)
+    for _ in range(3):
+        trainer.step()
+        writer.submit(trainer.state(), path, results.append)  # queued: replaced
+    release.set()
+    assert writer.wait(30)
+    writer.close()
+    assert threads == ["gradbox-writer"] * 2 and steps == [0, 3]
+    assert results == [None] * 4
+
+
+def test_a_failed_write_is_reported_to_the_caller(tmp_path: Path) -> None:
+    writer = SessionWriter()
+    results: list[BaseException | None] = []
+    writer.submit(Trainer(SMALL).state(), tmp_path / "missing" / "a.gradbox", results.append)
+    assert writer.wait(30)
+    writer.close()
+    assert len(results) == 1 and isinstance(results[0], OSError)
