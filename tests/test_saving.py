@@ -18,7 +18,7 @@ import pytest
 from gradbox import persistence
 from gradbox.persistence import SessionError, load_session, save_session
 from gradbox.session_writer import SessionWriter
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.training import CheckpointPolicy, Trainer, TrainingConfig
 
 SMALL = TrainingConfig(n_samples=20, hidden=(3,))
 
@@ -32,13 +32,8 @@ def trained(steps: int = 3) -> Trainer:
 # --- kill -9 --------------------------------------------------------------------------------
 CHILD = textwrap.dedent("""
     import sys
-    from gradbox.persistence import save_session
-    from gradbox.training import CheckpointPolicy, Trainer, TrainingConfig
-    # Every step kept whole: a few megabytes per save, so a kill lands mid-write.
-    trainer = Trainer(TrainingConfig(hidden=(48, 48), n_samples=20),
-                      policy=CheckpointPolicy(every=1, max_recent=1))
-    trainer.run_steps(60)
-    state = trainer.state()
+    from gradbox.persistence import load_state, save_session
+    state = load_state(sys.argv[2])
     print("ready", flush=True)
     while True:
         save_session(state, sys.argv[1])
@@ -50,10 +45,17 @@ def test_kill_9_during_a_save_keeps_the_old_file_and_the_next_start_removes_the_
         tmp_path: Path) -> None:
     path = tmp_path / "run.gradbox"
     save_session(trained(4), path)
+    # Every step kept whole: a few megabytes per save, so a kill lands mid-write.
+    big = Trainer(TrainingConfig(hidden=(16, 16), n_samples=20),
+                  policy=CheckpointPolicy(every=1, max_recent=1))
+    big.run_steps(300)
+    source = tmp_path / "source" / "big.gradbox"
+    source.parent.mkdir()
+    save_session(big, source)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     caught = 0
-    for _ in range(4):
-        child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], env=env,
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(source)], env=env,
                                  stdout=subprocess.PIPE, text=True)
         try:
             assert child.stdout is not None and child.stdout.readline() == "ready\n"
@@ -64,12 +66,12 @@ def test_kill_9_during_a_save_keeps_the_old_file_and_the_next_start_removes_the_
         finally:
             child.send_signal(signal.SIGKILL)
             child.wait()
-        assert load_session(path).step_count in (4, 60)  # the old file or a whole new one
+        assert load_session(path).step_count in (4, 300)  # the old file or a whole new one
     assert caught  # at least one kill landed while a temp file existed
     # What the app does at start (and every save does first): dead processes' temps go.
     persistence.remove_stale_temp_files(path)
     assert persistence.temp_files(path) == []
-    assert sorted(os.listdir(tmp_path)) == ["run.gradbox"]
+    assert sorted(os.listdir(tmp_path)) == ["run.gradbox", "source"]
 
 
 def test_a_live_processs_temp_file_is_left_alone(tmp_path: Path) -> None:

@@ -782,9 +782,10 @@ class ParametersView(QWidget):
             self._schedule_history(self.controller.snapshot)
 
     def history_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(steps, values, gradient steps, gradients) the history plot shows."""
-        vx, vy = self.value_curve.getData()
-        gx, gy = self.grad_curve.getData()
+        """(steps, values, gradient steps, gradients) the history plot holds (all of it:
+        getData() would give only what is in view, and the view catches up later)."""
+        vx, vy = self.value_curve.xData, self.value_curve.yData
+        gx, gy = self.grad_curve.xData, self.grad_curve.yData
         empty = np.zeros(0)
         return (empty if vx is None else vx, empty if vy is None else vy,
                 empty if gx is None else gx, empty if gy is None else gy)
