@@ -20,6 +20,7 @@ W1 session saves in <= 1 s and is <= 20 MB; Run at 50k >= 90 % of Run at step 0.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import tempfile
@@ -84,7 +85,7 @@ def rewinds(trainer: Trainer, samples: int) -> None:
         times.sort()
         print(f"  rewind to {label:24s} worst {times[-1]:.3f} s, median "
               f"{times[len(times) // 2]:.3f} s over {len(times)} rewinds")
-    gaps = [b - a for a, b in zip(kept, kept[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(kept)]
     print(f"  checkpoints kept: {len(kept) + 1} (spacing median {sorted(gaps)[len(gaps) // 2]}"
           f" steps, largest {max(gaps)})")
 
