@@ -312,8 +312,12 @@ class DesignerPanel(QWidget):
         if self._loading:
             return
         config = self._checked()
-        if config is not None and (config != self._shown_config
-                                   or self._apply_timer.isActive()):
+        if config is None:
+            # The status line sits below the fields, often scrolled out of a small
+            # window: say it where it is seen too.
+            self.controller.message.emit(self.status.text())
+            return
+        if config != self._shown_config or self._apply_timer.isActive():
             self.apply()
 
     @Slot()
