@@ -236,10 +236,27 @@ def main() -> None:
     row("per-step refresh (data + items + paint)", refresh, step_ms, 20)
 
     # --- operation level -----------------------------------------------------------------
-    print("\noperation level (whole graph)")
+    print("\noperation level, as it opens (one box per neuron, the L2 penalty one box)")
     graph.clear_layout_cache()
     start = time.perf_counter()
     view.set_level("operation")
+    view.viewport().repaint()
+    row(f"first open (overview of {len(view.shown_graph())} boxes and nodes)",
+        (time.perf_counter() - start) * 1e3, step_ms)
+    refresh = []
+    for _ in range(10):
+        loss = forward_backward(model, ds)
+        step_graph = graph.trace(loss, model)
+        start = time.perf_counter()
+        view.set_graph(step_graph, 5)
+        view.viewport().repaint()
+        refresh.append((time.perf_counter() - start) * 1e3)
+    row("per-step refresh of the overview", refresh, step_ms, 100)
+
+    print("\noperation level (whole graph)")
+    graph.clear_layout_cache()
+    start = time.perf_counter()
+    view.show_all_operations()
     view.viewport().repaint()
     row("first open (layout, 1,663 items, fit, paint)", (time.perf_counter() - start) * 1e3,
         step_ms)

@@ -253,6 +253,10 @@ class OpNode(QGraphicsRectItem):
         bounded(self, style.rect.adjusted(-6 - 14 * s, -6 - 12 * s, 10, 10))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
+    def core_rect(self) -> QRectF:
+        """The box itself in scene units, without the badge's room."""
+        return self.style.rect.translated(self.pos())
+
     @classmethod
     def border_pen(cls, kind: int) -> QPen:
         return cls._border[kind]
@@ -452,6 +456,10 @@ class Unit(QGraphicsRectItem):
         s = style.scale
         bounded(self, QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, UNIT + 50 * s, UNIT + 8))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def core_rect(self) -> QRectF:
+        """The square itself in scene units, without its title's room."""
+        return self.style.square.translated(self.pos())
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
               widget: QWidget | None = None) -> None:

@@ -14,6 +14,9 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QMouseEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from gradbox.graph import Graph
+from gradbox.views.graph_items import NEG, POS, WEIGHT_NEG, WEIGHT_POS, ZERO
+
 Line = tuple[str, QColor | None]  # a text, with a colour swatch or without
 
 
@@ -99,3 +102,36 @@ class GraphLegend(QFrame):
                             + "</table>")
         self._label.adjustSize()
         self.adjustSize()
+
+
+def legend_lines(level: str, show_grads: bool, sample_label: str, has_maps: bool,
+                 has_values: bool, shown: Graph | None, graph: Graph | None,
+                 expanded: tuple[int, int] | None) -> list[Line]:
+    """What the key says at each level, for what is drawn."""
+    if level == "network":
+        what = "gradient" if show_grads else "weight"
+        lines: list[Line] = [(f"{what} > 0", WEIGHT_POS), (f"{what} < 0", WEIGHT_NEG),
+                             (f"line width ∝ |{what}|", None)]
+        if has_maps:
+            lines.append(("in a unit's square: its output over the plane", None))
+        if has_values:
+            lines.append((f"at its bottom: its {'gradient' if show_grads else 'output'} "
+                          f"for {sample_label}", None))
+        lines.append(("click a unit: its story · double-click: its operations", None))
+        return lines
+    lines = [("gradient > 0", POS[3]), ("gradient < 0", NEG[3]), ("no gradient", ZERO),
+             ("data flows left → right, gradients back", None)]
+    if shown is None:
+        return lines
+    total = len(graph) if graph is not None else len(shown)
+    if shown.members is not None:
+        boxes = sum(1 for i in range(len(shown)) if shown.is_group(i))
+        lines.append((f"{boxes} boxes stand for {total:,} nodes · double-click one: "
+                      "its operations", None))
+    elif shown is not graph:
+        where = f"neuron {expanded[1]} of layer {expanded[0]}" if expanded else "part"
+        lines.append((f"{where}: {len(shown):,} of {total:,} nodes", None))
+    else:
+        lines.append((f"{total:,} nodes · double border: used twice or more", None))
+    lines.append(("wheel: zoom · drag: pan · F: fit · B: step backward", None))
+    return lines

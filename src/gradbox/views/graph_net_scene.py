@@ -360,11 +360,13 @@ class NetworkScene(QGraphicsScene):
         return "\n".join(lines)
 
     # --- backward replay --------------------------------------------------------------
-    def replay_steps(self) -> list[tuple[int]]:
+    def replay_steps(self, order: Sequence[int] | None = None) -> list[tuple[int, ...]]:
         """Units in the order their gradient arrives: the loss, the outputs, then each
         layer back to the inputs (within a layer, as the engine's reverse order goes:
         the last-built neuron first). Ids index every unit, column by column."""
-        steps: list[tuple[int]] = []
+        steps: list[tuple[int, ...]] = []
+        if self.network is None:
+            return steps
         first = [0]
         for row in self.units:
             first.append(first[-1] + len(row))
@@ -382,14 +384,18 @@ class NetworkScene(QGraphicsScene):
             unit.current = False
             unit.update()
 
-    def light(self, flat: int, previous: int | None) -> Unit:
+    def reported_id(self, step: Sequence[int]) -> int:
+        """What `GraphView.animation_step` reports for a step: the unit's place."""
+        return step[0]
+
+    def light(self, step: Sequence[int], place: int, previous: Sequence[int]) -> Unit:
         """The replay reaches a unit: its gradient has arrived; it sends it back along
         the weights coming in."""
-        if previous is not None:
-            before = self._flat[previous]
+        for flat in previous:
+            before = self._flat[flat]
             before.current = False
             before.update()
-        unit = self._flat[flat]
+        unit = self._flat[step[0]]
         unit.pending = False
         unit.current = True
         unit.update()
@@ -404,10 +410,11 @@ class NetworkScene(QGraphicsScene):
             self.weights.update()
         return unit
 
-    def unlight(self, flat: int) -> None:
-        unit = self._flat[flat]
-        unit.current = False
-        unit.update()
+    def unlight(self, step: Sequence[int]) -> None:
+        for flat in step:
+            unit = self._flat[flat]
+            unit.current = False
+            unit.update()
         if self.weights is not None:
             self.weights.flow = []
             self.weights.update()

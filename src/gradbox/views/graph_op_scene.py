@@ -476,6 +476,12 @@ class OperationScene(QGraphicsScene):
             steps.append(step)
         return steps
 
+    def reported_id(self, step: Sequence[int]) -> int:
+        """What `GraphView.animation_step` reports for a step: its node's id in the
+        given graph."""
+        original = self.to_original(step[0])
+        return original if original is not None else step[0]
+
     def begin_replay(self) -> None:
         """Every node waits for its gradient (grey) until the replay reaches it."""
         self.replaying = True

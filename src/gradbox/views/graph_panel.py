@@ -243,7 +243,9 @@ class GraphPanel(QWidget):
         splitter.addWidget(self.details)
         splitter.setStretchFactor(0, 4)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([600, 60])  # the graph first: the details grow when dragged
+        # the graph first: in a small window the details keep two lines (drag for more)
+        self.details.setMinimumHeight(self.details.fontMetrics().lineSpacing() * 2 + 12)
+        splitter.setSizes([600, 60])
         self.splitter = splitter
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 4)

@@ -1,9 +1,16 @@
 """The live computation graph: network level and operation level, with backward replayed.
 
 Thin by design: what to draw comes from `gradbox.graph`; the two levels are scenes of
-their own (`graph_op_scene.OperationScene`, `graph_net_scene.NetworkScene`) and the
-replay's progress is a `backward_replay.BackwardReplay`. This widget switches levels,
-zooms and fits, draws the legend and routes the mouse and keys.
+their own (`graph_op_scene.OperationScene`, `graph_net_scene.NetworkScene`), the
+replay's progress is a `backward_replay.BackwardReplay`, the fit's geometry is in
+`graph_framing`, the files in `graph_export`, the overlays are widgets of their own
+(`graph_legend`, `replay_bar`, `graph_minimap`). This widget switches levels, zooms and
+frames, keeps the overlays up to date and routes the mouse and keys.
+
+Why past 600 lines: it is the one public face of the graph for the graph panel, the
+Playground, the lessons and the tests (some forty small methods, each a few lines of
+routing to a scene or the replay); splitting them across classes would make every
+caller learn which part owns which verb.
 """
 
 from __future__ import annotations
@@ -12,11 +19,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QAction,
-    QColor,
-    QImage,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
@@ -26,23 +31,18 @@ from PySide6.QtGui import (
     QTransform,
     QWheelEvent,
 )
-from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsView, QLabel, QWidget
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QLabel, QWidget
 
 from gradbox import graph as g
 from gradbox.graph import Graph, NetworkLevel
 from gradbox.nn import parameter_name, parse_parameter_name
+from gradbox.views import graph_export, graph_framing
 from gradbox.views.backward_replay import BackwardReplay
 from gradbox.views.graph_items import (
-    NEG,
-    POS,
     TEXT_LOD,
-    WEIGHT_NEG,
-    WEIGHT_POS,
-    ZERO,
     Style,
 )
-from gradbox.views.graph_legend import GraphLegend
+from gradbox.views.graph_legend import GraphLegend, Line, legend_lines
 from gradbox.views.graph_minimap import MiniMap
 from gradbox.views.graph_net_scene import NetworkScene
 from gradbox.views.graph_op_scene import OP_NODE_CAP, OperationScene
@@ -423,10 +423,7 @@ class GraphView(QGraphicsView):
         index = self.replay.step()
         if index is None:
             return None
-        step = self.replay.steps()[index]
-        if self._replay_level == "network":
-            return step[0]
-        return self.operations.to_original(step[0])
+        return self._replay_scene().reported_id(self.replay.steps()[index])
 
     def stop_animation(self) -> None:
         """Stop and clear the replay: every node shows its gradient again.
@@ -436,15 +433,13 @@ class GraphView(QGraphicsView):
         self.replay.pause()
         if not self.replay.is_loaded():
             return
-        self._end_replay_drawing()
+        self._replay_scene().end_replay()
         self.replay.stop()
         self._changed()
 
-    def _end_replay_drawing(self) -> None:
-        if self._replay_level == "network":
-            self.network.end_replay()
-        else:
-            self.operations.end_replay()
+    def _replay_scene(self) -> NetworkScene | OperationScene:
+        """The scene the loaded replay lights up."""
+        return self.network if self._replay_level == "network" else self.operations
 
     def is_animating(self) -> bool:
         return self.replay.is_playing()
@@ -472,47 +467,33 @@ class GraphView(QGraphicsView):
         # a new replay replaces the old one: not a stop the caller must hear about
         replay.pause()
         if replay.is_loaded():
-            self._end_replay_drawing()
+            self._replay_scene().end_replay()
         self._replay_level = self._level
-        if self._level == "network":
-            steps = self.network.replay_steps() if self.network.network is not None else []
-        else:
-            steps = self.operations.replay_steps(order)
+        scene = self._replay_scene()
+        steps = scene.replay_steps(order)
         replay.load(steps)
         if not steps:
             return False
-        if self._level == "network":
-            self.network.begin_replay()
-        else:
-            self.operations.begin_replay()
+        scene.begin_replay()
         return True
 
     def _on_replay_advanced(self, index: int, position: int) -> None:
         steps = self.replay.steps()
-        previous = steps[index - 1] if index > 0 else ()
-        step = steps[index]
-        if self._replay_level == "network":
-            self.network.light(step[0], previous[0] if previous else None)
-            self.animation_step.emit(step[0], position)
-        else:
-            node = self.operations.light(step, position, previous)
-            if self._follow and self._viewport_scale() >= TEXT_LOD:
-                # follow a node out of sight; one in sight stays put (ensureVisible's
-                # margins scrolled a fitted graph past its right edge: it looked clipped)
-                box = self.mapFromScene(self._style.rect.translated(node.pos())).boundingRect()
-                if not self.viewport().rect().contains(box):
-                    self.ensureVisible(node, 40, 40)
-            original = self.operations.to_original(step[0])
-            self.animation_step.emit(original if original is not None else step[0], position)
+        scene = self._replay_scene()
+        item = scene.light(steps[index], position, steps[index - 1] if index > 0 else ())
+        if self._follow and self._viewport_scale() >= TEXT_LOD:
+            # follow a step out of sight; one in sight stays put (ensureVisible's margins
+            # scrolled a fitted graph past its right edge: it looked clipped)
+            box = self.mapFromScene(item.core_rect()).boundingRect()
+            if not self.viewport().rect().contains(box):
+                self.ensureVisible(item, 40, 40)
+        self.animation_step.emit(scene.reported_id(steps[index]), position)
         self.viewport().update()
 
     def _on_replay_finished(self) -> None:
         last = self.replay.current()
         if last:
-            if self._replay_level == "network":
-                self.network.unlight(last[0])
-            else:
-                self.operations.unlight(last)
+            self._replay_scene().unlight(last)
         self.animation_finished.emit()
 
     # --- view -------------------------------------------------------------------------
@@ -547,20 +528,9 @@ class GraphView(QGraphicsView):
         if marks and scale < TEXT_LOD:
             scale, left_, top_, right = self._framing(rect, left, top, hanging,
                                                       overlays=overlays)
-        # The scene must reach past the window on every side at this zoom: a scene
-        # smaller than the window is centred in it, whatever centerOn asks, and the
-        # drawing sat under the legend.
-        port = self.viewport().rect()
-        reach = rect.adjusted(-port.width() / scale, -port.height() / scale,
-                              port.width() / scale, port.height() / scale)
-        if not scene.sceneRect().contains(reach):
-            scene.setSceneRect(scene.sceneRect().united(reach))
-        self.resetTransform()
-        self.scale(scale, scale)
-        centre = rect.center()
         bottom = self._bottom_room() if overlays else 0.0
-        self.centerOn(QPointF(centre.x() - (left_ - right) / 2 / scale,
-                              centre.y() - (top_ - bottom) / 2 / scale))
+        graph_framing.apply(self, scene, rect, scale,
+                            QPointF((left_ - right) / 2, (top_ - bottom) / 2))
 
     def keep_framed(self) -> None:
         """Frame the level again unless the user zoomed or panned since it was framed
@@ -603,49 +573,16 @@ class GraphView(QGraphicsView):
             occupied = self.network.occupied(max(scale, 1e-9))
         else:
             occupied = self.operations.occupied()
-        for cover in covers:
-            if cover.isEmpty():
-                continue
-            area = self.mapToScene(cover.adjusted(-4, -4, 4, 4).toRect()).boundingRect()
-            if any(area.intersects(rect) for rect in occupied):
-                return True
-        return False
+        return graph_framing.covers(self, covers, occupied)
 
     def _framing(self, rect: QRectF, left: float, top: float,
                  hanging: list[tuple[float, float]], overlays: bool = True
                  ) -> tuple[float, float, float, float]:
-        """(scale, left, top, right): the zoom that fits `rect` with that many pixels kept
-        free on the left and top and for the `hanging` labels, and the legend's room."""
-        port = self.viewport().rect()
-
-        bottom = self._bottom_room() if overlays else 0.0
-
-        def framed(left: float, top: float) -> tuple[float, float]:
-            height = max(port.height() - 12 - top - bottom, 10)
-            room = max(port.width() - 24 - left, 10)
-            scale = min(room / rect.width(), height / rect.height(), 2.0)
-            # A label hanging off a node d scene units right of the drawing's left edge
-            # ends at d*scale + its width: keep that inside the room too. (One wider
-            # than the room whatever the scale is left to hang over the edge.)
-            for width, d in hanging:
-                if d > 0 and room - width > 0:
-                    scale = min(scale, (room - width) / d)
-            right = max([0.0] + [w - rect.width() * scale + d * scale for w, d in hanging])
-            return scale, right
-
-        # The legend covers no node: the drawing goes below it or beside it, whichever
-        # lets it be bigger (in a short, wide window the legend's band was half of it).
-        legend = self.legend_rect()
-        legend_w, legend_h = legend.right(), legend.bottom()
         keyed = self._legend and overlays
-        below = (left, top + legend_h + 12) if keyed else (left, top)
-        scale, right = framed(*below)
-        if keyed:
-            beside = (max(left, legend_w + 12), top)
-            scale_beside, right_beside = framed(*beside)
-            if scale_beside > scale * 1.02:
-                return scale_beside, beside[0], beside[1], right_beside
-        return scale, below[0], below[1], right
+        return graph_framing.framing(
+            rect, self.viewport().rect(), left, top, hanging,
+            self.legend_rect() if keyed else None,
+            self._bottom_room() if overlays else 0.0)
 
     def legend_rect(self) -> QRectF:
         """The key's box in the viewport's pixels (empty when hidden)."""
@@ -858,6 +795,7 @@ class GraphView(QGraphicsView):
         self.legend.setVisible(self._legend and not empty)
         replay = self.replay
         unit = "units" if self._level == "network" else "steps"
+        self.replay_bar.compact = self.viewport().width() < 560
         self.replay_bar.show_state(replay.is_playing(), replay.position(), replay.length(),
                                    unit)
         self.replay_bar.play.setEnabled(replay.is_playing()
@@ -870,6 +808,9 @@ class GraphView(QGraphicsView):
         # operation graph's loss end sits in the middle of its height
         self.replay_bar.move(port.right() - self.replay_bar.width() - 8,
                              port.bottom() - self.replay_bar.height() - 6)
+        # a corner's worth of the window, never most of a small one
+        self.minimap.resize(max(60, min(180, int(port.width() * 0.28))),
+                            max(40, min(110, int(port.height() * 0.3))))
         self.minimap.move(port.right() - self.minimap.width() - 8, port.top() + 8)
         label = self._placeholder_label
         label.setFixedWidth(max(120, min(port.width() - 60, 520)))
@@ -913,85 +854,21 @@ class GraphView(QGraphicsView):
         self._update_overlays()
         return self.legend.lines()
 
-    def _full_legend_lines(self) -> list[tuple[str, QColor | None]]:
-        if self._level == "network":
-            what = "gradient" if self.network.show_grads else "weight"
-            net = self.network.network
-            lines: list[tuple[str, QColor | None]] = [
-                (f"{what} > 0", WEIGHT_POS), (f"{what} < 0", WEIGHT_NEG),
-                (f"line width ∝ |{what}|", None)]
-            if net is not None and net.maps is not None:
-                lines.append(("inside a unit: its output over the plane", None))
-            if net is not None and net.units is not None:
-                lines.append((f"under a unit: its {what if self.network.show_grads else 'output'} "
-                              f"for {self.sample_label()}", None))
-            lines.append(("double-click a neuron: its operations", None))
-            return lines
-        lines = [("gradient > 0", POS[3]), ("gradient < 0", NEG[3]),
-                 ("no gradient", ZERO), ("data flows left → right, gradients back", None)]
-        shown, expanded = self.operations.shown, self.operations.expanded
-        if shown is not None:
-            graph = self.operations.graph
-            total = len(graph) if graph is not None else len(shown)
-            if self.is_collapsed():
-                where = (f"neuron {expanded[1]} of layer {expanded[0]}"
-                         if expanded else "part")
-                lines.append((f"{where}: {len(shown):,} of {total:,} nodes", None))
-            else:
-                lines.append((f"{total:,} nodes · double border: used twice or more", None))
-            lines.append(("wheel: zoom · drag: pan · F: fit · B: step backward", None))
-        return lines
+    def _full_legend_lines(self) -> list[Line]:
+        ops_scene = self.operations
+        net = self.network.network
+        return legend_lines(
+            self._level, self.network.show_grads, self.sample_label(),
+            net is not None and net.maps is not None, net is not None and net.units is not None,
+            ops_scene.shown, ops_scene.graph, ops_scene.expanded if self.is_collapsed() else None)
 
     # --- export -----------------------------------------------------------------------
     def export_png(self, path: str | Path, max_side: int = 8000) -> None:
         """The whole current level as a PNG, scaled down if its long side exceeds `max_side`."""
-        scene = self.scene()
-        rect = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
-        scale = min(2.0, max_side / max(rect.width(), rect.height(), 1.0))
-        size = QSize(max(1, int(rect.width() * scale)), max(1, int(rect.height() * scale)))
-        image = QImage(size, QImage.Format.Format_ARGB32_Premultiplied)
-        image.fill(QColor("#ffffff"))
-        painter = QPainter(image)
-        painter.setRenderHints(QPainter.RenderHint.Antialiasing
-                               | QPainter.RenderHint.TextAntialiasing)
-        self._render_uncached(scene, painter, QRectF(0, 0, size.width(), size.height()), rect)
-        if not image.save(str(path), "PNG"):
-            raise OSError(f"could not write {path}")
+        graph_export.export_png(self.scene(), self._style, path, max_side)
 
     def export_svg(self, path: str | Path) -> None:
-        scene = self.scene()
-        rect = scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
-        generator = QSvgGenerator()
-        generator.setFileName(str(path))
-        generator.setSize(QSize(int(rect.width()), int(rect.height())))
-        generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-        generator.setTitle("gradbox computation graph")
-        painter = QPainter(generator)
-        self._render_uncached(scene, painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-
-    def _render_uncached(self, scene: QGraphicsScene, painter: QPainter, target: QRectF,
-                         source: QRectF) -> None:
-        # Cached items would be pasted in as the view's bitmaps (blurred, or without text
-        # when the view is zoomed out): draw them afresh at the export's own scale, and
-        # as nodes, not as the zoomed-out view's boxes.
-        cached = [item for item in scene.items()
-                  if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
-        overview = scene is self.operations and self.operations.boxes_shown
-        for item in cached:
-            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
-        if overview:
-            self.operations.show_boxes(False)
-        view_lod = self._style.lod
-        self._style.lod = target.width() / max(source.width(), 1e-9)  # the export's zoom
-        try:
-            scene.render(painter, target, source)
-        finally:
-            self._style.lod = view_lod
-            painter.end()
-            for item in cached:
-                item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            if overview:
-                self.operations.show_boxes(True)
+        graph_export.export_svg(self.scene(), self._style, path)
 
     def export_dot(self, path: str | Path) -> None:
         # the drawing's graph, or the whole one when parts of it are drawn as boxes

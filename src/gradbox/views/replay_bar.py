@@ -67,6 +67,7 @@ class ReplayBar(QFrame):
         self._icons = (qta.icon("fa5s.play", color="#1b5e20"),
                        qta.icon("fa5s.pause", color="#333333"))
         self._playing = False
+        self.compact = False  # in a small window: the play button without its words
         self.show_state(playing=False, position=0, length=0, unit="nodes")
 
     def show_state(self, playing: bool, position: int, length: int, unit: str) -> None:
@@ -79,11 +80,13 @@ class ReplayBar(QFrame):
         else:
             self.play.setIcon(self._icons[0])
             # the label says what a press does; once a replay is loaded the icon does
-            self.play.setText("" if 0 < position < length else "Play backward")
+            self.play.setText("" if 0 < position < length or self.compact
+                              else "Play backward")
             self.play.setToolTip("Replay backward: each step lights up as its gradient "
                                  "arrives, the output first")
         if length:
-            self.counter.setText(f"backward: {position} of {length} {unit}")
+            self.counter.setText(f"{position} of {length} {unit}" if self.compact
+                                 else f"backward: {position} of {length} {unit}")
         else:
             self.counter.setText("")
         self.counter.setVisible(bool(length))
