@@ -82,6 +82,19 @@ def pan_fps(app: QApplication, view: GraphView, frames: int = 60, step: int = 25
     return frames / (time.perf_counter() - start)
 
 
+def op_refreshes(view: GraphView, model: MLP, ds: datasets.Dataset, steps: int = 10
+                 ) -> list[float]:
+    """ms per operation-level refresh after a training step (trace, set, repaint)."""
+    times = []
+    for _ in range(steps):
+        step_graph = graph.trace(forward_backward(model, ds), model)
+        start = time.perf_counter()
+        view.set_graph(step_graph, 5)
+        view.viewport().repaint()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
 def _pump(app: QApplication, until: Callable[[], bool], timeout: float = 30.0) -> None:
     end = time.perf_counter() + timeout
     while not until() and time.perf_counter() < end:
@@ -243,15 +256,7 @@ def main() -> None:
     view.viewport().repaint()
     row(f"first open (overview of {len(view.shown_graph())} boxes and nodes)",
         (time.perf_counter() - start) * 1e3, step_ms)
-    refresh = []
-    for _ in range(10):
-        loss = forward_backward(model, ds)
-        step_graph = graph.trace(loss, model)
-        start = time.perf_counter()
-        view.set_graph(step_graph, 5)
-        view.viewport().repaint()
-        refresh.append((time.perf_counter() - start) * 1e3)
-    row("per-step refresh of the overview", refresh, step_ms, 100)
+    row("per-step refresh of the overview", op_refreshes(view, model, ds), step_ms, 100)
 
     print("\noperation level (whole graph)")
     graph.clear_layout_cache()
@@ -266,15 +271,7 @@ def main() -> None:
             view.fit()
         else:
             view.focus_node(graph.neuron_nodes(g, 2, 0).output, scale)
-        refresh = []
-        for _ in range(10):
-            loss = forward_backward(model, ds)
-            step_graph = graph.trace(loss, model)
-            start = time.perf_counter()
-            view.set_graph(step_graph, 5)
-            view.viewport().repaint()
-            refresh.append((time.perf_counter() - start) * 1e3)
-        row(f"per-step refresh at {label}", refresh, step_ms, 100)
+        row(f"per-step refresh at {label}", op_refreshes(view, model, ds), step_ms, 100)
         sample_ms, _ = timed(lambda: (view.set_sample(7), view.viewport().repaint()), 10)
         row(f"select another sample at {label}", sample_ms, step_ms, 100)
 
