@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -59,8 +60,11 @@ def test_substep_walks_the_four_phases(qtbot, window: MainWindow) -> None:
         with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
             window.toolbar.substep_action.trigger()
         seen.append(window.toolbar.phase_label.text())
-    phases = [text.split()[2] for text in seen]
-    assert phases == ["forward", "zero_grad", "backward", "update", "forward"]
+    # The indicator names the phase just run and the next one.
+    nexts = [re.search(r"next: \d/4 (\w+)", text).group(1) for text in seen]
+    assert nexts == ["forward", "zero_grad", "backward", "update", "forward"]
+    dones = [m.group(1) if (m := re.search(r"done: \d/4 (\w+)", text)) else "" for text in seen]
+    assert dones == ["", "forward", "zero_grad", "backward", "update"]
     assert window.controller.snapshot.step == 1
 
 

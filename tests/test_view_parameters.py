@@ -428,3 +428,56 @@ def test_history_shows_an_edit_as_a_jump_at_its_step(  # type: ignore[no-untyped
     qtbot.waitUntil(lambda: len(view.history_data()[1]) == 3)
     assert len(view.edit_points.getData()[0]) == 0
     assert "by hand" not in view.history_title.text()
+
+
+def test_forgetting_shows_passes_held_and_the_ratio_to_the_true_gradient(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    from gradbox.views.parameters import HELD
+
+    after_snapshot(controller, controller.set_lr, 0.0)  # weights still: ratio = passes
+    assert view.table.isColumnHidden(HELD) and not view.fixed_scale.isChecked()
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    assert not view.table.isColumnHidden(HELD)
+    assert view.fixed_scale.isChecked()  # on by default while zero_grad is skipped
+    step_session(controller, 3)
+    model = view.model
+    assert model.passes == 3
+    np.testing.assert_allclose(model.ratios, 3.0, rtol=1e-6)
+    held = _shown(view, HELD)
+    assert set(held.values()) == {"3 · ×3"}
+    assert "sum of 3 backward passes" in view.warning.text()
+    assert "median 3×" in view.warning.text()
+    # Untick: zero_grad runs at the next step, one pass again.
+    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    assert not view.fixed_scale.isChecked()
+    step_session(controller, 1)
+    assert model.passes == 1 and view.table.isColumnHidden(HELD)
+
+
+def test_fixed_scale_bars_keep_the_runs_largest_gradient(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    from gradbox.views.parameters import BAR_ROLE
+
+    after_snapshot(controller, controller.set_lr, 0.0)
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    step_session(controller, 4)  # the gradients hold 4 passes: 4 × the true ones
+    i = int(np.argmax(np.abs(controller.snapshot.grads)))
+    row = view.model.row_of(i)
+    assert abs(view.model.index(row, GRAD).data(BAR_ROLE)) == pytest.approx(1.0)
+    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    step_session(controller, 1)  # zero_grad again: 1 × the true gradient
+    view.fixed_scale.setChecked(True)
+    # Against the run's largest gradient so far the bar shows the drop to a quarter;
+    # rescaled to this step's largest it would still fill the cell.
+    assert abs(view.model.index(row, GRAD).data(BAR_ROLE)) == pytest.approx(0.25, rel=1e-6)
+    assert view.model.scale == pytest.approx(controller.snapshot.grad_peak)
+    view.fixed_scale.setChecked(False)
+    assert abs(view.model.index(row, GRAD).data(BAR_ROLE)) == pytest.approx(1.0)
+
+
+def test_after_zero_grad_the_summary_says_what_happened(controller, view, after_snapshot,  # type: ignore[no-untyped-def]
+                                                       step_session) -> None:
+    step_session(controller, 1)
+    after_snapshot(controller, controller.substep)
+    after_snapshot(controller, controller.substep)  # zero_grad
+    assert "zero_grad set every gradient to 0" in view.summary.text()

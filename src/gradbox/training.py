@@ -17,7 +17,7 @@ import math
 import operator
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -239,6 +239,17 @@ class Snapshot:
     graph: Graph | None = None
     graph_batch: np.ndarray | None = None
     edits: tuple[ParameterEdit, ...] = ()
+    # How many backward passes the gradients now hold (1 while zero_grad runs each step;
+    # k after k steps without it), and the last backward pass's own contribution: the
+    # true gradient at these weights, what zero_grad would have left (None before any).
+    grad_passes: int = 0
+    step_grads: np.ndarray | None = None
+    # The largest |gradient| of the run so far (main and ghost), for bars on a fixed scale.
+    grad_peak: float = 0.0
+    # The size of the last update, |Δθ| (NaN before the first update of this history).
+    update_norm: float = math.nan
+    # The loss of the last forward pass, also mid-step (NaN after a rewind).
+    forward_loss: float = math.nan
 
     def graph_position(self, sample: int) -> int:
         """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
@@ -390,10 +401,26 @@ class Trainer:
         self._zero_grad_skipped = False
         self.stop_reason = ""
         self._clear_graph()
+        # Cumulative largest |gradient| after each step (see `_grad_peak`).
+        self._peaks: list[float] = []
         if ghost:
             self.set_ghost(True)
 
+    def _clear_step_state(self) -> None:
+        """Forget what the phases of a half-done (or dropped) step measured."""
+        self._mid_passes: int | None = None  # passes held, once this step's zero_grad ran
+        self._step_grads: np.ndarray | None = None
+        self._update_norm = math.nan
+
+    @property
+    def grad_passes(self) -> int:
+        """How many backward passes the gradients hold now (0 right after zero_grad)."""
+        if self._mid_passes is not None:
+            return self._mid_passes
+        return passes_after(self._history.view())
+
     def _clear_graph(self) -> None:
+        self._clear_step_state()
         self.last_root: Value | None = None
         self.last_output: Value | list[Value] | None = None
         self.last_batch: np.ndarray = np.arange(0)
@@ -440,6 +467,15 @@ class Trainer:
 
     # --- switches -----------------------------------------------------------------------
     def set_forget_zero_grad(self, on: bool) -> None:
+        """Skip zero_grad from the next step on (or stop skipping it).
+
+        Switched on with a ghost running, the ghost starts again from the current
+        weights: the correct run and the broken one branch from the same step, so the
+        difference between their curves is the missing zero_grad and nothing else.
+        """
+        if on and not self.forget_zero_grad and self.ghost is not None:
+            self.set_ghost(False)
+            self.set_ghost(True)
         self.forget_zero_grad = bool(on)
 
     def set_ghost(self, on: bool) -> None:
@@ -556,13 +592,21 @@ class Trainer:
 
     def _phase_zero_grad(self) -> None:
         self._zero_grad_skipped = self.forget_zero_grad
-        if not self._zero_grad_skipped:
+        if self._zero_grad_skipped:
+            self._mid_passes = passes_after(self._history.view())
+        else:
             self.run.optimizer.zero_grad()
+            self._mid_passes = 0
 
     def _phase_backward(self) -> None:
         assert self.last_root is not None
+        held = self.run.grads() if self._mid_passes else None
         self.last_root.backward()
-        if not np.all(np.isfinite(self.run.grads())):
+        grads = self.run.grads()
+        # This pass's own gradient: what is in .grad now, less what was already there.
+        self._step_grads = grads if held is None else grads - held
+        self._mid_passes = (self._mid_passes or 0) + 1
+        if not np.all(np.isfinite(grads)):
             self._stop(f"a gradient became non-finite at step {self.step_count + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
 
@@ -587,9 +631,11 @@ class Trainer:
         test_loss, test_acc = self._evaluate(self._dataset.is_test)
         output = self.last_output
         out_data = [o.data for o in output] if isinstance(output, list) else output.data
+        before = self.run.values()
         self.run.optimizer.lr = lr
         self.run.optimizer.step()
-        if not np.all(np.isfinite(self.run.values())):
+        after = self.run.values()
+        if not np.all(np.isfinite(after)):
             self._stop(f"a weight became non-finite in the update of step {step + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
             return
@@ -599,6 +645,10 @@ class Trainer:
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
             zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss))
         self._start = None
+        self._update_norm = float(np.linalg.norm(after - before))
+        self._mid_passes = None
+        self._peaks.append(max(self._peaks[-1] if self._peaks else 0.0,
+                               self._grad_peak_of(grads)))
 
     def _stop(self, reason: str) -> None:
         self.stop_reason = reason
@@ -741,6 +791,7 @@ class Trainer:
         else:
             self._replay(self._nearest_checkpoint(step), step)
             self._history.truncate(step)
+            del self._peaks[step:]
             self._events = [e for e in self._events if e.step <= step]
             self._sparse = [cp for cp in self._sparse if cp.step <= step]
             self._recent = deque(cp for cp in self._recent if cp.step <= step)
@@ -874,9 +925,33 @@ class Trainer:
                 trainer.forget_zero_grad = forget
         return trainer
 
+    # --- what forgetting zero_grad does ---------------------------------------------------------
+    def _grad_peak_of(self, grads: np.ndarray) -> float:
+        """The largest |gradient| in `grads` and the ghost's (NaN and inf ignored)."""
+        arrays = [grads] if self.ghost is None else [grads, self.ghost.grads()]
+        magnitudes = np.abs(np.concatenate(arrays))
+        magnitudes = magnitudes[np.isfinite(magnitudes)]
+        return float(magnitudes.max()) if len(magnitudes) else 0.0
+
+    def _grad_peak(self) -> float:
+        """The largest |gradient| of the run so far, from step 1 to now."""
+        if len(self._peaks) < self.step_count:
+            # A run restored from a state: its steps' gradients are known only at the
+            # kept checkpoints (checkpoint s holds those after step s); use those.
+            kept = sorted((cp.step, float(np.abs(cp.run.grads).max(initial=0.0)))
+                          for cp in (*self._sparse, *self._recent))
+            known = dict(kept)
+            while len(self._peaks) < self.step_count:
+                s = len(self._peaks) + 1
+                self._peaks.append(max(self._peaks[-1] if self._peaks else 0.0,
+                                       known.get(s, 0.0)))
+        return max(self._peaks[-1] if self._peaks else 0.0,
+                   self._grad_peak_of(self.run.grads()))
+
     # --- snapshots --------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
         ghost_grads = self.ghost.grads() if self.ghost is not None else None
+        step_grads = self._step_grads
         return Snapshot(
             step=self.step_count, phase=self.phase, config=self.config,
             layer_sizes=tuple(self.config.layer_sizes), param_names=self.param_names,
@@ -887,4 +962,24 @@ class Trainer:
             ghost=self.ghost is not None,
             ghost_grads=frozen(ghost_grads) if ghost_grads is not None else None,
             stop_reason=self.stop_reason, lr=self.lr, dataset_version=self.dataset_version,
-            graph=self.last_graph, graph_batch=self.last_graph_batch, edits=self.edits)
+            graph=self.last_graph, graph_batch=self.last_graph_batch, edits=self.edits,
+            grad_passes=self.grad_passes,
+            step_grads=frozen(step_grads) if step_grads is not None else None,
+            grad_peak=self._grad_peak(), update_norm=self._update_norm,
+            forward_loss=float(self.last_root.data) if self.last_root is not None else math.nan)
+
+
+def passes_after(history: Sequence[StepRecord]) -> int:
+    """How many backward passes the gradients hold after the last step of `history`.
+
+    A step that ran zero_grad leaves one; each step that skipped it adds one to what
+    the step before left (and the gradients start at zero before step 1).
+    """
+    if isinstance(history, History):
+        skipped = history.column("zero_grad_skipped").astype(bool)
+    else:
+        skipped = np.array([r.zero_grad_skipped for r in history], dtype=bool)
+    ran = np.flatnonzero(~skipped)
+    if len(ran) == 0:
+        return len(skipped)
+    return len(skipped) - int(ran[-1])

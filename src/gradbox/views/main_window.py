@@ -33,6 +33,7 @@ from gradbox.views.playground import PlaygroundPanel
 from gradbox.views.saving import SessionSaver
 from gradbox.views.session import SessionController
 from gradbox.views.toolbar import TrainingToolbar
+from gradbox.views.training_loop import TrainingLoopPanel
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ class MainWindow(QMainWindow):
         self._docks_hidden_for_playground: list[QDockWidget] = []
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
+        self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
         self.toolbar.ghost.setObjectName(lessons.GHOST)
 
         self.designer = DesignerPanel(controller)
@@ -145,16 +147,22 @@ class MainWindow(QMainWindow):
         parameters = self._dock("Parameters && gradients", self.parameters,
                                 Qt.RightDockWidgetArea)
         loss = self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
+        self.training_loop = TrainingLoopPanel(controller)
+        loop = self._dock("Training loop", self.training_loop, Qt.BottomDockWidgetArea)
+        self.splitDockWidget(loss, loop, Qt.Horizontal)
         self.lessons = LessonPanel(self)
+        # The lessons get a dock of their own above the parameters, never a tab behind
+        # another panel: a lesson step that sends you to a panel must not hide the lesson.
         lesson_dock = self._dock("Lessons", self.lessons, Qt.RightDockWidgetArea)
-        self.tabifyDockWidget(parameters, lesson_dock)
-        parameters.raise_()
+        self.splitDockWidget(lesson_dock, parameters, Qt.Vertical)
         self.resize(1400, 900)
         self.loss_curve.setMinimumHeight(240)
         # Docks start at their minimum size; give the panels room to be read.
         self.resizeDocks([designer, parameters], [designer.widget().minimumWidth(), 500],
                          Qt.Horizontal)
+        self.resizeDocks([lesson_dock, parameters], [330, 470], Qt.Vertical)
         self.resizeDocks([loss], [280], Qt.Vertical)
+        self.resizeDocks([loss, loop], [800, 480], Qt.Horizontal)
 
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")
@@ -274,7 +282,7 @@ class MainWindow(QMainWindow):
         on_playground = self.tabs.currentWidget() is self.playground.parent().parent()
         if on_playground and not self._docks_hidden_for_playground:
             training = [self.docks[name] for name in
-                        ("Designer", "Parameters && gradients", "Loss curve")]
+                        ("Designer", "Parameters && gradients", "Loss curve", "Training loop")]
             self._docks_hidden_for_playground = [d for d in training if d.isVisible()]
             for dock in self._docks_hidden_for_playground:
                 dock.hide()
@@ -307,6 +315,7 @@ class MainWindow(QMainWindow):
 
     def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
         apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
+        self.toolbar.set_large_phase(on)
         if on:
             self.docks["Lessons"].show()
             self.docks["Lessons"].raise_()

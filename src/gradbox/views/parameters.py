@@ -38,6 +38,7 @@ from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
+    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -67,8 +68,8 @@ from gradbox.views.plotting import GRAD as GRAD_COLOUR
 from gradbox.views.session import SessionController
 from gradbox.views.typed import parse_number as parse_weight
 
-NAME, VALUE, GRAD, GHOST = range(4)
-HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient")
+NAME, VALUE, GRAD, GHOST, HELD = range(5)
+HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "Held: passes · × true")
 HEADER_TIPS = (
     "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
     "Sorting keeps the network's order",
@@ -78,6 +79,10 @@ HEADER_TIPS = (
     "|gradient|",
     "The gradient a correct run (the ghost, which never skips zero_grad) has for this "
     "parameter, on the same scale. Sorting orders by |gradient|",
+    "Shown while zero_grad is skipped: how many backward passes the gradient now holds "
+    "(their sum), and how many times the true gradient at these weights it is (the last "
+    "pass's own contribution, what zero_grad would have left). Negative: the held sum "
+    "points the other way. Sorting orders by the ratio",
 )
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
@@ -130,7 +135,12 @@ class ParameterTableModel(QAbstractTableModel):
         self.values = np.zeros(0)
         self.grads = np.zeros(0)
         self.ghost_grads = np.zeros(0)
+        self.ratios = np.zeros(0)  # gradient / this pass's own gradient (NaN: none)
+        self.passes = 0
         self.scale = 1.0
+        # Bars against the largest |gradient| of the run so far, not of this step, so
+        # gradients that pile up are seen to grow.
+        self.fixed_scale = False
         self.order = np.zeros(0, dtype=np.int64)  # row -> parameter index
         self.rows = np.zeros(0, dtype=np.int64)  # parameter index -> row
         self.sort_column = NAME
@@ -149,10 +159,14 @@ class ParameterTableModel(QAbstractTableModel):
         self.values = np.asarray(snapshot.params)
         self.grads = np.asarray(snapshot.grads)
         self.ghost_grads = ghost
+        self.passes = snapshot.grad_passes
+        self.ratios = held_ratios(self.grads, snapshot.step_grads)
         magnitudes = np.abs(np.concatenate([self.grads, ghost]))
         finite = magnitudes[np.isfinite(magnitudes)]
         # One scale for both gradient columns, so a pile-up dwarfs the correct gradient.
         self.scale = float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
+        if self.fixed_scale and snapshot.grad_peak > 0:
+            self.scale = max(self.scale, snapshot.grad_peak)
         if not same_rows:
             self.order = self._sorted_order()
             self.rows = np.argsort(self.order)
@@ -171,7 +185,8 @@ class ParameterTableModel(QAbstractTableModel):
         # A new scale redraws every bar, whatever its number did.
         grad_moved = (np.ones(len(self.names), dtype=bool) if scale != self.scale else
                       ~(_same(grads, self.grads) & _same(ghost, self.ghost_grads)))
-        for moved, first, last in ((value_moved, VALUE, VALUE), (grad_moved, GRAD, GHOST)):
+        # The ratio column follows the gradients (it is one over this pass's own).
+        for moved, first, last in ((value_moved, VALUE, VALUE), (grad_moved, GRAD, HELD)):
             rows = np.sort(self.rows[np.flatnonzero(moved)])
             if len(rows) == 0:
                 continue
@@ -201,6 +216,8 @@ class ParameterTableModel(QAbstractTableModel):
             keys = np.arange(n, dtype=np.float64)
         elif self.sort_column == VALUE:
             keys = self.values.astype(np.float64)
+        elif self.sort_column == HELD:
+            keys = self.ratios.astype(np.float64)
         else:
             keys = np.abs(self.grads if self.sort_column == GRAD else self.ghost_grads)
         keys = np.where(np.isnan(keys), -np.inf, keys)  # missing values sort as smallest
@@ -248,7 +265,7 @@ class ParameterTableModel(QAbstractTableModel):
         return None
 
     def number(self, parameter: int, column: int) -> float:
-        array = (self.values, self.grads, self.ghost_grads)[column - 1]
+        array = (self.values, self.grads, self.ghost_grads, self.ratios)[column - 1]
         return float(array[parameter])
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -284,6 +301,8 @@ class ParameterTableModel(QAbstractTableModel):
                 return self.names[parameter]
             return None
         value = self.number(parameter, column)
+        if column == HELD:
+            return self._held_data(parameter, value, role)
         if role == Qt.ItemDataRole.DisplayRole:
             return "" if math.isnan(value) and column == GHOST else _num(value)
         if role == Qt.ItemDataRole.EditRole and column == VALUE:
@@ -298,6 +317,32 @@ class ParameterTableModel(QAbstractTableModel):
         if role == BAR_ROLE and column in (GRAD, GHOST):
             return 0.0 if not math.isfinite(value) else max(-1.0, min(1.0, value / self.scale))
         return None
+
+
+    def _held_data(self, parameter: int, ratio: float, role: int) -> Any:
+        ratio_text = "×–" if math.isnan(ratio) else f"×{ratio:.3g}"
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{self.passes} · {ratio_text}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            own = self.grads[parameter] / ratio if ratio and math.isfinite(ratio) else math.nan
+            return (f"{self.names[parameter]}: .grad = {_num(self.grads[parameter])} is the "
+                    f"sum of {self.passes} backward pass{'es' if self.passes != 1 else ''}; "
+                    f"the true gradient at these weights (this pass's own) is {_num(own)}, "
+                    f"so .grad is {ratio_text} it")
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+def held_ratios(grads: np.ndarray, step_grads: np.ndarray | None) -> np.ndarray:
+    """Each gradient over the last pass's own (NaN where that is 0 or unknown)."""
+    if step_grads is None or len(step_grads) != len(grads):
+        return np.full(len(grads), np.nan)
+    own = np.asarray(step_grads, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A pass that left (almost) nothing is no yardstick: 1e-12 of the largest.
+        tiny = 1e-12 * max(float(np.abs(own).max(initial=0.0)), 1e-300)
+        return np.where(np.abs(own) > tiny, grads / own, np.nan)
 
 
 class SourceSortProxyModel(QSortFilterProxyModel):
@@ -432,6 +477,14 @@ class ParametersView(QWidget):
         self.filter.setClearButtonEnabled(True)
         self.filter.setAccessibleName("Filter parameters by name")
         self.filter.setToolTip("Show only the parameters whose name contains this text")
+        self.fixed_scale = QCheckBox("Fixed scale")
+        self.fixed_scale.setObjectName("parameters_fixed_scale")
+        self.fixed_scale.setAccessibleName("Gradient bars on a fixed scale")
+        self.fixed_scale.setToolTip(
+            "Draw the gradient bars against the largest |gradient| of the run so far, "
+            "instead of this step's largest, so gradients that grow are seen growing. "
+            "On by default while Forget zero_grad is on")
+        self._forgetting = False  # the switch as last seen, to follow its changes
         self.summary = QLabel()
         self.summary.setAccessibleName("Parameter summary")
         self.summary.setToolTip("How many parameters there are and the largest gradient")
@@ -472,8 +525,9 @@ class ParametersView(QWidget):
             self.table.fontMetrics().height() + 6)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
-        for column in (VALUE, GRAD, GHOST):
+        for column in (VALUE, GRAD, GHOST, HELD):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnHidden(HELD, True)
         self.table.viewport().installEventFilter(self)
         self.bar_delegate = GradientBarDelegate(self.table)
         self.table.setItemDelegateForColumn(GRAD, self.bar_delegate)
@@ -513,6 +567,7 @@ class ParametersView(QWidget):
 
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
+        top.addWidget(self.fixed_scale)
         self.summary.setWordWrap(True)  # its own line, full width: room for a long name
         upper = QWidget()
         upper_layout = QVBoxLayout(upper)
@@ -549,6 +604,7 @@ class ParametersView(QWidget):
         self._history_timer.timeout.connect(self._fetch_history)
 
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.fixed_scale.toggled.connect(self._on_fixed_scale_toggled)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
         self.table.doubleClicked.connect(self._on_double_clicked)
         self.model.edit_requested.connect(controller.set_parameter)
@@ -570,20 +626,35 @@ class ParametersView(QWidget):
         """Share the width by fractions, so a narrow dock still shows every column."""
         width = self.table.viewport().width()
         ghost = not self.table.isColumnHidden(GHOST)
+        held = not self.table.isColumnHidden(HELD)
         value, grad = (0.18, 0.27) if ghost else (0.22, 0.4)
+        if held:  # room for "12 · ×11.3", taken from the others
+            value, grad = value * 0.8, grad * 0.8
         header = self.table.horizontalHeader()
         header.resizeSection(VALUE, int(width * value))
         header.resizeSection(GRAD, int(width * grad))
         header.resizeSection(GHOST, int(width * grad))
+        header.resizeSection(HELD, int(width * 0.17))
         # The name column stretches into what is left.
 
     # --- snapshot -------------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         reset = snapshot.param_names != self.model.names
+        if snapshot.forget_zero_grad != self._forgetting:
+            # Growth is the point while gradients pile up: a fixed scale shows it. The
+            # user may still untick it; the switch's next change decides again.
+            self._forgetting = snapshot.forget_zero_grad
+            self.fixed_scale.blockSignals(True)
+            self.fixed_scale.setChecked(snapshot.forget_zero_grad)
+            self.fixed_scale.blockSignals(False)
+            self.model.fixed_scale = snapshot.forget_zero_grad
         self.model.set_snapshot(snapshot)
-        if self.table.isColumnHidden(GHOST) == snapshot.ghost:
+        held = snapshot.forget_zero_grad or snapshot.grad_passes > 1
+        if self.table.isColumnHidden(GHOST) == snapshot.ghost or \
+                self.table.isColumnHidden(HELD) == held:
             self.table.setColumnHidden(GHOST, not snapshot.ghost)
+            self.table.setColumnHidden(HELD, not held)
             self._fit_columns()
         if reset:
             # Rows were replaced: select the controller's parameter again if it still exists.
@@ -598,15 +669,40 @@ class ParametersView(QWidget):
         if len(grads) and np.nanmax(grads, initial=0) > 0:
             i = int(np.nanargmax(grads))
             text += f" · largest gradient {grads[i]:.3g} in {snapshot.param_names[i]}"
+        elif snapshot.phase == "backward":
+            text += " · zero_grad set every gradient to 0: backward fills them again"
         else:
             text += " · no gradients yet: Step runs a backward pass"
+        if self.model.fixed_scale:
+            text += f" · bars against the run's largest, {self.model.scale:.3g}"
         self.summary.setText(text)
         if snapshot.forget_zero_grad:
-            self.warning.setText("Forget zero_grad is on: each backward pass adds to the "
-                                 "gradients left over from the last step, so they pile up"
-                                 + (" (the ghost column shows the correct ones)"
-                                    if snapshot.ghost else ""))
+            self.warning.setText(self._forgetting_text(snapshot))
         self.warning.setVisible(snapshot.forget_zero_grad)
+
+    @staticmethod
+    def _forgetting_text(snapshot: Snapshot) -> str:
+        """What the pile-up is, in numbers from this snapshot only: nothing to contradict."""
+        k = snapshot.grad_passes
+        held = f"{k} backward pass{'es' if k != 1 else ''}"
+        text = (f"Forget zero_grad is on, so gradients pile up: each now holds the sum of "
+                f"{held}, and the update moves each weight by lr × that sum (momentum with "
+                "no decay).")
+        ratios = held_ratios(np.asarray(snapshot.grads), snapshot.step_grads)
+        finite = np.abs(ratios[np.isfinite(ratios)])
+        if k > 1 and len(finite):
+            text += (f" |Held ÷ true gradient|: median {float(np.median(finite)):.3g}×, "
+                     f"largest {float(finite.max()):.3g}×.")
+        if snapshot.ghost:
+            text += " The ghost column is the correct run's."
+        return text
+
+    @Slot(bool)
+    def _on_fixed_scale_toggled(self, on: bool) -> None:
+        self.model.fixed_scale = on
+        self.model.set_snapshot(self.controller.snapshot)
+        self._update_labels(self.controller.snapshot)
+        self.table.viewport().update()
 
     # --- editing by hand --------------------------------------------------------------------------
     @Slot(QModelIndex)

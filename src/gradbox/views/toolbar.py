@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QLabel, QSlider, QToolBar, QWidget
 
+from gradbox.loop_code import phase_done
 from gradbox.training import PHASES, Snapshot
 from gradbox.views.session import SessionController
 
@@ -17,6 +18,10 @@ PHASE_TEXT = {
     "backward": "backward: pass gradients from the loss to every weight",
     "update": "update: move each weight against its gradient",
 }
+
+
+def _numbered(phase: str) -> str:
+    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
 
 
 def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None) -> QAction:
@@ -51,8 +56,7 @@ class TrainingToolbar(QToolBar):
         for action in (self.step_action, self.substep_action, self.run_action):
             self.addAction(action)
         self.phase_label = QLabel()
-        self.phase_label.setAccessibleName("Next phase")
-        self.phase_label.setToolTip("The phase the next Sub-step will run")
+        self.phase_label.setAccessibleName("Phase just run and next phase")
         self.phase_label.setMinimumWidth(150)
         self.addWidget(self.phase_label)
         self.addSeparator()
@@ -64,7 +68,7 @@ class TrainingToolbar(QToolBar):
         self.forget_zero_grad.setAccessibleName("Forget zero_grad")
         self.forget_zero_grad.setToolTip(
             "Break the machine on purpose: skip zero_grad, so each step's gradients are "
-            "added to the last ones and pile up")
+            "added to the last ones and pile up. Turns the ghost run on, from this step")
         self.forget_zero_grad.setStyleSheet(
             "QCheckBox { font-weight: bold; color: #b3261e; padding: 2px 6px; }")
         self.ghost = QCheckBox("Ghost run")
@@ -94,6 +98,7 @@ class TrainingToolbar(QToolBar):
         self.reset_action.triggered.connect(controller.reset)
         self.reinit_action.triggered.connect(controller.reinitialize)
         self.forget_zero_grad.toggled.connect(controller.set_forget_zero_grad)
+        self.forget_zero_grad.toggled.connect(self._on_forget_toggled)
         self.ghost.toggled.connect(controller.set_ghost)
         self.timeline.sliderReleased.connect(self._on_timeline_released)
         self.timeline.actionTriggered.connect(self._on_timeline_action)
@@ -109,6 +114,13 @@ class TrainingToolbar(QToolBar):
             self.controller.run()
         else:
             self.controller.pause()
+
+    @Slot(bool)
+    def _on_forget_toggled(self, on: bool) -> None:
+        # The damage is seen beside a correct run: the ghost starts with it, from this
+        # very step (unticking it again is allowed).
+        if on and not self.ghost.isChecked():
+            self.ghost.setChecked(True)
 
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
@@ -137,11 +149,15 @@ class TrainingToolbar(QToolBar):
 
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        phase = snapshot.phase
-        index = PHASES.index(phase)
-        skipped = phase == "zero_grad" and snapshot.forget_zero_grad
-        self.phase_label.setText(f"next: {index + 1}/4 {phase}" + (" (skipped)" if skipped else ""))
-        self.phase_label.setToolTip(f"The next Sub-step runs {PHASE_TEXT[phase]}")
+        phase, done = snapshot.phase, phase_done(snapshot)
+        skipped = " (skipped)" if snapshot.forget_zero_grad else ""
+        done_text = (f"done: {_numbered(done)}" + (skipped if done == "zero_grad" else "")
+                     if done else "nothing run yet")
+        next_text = f"next: {_numbered(phase)}" + (skipped if phase == "zero_grad" else "")
+        self.phase_label.setText(f"{done_text}  →  <b>{next_text}</b>")
+        self.phase_label.setToolTip(
+            (f"Just ran {PHASE_TEXT[done]}" if done else "No phase has run yet")
+            + f"\nThe next Sub-step runs {PHASE_TEXT[phase]}")
         if self._rate_start is not None:
             start_time, start_step = self._rate_start
             elapsed = time.perf_counter() - start_time
@@ -159,6 +175,12 @@ class TrainingToolbar(QToolBar):
                 box.blockSignals(True)
                 box.setChecked(value)
                 box.blockSignals(False)
+
+    def set_large_phase(self, on: bool) -> None:
+        """Teacher mode: the phase indicator big and bold, readable from the back row."""
+        self.phase_label.setStyleSheet(
+            "QLabel { font-size: 22pt; font-weight: bold; color: #1f5fa8; padding: 0 8px; }"
+            if on else "")
 
     def _show_counter(self, snapshot: Snapshot) -> None:
         text = f"step {snapshot.step}"

@@ -1,0 +1,125 @@
+"""The training loop as code, live: the line just run highlighted, figures beside each line.
+
+The code and the figures come from `gradbox.loop_code`; this widget only draws them.
+`optimizer.zero_grad()` is struck through while Forget zero_grad skips it, so the bug is
+visible in the very line a learner would otherwise type without thinking.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Slot
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from gradbox.loop_code import CodeLine, LoopState, loop_lines, loop_state
+from gradbox.training import PHASES, Snapshot
+from gradbox.views.session import SessionController
+
+DONE_BACKGROUND = "#fff1b8"  # the lesson panel's highlight: "this is what just happened"
+NEXT_COLOUR = "#1f5fa8"
+SKIPPED_COLOUR = "#b3261e"
+FIGURE_COLOUR = "#6b3fa0"
+PENDING_COLOUR = "#999999"
+# Beside a phase not run yet in this step: what its figure will be.
+PENDING = {"forward": "loss = …", "zero_grad": "…", "backward": "|grad| = …",
+           "update": "step size |Δw| = …"}
+
+
+def _phase_number(phase: str) -> str:
+    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
+
+
+class TrainingLoopPanel(QWidget):
+    """PyTorch-shaped code of the loop the app runs, following every sub-step."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setObjectName("training_loop_panel")
+        self.setAccessibleName("Training loop as code")
+        self.lines: tuple[CodeLine, ...] = ()
+        self.state: LoopState | None = None
+        self._html = ""
+
+        self.code = QTextBrowser()
+        self.code.setObjectName("training_loop_code")
+        self.code.setAccessibleName("Training loop code")
+        self.code.setToolTip("The loop the app runs, as you would write it with PyTorch. "
+                             "The highlighted line is the phase just run; ▶ marks the "
+                             "next. Figures on the right are this step's.")
+        self.code.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.code.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
+        self.caption = QLabel()
+        self.caption.setObjectName("training_loop_caption")
+        self.caption.setAccessibleName("Phase just run and next")
+        self.caption.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.code, 1)
+        layout.addWidget(self.caption)
+
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._on_snapshot(controller.snapshot)
+
+    # --- what the panel shows, for tests and the lesson ------------------------------------------
+    def highlighted(self) -> list[str]:
+        """The code of the lines highlighted as just run."""
+        done = self.state.done if self.state else ""
+        return [line.code.strip() for line in self.lines if done and line.phase == done]
+
+    def next_lines(self) -> list[str]:
+        upcoming = self.state.next if self.state else ""
+        return [line.code.strip() for line in self.lines if line.phase == upcoming]
+
+    def struck_through(self) -> list[str]:
+        skipping = self.state is not None and self.state.skipping_zero_grad
+        return [line.code.strip() for line in self.lines
+                if skipping and line.phase == "zero_grad"]
+
+    def figure(self, phase: str) -> str:
+        return self.state.figures[phase] if self.state else ""
+
+    # --- drawing ----------------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        self.lines = loop_lines(snapshot.config)
+        self.state = loop_state(snapshot)
+        text = self._render(self.lines, self.state)
+        if text != self._html:  # unchanged while paused: no relayout, no flicker
+            self._html = text
+            self.code.setHtml(text)
+        done = self.state.done
+        self.caption.setText(
+            (f"Just ran <b>{_phase_number(done)}</b>" if done else "Nothing run yet")
+            + f" · next: <b>{_phase_number(self.state.next)}</b>"
+            + (" <span style='color:#b3261e'>(skipped: Forget zero_grad)</span>"
+               if self.state.next == "zero_grad" and self.state.skipping_zero_grad else ""))
+
+    @staticmethod
+    def _render(lines: tuple[CodeLine, ...], state: LoopState) -> str:
+        """One row per line of code; under each phase's last line, its figure as a
+        comment (on a row of its own: beside a long loss line it would be cut off)."""
+        rows = []
+        for k, line in enumerate(lines):
+            code = html.escape(line.code).replace(" ", "&nbsp;")
+            style = ""
+            marker = "&nbsp;&nbsp;"
+            if line.phase and line.phase == state.done:
+                style = f"background:{DONE_BACKGROUND}; font-weight:bold;"
+            if line.phase and line.phase == state.next:
+                marker = f"<span style='color:{NEXT_COLOUR}'>▶</span>&nbsp;"
+            if line.phase == "zero_grad" and state.skipping_zero_grad:
+                code = (f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
+                        f"<span style='color:{SKIPPED_COLOUR}'>&nbsp;&nbsp;# skipped</span>")
+            rows.append(f"<tr><td style='{style}'><code>{marker}{code}</code></td></tr>")
+            last_of_phase = line.phase and (k + 1 == len(lines)
+                                            or lines[k + 1].phase != line.phase)
+            if last_of_phase:
+                figure = state.figures.get(line.phase, "")
+                colour = FIGURE_COLOUR if figure else PENDING_COLOUR
+                text = html.escape(figure or PENDING[line.phase])
+                rows.append(f"<tr><td style='color:{colour}'><code>&nbsp;&nbsp;&nbsp;&nbsp;"
+                            f"&nbsp;&nbsp;#&nbsp;{text}</code></td></tr>")
+        return "<table cellspacing='0' cellpadding='1'>" + "".join(rows) + "</table>"

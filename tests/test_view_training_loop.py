@@ -1,0 +1,65 @@
+"""The training loop as code follows every sub-step, and strikes out a skipped zero_grad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradbox.loop_code import loop_lines
+from gradbox.training import TrainingConfig
+from gradbox.views.training_loop import TrainingLoopPanel
+
+
+@pytest.fixture
+def panel(controller, show_widget):  # type: ignore[no-untyped-def]
+    return show_widget(TrainingLoopPanel(controller), 600, 260)
+
+
+def test_the_line_just_run_is_highlighted_at_each_sub_step(panel, controller,  # type: ignore[no-untyped-def]
+                                                           after_snapshot) -> None:
+    assert panel.highlighted() == []
+    assert panel.next_lines() == ["scores = model(x)", "loss = hinge_loss(scores, y) + "
+                                  "0.0001 * l2(model)"]
+    expected = {
+        "forward": ["scores = model(x)", "loss = hinge_loss(scores, y) + 0.0001 * l2(model)"],
+        "zero_grad": ["optimizer.zero_grad()"],
+        "backward": ["loss.backward()"],
+        "update": ["optimizer.step()"],
+    }
+    following = {"forward": "zero_grad", "zero_grad": "backward", "backward": "update",
+                 "update": "forward"}
+    for number, phase in enumerate(("forward", "zero_grad", "backward", "update"), 1):
+        after_snapshot(controller, controller.substep)
+        assert panel.highlighted() == expected[phase], phase
+        assert panel.next_lines() == expected[following[phase]]
+        assert f"Just ran <b>{number}/4 {phase}" in panel.caption.text()
+        # The highlighted line is drawn so: bold on the lesson's yellow.
+        assert "#fff1b8" in panel.code.toHtml().lower() or "255, 241, 184" in panel.code.toHtml()
+    snap = controller.snapshot
+    assert panel.figure("forward") == f"loss = {snap.history[-1].loss:.4g}"
+    assert panel.figure("backward") == f"|grad| = {np.linalg.norm(snap.grads):.4g}"
+    assert panel.figure("update").startswith(f"step size |Δw| = {snap.update_norm:.4g}")
+    assert panel.struck_through() == []
+
+
+def test_a_skipped_zero_grad_is_struck_through(panel, controller, after_snapshot,  # type: ignore[no-untyped-def]
+                                               step_session) -> None:
+    step_session(controller, 1)
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    assert panel.struck_through() == ["optimizer.zero_grad()"]
+    assert "<s" in panel._html and "# skipped" in panel.code.toPlainText()
+    after_snapshot(controller, controller.substep)  # forward
+    after_snapshot(controller, controller.substep)  # zero_grad, skipped
+    assert panel.highlighted() == ["optimizer.zero_grad()"]
+    assert panel.figure("zero_grad") == "skipped: .grad still holds 1 backward pass"
+    after_snapshot(controller, controller.substep)  # backward adds a second pass
+    assert "the sum of 2 passes" in panel.figure("backward")
+    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    assert panel.struck_through() == []
+
+
+def test_the_code_follows_the_configuration() -> None:
+    lines = [line.code.strip() for line in loop_lines(TrainingConfig(loss="mse", l2=0.0,
+                                                                        batch_size=10))]
+    assert lines[0] == "for x, y in batches:"
+    assert "loss = F.mse_loss(scores, y)" in lines
