@@ -18,10 +18,11 @@ def panel(controller, show_widget):  # type: ignore[no-untyped-def]
 def test_the_line_just_run_is_highlighted_at_each_sub_step(panel, controller,  # type: ignore[no-untyped-def]
                                                            after_snapshot) -> None:
     assert panel.highlighted() == []
-    assert panel.next_lines() == ["scores = model(x)", "loss = hinge_loss(scores, y) + "
-                                  "0.0001 * l2(model)"]
+    forward = ["scores = model(x)", "loss = hinge_loss(scores, y)",
+               "loss = loss + 0.0001 * l2(model)"]
+    assert panel.next_lines() == forward
     expected = {
-        "forward": ["scores = model(x)", "loss = hinge_loss(scores, y) + 0.0001 * l2(model)"],
+        "forward": forward,
         "zero_grad": ["optimizer.zero_grad()"],
         "backward": ["loss.backward()"],
         "update": ["optimizer.step()"],

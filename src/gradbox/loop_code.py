@@ -34,16 +34,15 @@ class CodeLine:
 
 def loop_lines(config: TrainingConfig) -> tuple[CodeLine, ...]:
     """The loop for this configuration: its loss and penalties, its optimizer."""
-    loss = f"loss = {_LOSS_CALLS[config.effective_loss]}"
-    if config.l2:
-        loss += f" + {config.l2:g} * l2(model)"
-    if config.l1:
-        loss += f" + {config.l1:g} * l1(model)"
+    # Penalties on lines of their own: short lines fit a narrow panel.
+    penalties = [f"    loss = loss + {strength:g} * {name}(model)"
+                 for name, strength in (("l2", config.l2), ("l1", config.l1)) if strength]
     batch = "for x, y in batches:" if config.batch_size else "for step in range(steps):"
     return (
         CodeLine("", batch),
         CodeLine("forward", "    scores = model(x)"),
-        CodeLine("forward", f"    {loss}"),
+        CodeLine("forward", f"    loss = {_LOSS_CALLS[config.effective_loss]}"),
+        *(CodeLine("forward", line) for line in penalties),
         CodeLine("zero_grad", "    optimizer.zero_grad()"),
         CodeLine("backward", "    loss.backward()"),
         CodeLine("update", "    optimizer.step()"),

@@ -137,26 +137,40 @@ def _tab_widget_of(widget: QWidget) -> QTabWidget | None:
 
 
 # --- the text -----------------------------------------------------------------------------------
-def lesson_html(lesson: Lesson, current: int) -> str:
-    """The lesson as rich text: intro, formulas, steps with the current one marked."""
-    parts = [f"<h3>{html.escape(lesson.title)}</h3>", f"<p>{html.escape(lesson.intro)}</p>",
-             "<p><b>Local derivatives</b></p>",
+def lesson_html(lesson: Lesson, current: int, steps_first: bool = False) -> str:
+    """The lesson as rich text: intro, formulas, steps with the current one marked.
+
+    `steps_first` (teacher mode, large fonts): the steps come first, so they stay in view
+    in a small dock; the intro, which the teacher says aloud anyway, follows them.
+    """
+    about = [f"<p>{html.escape(lesson.intro)}</p>", "<p><b>Local derivatives</b></p>",
              "<table cellpadding='3' style='background: #f4f1e8'>"]
-    parts += [f"<tr><td><code>{html.escape(f)}</code></td></tr>" for f in lesson.formulas]
-    parts.append("</table><p><b>Steps</b></p><ol>")
+    about += [f"<tr><td><code>{html.escape(f)}</code></td></tr>" for f in lesson.formulas]
+    about.append("</table>")
+    steps = ["<p><b>Steps</b></p><ol>"]
     for k, step in enumerate(lesson.steps):
         do, look = html.escape(step.do), html.escape(step.look)
         if k == current:
-            parts.append(f"<li style='background: #fff1b8'><b>{do}</b><br>"
-                         f"<i>Look for:</i> {look}</li>")
+            steps.append(f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
+                         f"<br><i>Look for:</i> {look}</li>")
         elif k < current:
-            parts.append(f"<li style='color: #666666'>{do}</li>")
+            steps.append(f"<li style='color: #666666'>{do}</li>")
         else:
-            parts.append(f"<li>{do}</li>")
-    parts.append("</ol>")
+            steps.append(f"<li>{do}</li>")
+    steps.append("</ol>")
     if lesson.takeaway and current == len(lesson.steps) - 1:
-        parts.append(f"<p><b>Takeaway:</b> {html.escape(lesson.takeaway)}</p>")
-    return "".join(parts)
+        steps.append(f"<p><b>Takeaway:</b> {html.escape(lesson.takeaway)}</p>")
+    body = steps + about if steps_first else about + steps
+    return f"<h3>{html.escape(lesson.title)}</h3>" + "".join(body)
+
+
+def overview_html(lessons: Sequence[Lesson]) -> str:
+    """What the panel shows before a lesson is chosen: no lesson text quotes numbers the
+    screen does not show yet, because the lesson has not set the app up."""
+    items = "".join(f"<li><b>{html.escape(x.title)}</b></li>" for x in lessons)
+    return ("<h3>Lessons</h3><p>Choose a lesson above. It sets the app up for itself, "
+            "then walks you through it one step at a time: what to do, and what to look "
+            f"for.</p><ol style='list-style-type: none'>{items}</ol>")
 
 
 class LessonPanel(QWidget):
@@ -171,7 +185,8 @@ class LessonPanel(QWidget):
         self.setObjectName("lesson_panel")
         self.setAccessibleName("Lessons")
         self.host = host
-        self.lesson: Lesson = LESSONS[0]
+        # No lesson until one is chosen: its text would describe a state it never set up.
+        self.lesson: Lesson | None = None
         self.step = 0
         self._menu_actions: dict[str, QAction] = {}
         self._teacher_action: QAction | None = None
@@ -182,6 +197,12 @@ class LessonPanel(QWidget):
         self.chooser.setToolTip("Choose a lesson: it sets the app up for you")
         for item in LESSONS:
             self.chooser.addItem(item.title, item.key)
+        self.chooser.setPlaceholderText("Choose a lesson…")
+        # Titles are long; the list shows them whole, the box itself need not.
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(14)
+        self.chooser.setCurrentIndex(-1)
         self.restart = QPushButton("Set up again")
         self.restart.setObjectName("lesson_restart")
         self.restart.setAccessibleName("Set up the lesson again")
@@ -222,7 +243,7 @@ class LessonPanel(QWidget):
         layout.addWidget(self.teacher)
 
         self.chooser.activated.connect(self._on_chosen)
-        self.restart.clicked.connect(lambda: self.apply(self.lesson))
+        self.restart.clicked.connect(self._set_up_again)
         self.previous_button.clicked.connect(self.previous_step)
         self.next_button.clicked.connect(self.next_step)
         self.teacher.toggled.connect(self.set_teacher_mode)
@@ -271,6 +292,8 @@ class LessonPanel(QWidget):
         self.go_to_step(self.step - 1)
 
     def go_to_step(self, step: int) -> None:
+        if self.lesson is None:
+            return
         step = max(0, min(step, len(self.lesson.steps) - 1))
         if step != self.step:
             self.step = step
@@ -285,7 +308,10 @@ class LessonPanel(QWidget):
         if self._teacher_action is not None and self._teacher_action.isChecked() != on:
             self._teacher_action.setChecked(on)
         if self.host is not None:
-            self.host.set_teacher_mode(on, self.lesson.controls)
+            # Without a lesson, teacher mode only enlarges: nothing is known to be unneeded.
+            needed = self.lesson.controls if self.lesson is not None else ALL_CONTROLS
+            self.host.set_teacher_mode(on, needed)
+        self._render()
         self.teacher_mode_changed.emit(on)
 
     def build_menu(self, parent: QMenuBar | QMenu | QWidget) -> QMenu:
@@ -328,10 +354,25 @@ class LessonPanel(QWidget):
     # --- plumbing -------------------------------------------------------------------------------
     @Slot(int)
     def _on_chosen(self, index: int) -> None:
-        self.apply(LESSONS[index])
+        if index >= 0:
+            self.apply(LESSONS[index])
+
+    @Slot()
+    def _set_up_again(self) -> None:
+        if self.lesson is not None:
+            self.apply(self.lesson)
 
     def _render(self) -> None:
-        self.text.setHtml(lesson_html(self.lesson, self.step))
+        self.restart.setEnabled(self.lesson is not None)
+        if self.lesson is None:
+            self.text.setHtml(overview_html(LESSONS))
+            self.position.setText("")
+            self.previous_button.setEnabled(False)
+            self.next_button.setEnabled(False)
+            return
+        self.text.setHtml(lesson_html(self.lesson, self.step, self.teacher.isChecked()))
+        if self.step > 0 or self.teacher.isChecked():
+            self.text.scrollToAnchor("current")
         total = len(self.lesson.steps)
         self.position.setText(f"Step {self.step + 1} of {total}")
         self.previous_button.setEnabled(self.step > 0)

@@ -155,14 +155,17 @@ class MainWindow(QMainWindow):
         # another panel: a lesson step that sends you to a panel must not hide the lesson.
         lesson_dock = self._dock("Lessons", self.lessons, Qt.RightDockWidgetArea)
         self.splitDockWidget(lesson_dock, parameters, Qt.Vertical)
+        # The right column runs down to the status bar: the lesson and the parameters
+        # get the window's height, the loss curve and the loop share the width beside it.
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
         self.resize(1400, 900)
         self.loss_curve.setMinimumHeight(240)
         # Docks start at their minimum size; give the panels room to be read.
         self.resizeDocks([designer, parameters], [designer.widget().minimumWidth(), 500],
                          Qt.Horizontal)
-        self.resizeDocks([lesson_dock, parameters], [330, 470], Qt.Vertical)
+        self.resizeDocks([lesson_dock, parameters], [360, 440], Qt.Vertical)
         self.resizeDocks([loss], [280], Qt.Vertical)
-        self.resizeDocks([loss, loop], [800, 480], Qt.Horizontal)
+        self.resizeDocks([loss, loop], [560, 340], Qt.Horizontal)
 
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")

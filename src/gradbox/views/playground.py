@@ -9,6 +9,7 @@ The graph is the shared `GraphView` at operation level.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -99,12 +100,37 @@ def _number(x: float | None) -> str:
     return "—" if x is None else fmt(float(x))
 
 
-def caret_text(text: str, line: int, column: int, end: int | None = None) -> tuple[str, str]:
-    """The offending line of `text` and a caret line under `column` (1-based)."""
+CARET_CONTEXT = 56  # characters of the offending line shown around the caret
+
+
+def caret_text(text: str, line: int, column: int, end: int | None = None,
+               context: int = CARET_CONTEXT) -> tuple[str, str]:
+    """The offending line of `text` and a caret line under `column` (1-based).
+
+    A line longer than `context` is cut to the part around the caret, with "…" where it
+    was cut: the caret must stay under its character, so this text cannot wrap, and a
+    300-character line would widen the panel past the window.
+    """
     lines = text.split("\n")
     shown = lines[line - 1] if 0 < line <= len(lines) else ""
     width = max(1, (end - column) if end is not None and end > column else 1)
-    return shown, " " * max(0, column - 1) + "^" * width
+    start = 0
+    if len(shown) > context:
+        start = max(0, min(column - 1 - context // 2, len(shown) - context))
+        cut = shown[start:start + context]
+        shown = ("…" if start else "") + cut + ("…" if start + context < len(shown) else "")
+        start -= 1 if start else 0  # the "…" takes the first cut character's place
+        width = min(width, context)
+    return shown, " " * max(0, column - 1 - start) + "^" * width
+
+
+def breakable(text: str, every: int = 24) -> str:
+    """`text` with a zero-width space every `every` characters of any longer word, so a
+    word-wrapping label can wrap a 300-character name instead of widening its panel."""
+    def split(match: re.Match[str]) -> str:
+        word = match.group(0)
+        return "\u200b".join(word[i:i + every] for i in range(0, len(word), every))
+    return re.sub(rf"\S{{{every + 1},}}", split, text)
 
 
 class PlaygroundPanel(QWidget):
@@ -164,6 +190,7 @@ class PlaygroundPanel(QWidget):
         self.error.setToolTip("Why the expression was not accepted; the caret marks where. "
                               "The last good graph stays on screen.")
         self.error.setTextFormat(Qt.TextFormat.RichText)
+        self.error.setWordWrap(True)  # a long message wraps; it never widens the panel
         self.error.setStyleSheet(_MESSAGE_STYLE["error"] + " padding: 4px;")
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.hide()
@@ -726,9 +753,10 @@ class PlaygroundPanel(QWidget):
         where = f"line {error.line}, column {error.position}" if error.line > 1 else \
             f"column {error.position}"
         self.error.setText(f"<pre style='margin:0'>{html.escape(shown)}\n"
-                           f"{html.escape(caret)}</pre><b>{html.escape(error.message)}</b> "
+                           f"{html.escape(caret)}</pre>"
+                           f"<b>{html.escape(breakable(error.message))}</b> "
                            f"({where}). Still showing the last good expression: "
-                           f"<code>{html.escape(self.model.text)}</code>")
+                           f"<code>{html.escape(breakable(self.model.text))}</code>")
         self.error.show()
         self.expression.setFocus()
         self.expression.setCursorPosition(_index_of(text, error.line, error.position))
@@ -782,12 +810,13 @@ class PlaygroundPanel(QWidget):
 
 
 def _outcome_html(outcome: Outcome) -> str:
-    rich = f"<b>{html.escape(outcome.title)}</b>"
+    rich = f"<b>{html.escape(breakable(outcome.title))}</b>"
     if outcome.quote:
         # The engine's words verbatim, set apart as PyTorch prints them.
-        rich += f"<pre style='white-space: pre-wrap'>{html.escape(outcome.quote)}</pre>"
+        rich += (f"<pre style='white-space: pre-wrap'>{html.escape(breakable(outcome.quote))}"
+                 "</pre>")
     if outcome.text:
-        rich += ("" if outcome.quote else "<br>") + html.escape(outcome.text)
+        rich += ("" if outcome.quote else "<br>") + html.escape(breakable(outcome.text))
     return rich
 
 
@@ -834,4 +863,4 @@ def _index_of(text: str, line: int, column: int) -> int:
 def _plain(rich: str) -> str:
     doc = QTextDocument()
     doc.setHtml(rich)
-    return doc.toPlainText()
+    return doc.toPlainText().replace("\u200b", "")  # the break points are no text

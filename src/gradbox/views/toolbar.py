@@ -57,7 +57,7 @@ class TrainingToolbar(QToolBar):
             self.addAction(action)
         self.phase_label = QLabel()
         self.phase_label.setAccessibleName("Phase just run and next phase")
-        self.phase_label.setMinimumWidth(150)
+        self.phase_label.setMinimumWidth(130)
         self.addWidget(self.phase_label)
         self.addSeparator()
         self.addAction(self.reset_action)
@@ -154,7 +154,8 @@ class TrainingToolbar(QToolBar):
         done_text = (f"done: {_numbered(done)}" + (skipped if done == "zero_grad" else "")
                      if done else "nothing run yet")
         next_text = f"next: {_numbered(phase)}" + (skipped if phase == "zero_grad" else "")
-        self.phase_label.setText(f"{done_text}  →  <b>{next_text}</b>")
+        # Two short lines: narrow enough for a full toolbar at 1024 px.
+        self.phase_label.setText(f"{done_text}<br><b>{next_text}</b>")
         self.phase_label.setToolTip(
             (f"Just ran {PHASE_TEXT[done]}" if done else "No phase has run yet")
             + f"\nThe next Sub-step runs {PHASE_TEXT[phase]}")

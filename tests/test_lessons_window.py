@@ -1,0 +1,153 @@
+"""Lessons in the real window: their own dock, set up when entered, numbers from the screen."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from gradbox import lessons
+from gradbox.views.main_window import MainWindow
+from gradbox.views.session import SessionController
+
+NUMBER = re.compile(r"(?<![\w.])[−-]?\d+(?:\.\d+)?(?![\w.])")
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(m.replace("−", "-")) for m in NUMBER.findall(text)}
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+    win = MainWindow(SessionController(), settings)
+    win.playground.animation_ms = 1
+    qtbot.addWidget(win)
+    win.resize(1024, 700)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.controller.shutdown()
+
+
+def _on_screen(window: MainWindow) -> set[float]:
+    """Every number the playground shows: the variables' values and each node's data."""
+    pg = window.playground
+    shown = set()
+    for row in range(pg.table.rowCount()):
+        item = pg.table.item(row, 1)
+        if item is not None and item.text():
+            shown.add(float(item.text().replace("−", "-")))
+    graph = pg.graph.graph()
+    assert graph is not None
+    shown |= {float(graph.data(node)) for node in range(len(graph))}
+    return shown
+
+
+def test_the_lessons_dock_is_never_a_tab_behind_another_panel(window: MainWindow) -> None:
+    dock = window.docks["Lessons"]
+    assert window.tabifiedDockWidgets(dock) == []
+    assert dock.isVisible() and window.docks["Parameters && gradients"].isVisible()
+    assert not dock.visibleRegion().isEmpty()
+    # "Open the Parameters panel" is a step of a lesson: both stay in view together.
+    window.lessons.apply_key("zero-grad")
+    assert dock.isVisible() and not dock.visibleRegion().isEmpty()
+    assert not window.parameters.visibleRegion().isEmpty()
+
+
+def test_no_lesson_text_before_a_lesson_is_entered(window: MainWindow) -> None:
+    text = window.lessons.text_plain()
+    assert "Choose a lesson" in text
+    for item in lessons.LESSONS:
+        for step in item.steps:
+            assert step.look not in text  # nothing claims a state the app is not in
+    assert not window.lessons.restart.isEnabled()
+
+
+@pytest.mark.parametrize("key", [x.key for x in lessons.LESSONS
+                                 if x.setup.view == "playground"
+                                 and x.steps[0].do.startswith(("Look", "Read"))
+                                 and _numbers(x.steps[0].look)])
+def test_quoted_numbers_equal_the_widgets_values_after_entry(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                             key: str) -> None:
+    """A first step that only asks to look quotes numbers: each must be on screen."""
+    item = lessons.lesson(key)
+    window.lessons.chooser.setCurrentIndex(lessons.LESSONS.index(item))
+    window.lessons.chooser.activated.emit(lessons.LESSONS.index(item))  # as a click does
+    quoted = _numbers(item.steps[0].look)
+    assert quoted <= _on_screen(window), (quoted, _on_screen(window))
+    assert item.steps[0].look in " ".join(window.lessons.text_plain().split())
+
+
+def test_chain_rule_numbers_are_on_screen_at_entry(window: MainWindow) -> None:
+    # Issue 14: the text said a·b = −6 while the screen showed a = 0.3, b = 0.9.
+    window.lessons.apply_key("chain-rule")
+    assert {2.0, -3.0, 10.0, -6.0, 4.0} <= _on_screen(window)
+
+
+def test_micro_batch_lesson_quotes_the_difference_on_screen(window: MainWindow) -> None:
+    item = lessons.lesson("micro-batches")
+    assert "about 1e-16" in item.steps[0].look
+    window.lessons.apply_key(item.key)
+    shown = re.search(r"Largest difference: (\S+) ", window.playground.micro_summary.text()
+                      .replace("<b>", "").replace("</b>", ""))
+    assert shown is not None and float(shown.group(1)) < 1e-15  # "about 1e-16"
+
+
+def test_teacher_mode_keeps_the_lessons_steps_in_view(qtbot, window: MainWindow) -> None:
+    window.lessons.apply_key("zero-grad")
+    window.lessons.next_step()
+    window.lessons.set_teacher_mode(True)
+    text = window.lessons.text
+    # The current step sits inside the visible part of the lesson text.
+    cursor = text.document().find("Look for:")
+    assert not cursor.isNull()
+    rect = text.cursorRect(cursor)
+    assert rect.top() >= 0 and rect.bottom() <= text.viewport().height(), rect
+    plain = window.lessons.text_plain()
+    assert plain.index("Steps") < plain.index(lessons.lesson("zero-grad").intro[:40])
+    # The phase indicator is big enough for the back of the room.
+    font = window.toolbar.phase_label.font()
+    assert "22pt" in window.toolbar.phase_label.styleSheet() or font.pointSizeF() >= 20
+    window.lessons.set_teacher_mode(False)
+    assert window.toolbar.phase_label.styleSheet() == ""
+
+
+def test_the_training_loop_dock_is_beside_the_loss_curve(window: MainWindow) -> None:
+    loop = window.docks["Training loop"]
+    assert window.dockWidgetArea(loop) == Qt.DockWidgetArea.BottomDockWidgetArea
+    assert loop.isVisible() and window.tabifiedDockWidgets(loop) == []
+
+
+# --- the playground's layout: messages wrap inside it ---------------------------------------
+def _inside_window(window: MainWindow, widget) -> bool:  # type: ignore[no-untyped-def]
+    top_left = widget.mapTo(window, widget.rect().topLeft())
+    bottom_right = widget.mapTo(window, widget.rect().bottomRight())
+    return window.rect().contains(top_left) and window.rect().contains(bottom_right)
+
+
+@pytest.mark.parametrize("text", [
+    "a" * 299 + "+",  # a syntax error at the very end of a long line
+    "(" + " + ".join(f"x{i}" for i in range(60)) + " +* b",  # spaces, error at the end
+    "q" * 300 + "(a)",  # an unknown function with a 300-character name
+], ids=["one-word", "spaced", "unknown-name"])
+def test_a_300_character_error_leaves_every_control_inside_the_window(
+        qtbot, window: MainWindow, text: str) -> None:  # type: ignore[no-untyped-def]
+    pg = window.playground
+    window.tabs.setCurrentIndex(window.tabs.count() - 1)
+    width = window.width()
+    pg.expression.setText(text)
+    pg.forward_button.click()
+    qtbot.waitUntil(lambda: pg.error.isVisible() or "unknown" in pg.message_text().lower(),
+                    timeout=3000)
+    qtbot.wait(50)  # layouts settle
+    assert window.width() == width
+    controls = [pg.forward_button, pg.variant, pg.expression, pg.backward_button,
+                pg.check_button, pg.table, pg.graph]
+    for control in controls:
+        assert control.isVisible()
+        assert _inside_window(window, control), control.objectName()
+    message = pg.error if pg.error.isVisible() else pg.message
+    assert _inside_window(window, message)
