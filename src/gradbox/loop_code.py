@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradbox.graph import fmt
+from gradbox.formatting import fmt
 from gradbox.training import PHASES, Snapshot, TrainingConfig
 
 __all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done"]
