@@ -100,19 +100,32 @@ def test_teacher_mode_keeps_the_lessons_steps_in_view(qtbot, window: MainWindow)
     window.lessons.apply_key("zero-grad")
     window.lessons.next_step()
     window.lessons.set_teacher_mode(True)
-    text = window.lessons.text
-    # The current step sits inside the visible part of the lesson text.
-    cursor = text.document().find("Look for:")
+    panel = window.lessons
+    step = lessons.lesson("zero-grad").steps[1]
+    # The current step has a box of its own above the text, always in view ...
+    assert panel.current.isVisible() and not panel.current.visibleRegion().isEmpty()
+    assert step.look in " ".join(panel.text_plain().split())
+    assert panel.current.height() >= panel.current.heightForWidth(panel.current.width())
+    # ... and in the list of steps, it sits inside the visible part of the text.
+    text = panel.text
+    cursor = text.document().find(step.do[:30])
     assert not cursor.isNull()
     rect = text.cursorRect(cursor)
     assert rect.top() >= 0 and rect.bottom() <= text.viewport().height(), rect
     plain = window.lessons.text_plain()
     assert plain.index("Steps") < plain.index(lessons.lesson("zero-grad").intro[:40])
-    # The phase indicator is big enough for the back of the room.
-    font = window.toolbar.phase_label.font()
-    assert "22pt" in window.toolbar.phase_label.styleSheet() or font.pointSizeF() >= 20
+    # The phase indicator is big enough for the back of the room, on its own row, and
+    # the lesson's switch stays on the toolbar (not pushed into its overflow menu).
+    bar = window.phase_bar
+    assert bar.isVisible() and not window.toolbar.phase_action.isVisible()
+    assert bar.label.fontInfo().pointSizeF() >= 20
+    assert "step 0 · nothing run yet" in bar.label.text()
+    assert "next: 1/4 forward" in bar.label.text()
+    forget = window.toolbar.forget_zero_grad
+    assert forget.isVisible() and _inside_window(window, forget)
+    assert window.toolbar.rect().contains(forget.geometry())
     window.lessons.set_teacher_mode(False)
-    assert window.toolbar.phase_label.styleSheet() == ""
+    assert not bar.isVisible() and window.toolbar.phase_action.isVisible()
 
 
 def test_the_training_loop_dock_is_beside_the_loss_curve(window: MainWindow) -> None:

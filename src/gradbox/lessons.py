@@ -250,8 +250,8 @@ ZERO_GRAD = Lesson(
              "Step 1 matches the ghost exactly, since the gradients started at zero."),
         Step("Press Sub-step four more times.",
              "After loss.backward() the panel says the gradient is the sum of 2 passes. "
-             "In Parameters & gradients, the Held column shows 2 passes for every "
-             "weight, and each gradient's ratio to the true one, this pass's own."),
+             "Parameters & gradients says the same in red, and its × true column gives "
+             "each gradient as a multiple of the true one: this pass's own."),
         Step("Press Step until the counter says step 10.",
              "The bars are on a fixed scale (the largest gradient so far), so the pile-up "
              "shows as bars that grow. The loss curve shows the broken run (blue) beside "
@@ -261,8 +261,9 @@ ZERO_GRAD = Lesson(
              "settings over ten seeds. Beside optimizer.step(), the step size |Δw| has "
              "grown and stays large: the sum of all past gradients keeps pushing."),
         Step("Untick Forget zero_grad and press Step.",
-             "zero_grad runs again: Held drops to 1 pass and the gradients are this "
-             "step's own. The run continues from wherever the overshoot left it."),
+             "zero_grad runs again: the gradients hold 1 pass, this step's own, and "
+             "the × true column goes away. The run continues from wherever the "
+             "overshoot left it."),
     ),
     formulas=(
         "without zero_grad: grad after k steps = Σᵢ≤ₖ ∇L(θᵢ)",

@@ -15,7 +15,7 @@ import numpy as np
 from gradbox.formatting import fmt
 from gradbox.training import PHASES, Snapshot, TrainingConfig
 
-__all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done"]
+__all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
 
 # What each loss is called in the loop, in PyTorch's spelling where it has one.
 _LOSS_CALLS = {
@@ -35,7 +35,7 @@ class CodeLine:
 def loop_lines(config: TrainingConfig) -> tuple[CodeLine, ...]:
     """The loop for this configuration: its loss and penalties, its optimizer."""
     # Penalties on lines of their own: short lines fit a narrow panel.
-    penalties = [f"    loss = loss + {strength:g} * {name}(model)"
+    penalties = [f"    loss += {strength:g} * {name}(model)"
                  for name, strength in (("l2", config.l2), ("l1", config.l1)) if strength]
     batch = "for x, y in batches:" if config.batch_size else "for step in range(steps):"
     return (
@@ -55,6 +55,20 @@ def phase_done(snapshot: Snapshot) -> str:
     if index == 0:
         return PHASES[-1] if snapshot.step > 0 else ""
     return PHASES[index - 1]
+
+
+def numbered(phase: str) -> str:
+    """'2/4 zero_grad': where a phase sits in the step."""
+    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
+
+
+def phase_summary(snapshot: Snapshot) -> tuple[str, str]:
+    """('done: 2/4 zero_grad (skipped)', 'next: 3/4 backward'): the phase indicator."""
+    phase, done = snapshot.phase, phase_done(snapshot)
+    skipped = " (skipped)" if snapshot.forget_zero_grad else ""
+    done_text = (f"done: {numbered(done)}" + (skipped if done == "zero_grad" else "")
+                 if done else "nothing run yet")
+    return done_text, f"next: {numbered(phase)}" + (skipped if phase == "zero_grad" else "")
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ def loop_state(snapshot: Snapshot) -> LoopState:
     if "zero_grad" in ran:
         skipped = record.zero_grad_skipped if finished and record is not None else skipping
         held = snapshot.grad_passes - (1 if "backward" in ran else 0)
-        figures["zero_grad"] = (f"skipped: .grad still holds {_plural(held)}" if skipped
+        figures["zero_grad"] = (f"skipped: .grad keeps {_plural(held)}" if skipped
                                 else ".grad = 0 everywhere")
     if "backward" in ran:
         norm = float(np.linalg.norm(snapshot.grads))
@@ -100,9 +114,8 @@ def loop_state(snapshot: Snapshot) -> LoopState:
         if snapshot.grad_passes > 1:
             text += f", the sum of {snapshot.grad_passes} passes"
             if snapshot.step_grads is not None:
-                text += f" (this pass alone: {_fmt(float(np.linalg.norm(snapshot.step_grads)))})"
+                text += f"; this one alone: {_fmt(float(np.linalg.norm(snapshot.step_grads)))}"
         figures["backward"] = text
     if "update" in ran and finished and record is not None:
-        figures["update"] = (f"step size |Δw| = {_fmt(snapshot.update_norm)}"
-                             f" (lr = {record.lr:g})")
+        figures["update"] = f"step size |Δw| = {_fmt(snapshot.update_norm)}, lr = {record.lr:g}"
     return LoopState(done, snapshot.phase, skipping, figures)

@@ -13,8 +13,8 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from PySide6.QtCore import Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup, QFont
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QAction, QActionGroup, QFont, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,6 +38,12 @@ TEACHER_SCALE = 1.5
 # back exactly that and nothing the user hid on purpose.
 _HIDDEN = "gradbox_teacher_hidden"
 _FONT = "gradbox_teacher_font"
+
+
+def _plain(rich: str) -> str:
+    document = QTextDocument()
+    document.setHtml(rich)
+    return document.toPlainText()
 
 
 class LessonHost(Protocol):
@@ -137,11 +143,13 @@ def _tab_widget_of(widget: QWidget) -> QTabWidget | None:
 
 
 # --- the text -----------------------------------------------------------------------------------
-def lesson_html(lesson: Lesson, current: int, steps_first: bool = False) -> str:
+def lesson_html(lesson: Lesson, current: int, steps_first: bool = False,
+                with_look: bool = True) -> str:
     """The lesson as rich text: intro, formulas, steps with the current one marked.
 
     `steps_first` (teacher mode, large fonts): the steps come first, so they stay in view
     in a small dock; the intro, which the teacher says aloud anyway, follows them.
+    `with_look` False leaves the current step's "look for" to a box of its own.
     """
     about = [f"<p>{html.escape(lesson.intro)}</p>", "<p><b>Local derivatives</b></p>",
              "<table cellpadding='3' style='background: #f4f1e8'>"]
@@ -152,7 +160,9 @@ def lesson_html(lesson: Lesson, current: int, steps_first: bool = False) -> str:
         do, look = html.escape(step.do), html.escape(step.look)
         if k == current:
             steps.append(f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
-                         f"<br><i>Look for:</i> {look}</li>")
+                         f"<br><i>Look for:</i> {look}</li>" if with_look else
+                         f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
+                         "</li>")
         elif k < current:
             steps.append(f"<li style='color: #666666'>{do}</li>")
         else:
@@ -207,6 +217,17 @@ class LessonPanel(QWidget):
         self.restart.setObjectName("lesson_restart")
         self.restart.setAccessibleName("Set up the lesson again")
         self.restart.setToolTip("Put the app back in this lesson's starting state")
+        # The current step, always in view above the text: in a small dock or with teacher
+        # mode's large fonts the list of steps may be scrolled away, never this.
+        self.current = QLabel()
+        self.current.setObjectName("lesson_current_step")
+        self.current.setAccessibleName("Current step")
+        self.current.setToolTip("What to do now, and what to look for once it is done")
+        self.current.setWordWrap(True)
+        self.current.setTextFormat(Qt.TextFormat.RichText)
+        self.current.setStyleSheet("QLabel { background: #fff1b8; padding: 6px; "
+                                   "border: 1px solid #e6d48a; }")
+        self.current.hide()
         self.text = QTextBrowser()
         self.text.setObjectName("lesson_text")
         self.text.setAccessibleName("Lesson text")
@@ -238,6 +259,7 @@ class LessonPanel(QWidget):
         steps.addWidget(self.next_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(self.current)
         layout.addWidget(self.text, 1)
         layout.addLayout(steps)
         layout.addWidget(self.teacher)
@@ -349,9 +371,26 @@ class LessonPanel(QWidget):
         return menu
 
     def text_plain(self) -> str:
-        return self.text.toPlainText()
+        """What the panel says: the current step's box, then the lesson text."""
+        current = _plain(self.current.text()) if self.current.isVisibleTo(self) else ""
+        return (current + "\n" + self.text.toPlainText()).strip()
 
     # --- plumbing -------------------------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_current()
+
+    def _fit_current(self) -> None:
+        """The current step's box is never cut: it asks for the height its words need at
+        its width, and the lesson text below (which scrolls) gives way."""
+        if self.current.isHidden():
+            return
+        margins = self.layout().contentsMargins()
+        width = self.current.width() if self.current.width() > 1 else (
+            self.width() - margins.left() - margins.right())
+        needed = self.current.heightForWidth(width)
+        if needed > 0 and needed != self.current.minimumHeight():
+            self.current.setMinimumHeight(needed)
     @Slot(int)
     def _on_chosen(self, index: int) -> None:
         if index >= 0:
@@ -366,14 +405,21 @@ class LessonPanel(QWidget):
         self.restart.setEnabled(self.lesson is not None)
         if self.lesson is None:
             self.text.setHtml(overview_html(LESSONS))
+            self.current.hide()
             self.position.setText("")
             self.previous_button.setEnabled(False)
             self.next_button.setEnabled(False)
             return
-        self.text.setHtml(lesson_html(self.lesson, self.step, self.teacher.isChecked()))
+        self.text.setHtml(lesson_html(self.lesson, self.step, self.teacher.isChecked(),
+                                      with_look=False))
         if self.step > 0 or self.teacher.isChecked():
             self.text.scrollToAnchor("current")
         total = len(self.lesson.steps)
+        step = self.lesson.steps[self.step]
+        self.current.setText(f"<b>Step {self.step + 1} of {total}: {html.escape(step.do)}</b>"
+                             f"<br><i>Look for:</i> {html.escape(step.look)}")
+        self.current.show()
+        self._fit_current()
         self.position.setText(f"Step {self.step + 1} of {total}")
         self.previous_button.setEnabled(self.step > 0)
         self.next_button.setEnabled(self.step < total - 1)

@@ -29,6 +29,7 @@ from gradbox.views.keys import FieldKeys
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
 from gradbox.views.parameters import ParametersView
+from gradbox.views.phase_bar import PhaseBar
 from gradbox.views.playground import PlaygroundPanel
 from gradbox.views.saving import SessionSaver
 from gradbox.views.session import SessionController
@@ -116,6 +117,10 @@ class MainWindow(QMainWindow):
 
         self.toolbar = TrainingToolbar(controller, self)
         self.addToolBar(Qt.TopToolBarArea, self.toolbar)
+        self.addToolBarBreak(Qt.TopToolBarArea)
+        self.phase_bar = PhaseBar(controller, self)  # teacher mode's large phase indicator
+        self.addToolBar(Qt.TopToolBarArea, self.phase_bar)
+        self.phase_bar.hide()
 
         self.boundary = DecisionBoundaryView(controller)
         self.tabs = QTabWidget()
@@ -163,9 +168,9 @@ class MainWindow(QMainWindow):
         # Docks start at their minimum size; give the panels room to be read.
         self.resizeDocks([designer, parameters], [designer.widget().minimumWidth(), 500],
                          Qt.Horizontal)
-        self.resizeDocks([lesson_dock, parameters], [360, 440], Qt.Vertical)
+        self.resizeDocks([lesson_dock, parameters], [330, 470], Qt.Vertical)
         self.resizeDocks([loss], [280], Qt.Vertical)
-        self.resizeDocks([loss, loop], [560, 340], Qt.Horizontal)
+        self.resizeDocks([loss, loop], [500, 400], Qt.Horizontal)
 
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")
@@ -318,7 +323,9 @@ class MainWindow(QMainWindow):
 
     def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
         apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
-        self.toolbar.set_large_phase(on)
+        # The phase, large enough for the back of the room, on a row of its own.
+        self.phase_bar.setVisible(on)
+        self.toolbar.phase_action.setVisible(not on)
         if on:
             self.docks["Lessons"].show()
             self.docks["Lessons"].raise_()

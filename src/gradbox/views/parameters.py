@@ -69,7 +69,7 @@ from gradbox.views.session import SessionController
 from gradbox.views.typed import parse_number as parse_weight
 
 NAME, VALUE, GRAD, GHOST, HELD = range(5)
-HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "Held: passes · × true")
+HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "× true")
 HEADER_TIPS = (
     "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
     "Sorting keeps the network's order",
@@ -79,10 +79,10 @@ HEADER_TIPS = (
     "|gradient|",
     "The gradient a correct run (the ghost, which never skips zero_grad) has for this "
     "parameter, on the same scale. Sorting orders by |gradient|",
-    "Shown while zero_grad is skipped: how many backward passes the gradient now holds "
-    "(their sum), and how many times the true gradient at these weights it is (the last "
-    "pass's own contribution, what zero_grad would have left). Negative: the held sum "
-    "points the other way. Sorting orders by the ratio",
+    "Shown while zero_grad is skipped: how many times the true gradient at these weights "
+    "(the last backward pass's own, what zero_grad would have left) the gradient now is. "
+    "It holds the sum of several passes (the count is above the table and in each cell's "
+    "tip). Negative: the held sum points the other way. Sorting orders by the ratio",
 )
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
@@ -322,7 +322,7 @@ class ParameterTableModel(QAbstractTableModel):
     def _held_data(self, parameter: int, ratio: float, role: int) -> Any:
         ratio_text = "×–" if math.isnan(ratio) else f"×{ratio:.3g}"
         if role == Qt.ItemDataRole.DisplayRole:
-            return f"{self.passes} · {ratio_text}"
+            return ratio_text
         if role == Qt.ItemDataRole.ToolTipRole:
             own = self.grads[parameter] / ratio if ratio and math.isfinite(ratio) else math.nan
             return (f"{self.names[parameter]}: .grad = {_num(self.grads[parameter])} is the "
@@ -490,7 +490,12 @@ class ParametersView(QWidget):
         self.summary.setToolTip("How many parameters there are and the largest gradient")
         self.warning = QLabel()
         self.warning.setAccessibleName("zero_grad warning")
-        self.warning.setToolTip("Shown while Forget zero_grad is on")
+        self.warning.setToolTip(
+            "Shown while Forget zero_grad is on. The update moves each weight by lr × the "
+            "held sum: momentum with no decay. While the gradients point the same way (a "
+            "plateau) that speeds training up; old gradients never fade, so once the "
+            "slope turns they keep pushing and the weights overshoot. The ghost column "
+            "is the correct run's gradient")
         self.warning.setWordWrap(True)
         self.warning.setStyleSheet("color: #b3261e; font-weight: bold;")
         self.warning.hide()
@@ -628,13 +633,13 @@ class ParametersView(QWidget):
         ghost = not self.table.isColumnHidden(GHOST)
         held = not self.table.isColumnHidden(HELD)
         value, grad = (0.18, 0.27) if ghost else (0.22, 0.4)
-        if held:  # room for "12 · ×11.3", taken from the others
-            value, grad = value * 0.8, grad * 0.8
+        if held:  # room for "×11.3", taken from the others
+            value, grad = value * 0.85, grad * 0.85
         header = self.table.horizontalHeader()
         header.resizeSection(VALUE, int(width * value))
         header.resizeSection(GRAD, int(width * grad))
         header.resizeSection(GHOST, int(width * grad))
-        header.resizeSection(HELD, int(width * 0.17))
+        header.resizeSection(HELD, int(width * 0.14))
         # The name column stretches into what is left.
 
     # --- snapshot -------------------------------------------------------------------------------
@@ -650,7 +655,8 @@ class ParametersView(QWidget):
             self.fixed_scale.blockSignals(False)
             self.model.fixed_scale = snapshot.forget_zero_grad
         self.model.set_snapshot(snapshot)
-        held = snapshot.forget_zero_grad or snapshot.grad_passes > 1
+        held = snapshot.grad_passes > 1 or (snapshot.forget_zero_grad
+                                            and snapshot.grad_passes > 0)
         if self.table.isColumnHidden(GHOST) == snapshot.ghost or \
                 self.table.isColumnHidden(HELD) == held:
             self.table.setColumnHidden(GHOST, not snapshot.ghost)
@@ -669,12 +675,12 @@ class ParametersView(QWidget):
         if len(grads) and np.nanmax(grads, initial=0) > 0:
             i = int(np.nanargmax(grads))
             text += f" · largest gradient {grads[i]:.3g} in {snapshot.param_names[i]}"
-        elif snapshot.phase == "backward":
+        elif snapshot.phase == "backward" and not snapshot.forget_zero_grad:
             text += " · zero_grad set every gradient to 0: backward fills them again"
         else:
             text += " · no gradients yet: Step runs a backward pass"
-        if self.model.fixed_scale:
-            text += f" · bars against the run's largest, {self.model.scale:.3g}"
+        if self.model.fixed_scale and snapshot.grad_peak > 0:
+            text += f" · bar scale {self.model.scale:.3g}, the largest so far"
         self.summary.setText(text)
         if snapshot.forget_zero_grad:
             self.warning.setText(self._forgetting_text(snapshot))
@@ -684,17 +690,16 @@ class ParametersView(QWidget):
     def _forgetting_text(snapshot: Snapshot) -> str:
         """What the pile-up is, in numbers from this snapshot only: nothing to contradict."""
         k = snapshot.grad_passes
+        if k == 0:
+            return ("Forget zero_grad is on: from the next backward pass on, gradients "
+                    "pile up, each step's added to the last")
         held = f"{k} backward pass{'es' if k != 1 else ''}"
-        text = (f"Forget zero_grad is on, so gradients pile up: each now holds the sum of "
-                f"{held}, and the update moves each weight by lr × that sum (momentum with "
-                "no decay).")
+        text = f"zero_grad skipped, gradients pile up: each is the sum of {held}"
         ratios = held_ratios(np.asarray(snapshot.grads), snapshot.step_grads)
         finite = np.abs(ratios[np.isfinite(ratios)])
         if k > 1 and len(finite):
-            text += (f" |Held ÷ true gradient|: median {float(np.median(finite)):.3g}×, "
-                     f"largest {float(finite.max()):.3g}×.")
-        if snapshot.ghost:
-            text += " The ghost column is the correct run's."
+            text += (f", median {float(np.median(finite)):.3g}× the true one "
+                     f"(max {float(finite.max()):.3g}×)")
         return text
 
     @Slot(bool)

@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QLabel, QSlider, QToolBar, QWidget
 
-from gradbox.loop_code import phase_done
-from gradbox.training import PHASES, Snapshot
+from gradbox.loop_code import phase_done, phase_summary
+from gradbox.training import Snapshot
 from gradbox.views.session import SessionController
 
 PHASE_TEXT = {
@@ -18,10 +18,6 @@ PHASE_TEXT = {
     "backward": "backward: pass gradients from the loss to every weight",
     "update": "update: move each weight against its gradient",
 }
-
-
-def _numbered(phase: str) -> str:
-    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
 
 
 def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None) -> QAction:
@@ -57,8 +53,8 @@ class TrainingToolbar(QToolBar):
             self.addAction(action)
         self.phase_label = QLabel()
         self.phase_label.setAccessibleName("Phase just run and next phase")
-        self.phase_label.setMinimumWidth(130)
-        self.addWidget(self.phase_label)
+        # A toolbar shows or hides a widget through the action that holds it.
+        self.phase_action = self.addWidget(self.phase_label)
         self.addSeparator()
         self.addAction(self.reset_action)
         self.addAction(self.reinit_action)
@@ -150,12 +146,11 @@ class TrainingToolbar(QToolBar):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         phase, done = snapshot.phase, phase_done(snapshot)
-        skipped = " (skipped)" if snapshot.forget_zero_grad else ""
-        done_text = (f"done: {_numbered(done)}" + (skipped if done == "zero_grad" else "")
-                     if done else "nothing run yet")
-        next_text = f"next: {_numbered(phase)}" + (skipped if phase == "zero_grad" else "")
+        done_text, next_text = phase_summary(snapshot)
         # Two short lines: narrow enough for a full toolbar at 1024 px.
         self.phase_label.setText(f"{done_text}<br><b>{next_text}</b>")
+        # Room for the longest line, or a full toolbar cuts "(skipped)" off.
+        self.phase_label.setMinimumWidth(self.phase_label.sizeHint().width())
         self.phase_label.setToolTip(
             (f"Just ran {PHASE_TEXT[done]}" if done else "No phase has run yet")
             + f"\nThe next Sub-step runs {PHASE_TEXT[phase]}")
@@ -176,12 +171,6 @@ class TrainingToolbar(QToolBar):
                 box.blockSignals(True)
                 box.setChecked(value)
                 box.blockSignals(False)
-
-    def set_large_phase(self, on: bool) -> None:
-        """Teacher mode: the phase indicator big and bold, readable from the back row."""
-        self.phase_label.setStyleSheet(
-            "QLabel { font-size: 22pt; font-weight: bold; color: #1f5fa8; padding: 0 8px; }"
-            if on else "")
 
     def _show_counter(self, snapshot: Snapshot) -> None:
         text = f"step {snapshot.step}"

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Slot
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QEvent, Slot
+from PySide6.QtGui import QFontDatabase, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from gradbox.loop_code import CodeLine, LoopState, loop_lines, loop_state
-from gradbox.training import PHASES, Snapshot
+from gradbox.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
+from gradbox.training import Snapshot
 from gradbox.views.session import SessionController
 
 DONE_BACKGROUND = "#fff1b8"  # the lesson panel's highlight: "this is what just happened"
@@ -25,10 +25,6 @@ PENDING_COLOUR = "#999999"
 # Beside a phase not run yet in this step: what its figure will be.
 PENDING = {"forward": "loss = …", "zero_grad": "…", "backward": "|grad| = …",
            "update": "step size |Δw| = …"}
-
-
-def _phase_number(phase: str) -> str:
-    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
 
 
 class TrainingLoopPanel(QWidget):
@@ -49,8 +45,7 @@ class TrainingLoopPanel(QWidget):
         self.code.setToolTip("The loop the app runs, as you would write it with PyTorch. "
                              "The highlighted line is the phase just run; ▶ marks the "
                              "next. Figures on the right are this step's.")
-        self.code.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.code.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
+        self.code.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
         self.caption = QLabel()
         self.caption.setObjectName("training_loop_caption")
         self.caption.setAccessibleName("Phase just run and next")
@@ -82,23 +77,31 @@ class TrainingLoopPanel(QWidget):
         return self.state.figures[phase] if self.state else ""
 
     # --- drawing ----------------------------------------------------------------------------------
+    def _indent(self) -> float:
+        """Six characters of the code's font at the panel's size (teacher mode scales it)."""
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(self.code.font().pointSizeF())
+        return 6 * QFontMetricsF(font).horizontalAdvance(" ")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # teacher mode: indent at the new size
+            self._html = ""
+            self._on_snapshot(self.controller.snapshot)
+
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.lines = loop_lines(snapshot.config)
         self.state = loop_state(snapshot)
-        text = self._render(self.lines, self.state)
+        text = self._render(self.lines, self.state, self._indent())
         if text != self._html:  # unchanged while paused: no relayout, no flicker
             self._html = text
             self.code.setHtml(text)
-        done = self.state.done
-        self.caption.setText(
-            (f"Just ran <b>{_phase_number(done)}</b>" if done else "Nothing run yet")
-            + f" · next: <b>{_phase_number(self.state.next)}</b>"
-            + (" <span style='color:#b3261e'>(skipped: Forget zero_grad)</span>"
-               if self.state.next == "zero_grad" and self.state.skipping_zero_grad else ""))
+        done_text, next_text = phase_summary(snapshot)
+        self.caption.setText(f"{done_text} · <b>{next_text}</b>")
 
     @staticmethod
-    def _render(lines: tuple[CodeLine, ...], state: LoopState) -> str:
+    def _render(lines: tuple[CodeLine, ...], state: LoopState, indent: float) -> str:
         """One row per line of code; under each phase's last line, its figure as a
         comment (on a row of its own: beside a long loss line it would be cut off)."""
         rows = []
@@ -111,15 +114,18 @@ class TrainingLoopPanel(QWidget):
             if line.phase and line.phase == state.next:
                 marker = f"<span style='color:{NEXT_COLOUR}'>▶</span>&nbsp;"
             if line.phase == "zero_grad" and state.skipping_zero_grad:
-                code = (f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
-                        f"<span style='color:{SKIPPED_COLOUR}'>&nbsp;&nbsp;# skipped</span>")
-            rows.append(f"<tr><td style='{style}'><code>{marker}{code}</code></td></tr>")
+                code = f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
+            # Code never wraps (its indentation is its meaning); the comments below may.
+            rows.append(f"<tr><td style='{style} white-space:pre'><code>{marker}{code}</code>"
+                        "</td></tr>")
             last_of_phase = line.phase and (k + 1 == len(lines)
                                             or lines[k + 1].phase != line.phase)
             if last_of_phase:
                 figure = state.figures.get(line.phase, "")
                 colour = FIGURE_COLOUR if figure else PENDING_COLOUR
                 text = html.escape(figure or PENDING[line.phase])
-                rows.append(f"<tr><td style='color:{colour}'><code>&nbsp;&nbsp;&nbsp;&nbsp;"
-                            f"&nbsp;&nbsp;#&nbsp;{text}</code></td></tr>")
+                # Indented like the code, in pixels, so that a wrapped comment stays
+                # indented too.
+                rows.append(f"<tr><td style='color:{colour}; padding-left:{indent:.0f}px'>"
+                            f"<code># {text}</code></td></tr>")
         return "<table cellspacing='0' cellpadding='1'>" + "".join(rows) + "</table>"
