@@ -136,9 +136,11 @@ def test_the_training_loop_dock_is_beside_the_loss_curve(window: MainWindow) -> 
 
 # --- the playground's layout: messages wrap inside it ---------------------------------------
 def _inside_window(window: MainWindow, widget) -> bool:  # type: ignore[no-untyped-def]
+    """Wholly on screen: inside the window and not cut off by a scroll area's edge."""
     top_left = widget.mapTo(window, widget.rect().topLeft())
     bottom_right = widget.mapTo(window, widget.rect().bottomRight())
-    return window.rect().contains(top_left) and window.rect().contains(bottom_right)
+    inside = window.rect().contains(top_left) and window.rect().contains(bottom_right)
+    return inside and widget.visibleRegion().boundingRect().size() == widget.rect().size()
 
 
 @pytest.mark.parametrize("text", [

@@ -80,7 +80,7 @@ def test_forgotten_zero_grad_makes_the_shown_gradient_grow(  # type: ignore[no-u
     # Each step adds the same gradient again: 1x, 2x, 3x, 4x.
     np.testing.assert_allclose(shown, [shown[0] * k for k in (1, 2, 3, 4)], rtol=1e-3)
     assert view.warning.isVisible()
-    assert "pile up" in view.warning.text()
+    assert "the sum of 4 backward passes" in view.warning.text()
 
 
 def test_normal_mode_keeps_the_shown_gradient_bounded(  # type: ignore[no-untyped-def]
@@ -443,6 +443,7 @@ def test_forgetting_shows_passes_held_and_the_ratio_to_the_true_gradient(  # typ
     model = view.model
     assert model.passes == 3
     np.testing.assert_allclose(model.ratios, 3.0, rtol=1e-6)
+    assert view.fixed_scale.text() == f"Fixed scale: {controller.snapshot.grad_peak:.3g}"
     held = _shown(view, HELD)
     assert set(held.values()) == {"×3"}
     assert "sum of 3 backward passes" in view.warning.text()

@@ -639,7 +639,9 @@ class ParametersView(QWidget):
         header.resizeSection(VALUE, int(width * value))
         header.resizeSection(GRAD, int(width * grad))
         header.resizeSection(GHOST, int(width * grad))
-        header.resizeSection(HELD, int(width * 0.14))
+        # A ratio cut to "×…5" says nothing: room for "×-60.5" however narrow the dock.
+        header.resizeSection(HELD, max(int(width * 0.14),
+                                       self.table.fontMetrics().horizontalAdvance("×-60.55")))
         # The name column stretches into what is left.
 
     # --- snapshot -------------------------------------------------------------------------------
@@ -679,9 +681,11 @@ class ParametersView(QWidget):
             text += " · zero_grad set every gradient to 0: backward fills them again"
         else:
             text += " · no gradients yet: Step runs a backward pass"
-        if self.model.fixed_scale and snapshot.grad_peak > 0:
-            text += f" · bar scale {self.model.scale:.3g}, the largest so far"
         self.summary.setText(text)
+        # The scale the bars are drawn against, where the switch is (no extra line).
+        self.fixed_scale.setText(f"Fixed scale: {self.model.scale:.3g}"
+                                 if self.model.fixed_scale and snapshot.grad_peak > 0
+                                 else "Fixed scale")
         if snapshot.forget_zero_grad:
             self.warning.setText(self._forgetting_text(snapshot))
         self.warning.setVisible(snapshot.forget_zero_grad)
@@ -694,12 +698,14 @@ class ParametersView(QWidget):
             return ("Forget zero_grad is on: from the next backward pass on, gradients "
                     "pile up, each step's added to the last")
         held = f"{k} backward pass{'es' if k != 1 else ''}"
-        text = f"zero_grad skipped, gradients pile up: each is the sum of {held}"
+        text = f"zero_grad skipped: each gradient is the sum of {held}"
         ratios = held_ratios(np.asarray(snapshot.grads), snapshot.step_grads)
         finite = np.abs(ratios[np.isfinite(ratios)])
         if k > 1 and len(finite):
             text += (f", median {float(np.median(finite)):.3g}× the true one "
                      f"(max {float(finite.max()):.3g}×)")
+        else:
+            text += ": they pile up"
         return text
 
     @Slot(bool)

@@ -227,8 +227,12 @@ class PlaygroundPanel(QWidget):
                   self.zero_button, self.check_button):
             row2.addWidget(w)
         row2.addStretch(1)
-        row2.addWidget(variant_label)
-        row2.addWidget(self.variant)
+        # The variant on a row of its own: beside five buttons it made the panel wider
+        # than the window leaves it beside the lessons (Forward went off screen).
+        row3 = QHBoxLayout()
+        row3.addWidget(variant_label)
+        row3.addWidget(self.variant)
+        row3.addStretch(1)
 
         # --- variables table ---
         self.table = QTableWidget(0, 6)
@@ -321,6 +325,7 @@ class PlaygroundPanel(QWidget):
         layout.addLayout(row1)
         layout.addWidget(self.error)
         layout.addLayout(row2)
+        layout.addLayout(row3)
         layout.addWidget(splitter, 1)
 
         self.examples.activated.connect(self._on_example_chosen)
