@@ -166,3 +166,22 @@ def test_a_300_character_error_leaves_every_control_inside_the_window(
         assert _inside_window(window, control), control.objectName()
     message = pg.error if pg.error.isVisible() else pg.message
     assert _inside_window(window, message)
+
+
+@pytest.mark.parametrize("key", ["topological-order", "accumulate"])
+def test_the_playground_headers_are_readable_beside_the_lessons(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                                key: str) -> None:
+    window.lessons.apply_key(key)
+    pg = window.playground
+    pg.variant.setCurrentIndex(pg.variant.findData(lessons.lesson(key).setup.variant
+                                                   if key != "accumulate" else "assign"))
+    pg.backward_button.click()
+    qtbot.wait(50)  # layouts settle
+    header = pg.table.horizontalHeader()
+    metrics = header.fontMetrics()
+    for column in range(pg.table.columnCount()):
+        if pg.table.isColumnHidden(column):
+            continue
+        text = pg.table.horizontalHeaderItem(column).text()
+        widest = max(metrics.horizontalAdvance(line) for line in text.splitlines())
+        assert header.sectionSize(column) >= widest + 4, (text, header.sectionSize(column))

@@ -316,10 +316,11 @@ class PlaygroundPanel(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.extras)
         splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
+        # Half each: the table's six columns need it as much as the graph.
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
-        splitter.setSizes([480, 720])
+        splitter.setSizes([600, 600])
 
         layout = QVBoxLayout(self)
         layout.addLayout(row1)
@@ -698,10 +699,12 @@ class PlaygroundPanel(QWidget):
             self.table.setRowCount(len(rows))
             self.table.setColumnHidden(C_VARIANT, not variant_mode)
             # Two lines: "wrong order grad" on one line does not fit a quarter of the table.
+            # One word per line: beside the lessons the table is about 270 px wide, and
+            # "wrong order" on one line was cut to "ong orc".
             self.table.horizontalHeaderItem(C_GRAD).setText(
                 "correct\ngrad" if variant_mode else "grad")
             self.table.horizontalHeaderItem(C_VARIANT).setText(
-                f"{self.model.variant}\ngrad" if variant_mode else "variant\ngrad")
+                "\n".join(self.model.variant.split()) if variant_mode else "variant\ngrad")
             self.table.horizontalHeaderItem(C_VARIANT).setToolTip(
                 f"The gradient from “{label}”; red where it differs from the correct one")
             check = self.model.check
