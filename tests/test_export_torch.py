@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradbox import datasets
+from gradbox import datasets, features
 from gradbox.export_torch import TOLERANCE, pytorch_script
 from gradbox.persistence import load_session, save_session
 from gradbox.training import Trainer, TrainingConfig
@@ -84,6 +84,17 @@ SCENARIOS = {
         TrainingConfig(), drive=_forget_some_steps),
     "weights edited by hand, one edit undone by a rewind": Scenario(
         TrainingConfig(momentum=0.5), drive=_edit_weights_by_hand),
+    "every input feature, He init, on circle": Scenario(TrainingConfig(
+        dataset="circle", features=tuple(features.NAMES), init="he", init_scale=0.8,
+        hidden=(4,), activation="relu", lr=0.05, batch_size=40), 25),
+    "regression: sine with sin x₁ and x₁², Huber, xavier": Scenario(TrainingConfig(
+        dataset="sine", features=("x1", "x1^2", "sin x1"), loss="huber", init="xavier",
+        hidden=(6,), lr=0.1, noise=0.2), 25),
+    "regression: multiple gaussians, MSE; plane-style 2-D targets": Scenario(TrainingConfig(
+        dataset="multi_gaussian", features=("x1", "x2", "x1*x2"), hidden=(5, 3), lr=0.05,
+        optimizer="adam"), 20),
+    "regression: abs with mean absolute error": Scenario(TrainingConfig(
+        dataset="abs", loss="mae", hidden=(4,), lr=0.05, init="normal", init_scale=0.5), 20),
 }
 
 
@@ -140,7 +151,11 @@ def test_script_embeds_the_run_exactly(runs: dict[str, tuple[Trainer, str]], nam
     ds = trainer.dataset
     # Exact float equality: the literals must read back as the same float64s.
     assert np.array_equal(np.array(v["POINTS"], dtype=np.float64), ds.points)
-    assert v["LABELS"] == ds.labels.tolist()
+    if ds.targets is not None:
+        assert np.array_equal(np.array(v["TARGETS"], dtype=np.float64), ds.targets)
+        assert "LABELS" not in v
+    else:
+        assert v["LABELS"] == ds.labels.tolist()
     assert v["IS_TEST"] == ds.is_test.tolist()
     flat = [x for weight, bias in v["INITIAL_WEIGHTS"]
             for row, b in zip(weight, bias) for x in [*row, b]]

@@ -5,6 +5,12 @@ that want -1/+1 convert with `gradbox.losses.signed`. Points are float64 (n, 2).
 The formulas for circle, xor, gaussians and spiral are TensorFlow Playground's;
 moons follows scikit-learn's make_moons; noise lies in [0, NOISE_MAX = 0.5].
 Coordinates lie within ±MAX_COORDINATE.
+
+Regression datasets carry a float `target` per point instead of a class: plane and
+multi_gaussian are Playground's two (a target over the plane, in [-1, 1]); sine, abs
+and step are 1-D functions y = f(x), whose points are drawn at (x, y) and whose target
+is that y -- the network sees x alone. Their `labels` hold the sign of the target
+(class 1 where it is positive), so anything that only knows classes still shows sense.
 """
 
 from __future__ import annotations
@@ -18,7 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("moons", "circle", "xor", "gaussians", "spiral", "blobs")
+CLASSIFICATION_KINDS = ("moons", "circle", "xor", "gaussians", "spiral", "blobs")
+ONE_D_KINDS = ("sine", "abs", "step")
+REGRESSION_KINDS = ("plane", "multi_gaussian", *ONE_D_KINDS)
+KINDS = CLASSIFICATION_KINDS + REGRESSION_KINDS
 MAX_CLASSES = 6
 # The Playground's range: gaussians' variance is defined as 0.5 -> 4 over noise 0 -> 0.5.
 NOISE_MAX = 0.5
@@ -40,6 +49,10 @@ class Dataset:
     labels: np.ndarray
     is_test: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     classes: int = 2
+    # One float per point for a regression dataset; None for classification.
+    targets: np.ndarray | None = None
+    # A 1-D regression dataset: the target is the point's y, the input its x alone.
+    one_dimensional: bool = False
 
     def __post_init__(self) -> None:
         points = np.asarray(self.points, dtype=np.float64)
@@ -69,6 +82,23 @@ class Dataset:
         if len(self.labels) and not (self.labels.min() >= 0 and self.labels.max() < self.classes):
             raise DatasetError(f"labels must be class numbers 0..{self.classes - 1}, got "
                                f"{self.labels.min()}..{self.labels.max()}")
+        if self.targets is not None:
+            self.targets = np.asarray(self.targets, dtype=np.float64).reshape(-1)
+            if len(self.targets) != len(self.labels):
+                raise DatasetError(f"{len(self.labels)} points but {len(self.targets)} targets")
+            if not np.all(np.isfinite(self.targets)):
+                raise DatasetError("every target must be a finite number")
+        elif self.one_dimensional:
+            raise DatasetError("a 1-D dataset is a regression dataset: it needs targets")
+
+    @property
+    def is_regression(self) -> bool:
+        return self.targets is not None
+
+    @property
+    def truth(self) -> np.ndarray:
+        """What the network is trained to output: the targets, or else the class labels."""
+        return self.targets if self.targets is not None else self.labels
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -83,15 +113,25 @@ class Dataset:
         return self.points[self.is_test], self.labels[self.is_test]
 
     def copy(self) -> Dataset:
-        return Dataset(self.points.copy(), self.labels.copy(), self.is_test.copy(), self.classes)
+        return Dataset(self.points.copy(), self.labels.copy(), self.is_test.copy(), self.classes,
+                       None if self.targets is None else self.targets.copy(),
+                       self.one_dimensional)
 
-    def add_point(self, x: float, y: float, label: int, test: bool = False) -> None:
+    def add_point(self, x: float, y: float, label: int, test: bool = False,
+                  target: float | None = None) -> None:
+        """Add a point. A regression point needs its target; a 1-D one takes y as target."""
         if not 0 <= label < self.classes:
             raise DatasetError(f"class {label} does not exist; this dataset has {self.classes}")
         if not (math.isfinite(x) and math.isfinite(y)):
             raise DatasetError(f"point ({x}, {y}) is not finite")
         if max(abs(x), abs(y)) > MAX_COORDINATE:
             raise DatasetError(f"point ({x:g}, {y:g}) lies beyond ±{MAX_COORDINATE:g}")
+        if self.targets is not None:
+            target = y if self.one_dimensional else target
+            if target is None or not math.isfinite(target):
+                raise DatasetError(f"a regression point needs a finite target, got {target}")
+            self.targets = np.append(self.targets, float(target))
+            label = int(target > 0)
         self.points = np.vstack([self.points, [[x, y]]])
         self.labels = np.append(self.labels, np.int64(label))
         self.is_test = np.append(self.is_test, test)
@@ -108,6 +148,8 @@ class Dataset:
             keep = np.arange(len(self)) != index
             self.points, self.labels, self.is_test = (
                 self.points[keep], self.labels[keep], self.is_test[keep])
+            if self.targets is not None:
+                self.targets = self.targets[keep]
         return index
 
 
@@ -200,6 +242,54 @@ def blobs(n: int, noise: float, rng: np.random.Generator,
     return centres + rng.normal(scale=0.4 + 2 * noise, size=(n, 2)), labels
 
 
+# --- regression -------------------------------------------------------------------------
+def plane(n: int, noise: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Playground's regress-plane: target (x + y) / 10 of a jittered copy, points in ±6."""
+    radius = 6.0
+    points = rng.uniform(-radius, radius, (n, 2))
+    jittered = points + rng.uniform(-radius, radius, (n, 2)) * noise
+    return points, (jittered[:, 0] + jittered[:, 1]) / 10.0
+
+
+# Playground's six bumps: centre x, centre y, sign.
+BUMPS = ((-4.0, 2.5, 1.0), (0.0, 2.5, -1.0), (4.0, 2.5, 1.0),
+         (-4.0, -2.5, -1.0), (0.0, -2.5, 1.0), (4.0, -2.5, -1.0))
+
+
+def bumps_target(points: np.ndarray) -> np.ndarray:
+    """Playground's multiple gaussians: of the six signed bumps (height falling linearly
+    from 1 at the centre to 0 at distance 2), the one largest in size."""
+    points = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    heights = np.stack([sign * np.clip(1 - np.hypot(points[:, 0] - cx, points[:, 1] - cy) / 2,
+                                       0, 1) for cx, cy, sign in BUMPS])
+    return heights[np.argmax(np.abs(heights), axis=0), np.arange(len(points))]
+
+
+def multi_gaussian(n: int, noise: float,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    radius = 6.0
+    points = rng.uniform(-radius, radius, (n, 2))
+    jittered = points + rng.uniform(-radius, radius, (n, 2)) * noise
+    return points, bumps_target(jittered)
+
+
+# The 1-D functions, on x in ±FUNCTION_RANGE, targets within [-1, 1] before noise.
+FUNCTION_RANGE = 5.0
+FUNCTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sine": np.sin,
+    "abs": lambda x: np.abs(x) / (FUNCTION_RANGE / 2) - 1,
+    "step": lambda x: np.where(x >= 0, 1.0, -1.0),
+}
+
+
+def function_points(kind: str, n: int, noise: float,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """y = f(x) + N(0, noise²) at n x's drawn uniformly: points (x, y), targets y."""
+    x = rng.uniform(-FUNCTION_RANGE, FUNCTION_RANGE, n)
+    y = FUNCTIONS[kind](x) + rng.normal(0.0, noise, n)
+    return np.column_stack([x, y]), y
+
+
 GENERATORS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "moons": moons, "circle": circle, "xor": xor, "gaussians": gaussians,
     "spiral": spiral, "blobs": blobs,
@@ -209,13 +299,20 @@ GENERATORS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
 def make(kind: str, n: int = 100, noise: float = 0.1, seed: int = 0,
          test_ratio: float = 0.0, classes: int = 2) -> Dataset:
     """Generate a dataset; only blobs takes `classes` (2..6), the others are two-class."""
-    if kind not in GENERATORS:
+    if kind not in KINDS:
         raise DatasetError(f"unknown dataset {kind!r}; choose from {', '.join(KINDS)}")
     if n < 2:
         raise DatasetError(f"a dataset needs at least 2 points, got {n}")
     if not 0 <= noise <= NOISE_MAX:
         raise DatasetError(f"noise must be between 0 and {NOISE_MAX}, got {noise}")
     rng = np.random.default_rng(seed)
+    if kind in REGRESSION_KINDS:
+        if kind in ONE_D_KINDS:
+            points, targets = function_points(kind, n, noise, rng)
+        else:
+            points, targets = (plane if kind == "plane" else multi_gaussian)(n, noise, rng)
+        return Dataset(points, (targets > 0).astype(np.int64), split(n, test_ratio, seed), 2,
+                       targets, kind in ONE_D_KINDS)
     if kind == "blobs":
         if not 2 <= classes <= MAX_CLASSES:
             raise DatasetError(f"blobs takes 2 to {MAX_CLASSES} classes, got {classes}")
@@ -228,15 +325,55 @@ def make(kind: str, n: int = 100, noise: float = 0.1, seed: int = 0,
 
 # --- CSV ------------------------------------------------------------------------------
 CSV_HEADER = ("x", "y", "label")
+# A regression dataset's file: a float target in place of the class.
+REGRESSION_CSV_HEADER = ("x", "y", "target")
 
 
 def to_csv(dataset: Dataset) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    if dataset.targets is not None:
+        writer.writerow(REGRESSION_CSV_HEADER)
+        for (x, y), t in zip(dataset.points.tolist(), dataset.targets.tolist()):
+            writer.writerow([repr(x), repr(y), repr(t)])
+        return out.getvalue()
     writer.writerow(CSV_HEADER)
     for (x, y), label in zip(dataset.points.tolist(), dataset.labels.tolist()):
         writer.writerow([repr(x), repr(y), label])
     return out.getvalue()
+
+
+def _regression_from_rows(rows: list[list[str]], header: list[str], test_ratio: float,
+                          seed: int) -> Dataset:
+    """x,y,target rows. Targets equal to every y make a 1-D dataset (y = f(x))."""
+    columns = [header.index(name) for name in REGRESSION_CSV_HEADER]
+    values = []
+    last_line = 1
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        last_line = line
+        if len(row) < len(header):
+            raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
+        try:
+            x, y, t = (float(row[c]) for c in columns)
+        except ValueError:
+            raise DatasetError(f"line {line}: x, y and target must be numbers, got "
+                               f"{', '.join(repr(row[c]) for c in columns)}") from None
+        if not all(math.isfinite(v) for v in (x, y, t)):
+            raise DatasetError(f"line {line}: x, y and target must be finite")
+        if max(abs(x), abs(y)) > MAX_COORDINATE:
+            raise DatasetError(f"line {line}: x and y must lie within ±{MAX_COORDINATE:g}, "
+                               f"got {x:g}, {y:g}")
+        values.append((x, y, t))
+    if len(values) < 2:
+        raise DatasetError(f"line {last_line + 1}: the file has {len(values)} data rows; "
+                           "at least 2 are needed")
+    data = np.array(values)
+    targets = data[:, 2]
+    return Dataset(data[:, :2], (targets > 0).astype(np.int64),
+                   split(len(data), test_ratio, seed), 2, targets,
+                   bool(np.array_equal(targets, data[:, 1])))
 
 
 def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
@@ -250,6 +387,8 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
     if not any(cell.strip() for cell in rows[0]):
         raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
     header = [cell.strip().lower() for cell in rows[0]]
+    if "target" in header and "label" not in header:
+        return _regression_from_rows(rows, header, test_ratio, seed)
     missing = [name for name in CSV_HEADER if name not in header]
     if missing:
         raise DatasetError(f"line 1: missing column {', '.join(missing)}; "

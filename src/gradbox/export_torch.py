@@ -34,7 +34,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from gradbox.nn import parse_parameter_name
+from gradbox import features
+from gradbox.nn import INIT_LABELS, parse_parameter_name
 from gradbox.optim import Adam
 from gradbox.training import Trainer
 
@@ -55,6 +56,15 @@ _LOSS_LINES = {
                  "return F.softplus(-y * scores).mean()  # mean(log(1 + exp(-y*score)))"],
     "softmax": ["return F.cross_entropy(scores, labels)  # -log softmax(scores)[label], mean"],
 }
+# Regression: `labels` holds each point's target number as it is.
+_REGRESSION_LOSS_LINES = {
+    "mse": ["return F.mse_loss(scores, labels)  # mean((score - target)²)"],
+    "mae": ["return F.l1_loss(scores, labels)  # mean(|score - target|)"],
+    "huber": ["return F.huber_loss(scores, labels, delta=1.0)  # e²/2 near, |e| - 1/2 far"],
+}
+_REGRESSION_LOSS_TITLES = {"mse": "mean squared error (regression)",
+                           "mae": "mean absolute error (regression)",
+                           "huber": "Huber, delta 1 (regression)"}
 _LOSS_TITLES = {"hinge": "hinge (max-margin)", "mse": "mean squared error",
                 "logistic": "logistic (binary cross-entropy)",
                 "softmax": "softmax cross-entropy"}
@@ -162,6 +172,9 @@ def pytorch_script(trainer: Trainer) -> str:
     edits = _edits(trainer)
     n_test = int(np.count_nonzero(ds.is_test))
     single = c.outputs == 1
+    regression = c.is_regression
+    loss_title = (_REGRESSION_LOSS_TITLES if regression else _LOSS_TITLES)[loss_name]
+    names = c.effective_features
 
     out: list[str] = []
     add = out.append
@@ -182,17 +195,28 @@ def pytorch_script(trainer: Trainer) -> str:
     add("")
     add(f"  1. Data            Designer > Data: {c.dataset}, {len(ds)} points, "
         f"noise {c.noise:g}, seed {c.seed},")
-    add(f"                     {ds.classes} classes, {n_test} held out for testing "
-        "(drawn hollow in the Playground).")
-    add("                     POINTS, LABELS and IS_TEST are the points as the app had them.")
+    if regression:
+        add(f"                     a target number per point, {n_test} held out for testing "
+            "(drawn hollow).")
+        add("                     POINTS, TARGETS and IS_TEST are the points as the app had them.")
+    else:
+        add(f"                     {ds.classes} classes, {n_test} held out for testing "
+            "(drawn hollow in the Playground).")
+        add("                     POINTS, LABELS and IS_TEST are the points as the app had "
+            "them.")
     hidden = " -> ".join(str(s) for s in sizes)
-    add(f"  2. Network         Designer > Network: layers {hidden}, {c.activation} hidden")
-    add("                     neurons, last layer linear (raw scores).")
-    add("  3. Initial weights Parameters & gradients panel at step 0: gradbox's")
+    add(f"  2. Network         Designer > Network: input features "
+        f"{', '.join(features.labels(names))};")
+    add(f"                     layers {hidden}, {c.activation} hidden neurons, last layer "
+        "linear (raw scores).")
+    add(f"  3. Initial weights Designer > Network: {INIT_LABELS[c.init]} initialization, scale "
+        f"{c.init_scale:g};")
+    add("                     as the Parameters & gradients panel shows them at step 0: "
+        "gradbox's")
     add("                     layers.L.neurons.J.w.I is net[L].weight[J, I] here, and")
     add("                     layers.L.neurons.J.b is net[L].bias[J].")
     penalties = f"L1 {c.l1:g}, L2 {c.l2:g}"
-    add(f"  4. Loss            Designer > Training: {_LOSS_TITLES[loss_name]}, {penalties};")
+    add(f"  4. Loss            Designer > Training: {loss_title}, {penalties};")
     add("                     the loss curve plots this number, penalties included.")
     if isinstance(optimizer, Adam):
         b1, b2 = optimizer.betas
@@ -236,17 +260,33 @@ def pytorch_script(trainer: Trainer) -> str:
     add(_section("1. Data (Designer > Data; the points in the Playground)"))
     out.extend(_wrap("POINTS", [f"[{_float(x)}, {_float(y)}]" for x, y in ds.points.tolist()],
                      "x, y of every point, exactly as the app had them"))
-    out.extend(_wrap("LABELS", [str(int(v)) for v in ds.labels], "class of each point"))
+    if regression:
+        assert ds.targets is not None
+        out.extend(_wrap("TARGETS", _floats(ds.targets), "the number each point should get"))
+    else:
+        out.extend(_wrap("LABELS", [str(int(v)) for v in ds.labels], "class of each point"))
     out.extend(_wrap("IS_TEST", [str(bool(v)) for v in ds.is_test],
                      "True: held out for testing (never trained on)"))
     add("x_all = torch.tensor(POINTS).reshape(-1, 2)")
-    add("labels_all = torch.tensor(LABELS, dtype=torch.long)")
+    if regression:
+        add("labels_all = torch.tensor(TARGETS)  # regression: targets, not classes")
+    else:
+        add("labels_all = torch.tensor(LABELS, dtype=torch.long)")
     add("train_index = [i for i, test in enumerate(IS_TEST) if not test]")
     add("test_index = [i for i, test in enumerate(IS_TEST) if test]")
     add("")
 
     # --- 2. network -------------------------------------------------------------------------
     add(_section("2. Network (Designer > Network)"))
+    add("")
+    add("")
+    add("def features_of(points):")
+    add(f"    # the network's inputs: {', '.join(features.labels(names))}")
+    add("    x1, x2 = points[:, 0], points[:, 1]")
+    add(f"    return torch.stack([{', '.join(features.FEATURES[n].torch for n in names)}], "
+        "dim=1)")
+    add("")
+    add("")
     add("net = torch.nn.Sequential(")
     act = _ACTIVATION_MODULES[c.activation]
     for i, (nin, nout) in enumerate(itertools.pairwise(sizes)):
@@ -295,15 +335,18 @@ def pytorch_script(trainer: Trainer) -> str:
     add("")
     add("")
     add("def scores_of(x):")
-    if single:
-        add("    return net(x).squeeze(1)  # one output: a score, positive means class 1")
+    if regression:
+        add("    return net(features_of(x)).squeeze(1)  # one output: the predicted number")
+    elif single:
+        add("    return net(features_of(x)).squeeze(1)  # one output: a score, positive means "
+            "class 1")
     else:
-        add("    return net(x)  # one score per class")
+        add("    return net(features_of(x))  # one score per class")
     add("")
     add("")
     add("def data_loss(scores, labels):")
-    add(f"    # {_LOSS_TITLES[loss_name]}, averaged over the points")
-    for line in _LOSS_LINES[loss_name]:
+    add(f"    # {loss_title}, averaged over the points")
+    for line in (_REGRESSION_LOSS_LINES if regression else _LOSS_LINES)[loss_name]:
         add(f"    {line}")
     add("")
     add("")

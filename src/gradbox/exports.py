@@ -17,13 +17,15 @@ Model JSON (`model_json` / `load_model_json`):
 
     {"format": "gradbox-model", "version": 1,
      "layer_sizes": [2, 8, 8, 1], "activation": "tanh", "output_activation": "linear",
-     "loss": "hinge", "classes": 2, "step": 20,
+     "loss": "hinge", "classes": 2, "step": 20, "features": ["x1", "x2"],
      "parameter_order": "...", "parameters": {"layers.0.neurons.0.w.0": 0.27, ...},
      "flat": [0.27, ...]}
 
 `parameters` and `flat` hold the same numbers: by name for people, as one list (in the
 network's order: layer by layer, neuron by neuron, its weights then its bias) for
-programs. Weights are always finite in gradbox (an update that would make one infinite
+programs. `features` names the network's inputs (gradbox.features; a file without it
+means x1, x2); the loss may be a regression one (mse, mae, huber) for a fitted function.
+Weights are always finite in gradbox (an update that would make one infinite
 is refused), so the file holds plain JSON numbers only.
 """
 
@@ -39,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from gradbox import losses
+from gradbox import features, losses
 from gradbox.nn import (
     ACTIVATIONS,
     numpy_forward,
@@ -56,7 +58,8 @@ MODEL_VERSION = 1
 PARAMETER_ORDER = "layer by layer, neuron by neuron: each neuron's weights (w.0, w.1, ...) " \
     "then its bias (b)"
 _MODEL_FIELDS = ("format", "version", "layer_sizes", "activation", "output_activation",
-                 "loss", "classes", "step", "parameter_order", "parameters", "flat")
+                 "loss", "classes", "step", "parameter_order", "parameters", "flat",
+                 "features")
 # gradbox's parameter names: layers.<layer>.neurons.<neuron>.w.<input> or ...b
 # A model larger than this is not one gradbox trains; refusing keeps a hostile file from
 # making the loader allocate without bound.
@@ -144,6 +147,7 @@ def model_dict(source: Trainer | Snapshot) -> dict[str, Any]:
         "loss": config.effective_loss,
         "classes": int(config.effective_classes),
         "step": int(step),
+        "features": list(config.effective_features),
         "parameter_order": PARAMETER_ORDER,
         "parameters": dict(zip(names, flat)),
         "flat": flat,
@@ -179,11 +183,12 @@ class ModelFile:
     step: int
     names: tuple[str, ...]
     params: np.ndarray
+    features: tuple[str, ...] = features.DEFAULT
 
     def predict(self, points: np.ndarray) -> np.ndarray:
         """Network output (n, outputs) for the points, as gradbox computes it."""
-        return numpy_forward(self.params, self.layer_sizes, self.activation, points,
-                             self.output_activation)
+        return numpy_forward(self.params, self.layer_sizes, self.activation,
+                             features.transform(points, self.features), self.output_activation)
 
 
 class _RejectedError(Exception):
@@ -261,6 +266,7 @@ def load_model_json(text: str | bytes) -> ModelFile:
     if version != MODEL_VERSION or type(version) is not int:
         raise ModelFileError(f"unsupported model version {version!r:.20}; "
                              f"this gradbox reads version {MODEL_VERSION}")
+    data = {"features": list(features.DEFAULT), **data}  # files from before features
     missing = [k for k in _MODEL_FIELDS if k not in data]
     if missing:
         raise ModelFileError(f"missing field {missing[0]}")
@@ -279,8 +285,16 @@ def load_model_json(text: str | bytes) -> ModelFile:
                              f"at most {MAX_PARAMETERS:,} can be read")
     activation = _choice(data["activation"], "activation", ACTIVATIONS)
     output_activation = _choice(data["output_activation"], "output_activation", ACTIVATIONS)
-    loss = _choice(data["loss"], "loss", losses.LOSSES)
+    loss = _choice(data["loss"], "loss",
+                   tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES)))
     classes = _whole(data["classes"], "classes", 2, MAX_CLASSES_IN_FILE)
+    names_in = data["features"]
+    if type(names_in) is not list or not all(type(n) is str for n in names_in) \
+            or features.problems(names_in) or list(features.canonical(names_in)) != names_in:
+        raise ModelFileError(f"features must list input features in the order "
+                             f"{', '.join(features.NAMES)}, got {names_in!r:.80}")
+    if len(names_in) != sizes[0]:
+        raise ModelFileError(f"{len(names_in)} features do not fit {sizes[0]} inputs")
     outputs = sizes[-1]
     fits = outputs == classes if loss == "softmax" else outputs == 1 and classes == 2
     if not fits:
@@ -315,4 +329,4 @@ def load_model_json(text: str | bytes) -> ModelFile:
                                  f"{flat[i]!r}")
     flat.flags.writeable = False
     return ModelFile(sizes, activation, output_activation, loss, classes, step,
-                     tuple(names), flat)
+                     tuple(names), flat, tuple(names_in))

@@ -14,6 +14,10 @@ import numpy as np
 from gradbox.engine import Value
 
 LOSSES = ("hinge", "mse", "logistic", "softmax")
+# Regression compares the score with a float target as it is (no class signs).
+REGRESSION_LOSSES = ("mse", "mae", "huber")
+LOSS_LABELS = {"hinge": "hinge", "mse": "MSE", "logistic": "logistic", "softmax": "softmax",
+               "mae": "MAE (|error|)", "huber": "Huber"}
 
 
 def signed(labels: np.ndarray) -> np.ndarray:
@@ -54,6 +58,39 @@ def softmax_cross_entropy(scores: Sequence[Value], labels: np.ndarray) -> Value:
     log_sum_exp = sum(z.exp() for z in shifted).log()
     chosen = sum((labels == k).astype(np.float64) * z for k, z in enumerate(shifted))
     return (log_sum_exp - chosen).mean()
+
+
+def squared_error(score: Value, targets: np.ndarray) -> Value:
+    """Regression MSE: mean((score - target)^2)."""
+    return ((score - np.asarray(targets, dtype=np.float64)) ** 2).mean()
+
+
+def absolute_error(score: Value, targets: np.ndarray) -> Value:
+    """Mean absolute error: mean(|score - target|); slope ±1 whatever the error's size."""
+    return abs(score - np.asarray(targets, dtype=np.float64)).mean()
+
+
+def huber(score: Value, targets: np.ndarray) -> Value:
+    """Huber loss with delta 1: e²/2 where |e| <= 1, |e| - 1/2 beyond (torch's huber_loss).
+
+    Built from engine ops: with a = |e| and m = min(a, 1) = a - relu(a - 1), the loss is
+    m²/2 + (a - m): quadratic near the target, linear (robust to outliers) far from it.
+    """
+    a = abs(score - np.asarray(targets, dtype=np.float64))
+    m = a - (a - 1.0).relu()
+    return (0.5 * m * m + (a - m)).mean()
+
+
+REGRESSION = {"mse": squared_error, "mae": absolute_error, "huber": huber}
+
+
+def compute_regression_loss(name: str, output: Value | Sequence[Value],
+                            targets: np.ndarray) -> Value:
+    if name not in REGRESSION_LOSSES:
+        raise ValueError(f"unknown regression loss {name!r}; choose from {REGRESSION_LOSSES}")
+    if isinstance(output, (list, tuple)):
+        raise ValueError(f"regression needs a network with one output, got {len(output)}")
+    return REGRESSION[name](output, targets)
 
 
 def compute_loss(name: str, output: Value | Sequence[Value], labels: np.ndarray) -> Value:

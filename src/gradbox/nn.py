@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -39,11 +40,14 @@ class Neuron(Module):
     """out = activation(w . x + b)."""
 
     def __init__(self, nin: int, activation: str = "relu",
-                 rng: np.random.Generator | None = None) -> None:
+                 rng: np.random.Generator | None = None,
+                 weights: Sequence[float] | None = None) -> None:
         if activation not in ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}; choose from {ACTIVATIONS}")
-        rng = rng if rng is not None else np.random.default_rng()
-        self.w = [Value(float(rng.uniform(-1, 1))) for _ in range(nin)]
+        if weights is None:
+            rng = rng if rng is not None else np.random.default_rng()
+            weights = rng.uniform(-1, 1, nin)
+        self.w = [Value(float(w)) for w in weights]
         self.b = Value(0.0)
         self.activation = activation
 
@@ -61,8 +65,11 @@ class Neuron(Module):
 
 class Layer(Module):
     def __init__(self, nin: int, nout: int, activation: str = "relu",
-                 rng: np.random.Generator | None = None) -> None:
-        self.neurons = [Neuron(nin, activation, rng) for _ in range(nout)]
+                 rng: np.random.Generator | None = None, init: str = "uniform",
+                 init_scale: float = 1.0) -> None:
+        rng = rng if rng is not None else np.random.default_rng()
+        weights = initial_weights(init, init_scale, nin, nout, rng)
+        self.neurons = [Neuron(nin, activation, weights=row) for row in weights]
 
     def __call__(self, x: Sequence[Value]) -> list[Value]:
         return [n(x) for n in self.neurons]
@@ -75,11 +82,47 @@ class Layer(Module):
         return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
 
 
+# --- initialization ------------------------------------------------------------------
+# How a layer's weights start (biases always start at 0, as in micrograd and Playground).
+# `scale` is the one knob: the bound a of uniform ±a, the σ of normal, the constant
+# itself, or a gain on Xavier/Glorot's and He's sizes (1 = the paper's).
+INITIALIZERS = ("uniform", "normal", "xavier", "he", "constant", "zeros")
+INIT_LABELS = {"uniform": "uniform ±a", "normal": "normal σ", "xavier": "Xavier/Glorot",
+               "he": "He (Kaiming)", "constant": "constant", "zeros": "zeros"}
+
+
+def initial_weights(init: str, scale: float, fan_in: int, fan_out: int,
+                    rng: np.random.Generator) -> np.ndarray:
+    """A (fan_out, fan_in) weight matrix: row j holds neuron j's input weights.
+
+    Drawn row by row from `rng`, so uniform with scale 1 gives exactly the weights
+    gradbox always gave (micrograd's uniform(-1, 1)).
+    """
+    shape = (fan_out, fan_in)
+    if init == "uniform":
+        return rng.uniform(-scale, scale, shape)
+    if init == "normal":
+        return rng.normal(0.0, scale, shape)
+    if init == "xavier":
+        # Glorot & Bengio 2010: Var(w) = 2 / (fan_in + fan_out), as uniform ±sqrt(6/(in+out))
+        # (PyTorch's xavier_uniform_): activations keep their size forward and backward.
+        return rng.uniform(-1, 1, shape) * scale * math.sqrt(6.0 / (fan_in + fan_out))
+    if init == "he":
+        # He et al. 2015: Var(w) = 2 / fan_in (kaiming_normal_): for ReLU, which zeroes half.
+        return rng.normal(0.0, scale * math.sqrt(2.0 / fan_in), shape)
+    if init == "constant":
+        return np.full(shape, float(scale))
+    if init == "zeros":
+        return np.zeros(shape)
+    raise ValueError(f"unknown initialization {init!r}; choose from {', '.join(INITIALIZERS)}")
+
+
 class MLP(Module):
     """A multi-layer perceptron; the last layer is linear (raw scores) by default."""
 
     def __init__(self, nin: int, nouts: Sequence[int], activation: str = "relu",
-                 output_activation: str = "linear", seed: int | None = None) -> None:
+                 output_activation: str = "linear", seed: int | None = None,
+                 init: str = "uniform", init_scale: float = 1.0) -> None:
         if nin < 1 or any(int(n) < 1 for n in nouts) or not nouts:
             raise ValueError(f"layer sizes must be at least 1, got {nin} inputs and {list(nouts)}")
         rng = np.random.default_rng(seed)
@@ -88,7 +131,8 @@ class MLP(Module):
         self.activation = activation
         self.layers = [
             Layer(sizes[i], sizes[i + 1],
-                  activation if i < len(nouts) - 1 else output_activation, rng)
+                  activation if i < len(nouts) - 1 else output_activation, rng,
+                  init, init_scale)
             for i in range(len(nouts))
         ]
         # The structure never changes after construction, so list the parameters once:

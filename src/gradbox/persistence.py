@@ -7,7 +7,8 @@ compressed: writing must be quick, and float noise barely compresses) holds
     manifest.json   {"format": "gradbox-session", "version": 2, "config": {...},
                      "init_seed", "dataset_version", "forget_zero_grad", "stop_reason",
                      "parameters": P, "steps": n, "optimizer": [state fields],
-                     "checkpoints": K, "ghosts": G, "datasets": [{"classes": k}, ...],
+                     "checkpoints": K, "ghosts": G, "datasets": [{"classes": k,
+                     "one_dimensional": false}, ...],
                      "dataset": index of the current points in "datasets",
                      "events": [{"kind": "edit", "step", "name", "old", "new"}
                                 | {"kind": "rate", "step", "lr"}
@@ -21,6 +22,7 @@ compressed: writing must be quick, and float noise barely compresses) holds
     checkpoints/has_ghost.npy               (K,) bool
     ghosts/params.npy, grads.npy, optimizer.<field>.npy   the G checkpoints with a ghost
     datasets/<i>/points.npy, labels.npy, is_test.npy
+    datasets/<i>/targets.npy                (n,) float64, regression data only
 
 Decisions worth knowing:
 
@@ -92,7 +94,7 @@ from gradbox.state import (
     frozen_dataset,
     frozen_optimizer,
 )
-from gradbox.training import ConfigError, Trainer
+from gradbox.training import ConfigError, Trainer, check_task
 
 __all__ = ["FORMAT", "MAX_FILE_BYTES", "VERSION", "SessionError", "load_session", "load_state",
            "remove_stale_temp_files", "save_session", "temp_files"]
@@ -176,7 +178,8 @@ def session_members(state: TrainingState) -> tuple[dict[str, Any], dict[str, np.
         "parameters": n_params, "steps": state.step, "optimizer": keys,
         "checkpoints": len(checkpoints),
         "ghosts": sum(cp.ghost is not None for cp in checkpoints),
-        "datasets": [{"classes": int(d.classes)} for d in data_list],
+        "datasets": [{"classes": int(d.classes), "one_dimensional": bool(d.one_dimensional)}
+                     for d in data_list],
         "dataset": current_data, "events": events,
     }
     arrays: dict[str, np.ndarray] = {"initial_params.npy": np.asarray(state.initial_params)}
@@ -194,6 +197,8 @@ def session_members(state: TrainingState) -> tuple[dict[str, Any], dict[str, np.
         arrays[f"datasets/{i}/points.npy"] = d.points
         arrays[f"datasets/{i}/labels.npy"] = d.labels
         arrays[f"datasets/{i}/is_test.npy"] = d.is_test
+        if d.targets is not None:
+            arrays[f"datasets/{i}/targets.npy"] = d.targets
     return manifest, arrays
 
 
@@ -360,6 +365,9 @@ class _Reader:
         self.names = {i.filename for i in infos}
         self.used: set[str] = set()
 
+    def has(self, name: str) -> bool:
+        return name in self.names
+
     def bytes(self, name: str, limit: int) -> bytes:
         if name not in self.names:
             raise SessionError(f"the file has no {name}: it is incomplete")
@@ -447,12 +455,19 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
     # --- datasets
     data_list = []
     for i, d in enumerate(check_list(m["datasets"], "datasets", limit=MAX_EVENTS + 1)):
-        obj = check_object(d, at("datasets", i), ("classes",))
+        if type(d) is dict:
+            d = {"one_dimensional": False, **d}  # written before regression data existed
+        obj = check_object(d, at("datasets", i), ("classes", "one_dimensional"))
         classes = check_int(obj["classes"], f"datasets[{i}].classes", 2, datasets.MAX_CLASSES)
         if classes > max(config.outputs, 2):
             raise SessionError(f"datasets[{i}].classes: the data has {classes} classes but "
                                f"the network has {config.outputs} output(s)")
-        data_list.append(_read_dataset(r, i, classes))
+        one_d = check_bool(obj["one_dimensional"], f"datasets[{i}].one_dimensional")
+        data_list.append(_read_dataset(r, i, classes, one_d))
+        try:
+            check_task(config, data_list[-1])
+        except ConfigError as error:
+            raise SessionError(f"datasets[{i}]: {error}") from None
     current_data = check_int(m["dataset"], "dataset", 0, max(len(data_list) - 1, 0))
     if not data_list:
         raise SessionError("datasets: the file holds no points at all")
@@ -499,9 +514,7 @@ def _check_history(columns: dict[str, np.ndarray], n: int) -> None:
         if name in INT_FIELDS or name in BOOL_FIELDS:
             continue
         bad = ~np.isfinite(column) if name not in NONFINITE_RECORD_FIELDS else np.zeros(n, bool)
-        if name == "accuracy":
-            bad |= ~((column >= 0) & (column <= 1))
-        elif name == "test_accuracy":
+        if name in ("accuracy", "test_accuracy"):  # NaN: regression, or no test points
             bad |= ~(np.isnan(column) | ((column >= 0) & (column <= 1)))
         elif name == "lr":
             bad |= ~(column >= 0)
@@ -531,14 +544,18 @@ def _read_runs(r: _Reader, prefix: str, count: int, p: int, template: dict[str, 
         for i in range(count)]
 
 
-def _read_dataset(r: _Reader, i: int, classes: int) -> Dataset:
+def _read_dataset(r: _Reader, i: int, classes: int, one_dimensional: bool) -> Dataset:
     prefix = f"datasets/{i}"
     # The number of points is the labels' length, bounded before anything is read.
     labels = r.array(f"{prefix}/labels.npy", np.int64, None, limit=MAX_POINTS * 8)
     points = r.array(f"{prefix}/points.npy", np.float64, (len(labels), 2))
     is_test = r.array(f"{prefix}/is_test.npy", np.bool_, (len(labels),))
+    targets = None
+    if r.has(f"{prefix}/targets.npy"):
+        targets = r.array(f"{prefix}/targets.npy", np.float64, (len(labels),))
     try:
-        return frozen_dataset(Dataset(points, labels, is_test, classes))
+        return frozen_dataset(Dataset(points, labels, is_test, classes, targets,
+                                      one_dimensional))
     except DatasetError as error:
         raise SessionError(f"{prefix}: {error}") from None
 

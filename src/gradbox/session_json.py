@@ -34,9 +34,16 @@ CONFIG_FIELDS: dict[str, str] = {
     "classes": "int", "hidden": "int list", "activation": "str", "loss": "str",
     "optimizer": "str", "lr": "float", "momentum": "float", "schedule": "str",
     "batch_size": "int or null", "l1": "float", "l2": "float", "seed": "int", "steps": "int",
+    "features": "str list", "init": "str", "init_scale": "float",
 }
+# Fields added after a format first shipped: a file without them gets these defaults, so
+# every session saved before them still opens as it was.
+OPTIONAL_CONFIG = {"features": list(TrainingConfig.features), "init": TrainingConfig.init,
+                   "init_scale": TrainingConfig.init_scale}
 # History fields that may legitimately be NaN or infinite (see the module docstring).
-NONFINITE_RECORD_FIELDS = frozenset({"test_loss", "test_accuracy", "grad_norm", "ghost_loss"})
+# accuracy is NaN for regression, where no point has a class to get right.
+NONFINITE_RECORD_FIELDS = frozenset({"accuracy", "test_loss", "test_accuracy", "grad_norm",
+                                     "ghost_loss"})
 
 
 class SessionError(ValueError):
@@ -218,6 +225,8 @@ def parse_edit(value: Any, path: str, steps: int) -> ParameterEdit:
 
 
 def parse_config(value: Any) -> TrainingConfig:
+    if type(value) is dict:
+        value = {**OPTIONAL_CONFIG, **value}
     obj = check_object(value, "config", tuple(CONFIG_FIELDS))
     out: dict[str, Any] = {}
     for name, kind in CONFIG_FIELDS.items():
@@ -231,6 +240,9 @@ def parse_config(value: Any) -> TrainingConfig:
             out[name] = None if v is None else check_int(v, path, -(2**63), 2**63 - 1)
         elif kind == "float":
             out[name] = check_float(v, path)
+        elif kind == "str list":
+            out[name] = tuple(check_str(f, at(path, i))
+                              for i, f in enumerate(check_list(v, path, limit=100, what="names")))
         else:
             # The parameter count is checked from these sizes before any network exists.
             out[name] = tuple(check_int(h, at(path, i), 1, 2**63 - 1)

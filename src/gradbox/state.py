@@ -71,8 +71,10 @@ def frozen_dataset(dataset: Dataset) -> Dataset:
     """An unchangeable copy (no copy at all if it already is one)."""
     if isinstance(dataset, FrozenDataset):
         return dataset
+    targets = None if dataset.targets is None else frozen(dataset.targets, np.float64)
     return FrozenDataset(frozen(dataset.points, np.float64), frozen(dataset.labels, np.int64),
-                         frozen(dataset.is_test, np.bool_), dataset.classes)
+                         frozen(dataset.is_test, np.bool_), dataset.classes, targets,
+                         dataset.one_dimensional)
 
 
 @dataclass(frozen=True)

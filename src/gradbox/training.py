@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from gradbox import datasets, limits, losses
+from gradbox import datasets, features, limits, losses
 from gradbox.datasets import Dataset
 from gradbox.engine import Value
 from gradbox.formatting import fmt
 from gradbox.graph import Graph, trace
 from gradbox.history import History, HistoryBuffer, StepRecord, history_arrays
-from gradbox.nn import ACTIVATIONS, MLP, numpy_forward, parameter_count
+from gradbox.nn import ACTIVATIONS, INITIALIZERS, MLP, numpy_forward, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES, Optimizer, Schedule, make_optimizer
 from gradbox.state import (
     Checkpoint,
@@ -87,6 +87,11 @@ class TrainingConfig:
     l2: float = 1e-4
     seed: int = 0
     steps: int = 100
+    # The network's inputs (gradbox.features names), kept in canonical order.
+    features: tuple[str, ...] = features.DEFAULT
+    # How the weights start (gradbox.nn.INITIALIZERS) and its one knob (bound, σ, gain).
+    init: str = "uniform"
+    init_scale: float = 1.0
 
     def __post_init__(self) -> None:
         try:
@@ -94,6 +99,10 @@ class TrainingConfig:
         except TypeError:
             raise ConfigError(f"hidden must be whole numbers, got {self.hidden!r}") from None
         object.__setattr__(self, "hidden", hidden)
+        if not isinstance(self.features, str):
+            object.__setattr__(self, "features", tuple(self.features))
+            if not features.problems(self.features):
+                object.__setattr__(self, "features", features.canonical(self.features))
         problems = self.problems()
         if problems:
             raise ConfigError("; ".join(problems))
@@ -124,8 +133,9 @@ class TrainingConfig:
             p.append(f"every hidden layer needs at least 1 neuron, got {list(self.hidden)}")
         if self.activation not in ACTIVATIONS:
             p.append(f"activation must be one of {', '.join(ACTIVATIONS)}")
-        if self.loss not in losses.LOSSES:
-            p.append(f"loss must be one of {', '.join(losses.LOSSES)}, got {self.loss!r}")
+        all_losses = tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES))
+        if self.loss not in all_losses:
+            p.append(f"loss must be one of {', '.join(all_losses)}, got {self.loss!r}")
         if self.optimizer not in OPTIMIZERS:
             p.append(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if not math.isfinite(self.lr) or self.lr < 0:
@@ -138,7 +148,24 @@ class TrainingConfig:
             p.append("L1 and L2 strengths must be finite numbers >= 0")
         if self.steps < 1:
             p.append(f"steps must be at least 1, got {self.steps}")
+        p.extend(features.problems(self.features))
+        if self.init not in INITIALIZERS:
+            p.append(f"init must be one of {', '.join(INITIALIZERS)}, got {self.init!r}")
+        if isinstance(self.init_scale, bool) or not isinstance(self.init_scale, (int, float)) \
+                or not math.isfinite(self.init_scale) or not 0 <= self.init_scale <= 100:
+            p.append(f"init scale must be a number between 0 and 100, got {self.init_scale!r}")
         return p
+
+    @property
+    def is_regression(self) -> bool:
+        return self.dataset in datasets.REGRESSION_KINDS
+
+    @property
+    def effective_features(self) -> tuple[str, ...]:
+        """The features the network takes: those of x₁ alone for a 1-D dataset."""
+        if self.dataset in datasets.ONE_D_KINDS:
+            return features.for_one_dimension(self.features)
+        return self.features
 
     @property
     def effective_classes(self) -> int:
@@ -146,8 +173,15 @@ class TrainingConfig:
 
     @property
     def effective_loss(self) -> str:
-        """More than two classes need one score per class: softmax cross-entropy."""
-        return "softmax" if self.effective_classes > 2 else self.loss
+        """More than two classes need one score per class: softmax cross-entropy.
+
+        Regression takes a regression loss (MSE unless MAE or Huber is chosen), and a
+        classification set keeps its loss (hinge for a regression-only choice)."""
+        if self.is_regression:
+            return self.loss if self.loss in losses.REGRESSION_LOSSES else "mse"
+        if self.effective_classes > 2:
+            return "softmax"
+        return self.loss if self.loss in losses.LOSSES else "hinge"
 
     @property
     def outputs(self) -> int:
@@ -155,7 +189,23 @@ class TrainingConfig:
 
     @property
     def layer_sizes(self) -> list[int]:
-        return [2, *self.hidden, self.outputs]
+        return [len(self.effective_features), *self.hidden, self.outputs]
+
+    @property
+    def network_key(self) -> tuple[Any, ...]:
+        """What defines the network and its initial weights: a change makes a new model."""
+        return (tuple(self.layer_sizes), self.activation, self.effective_features, self.init,
+                self.init_scale)
+
+    def make_model(self, seed: int | None) -> MLP:
+        """A freshly initialized network for this configuration."""
+        return MLP(len(self.effective_features), [*self.hidden, self.outputs],
+                   activation=self.activation, seed=seed, init=self.init,
+                   init_scale=float(self.init_scale))
+
+    def inputs(self, points: np.ndarray) -> np.ndarray:
+        """The network's input values (n, inputs) for points of the plane."""
+        return features.transform(points, self.effective_features)
 
     def work_per_step(self) -> int:
         return parameter_count(self.layer_sizes) * self.n_samples
@@ -174,6 +224,7 @@ class TrainingConfig:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
+        d["features"] = list(self.features)
         return d
 
     def with_changes(self, **changes: Any) -> TrainingConfig:
@@ -203,7 +254,7 @@ def plan_config_change(old: TrainingConfig, new: TrainingConfig) -> ConfigChange
         return ConfigChange("lr", f"Learning rate set to {new.lr:g} from the next step on")
     if any(getattr(new, f) != getattr(old, f) for f in DATA_FIELDS):
         kind, text = "data", "New data: the model was re-created"
-    elif new.layer_sizes != old.layer_sizes or new.activation != old.activation:
+    elif new.network_key != old.network_key:
         kind, text = "network", "Network changed: a new model was created"
     else:
         kind, text = "restart", "Training settings changed: restarted from the same initial weights"
@@ -250,6 +301,8 @@ class Snapshot:
     update_norm: float = math.nan
     # The loss of the last forward pass, also mid-step (NaN after a rewind).
     forward_loss: float = math.nan
+    # A regression dataset's float targets (None for classes).
+    targets: np.ndarray | None = None
 
     def graph_position(self, sample: int) -> int:
         """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
@@ -265,7 +318,8 @@ class Snapshot:
 
     def predict(self, points: np.ndarray) -> np.ndarray:
         """Network output (n, outputs) for the given points, from this snapshot's weights."""
-        return numpy_forward(self.params, self.layer_sizes, self.config.activation, points)
+        return numpy_forward(self.params, self.layer_sizes, self.config.activation,
+                             self.config.inputs(points))
 
 
 @dataclass(frozen=True)
@@ -347,6 +401,24 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def check_task(config: TrainingConfig, dataset: Dataset) -> None:
+    """Refuse data whose kind (classes, targets over the plane, y = f(x)) the network
+    is not set up for, with words that say what to choose instead."""
+    if dataset.is_regression != config.is_regression:
+        have = "targets to fit (regression)" if dataset.is_regression else "classes"
+        want = ("a regression dataset (" + ", ".join(datasets.REGRESSION_KINDS) + ")"
+                if dataset.is_regression else "a classification dataset")
+        raise ConfigError(f"these points have {have} but the network is set up for "
+                          f"{config.dataset}; choose {want} first")
+    one_d = config.dataset in datasets.ONE_D_KINDS
+    if dataset.is_regression and dataset.one_dimensional != one_d:
+        raise ConfigError("these points are " + ("a 1-D function y = f(x)" if
+                          dataset.one_dimensional else "targets over the plane")
+                          + f" but the network is set up for {config.dataset}; choose "
+                          + ("sine, abs or step" if dataset.one_dimensional else
+                             "plane or multi_gaussian") + " first")
+
+
 class Trainer:
     """Owns the dataset, the model, the optimizer and the history of one run.
 
@@ -365,6 +437,7 @@ class Trainer:
             raise ConfigError(too_big)
         self._dataset = frozen_dataset(dataset if dataset is not None else datasets.make(
             c.dataset, c.n_samples, c.noise, c.seed, c.test_ratio, c.effective_classes))
+        check_task(c, self._dataset)
         self.dataset_version = 0
         self.init_seed = c.seed if init_seed is None else init_seed
         self.forget_zero_grad = False
@@ -376,7 +449,7 @@ class Trainer:
     # --- construction -----------------------------------------------------------------
     def _new_run(self, values: np.ndarray) -> _Run:
         c = self.config
-        model = MLP(2, [*c.hidden, c.outputs], activation=c.activation, seed=0)
+        model = c.make_model(seed=0)
         model.set_flat(values)
         return _Run(model, make_optimizer(c.optimizer, model.parameters(), self.lr, c.momentum))
 
@@ -384,8 +457,7 @@ class Trainer:
         """A fresh run at step 0 from `initial` weights (default: drawn from init_seed)."""
         c = self.config
         if initial is None:
-            net = MLP(2, [*c.hidden, c.outputs], activation=c.activation, seed=self.init_seed)
-            initial = net.get_flat()
+            initial = c.make_model(seed=self.init_seed).get_flat()
         self.initial_params = frozen(initial, np.float64)
         self.run = self._new_run(self.initial_params)
         self.model = self.run.model
@@ -525,9 +597,10 @@ class Trainer:
 
     def _forward(self, run: _Run, batch: np.ndarray) -> tuple[Value, Value | list[Value]]:
         c = self.config
-        points, labels = self._dataset.points[batch], self._dataset.labels[batch]
-        output = run.model([points[:, 0], points[:, 1]])
-        loss = losses.compute_loss(c.effective_loss, output, labels)
+        points, truth = self._dataset.points[batch], self._dataset.truth[batch]
+        # The inputs are engine nodes too (x₁² is x₁ * x₁), so the graph shows them.
+        output = run.model(features.input_nodes(points, c.effective_features))
+        loss = self._data_loss(output, truth)
         if c.l2:
             loss = loss + c.l2 * losses.l2_penalty(run.params)
         if c.l1:
@@ -641,7 +714,7 @@ class Trainer:
             return
         self._history.append(StepRecord(
             step=step + 1, loss=float(self.last_root.data), test_loss=test_loss,
-            accuracy=losses.accuracy(out_data, self._dataset.labels[self.last_batch]),
+            accuracy=self._accuracy(out_data, self.last_batch),
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
             zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss))
         self._start = None
@@ -689,15 +762,25 @@ class Trainer:
         """Loss (without penalties) and accuracy on the masked points, by plain numpy."""
         if not mask.any():
             return math.nan, math.nan
-        points, labels = self._dataset.points[mask], self._dataset.labels[mask]
+        points, truth = self._dataset.points[mask], self._dataset.truth[mask]
         out = numpy_forward(self.run.values(), self.config.layer_sizes,
-                            self.config.activation, points)
+                            self.config.activation, self.config.inputs(points))
         outputs = [out[:, k] for k in range(out.shape[1])]
         scores = [Value(o) for o in outputs]
-        loss = losses.compute_loss(self.config.effective_loss,
-                                   scores if len(scores) > 1 else scores[0], labels)
-        return float(loss.data), losses.accuracy(outputs if len(outputs) > 1 else outputs[0],
-                                                 labels)
+        loss = self._data_loss(scores if len(scores) > 1 else scores[0], truth)
+        return float(loss.data), self._accuracy(outputs if len(outputs) > 1 else outputs[0],
+                                                np.flatnonzero(mask))
+
+    def _data_loss(self, output: Value | list[Value], truth: np.ndarray) -> Value:
+        if self.config.is_regression:
+            return losses.compute_regression_loss(self.config.effective_loss, output, truth)
+        return losses.compute_loss(self.config.effective_loss, output, truth)
+
+    def _accuracy(self, output: Any, indices: np.ndarray) -> float:
+        """Fraction classified right; NaN for regression, where nothing is a class."""
+        if self.config.is_regression:
+            return math.nan
+        return losses.accuracy(output, self._dataset.labels[indices])
 
     # --- checkpoints, rewind -------------------------------------------------------------------
     def _checkpoint(self) -> Checkpoint:
@@ -859,6 +942,7 @@ class Trainer:
         Earlier history records keep what was measured on the old points, and a rewind
         restores earlier weights but keeps the new points.
         """
+        check_task(self.config, dataset)
         if dataset.classes > max(self.config.outputs, 2):
             raise ConfigError(f"the data has {dataset.classes} classes but this network has "
                               f"{self.config.outputs} output(s); choose blobs with "
@@ -873,8 +957,7 @@ class Trainer:
         the points unless the data changed, the initial weights unless the network did,
         and the switches."""
         new_data = plan_config_change(self.config, config).kind == "data"
-        same_network = (config.layer_sizes == self.config.layer_sizes
-                        and config.activation == self.config.activation)
+        same_network = config.network_key == self.config.network_key
         fresh = Trainer(config, None if new_data else self._dataset, init_seed=self.init_seed,
                         initial_params=self.initial_params if same_network else None,
                         policy=self.policy)
@@ -966,7 +1049,8 @@ class Trainer:
             grad_passes=self.grad_passes,
             step_grads=frozen(step_grads) if step_grads is not None else None,
             grad_peak=self._grad_peak(), update_norm=self._update_norm,
-            forward_loss=float(self.last_root.data) if self.last_root is not None else math.nan)
+            forward_loss=float(self.last_root.data) if self.last_root is not None else math.nan,
+            targets=self._dataset.targets)
 
 
 def passes_after(history: Sequence[StepRecord]) -> int:

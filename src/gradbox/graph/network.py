@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gradbox import ops
+from gradbox import features, ops
 from gradbox.engine import Value
 from gradbox.graph.core import Graph, at
 from gradbox.graph.layout import LAYOUT_CACHE_SIZE
@@ -161,7 +161,9 @@ def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
         loss = at(graph.data(graph.root), 0)
     maps = None
     if extent is not None:
-        maps = tuple(unit_maps(weights, biases, activations, extent, resolution))
+        config = getattr(source, "config", None)
+        names = getattr(config, "effective_features", None)
+        maps = tuple(unit_maps(weights, biases, activations, extent, resolution, names))
     return NetworkLevel(sizes, activations, tuple(weights), tuple(wgrads), tuple(biases),
                         tuple(bgrads), units, unit_grads, loss, sample, maps)
 
@@ -203,17 +205,21 @@ def _unit_values(graph: Graph, sizes: Sequence[int], sample: int
 
 def unit_maps(weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
               activations: Sequence[str], extent: tuple[float, float, float, float],
-              resolution: int = 20) -> list[np.ndarray]:
+              resolution: int = 20, names: Sequence[str] | None = None) -> list[np.ndarray]:
     """Each unit's output over a grid of the plane: (units, res, res) per layer, row 0 at the top.
 
-    `nn.numpy_layers`: the very numpy forward pass the decision boundary uses.
+    `nn.numpy_layers`: the very numpy forward pass the decision boundary uses. With input
+    feature `names` the inputs' own maps are the features over the plane (x₁² a bowl,
+    sin x₁ stripes), as TensorFlow Playground draws them.
     """
     xmin, xmax, ymin, ymax = extent
     xs = np.linspace(xmin, xmax, resolution)
     ys = np.linspace(ymax, ymin, resolution)
     gx, gy = np.meshgrid(xs, ys)
     points = np.column_stack([gx.ravel(), gy.ravel()])
-    if weights and weights[0].shape[1] != 2:
+    if names is not None:
+        points = features.transform(points, names)
+    if weights and weights[0].shape[1] != points.shape[1]:
         points = np.zeros((gx.size, weights[0].shape[1]))
     return [h.T.reshape(-1, resolution, resolution)
             for h in numpy_layers(weights, biases, activations, points)]
