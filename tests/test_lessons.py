@@ -23,6 +23,7 @@ from gradbox import lessons
 from gradbox.demonstrations import forgetting_claim
 from gradbox.expression import PLAYGROUND_VARIANTS, Playground, parse
 from gradbox.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
+from gradbox.nn import parameter_count, unflatten
 from gradbox.pitfalls import microbatch_demo
 from gradbox.training import Trainer, TrainingConfig
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode, lesson_html
@@ -470,3 +471,72 @@ def test_turning_teacher_mode_off_leaves_what_the_user_hid_hidden(
     apply_teacher_mode(window, (), False)
     assert window.docks[lessons.PARAMETERS].isHidden()
     assert window.docks[lessons.DESIGNER].isVisible()
+
+
+# --- the lessons of issue 15: what their text claims, under their own settings, by seed -----
+SEEDS = (0, 1, 2)
+
+
+def _first_perfect_step(config: TrainingConfig, steps: int) -> tuple[int | None, Trainer]:
+    trainer = Trainer(config)
+    trainer.run_steps(steps)
+    first = next((r.step for r in trainer.history if r.accuracy == 1.0), None)
+    return first, trainer
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_features_or_depth_lesson_claims(seed: int) -> None:
+    base = lesson("features-or-depth").setup.config.with_changes(seed=seed)
+    assert base.hidden == () and base.features == ("x1", "x2")
+    # 1. one neuron on x₁, x₂: a line, well short of 100 %
+    line, line_run = _first_perfect_step(base, 200)
+    assert line is None and line_run.history[-1].accuracy <= 0.85
+    # 2. the squares: full accuracy within a few dozen steps, with the same 3 parameters
+    squares_config = base.with_changes(features=("x1^2", "x2^2"))
+    squares, squares_run = _first_perfect_step(squares_config, 60)
+    assert squares is not None and squares <= 36
+    assert squares_config.layer_sizes == base.layer_sizes == [2, 1]
+    # 3. x₁² is a × node fed twice by x₁
+    squares_run.capture_graph = True
+    squares_run.substep()
+    g = squares_run.last_graph
+    square = g.labels.index("x₁²")
+    assert g.ops[square] == "*" and [g.labels[c] for c in g.children[square]] == ["x₁", "x₁"]
+    # 4. "+ layer" (8 tanh units) on x₁, x₂: full accuracy too, later, many more parameters
+    deep_config = base.with_changes(hidden=(8,))
+    deep, _ = _first_perfect_step(deep_config, 200)
+    assert deep is not None and deep > squares
+    assert parameter_count(deep_config.layer_sizes) > 10 * parameter_count(base.layer_sizes)
+
+
+def _layer_rows(trainer: Trainer) -> list[np.ndarray]:
+    weights, biases = unflatten(trainer.run.values(), trainer.config.layer_sizes)
+    return [np.column_stack([w, b]) for w, b in zip(weights, biases)]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_start_at_zero_lesson_claims(seed: int) -> None:
+    zeros = lesson("start-at-zero").setup.config.with_changes(seed=seed)
+    assert zeros.init == "zeros"
+    # 1-2. from zero: only the output bias learns; every weight and its gradient stay 0
+    trainer = Trainer(zeros)
+    trainer.run_steps(200)
+    first, last = trainer.history[0], trainer.history[-1]
+    assert last.loss >= 0.9 * first.loss and last.accuracy <= 0.6
+    names = trainer.param_names
+    moved = [n for n, v in zip(names, trainer.run.values()) if v != 0.0]
+    assert moved == [names[-1]]  # the output neuron's bias
+    assert all(g == 0.0 for n, g in zip(names, trainer.run.grads()) if n != names[-1])
+    # 3. constant 0.5: it learns, but each layer's neurons stay copies of each other, and
+    # the boundary is one cut that misses the moons' tips
+    constant = Trainer(zeros.with_changes(init="constant"))
+    assert constant.config.init_scale == 0.5
+    constant.run_steps(200)
+    assert constant.history[-1].loss < 0.5 * constant.history[0].loss
+    assert all(np.all(rows == rows[0]) for rows in _layer_rows(constant))
+    assert constant.history[-1].accuracy <= 0.9
+    # 4. Xavier, scale 1: the neurons differ and the boundary wraps around both moons
+    xavier = Trainer(zeros.with_changes(init="xavier", init_scale=1.0))
+    xavier.run_steps(200)
+    assert not np.all(_layer_rows(xavier)[0] == _layer_rows(xavier)[0][0])
+    assert xavier.history[-1].accuracy >= 0.97

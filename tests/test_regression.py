@@ -105,10 +105,11 @@ def test_training_fits_each_regression_dataset(kind: str) -> None:
     assert not math.isnan(last.test_loss)
 
 
-def test_a_classification_loss_on_regression_data_falls_back_to_mse() -> None:
-    assert TrainingConfig(dataset="plane", loss="hinge").effective_loss == "mse"
+def test_a_classification_loss_on_regression_data_becomes_mse_and_back() -> None:
+    assert TrainingConfig(dataset="plane", loss="hinge").loss == "mse"
     assert TrainingConfig(dataset="plane", loss="huber").effective_loss == "huber"
-    assert TrainingConfig(dataset="moons", loss="mae").effective_loss == "hinge"
+    assert TrainingConfig(dataset="moons", loss="mae").loss == "hinge"
+    assert TrainingConfig(dataset="moons").with_changes(dataset="sine").loss == "mse"
 
 
 def test_points_of_the_wrong_kind_are_refused_with_what_to_choose() -> None:

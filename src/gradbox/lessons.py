@@ -386,8 +386,86 @@ MICROBATCHES = Lesson(
     takeaway="The same += that forces zero_grad makes gradient accumulation free.",
 )
 
+FEATURES_OR_DEPTH = Lesson(
+    key="features-or-depth",
+    title="8. Features or depth?",
+    intro=(
+        "A network with no hidden layer is one neuron: it draws a single straight line. "
+        "The circle's inside cannot be cut from its ring by a line. Two ways out: give "
+        "the neuron better inputs, or give the network hidden layers that make their own."
+    ),
+    steps=(
+        Step("Press Run.",
+             "The boundary is a straight cut and the accuracy stalls well short of 100%: "
+             "whatever the line, part of the ring is on the inside's side."),
+        Step("In Designer > Network > Inputs, untick x₁ and x₂, tick x₁² and x₂², and press "
+             "Run.",
+             "Full accuracy within a few dozen steps, still one neuron (read the "
+             "parameter count under the layers): in x₁², x₂² the circle x₁² + x₂² = r² "
+             "is a straight line."),
+        Step("Open the Computation graph tab, press Operations and zoom in on the left "
+             "(wheel or +).",
+             "x₁² = × takes x₁ on both of its inputs: the feature is computed by the "
+             "engine like any other node. Click x₁: backward adds the shares of both "
+             "uses into its gradient."),
+        Step("Tick x₁ and x₂ again, untick the squares, press + layer and Run.",
+             "Eight tanh units learn the curve themselves: full accuracy too, with many "
+             "more parameters and more steps. Depth finds features; a good feature "
+             "saves it the work."),
+    ),
+    formulas=(
+        "no hidden layer: score = b + w₁x₁ + w₂x₂ — a line",
+        "with squares: score = b + w₁x₁² + w₂x₂² — a circle (or ellipse) in the plane",
+        "∂(x₁ · x₁)/∂x₁ = x₁ + x₁ = 2x₁: the two uses add up",
+    ),
+    setup=Setup("training", config=TrainingConfig(
+        dataset="circle", noise=0.0, hidden=(), activation="tanh", loss="hinge", lr=0.3,
+        features=("x1", "x2")), forget_zero_grad=False, ghost=False),
+    controls=(TRAINING_TOOLBAR, DESIGNER, LOSS_CURVE, BOUNDARY, GRAPH_TAB),
+    takeaway="A hidden layer is a feature maker: hand it the right feature and one "
+             "neuron is enough.",
+)
+
+START_AT_ZERO = Lesson(
+    key="start-at-zero",
+    title="9. Why not start at zero?",
+    intro=(
+        "Every weight here starts at 0. It looks like the fair, neutral choice. Watch "
+        "what backward does with it: the neurons of a layer get the same gradient, so "
+        "they move together — and from zero, not at all."
+    ),
+    steps=(
+        Step("Press Run.",
+             "The loss hardly moves and the boundary stays one flat colour: only the "
+             "output's bias learns, so the accuracy stays near half."),
+        Step("Open Parameters & gradients.",
+             "Every weight is 0, and so is its gradient: the output weights are 0, so "
+             "nothing flows back to the hidden layers, and the hidden units all output "
+             "tanh(0) = 0, so the output weights get nothing either."),
+        Step("In Designer > Network choose Init: constant (scale 0.5) and press Run.",
+             "Now it learns, but every neuron of a layer keeps the same weights as its "
+             "neighbours, step after step: same inputs, same weights, same gradient. "
+             "Eight neurons act as one, and the boundary is a single smooth cut that "
+             "misses the moons' tips."),
+        Step("Choose Xavier/Glorot, set the scale to 1, and press Run.",
+             "Random starts make the neurons differ; each learns its own piece of the "
+             "curve and the boundary wraps around both moons."),
+    ),
+    formulas=(
+        "∂L/∂w₍ᵢⱼ₎ = δᵢ · xⱼ and δᵢ = tanh'(zᵢ) · Σₖ vₖᵢ δₖ: equal weights, equal δ, equal step",
+        "all zero: v = 0 ⇒ δ = 0 for every hidden unit; h = tanh(0) = 0 ⇒ ∂L/∂v = 0",
+        "Xavier/Glorot: w ~ U(±√(6 / (fan_in + fan_out)))",
+    ),
+    setup=Setup("training", config=TrainingConfig(
+        dataset="moons", hidden=(8, 8), activation="tanh", loss="hinge", lr=0.5,
+        init="zeros", init_scale=0.5), forget_zero_grad=False, ghost=False),
+    controls=(TRAINING_TOOLBAR, DESIGNER, PARAMETERS, LOSS_CURVE, BOUNDARY),
+    takeaway="Randomness at the start is not noise: it is what lets the neurons of a "
+             "layer become different.",
+)
+
 LESSONS: tuple[Lesson, ...] = (CHAIN_RULE, ACCUMULATE, TOPOLOGICAL, ZERO_GRAD, BACKWARD_TWICE,
-                               MOONS, MICROBATCHES)
+                               MOONS, MICROBATCHES, FEATURES_OR_DEPTH, START_AT_ZERO)
 
 
 def lesson(key: str) -> Lesson:

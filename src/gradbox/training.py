@@ -106,6 +106,12 @@ class TrainingConfig:
         problems = self.problems()
         if problems:
             raise ConfigError("; ".join(problems))
+        # The loss field says what trains: a class loss on numbers to fit becomes MSE, a
+        # regression-only loss on classes becomes hinge (switching datasets both ways).
+        if self.is_regression and self.loss not in losses.REGRESSION_LOSSES:
+            object.__setattr__(self, "loss", "mse")
+        elif not self.is_regression and self.loss not in losses.LOSSES:
+            object.__setattr__(self, "loss", "hinge")
 
     def problems(self) -> list[str]:
         p = []
@@ -173,15 +179,10 @@ class TrainingConfig:
 
     @property
     def effective_loss(self) -> str:
-        """More than two classes need one score per class: softmax cross-entropy.
-
-        Regression takes a regression loss (MSE unless MAE or Huber is chosen), and a
-        classification set keeps its loss (hinge for a regression-only choice)."""
-        if self.is_regression:
-            return self.loss if self.loss in losses.REGRESSION_LOSSES else "mse"
-        if self.effective_classes > 2:
+        """More than two classes need one score per class: softmax cross-entropy."""
+        if self.effective_classes > 2 and not self.is_regression:
             return "softmax"
-        return self.loss if self.loss in losses.LOSSES else "hinge"
+        return self.loss
 
     @property
     def outputs(self) -> int:

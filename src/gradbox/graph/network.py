@@ -105,10 +105,15 @@ class NetworkLevel:
     # per layer (including inputs), an array (units, res, res) of each unit's output over
     # the plane, for the little maps inside the neurons
     maps: tuple[np.ndarray, ...] | None = None
+    # What each input is (x₁, x₁², sin x₂ ...), when the source knows its features.
+    input_labels: tuple[str, ...] | None = None
 
     @property
-    def structure_key(self) -> tuple[int, ...]:
-        return self.layer_sizes
+    def structure_key(self) -> tuple[Any, ...]:
+        return (*self.layer_sizes, *(self.input_labels or ()))
+
+    def input_label(self, k: int) -> str:
+        return self.input_labels[k] if self.input_labels else f"x{k}"
 
 
 class SnapshotLike(Protocol):
@@ -159,13 +164,16 @@ def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
     if graph is not None:
         units, unit_grads = _unit_values(graph, sizes, sample)
         loss = at(graph.data(graph.root), 0)
+    config = getattr(source, "config", None)
+    names = getattr(config, "effective_features", None)
+    if names is not None and len(names) != sizes[0]:
+        names = None
     maps = None
     if extent is not None:
-        config = getattr(source, "config", None)
-        names = getattr(config, "effective_features", None)
         maps = tuple(unit_maps(weights, biases, activations, extent, resolution, names))
+    labels = None if names is None else tuple(features.labels(names))
     return NetworkLevel(sizes, activations, tuple(weights), tuple(wgrads), tuple(biases),
-                        tuple(bgrads), units, unit_grads, loss, sample, maps)
+                        tuple(bgrads), units, unit_grads, loss, sample, maps, labels)
 
 
 def _activations(model: Any, n_layers: int) -> list[str]:

@@ -3,6 +3,11 @@
 Left-click a point to select it (the graph view then shows that sample), left-click
 empty space to add a point of the picked class (Shift: the next class), right-click a
 point to remove it - the ConvNetJS demo's interaction.
+
+For regression the same view shows what the network predicts: over the plane a heat map
+of the predicted number (orange below zero, blue above, as Playground draws it) with each
+point in its target's colour; for a 1-D function y = f(x) the fitted curve over the
+points, and a click adds a point where it lands (its height is its target).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from gradbox.datasets import ONE_D_KINDS
 from gradbox.training import Snapshot
 from gradbox.views.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot
 from gradbox.views.session import SessionController
@@ -67,6 +73,19 @@ def output_colours(output: np.ndarray, loss: str) -> np.ndarray:
     return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
 
 
+def value_colours(values: np.ndarray, tint: float = MAX_TINT) -> np.ndarray:
+    """RGB (n, 3) uint8 for regression numbers: orange below 0, blue above, white at 0,
+    full strength (times `tint`) at |value| >= 1 -- Playground's targets lie in [-1, 1]."""
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64).reshape(-1), nan=0.0)
+    strength = (tint * np.clip(np.abs(values), 0.0, 1.0))[:, None]
+    rgb = _WHITE + (_PALETTE[(values > 0).astype(np.int64)] - _WHITE) * strength
+    return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
+
+
+CURVE_SAMPLES = 400  # points along the fitted curve of a 1-D function
+CURVE_POINTS = (90, 90, 90)  # the data under a fitted curve: neutral, the curve is blue
+
+
 def heatmap_resolution(parameters: int) -> int:
     """Cells per side for a network with this many parameters (~ multiply-adds per point)."""
     return int(np.clip(math.isqrt(HEATMAP_WORK // max(parameters, 1)), MIN_GRID, MAX_GRID))
@@ -76,6 +95,8 @@ def heatmap_colours(snapshot: Snapshot, grid: np.ndarray) -> np.ndarray:
     """RGB (n*n, 3) for the grid's points: one numpy forward pass, then the colours."""
     with np.errstate(all="ignore"):  # a diverged network paints white, not warnings
         output = snapshot.predict(grid)
+    if snapshot.targets is not None:  # regression over the plane: the predicted number
+        return value_colours(output[:, 0])
     return output_colours(output, snapshot.config.effective_loss)
 
 
@@ -133,6 +154,8 @@ class DecisionBoundaryView(QWidget):
         self._points = np.zeros((0, 2))
         self._labels = np.zeros(0, dtype=np.int64)
         self._is_test = np.zeros(0, dtype=bool)
+        self._targets: np.ndarray | None = None
+        self.mode = "classes"  # or "heat map" (regression over the plane) or "curve" (1-D)
         self._grid = np.zeros((0, 2))
         self._grid_rect = QRectF()
         self.grid_size = MAX_GRID  # heatmap cells per side, chosen per network size
@@ -171,6 +194,10 @@ class DecisionBoundaryView(QWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         # ignoreBounds: the heatmap follows the visible range, it must not drive it.
         item.addItem(self.image, ignoreBounds=True)
+        # The fitted function of a 1-D dataset, drawn under the points.
+        self.curve = pg.PlotDataItem(pen=pg.mkPen(CLASS_COLOURS[1], width=2.5),
+                                     antialias=True)
+        item.addItem(self.curve, ignoreBounds=True)
         self.scatter = pg.ScatterPlotItem(size=9, antialias=True)
         item.addItem(self.scatter)
         self.ring = pg.ScatterPlotItem(size=20, symbol="o", brush=None, antialias=True,
@@ -190,7 +217,7 @@ class DecisionBoundaryView(QWidget):
         self.key.setToolTip("Filled points are training data, hollow ones test data; the "
                             "ringed point is the sample selected for the graph view")
         top = QHBoxLayout()
-        picker_label = QLabel("New points:")
+        self.picker_label = picker_label = QLabel("New points:")
         picker_label.setBuddy(self.class_picker)
         top.addWidget(picker_label)
         top.addWidget(self.class_picker)
@@ -212,9 +239,47 @@ class DecisionBoundaryView(QWidget):
     # --- rendering ------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
+        mode = _mode(snapshot)
+        if mode != self.mode:
+            self._set_mode(mode)
         if self._data_changed(snapshot):
             self._show_points(snapshot)
         self._update_heatmap(snapshot)
+
+    def _set_mode(self, mode: str) -> None:
+        """Classes, a heat map of a regression over the plane, or a fitted 1-D curve."""
+        self.mode = mode
+        self._version = None  # redraw the points in the new mode's colours
+        self._grid_rect = QRectF()  # and frame them afresh
+        # A curve y = f(x) spans ±5 across and ±1 up: equal scales would flatten it.
+        self.view_box.setAspectLocked(mode != "curve")
+        self.image.setVisible(mode != "curve")
+        self.curve.setVisible(mode == "curve")
+        if mode == "curve":
+            self.curve.setData([], [])
+        # On a curve a click's height is the new point's target: nothing to pick.
+        self.class_picker.setVisible(mode != "curve")
+        self.picker_label.setVisible(mode != "curve")
+        tips = {
+            "classes": ("Click: add a point · Shift+click: the next class · Right-click: remove"
+                        " · Click a point: select it",
+                        "The model's prediction over the plane: the hue is the predicted "
+                        "class, the strength its confidence. Filled dots are training points, "
+                        "hollow ones test points."),
+            "heat map": ("Click: add a point with the picked target · Right-click: remove · "
+                         "Click a point: select it",
+                         "The number the model predicts over the plane: orange below 0, blue "
+                         "above, stronger further from 0. Each point has its target's colour; "
+                         "hollow ones are test points."),
+            "curve": ("Click: add a point there (its height is its target) · Right-click: "
+                      "remove · Click a point: select it",
+                      "The function the model has fitted (the line) over the points it is "
+                      "fitted to: x is the input, y the target. Hollow points are test "
+                      "points."),
+        }
+        self.hint.setText(tips[mode][0])
+        self.plot.setToolTip(tips[mode][1])
+        self._update_class_picker(2, force=True)
 
     def _data_changed(self, snapshot: Snapshot) -> bool:
         """Whether the points differ from those drawn.
@@ -225,7 +290,8 @@ class DecisionBoundaryView(QWidget):
         return (snapshot.dataset_version != self._version
                 or not np.array_equal(snapshot.points, self._points)
                 or not np.array_equal(snapshot.labels, self._labels)
-                or not np.array_equal(snapshot.is_test, self._is_test))
+                or not np.array_equal(snapshot.is_test, self._is_test)
+                or not _same(snapshot.targets, self._targets))
 
     def _show_points(self, snapshot: Snapshot) -> None:
         """Points only change with the data, not every step: redrawn on a new version."""
@@ -233,15 +299,27 @@ class DecisionBoundaryView(QWidget):
         self._points = np.asarray(snapshot.points)
         self._labels = np.asarray(snapshot.labels)
         self._is_test = np.asarray(snapshot.is_test)
+        self._targets = snapshot.targets
         self._fit_range(self._points)
         # The data's classes, not the network's outputs: the dataset refuses other labels.
         self._update_class_picker(snapshot.classes)
-        labels = snapshot.labels % len(CLASS_COLOURS)
         test = snapshot.is_test
-        brushes = [self._test_brush if t else self._train_brushes[c]
-                   for c, t in zip(labels.tolist(), test.tolist())]
-        pens = [self._test_pens[c] if t else self._train_pen
-                for c, t in zip(labels.tolist(), test.tolist())]
+        if self.mode == "classes" or snapshot.targets is None:
+            labels = snapshot.labels % len(CLASS_COLOURS)
+            brushes = [self._test_brush if t else self._train_brushes[c]
+                       for c, t in zip(labels.tolist(), test.tolist())]
+            pens = [self._test_pens[c] if t else self._train_pen
+                    for c, t in zip(labels.tolist(), test.tolist())]
+        else:
+            # A point's colour is its target, on the heat map's scale at full strength;
+            # a dark rim keeps a near-zero (white) target visible on a white background.
+            full = value_colours(snapshot.targets, tint=1.0)
+            if self.mode == "curve":
+                full[:] = CURVE_POINTS  # the height says it all; colour would repeat it
+            brushes = [self._test_brush if t else pg.mkBrush(*rgb)
+                       for rgb, t in zip(full.tolist(), test.tolist())]
+            pens = [pg.mkPen(*rgb, width=2.2) if t else pg.mkPen("#333", width=1.0)
+                    for rgb, t in zip(full.tolist(), test.tolist())]
         self.scatter.setData(x=self._points[:, 0], y=self._points[:, 1],
                              brush=brushes, pen=pens)
         self._on_sample_selected(self.controller.selected_sample)
@@ -267,15 +345,18 @@ class DecisionBoundaryView(QWidget):
         self.view_box.setRange(QRectF(QPointF(lo[0], lo[1]), QPointF(hi[0], hi[1])),
                                padding=0)
 
-    def _update_class_picker(self, classes: int) -> None:
-        if self.class_picker.count() == classes:
+    def _update_class_picker(self, classes: int, force: bool = False) -> None:
+        if self.class_picker.count() == classes and not force:
             return
         current = max(self.class_picker.currentIndex(), 0)
         self.class_picker.clear()
         for k in range(classes):
             colour = CLASS_COLOURS[k % len(CLASS_COLOURS)]
-            self.class_picker.addItem(_swatch(colour),
-                                      f"{k} ({CLASS_NAMES[k % len(CLASS_NAMES)]})")
+            if self.mode == "classes":
+                text = f"{k} ({CLASS_NAMES[k % len(CLASS_NAMES)]})"
+            else:  # regression over the plane: class k adds a point of target -1 or +1
+                text = f"target {2 * k - 1:+d} ({CLASS_NAMES[k % len(CLASS_NAMES)]})"
+            self.class_picker.addItem(_swatch(colour), text)
         self.class_picker.setCurrentIndex(min(current, classes - 1))
 
     def grid_points(self) -> np.ndarray:
@@ -292,16 +373,34 @@ class DecisionBoundaryView(QWidget):
         gx, gy = np.meshgrid(xs, ys)
         self._grid = np.column_stack([gx.ravel(), gy.ravel()])
 
+    def curve_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """The fitted curve as drawn (1-D functions): x across the view, the prediction."""
+        x, y = self.curve.getData()
+        return (np.zeros(0), np.zeros(0)) if x is None else (np.asarray(x), np.asarray(y))
+
+    def _update_curve(self, snapshot: Snapshot) -> None:
+        (x0, x1), _ = self.view_box.viewRange()
+        xs = np.linspace(x0, x1, CURVE_SAMPLES)
+        with np.errstate(all="ignore"):
+            # The network sees x alone (the features of x₁); the y column is unused.
+            ys = snapshot.predict(np.column_stack([xs, np.zeros_like(xs)]))[:, 0]
+        finite = np.isfinite(ys)
+        self.curve.setData(xs[finite], ys[finite])
+
     def _update_heatmap(self, snapshot: Snapshot) -> None:
         """Recompute the heatmap if the model or the grid changed, and only if it shows."""
         if not self.isVisible():
             return  # done in showEvent: a hidden tab costs nothing while training runs
+        if self.mode == "curve":
+            self._update_curve(snapshot)
+            return
         n = heatmap_resolution(len(snapshot.params))
         if len(self._grid) == 0 or n != self.grid_size:
             self.grid_size = n
             self._make_grid()
         key = (snapshot.params, snapshot.layer_sizes, snapshot.config.activation,
-               snapshot.config.effective_loss, self._grid_rect, n)
+               snapshot.config.effective_loss, self._grid_rect, n, self.mode,
+               snapshot.config.effective_features)
         if self._heatmap_key is not None and self._same_heatmap(key, self._heatmap_key):
             return  # a selection or a history fetch: the model is the same
         self._heatmap_key = key
@@ -368,7 +467,12 @@ class DecisionBoundaryView(QWidget):
                 label = max(self.class_picker.currentIndex(), 0)
                 if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
                     label = (label + 1) % max(self.class_picker.count(), 1)
-                self.controller.add_point(x, y, label)
+                target = None
+                if self.mode == "heat map":
+                    target = 2.0 * label - 1.0
+                elif self.mode == "curve":
+                    target, label = y, int(y > 0)
+                self.controller.add_point(x, y, label, target=target)
             event.accept()
         elif button == Qt.MouseButton.RightButton and pixels <= REMOVE_PIXELS:
             px, py = self._points[index]
@@ -376,7 +480,19 @@ class DecisionBoundaryView(QWidget):
             event.accept()
 
     # --- export ---------------------------------------------------------------------------
+
     def export_image(self, path: str | Path) -> None:
         """Save the plot as PNG (or any raster format Qt knows) or, for .svg, as SVG."""
         export_plot(self.plot.getPlotItem(), path)
 
+
+def _mode(snapshot: Snapshot) -> str:
+    if snapshot.targets is None:
+        return "classes"
+    return "curve" if snapshot.config.dataset in ONE_D_KINDS else "heat map"
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return np.array_equal(a, b)

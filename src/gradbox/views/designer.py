@@ -5,9 +5,11 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -17,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox import datasets, limits, losses
-from gradbox.nn import ACTIVATIONS, parameter_count
+from gradbox import datasets, features, limits, losses
+from gradbox.nn import ACTIVATIONS, INIT_LABELS, INITIALIZERS, parameter_count
 from gradbox.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import ConfigError, Snapshot, TrainingConfig
 from gradbox.views.session import SessionController
@@ -26,7 +28,10 @@ from gradbox.views.typed import parse_number
 
 APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
 LOSS_NAMES = {"hinge": "Hinge (max-margin)", "mse": "Mean squared error",
-              "logistic": "Logistic (cross-entropy)", "softmax": "Softmax cross-entropy"}
+              "logistic": "Logistic (cross-entropy)", "softmax": "Softmax cross-entropy",
+              "mae": "Mean absolute error", "huber": "Huber"}
+ALL_LOSSES = tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES))
+FEATURE_COLUMNS = 4  # x₁ x₂ x₁² x₂² / x₁x₂ sin x₁ sin x₂: two short rows
 RATES = ("0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3")
 PENALTIES = ("0", "0.0001", "0.001", "0.01", "0.1")
 
@@ -77,8 +82,11 @@ class DesignerPanel(QWidget):
     def _data_group(self) -> QGroupBox:
         group = QGroupBox("Data")
         form = QFormLayout(group)
-        self.kind = _tip(QComboBox(), "Dataset", "Which toy dataset to learn")
-        self.kind.addItems(datasets.KINDS)
+        self.kind = _tip(QComboBox(), "Dataset", "Which toy dataset to learn: classes "
+                         "above the line, numbers to fit (regression) below it")
+        self.kind.addItems(datasets.CLASSIFICATION_KINDS)
+        self.kind.insertSeparator(len(datasets.CLASSIFICATION_KINDS))
+        self.kind.addItems(datasets.REGRESSION_KINDS)
         self.n_samples = _tip(QSpinBox(), "Points", "How many points to generate")
         self.n_samples.setRange(2, 100_000)
         self.noise = _tip(QDoubleSpinBox(), "Noise", "How much the points are jittered (0–0.5)")
@@ -96,7 +104,7 @@ class DesignerPanel(QWidget):
                               ("Noise", self.noise), ("Test ratio", self.test_ratio),
                               ("Classes", self.classes), ("Seed", self.data_seed)):
             form.addRow(label, widget)
-        self.kind.currentTextChanged.connect(self._on_edit)
+        self.kind.currentTextChanged.connect(self._on_kind)
         for spin in (self.n_samples, self.noise, self.data_seed, self.test_ratio, self.classes):
             self._commit_on_finish(spin)
         return group
@@ -122,6 +130,24 @@ class DesignerPanel(QWidget):
         self.activation.addItems(ACTIVATIONS)
         self.activation.currentTextChanged.connect(self._on_edit)
         form.addRow("Activation", self.activation)
+        form.addRow("Inputs", self._features_grid())
+        self.init = _tip(QComboBox(), "Initialization", "How the weights start (biases start "
+                         "at 0): zeros or a constant make every neuron of a layer the same")
+        for name in INITIALIZERS:
+            self.init.addItem(INIT_LABELS[name], name)
+        self.init_scale = _tip(QDoubleSpinBox(), "Init scale", "The bound a of uniform ±a, "
+                               "the σ of normal, the constant itself, or a gain on "
+                               "Xavier's and He's sizes (1 = as published)")
+        self.init_scale.setRange(0.0, 100.0)
+        self.init_scale.setDecimals(3)
+        self.init_scale.setSingleStep(0.1)
+        init_row = QHBoxLayout()
+        init_row.addWidget(self.init, 1)
+        init_row.addWidget(QLabel("scale"))
+        init_row.addWidget(self.init_scale)
+        form.addRow("Init", init_row)
+        self.init.currentIndexChanged.connect(self._on_edit)
+        self._commit_on_finish(self.init_scale)
         box.addLayout(form)
         self.summary = QLabel()
         self.summary.setAccessibleName("Network summary")
@@ -129,12 +155,32 @@ class DesignerPanel(QWidget):
         box.addWidget(self.summary)
         return group
 
+    def _features_grid(self) -> QWidget:
+        """One check box per input feature, Playground's seven."""
+        holder = QWidget()
+        grid = QGridLayout(holder)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(6)
+        self.feature_boxes: dict[str, QCheckBox] = {}
+        for i, name in enumerate(features.NAMES):
+            label = features.FEATURES[name].label
+            check = _tip(QCheckBox(label), f"Input {label}",
+                         f"Feed {label} to the network as an input; the graph shows how it is "
+                         "computed from x₁ and x₂")
+            check.toggled.connect(self._on_edit)
+            grid.addWidget(check, i // FEATURE_COLUMNS, i % FEATURE_COLUMNS)
+            self.feature_boxes[name] = check  # type: ignore[assignment]
+        return holder
+
+    def chosen_features(self) -> tuple[str, ...]:
+        return tuple(n for n, box in self.feature_boxes.items() if box.isChecked())
+
     def _training_group(self) -> QGroupBox:
         group = QGroupBox("Training")
         form = QFormLayout(group)
         self.loss = _tip(QComboBox(), "Loss", "How wrong the scores are; more than two classes "
                          "always use softmax cross-entropy")
-        for name in losses.LOSSES:
+        for name in ALL_LOSSES:
             self.loss.addItem(LOSS_NAMES[name], name)
         self.optimizer = _tip(QComboBox(), "Optimizer", "How the weights move against their "
                               "gradients")
@@ -234,7 +280,8 @@ class DesignerPanel(QWidget):
             momentum=self.momentum.value(), schedule=self.schedule.currentText(),
             batch_size=self.batch.value() or None, l1=number(self.l1, "L1"),
             l2=number(self.l2, "L2"), seed=self.data_seed.value(),
-            steps=self.schedule_steps.value())
+            steps=self.schedule_steps.value(), features=self.chosen_features(),
+            init=self.init.currentData(), init_scale=self.init_scale.value())
 
     def show_config(self, config: TrainingConfig) -> None:
         self._loading = True
@@ -256,6 +303,10 @@ class DesignerPanel(QWidget):
             self.batch.setValue(config.batch_size or 0)
             self.l1.setCurrentText(f"{config.l1:g}")
             self.l2.setCurrentText(f"{config.l2:g}")
+            for name, check in self.feature_boxes.items():
+                check.setChecked(name in config.features)
+            self.init.setCurrentIndex(self.init.findData(config.init))
+            self.init_scale.setValue(config.init_scale)
         finally:
             self._loading = False
         self._shown_config = config
@@ -265,13 +316,27 @@ class DesignerPanel(QWidget):
         self.classes.setEnabled(config.dataset == "blobs")
         self.momentum.setEnabled(config.optimizer == "sgd")
         self.schedule_steps.setEnabled(config.schedule == "linear")
+        self.init_scale.setEnabled(config.init != "zeros")
+        one_d = config.dataset in datasets.ONE_D_KINDS
+        for name, check in self.feature_boxes.items():
+            check.setEnabled(not (one_d and features.FEATURES[name].uses_x2))
+        # Only the losses that fit the task can be picked.
+        allowed = losses.REGRESSION_LOSSES if config.is_regression else losses.LOSSES
+        model = self.loss.model()
+        for i in range(self.loss.count()):
+            model.item(i).setEnabled(self.loss.itemData(i) in allowed)
         sizes = config.layer_sizes
         self.summary.setText(f"MLP({sizes[0]}, {list(sizes[1:])}) · "
                              f"{parameter_count(sizes):,} parameters")
+        notes = []
         if config.effective_loss != config.loss:
+            notes.append(f"{config.effective_classes} classes: using softmax cross-entropy "
+                         "with one output per class.")
+        if config.effective_features != config.features:
+            notes.append("A 1-D function has x₁ alone: inputs of x₂ are left out.")
+        if notes:
             self.status.setStyleSheet("color: #555;")
-            self.status.setText(f"{config.effective_classes} classes: using softmax "
-                                "cross-entropy with one output per class.")
+            self.status.setText(" ".join(notes))
             return
         warning = config.slow_warning()
         self.status.setStyleSheet("color: #8a5a00;" if warning else "")
@@ -293,6 +358,22 @@ class DesignerPanel(QWidget):
             return None
         self._refresh_hints(config)
         return config
+
+    @Slot()
+    def _on_kind(self) -> None:
+        """A regression dataset wants a regression loss, and classes a class loss: the
+        loss box follows (MSE or hinge), so what it shows is what trains."""
+        if not self._loading:
+            regression = self.kind.currentText() in datasets.REGRESSION_KINDS
+            allowed = losses.REGRESSION_LOSSES if regression else losses.LOSSES
+            if self.loss.currentData() not in allowed:
+                self._loading = True
+                try:
+                    self.loss.setCurrentIndex(self.loss.findData(allowed[0] if regression
+                                                                 else "hinge"))
+                finally:
+                    self._loading = False
+        self._on_edit()
 
     @Slot()
     def _on_edit(self) -> None:

@@ -140,7 +140,7 @@ class NetworkScene(QGraphicsScene):
             header.setTransform(QTransform().translate(-box.width() / 2, -box.height()))
             self.headers.append((header, title, title.split("\n")[0], box.width()))
             for k, p in enumerate(column):
-                title = f"x{k}" if layer == 0 else ""
+                title = net.input_label(k) if layer == 0 else ""
                 unit = Unit(layer, k, title, self.style)
                 if 1 <= layer <= len(sizes) - 1:
                     unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its details; "

@@ -256,6 +256,9 @@ class LossCurveView(QWidget):
         self._show_optional("ghost_loss", self.loss_legend)
         self.curves["test_accuracy"].setVisible(
             bool(np.isfinite(self.data("test_accuracy")).any()))
+        # Regression has no classes to get right: its accuracy is NaN at every step, and
+        # the accuracy plot gives its room to the loss.
+        self._show_accuracy(len(steps) == 0 or bool(np.isfinite(self.data("accuracy")).any()))
         empty = len(steps) == 0
         self.empty_text.setVisible(empty)
         if empty:
@@ -286,6 +289,13 @@ class LossCurveView(QWidget):
         for n in names:
             column = columns[n]
             columns[n] = np.where(np.isfinite(column) & (column <= 0), floor, column)
+
+    def _show_accuracy(self, shown: bool) -> None:
+        if shown == self.accuracy_plot.isVisible():
+            return
+        self.accuracy_plot.setVisible(shown)
+        self.accuracy_plot.setMaximumHeight(10_000 if shown else 0)
+        self.graphics.ci.layout.setRowStretchFactor(1, 1 if shown else 0)
 
     def _show_optional(self, name: str, legend: pg.LegendItem) -> None:
         present = bool(np.isfinite(self.data(name)).any())
@@ -344,10 +354,12 @@ class LossCurveView(QWidget):
             parts.append(f"test loss {_fmt(c['test_loss'])}")
         if math.isfinite(c["ghost_loss"]):
             parts.append(f"ghost loss {_fmt(c['ghost_loss'])}")
-        accuracy = f"accuracy {_pct(c['accuracy'])}"
-        if math.isfinite(c["test_accuracy"]):
-            accuracy += f" train / {_pct(c['test_accuracy'])} test"
-        parts += [accuracy, f"gradient norm {_fmt(c['grad_norm'])}"]
+        if self.accuracy_plot.isVisible():
+            accuracy = f"accuracy {_pct(c['accuracy'])}"
+            if math.isfinite(c["test_accuracy"]):
+                accuracy += f" train / {_pct(c['test_accuracy'])} test"
+            parts.append(accuracy)
+        parts.append(f"gradient norm {_fmt(c['grad_norm'])}")
         step = int(c["step"])
         parts += self._edit_parts(step - 1, "before this step")
         if step == n:

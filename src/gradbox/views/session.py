@@ -549,10 +549,12 @@ class SessionController(QObject):
             return
         self.replace_trainer(lambda trainer: trainer.with_config(config), change.message)
 
-    def add_point(self, x: float, y: float, label: int, test: bool = False) -> None:
+    def add_point(self, x: float, y: float, label: int, test: bool = False,
+                  target: float | None = None) -> None:
+        """Add a point; a regression point over the plane needs its `target`."""
         def edit(trainer: Trainer) -> None:
             dataset = trainer.dataset.copy()
-            dataset.add_point(x, y, label, test)
+            dataset.add_point(x, y, label, test, target)
             trainer.replace_dataset(dataset)
         self.call(edit)
 

@@ -1,0 +1,124 @@
+"""Issue 15 in the views: the designer's inputs and initialization, the boundary view's
+heat map (regression over the plane) and fitted curve (a 1-D function)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+
+from gradbox.training import Trainer, TrainingConfig
+from gradbox.views.boundary import DecisionBoundaryView, value_colours
+from gradbox.views.designer import DesignerPanel
+from gradbox.views.session import SessionController
+
+
+@pytest.fixture
+def make_controller(qtbot):  # type: ignore[no-untyped-def]
+    made = []
+
+    def make(**config):  # type: ignore[no-untyped-def]
+        session = SessionController(Trainer(TrainingConfig(**config)))
+        made.append(session)
+        return session
+
+    yield make
+    for session in made:
+        session.shutdown()
+
+
+def test_designer_inputs_and_init_reach_the_model(qtbot, controller, show_widget) -> None:  # type: ignore[no-untyped-def]
+    designer = show_widget(DesignerPanel(controller), 420, 900)
+    assert [n for n, box in designer.feature_boxes.items() if box.isChecked()] == ["x1", "x2"]
+    qtbot.mouseClick(designer.feature_boxes["x1^2"], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(designer.feature_boxes["sin x2"], Qt.MouseButton.LeftButton)
+    designer.init.setCurrentIndex(designer.init.findData("he"))
+    designer.init_scale.setValue(2.0)
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+        designer.apply()
+    qtbot.waitUntil(lambda: controller.snapshot.config.features == ("x1", "x2", "x1^2",
+                                                                    "sin x2"), timeout=5000)
+    config = controller.snapshot.config
+    assert (config.init, config.init_scale) == ("he", 2.0)
+    assert controller.snapshot.layer_sizes[0] == 4
+    assert "MLP(4," in designer.summary.text()
+    designer.init.setCurrentIndex(designer.init.findData("zeros"))
+    assert not designer.init_scale.isEnabled()  # zeros has no scale
+
+
+def test_designer_on_a_one_d_function_offers_only_what_fits(qtbot, controller,  # type: ignore[no-untyped-def]
+                                                            show_widget) -> None:
+    designer = show_widget(DesignerPanel(controller), 420, 900)
+    designer.kind.setCurrentText("sine")
+    assert not designer.feature_boxes["x2"].isEnabled()
+    assert not designer.feature_boxes["x1*x2"].isEnabled()
+    assert designer.feature_boxes["sin x1"].isEnabled()
+    model = designer.loss.model()
+    enabled = {designer.loss.itemData(i): model.item(i).isEnabled()
+               for i in range(designer.loss.count())}
+    assert enabled == {"hinge": False, "mse": True, "logistic": False, "softmax": False,
+                       "mae": True, "huber": True}
+    assert designer.loss.currentData() == "mse"  # hinge is for classes: the box follows
+    designer.loss.setCurrentIndex(designer.loss.findData("mae"))
+    designer.kind.setCurrentText("moons")
+    assert designer.loss.currentData() == "hinge"  # MAE is for regression
+    designer.kind.setCurrentText("sine")
+    assert "x₁ alone" in designer.status.text()
+
+
+def test_regression_over_the_plane_is_a_heat_map_of_the_prediction(  # type: ignore[no-untyped-def]
+        qtbot, make_controller, show_widget, step_session) -> None:
+    controller = make_controller(dataset="plane", hidden=(4,), lr=0.1)
+    view = show_widget(DecisionBoundaryView(controller))
+    step_session(controller, 3)
+    assert view.mode == "heat map" and view.view_box.state["aspectLocked"]
+    snapshot = controller.snapshot
+    n = view.grid_size
+    expected = value_colours(snapshot.predict(view.grid_points())[:, 0])
+    np.testing.assert_array_equal(view.image.image, expected.reshape(n, n, 3))
+    # points wear their target's colour; a click adds a point with the picked target
+    assert view.class_picker.itemText(1).startswith("target +1")
+    view.class_picker.setCurrentIndex(1)
+    before = len(snapshot.points)
+    scene = view.view_box.mapViewToScene(QPointF(5.5, -5.5))
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+        qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier, view.plot.mapFromScene(scene))
+    assert len(controller.snapshot.points) == before + 1
+    assert controller.snapshot.targets[-1] == 1.0
+
+
+def test_a_one_d_function_shows_the_fitted_curve_over_its_points(  # type: ignore[no-untyped-def]
+        qtbot, make_controller, show_widget, step_session) -> None:
+    controller = make_controller(dataset="sine", hidden=(8,), lr=0.1)
+    view = show_widget(DecisionBoundaryView(controller))
+    step_session(controller, 5)
+    assert view.mode == "curve" and not view.view_box.state["aspectLocked"]
+    assert not view.image.isVisible()
+    xs, ys = view.curve_points()
+    (x0, x1), _ = view.view_box.viewRange()
+    assert len(xs) > 100 and xs[0] == pytest.approx(x0) and xs[-1] == pytest.approx(x1)
+    expected = controller.snapshot.predict(np.column_stack([xs, np.zeros_like(xs)]))[:, 0]
+    np.testing.assert_allclose(ys, expected, rtol=1e-12)
+    # a click adds a point where it lands: its height is its target
+    scene = view.view_box.mapViewToScene(QPointF(0.3, 1.4))
+    pos: QPoint = view.plot.mapFromScene(scene)
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+        qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier, pos)
+    added = controller.snapshot
+    assert added.targets[-1] == added.points[-1, 1]
+    assert added.points[-1, 1] == pytest.approx(1.4, abs=0.05)
+
+
+def test_switching_between_classes_and_regression_redraws_in_the_right_mode(  # type: ignore[no-untyped-def]
+        qtbot, controller, show_widget) -> None:
+    view = show_widget(DecisionBoundaryView(controller))
+    assert view.mode == "classes"
+    for kind, mode in (("sine", "curve"), ("multi_gaussian", "heat map"), ("moons", "classes")):
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+            controller.apply_config(controller.snapshot.config.with_changes(dataset=kind))
+        qtbot.waitUntil(lambda kind=kind: controller.snapshot.config.dataset == kind,
+                        timeout=5000)
+        assert view.mode == mode
+        assert view.image.isVisible() == (mode != "curve")
