@@ -382,3 +382,21 @@ def test_an_autosave_that_cannot_be_written_is_said_once_in_the_window(
         assert "read-only" in boxes[0].text()
     finally:
         path.chmod(0o644)
+
+
+def test_regression_points_go_out_and_come_back_in_as_csv(qtbot, window: MainWindow,
+                                                         tmp_path: Path) -> None:
+    """Exported from a sine session, imported into moons: the data's task comes along."""
+    controller = window.controller
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+        controller.apply_config(TrainingConfig(dataset="sine", hidden=(4,)))
+    qtbot.waitUntil(lambda: controller.snapshot.targets is not None, timeout=5000)
+    targets = controller.snapshot.targets
+    window.export_csv(tmp_path / "sine.csv")
+    assert (tmp_path / "sine.csv").read_text().startswith("x,y,target")
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+        controller.apply_config(TrainingConfig())
+    qtbot.waitUntil(lambda: controller.snapshot.targets is None, timeout=5000)
+    window.import_csv(tmp_path / "sine.csv")
+    qtbot.waitUntil(lambda: controller.snapshot.config.dataset == "sine", timeout=5000)
+    np.testing.assert_array_equal(controller.snapshot.targets, targets)

@@ -15,7 +15,7 @@ from gradbox import datasets, losses
 from gradbox.datasets import DatasetError
 from gradbox.engine import Value
 from gradbox.persistence import SessionError, load_session, save_session
-from gradbox.training import ConfigError, Trainer, TrainingConfig
+from gradbox.training import ConfigError, Trainer, TrainingConfig, config_for
 
 SCORES = np.array([0.3, -1.7, 2.4, 0.95, -0.2])
 TARGETS = np.array([0.1, 0.5, -1.0, 0.0, -0.2 + 1e-3])
@@ -167,3 +167,18 @@ def test_a_session_saved_before_these_fields_still_opens(tmp_path: Path) -> None
     loaded = load_session(tmp_path / "s.gradbox")
     assert loaded.config == trainer.config
     assert [r.loss for r in loaded.history] == [r.loss for r in trainer.history]
+
+
+def test_imported_points_get_a_config_of_their_task() -> None:
+    moons = TrainingConfig(hidden=(4,))
+    assert config_for(datasets.make("sine", 10), moons).dataset == "sine"
+    assert config_for(datasets.make("plane", 10), moons).dataset == "plane"
+    assert config_for(datasets.make("moons", 10), TrainingConfig(dataset="abs")).dataset == \
+        "moons"
+    assert config_for(datasets.make("plane", 10), TrainingConfig(dataset="sine")).dataset == \
+        "plane"
+    blobs = config_for(datasets.make("blobs", 12, classes=4), moons)
+    assert (blobs.dataset, blobs.classes, blobs.effective_loss) == ("blobs", 4, "softmax")
+    assert config_for(datasets.make("circle", 10), moons) is moons
+    for data in (datasets.make("sine", 10), datasets.make("plane", 10)):
+        Trainer(config_for(data, moons), data).run_steps(1)  # and it trains

@@ -122,3 +122,20 @@ def test_switching_between_classes_and_regression_redraws_in_the_right_mode(  # 
                         timeout=5000)
         assert view.mode == mode
         assert view.image.isVisible() == (mode != "curve")
+
+
+@pytest.mark.parametrize("config", [
+    TrainingConfig(dataset="sine", features=("x1", "sin x1"), loss="huber", hidden=(3,)),
+    TrainingConfig(dataset="circle", features=("x1^2", "x2^2", "x1*x2"), hidden=(3,)),
+    TrainingConfig(dataset="plane", loss="mae", hidden=(2,), l1=0.01),
+], ids=["sine-huber", "circle-features", "plane-mae"])
+def test_the_playgrounds_network_check_passes_on_features_and_regression(
+        config: TrainingConfig) -> None:
+    """The playground's gradient check of the training network builds the same loss
+    the trainer trains on: the network's features as inputs, the regression loss."""
+    from gradbox.views.playground import _check_trainer
+
+    trainer = Trainer(config)
+    trainer.run_steps(3)
+    check = _check_trainer(trainer)
+    assert len(check.names) == len(trainer.param_names) and check.passed(1e-6)

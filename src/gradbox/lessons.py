@@ -414,9 +414,9 @@ FEATURES_OR_DEPTH = Lesson(
              "saves it the work."),
     ),
     formulas=(
-        "no hidden layer: score = b + w₁x₁ + w₂x₂ — a line",
-        "with squares: score = b + w₁x₁² + w₂x₂² — a circle (or ellipse) in the plane",
-        "∂(x₁ · x₁)/∂x₁ = x₁ + x₁ = 2x₁: the two uses add up",
+        "a line: score = b + w₁x₁ + w₂x₂",
+        "an ellipse: score = b + w₁x₁² + w₂x₂²",
+        "∂(x₁ · x₁)/∂x₁ = x₁ + x₁ = 2x₁",
     ),
     setup=Setup("training", config=TrainingConfig(
         dataset="circle", noise=0.0, hidden=(), activation="tanh", loss="hinge", lr=0.3,
@@ -452,9 +452,10 @@ START_AT_ZERO = Lesson(
              "curve and the boundary wraps around both moons."),
     ),
     formulas=(
-        "∂L/∂w₍ᵢⱼ₎ = δᵢ · xⱼ and δᵢ = tanh'(zᵢ) · Σₖ vₖᵢ δₖ: equal weights, equal δ, equal step",
-        "all zero: v = 0 ⇒ δ = 0 for every hidden unit; h = tanh(0) = 0 ⇒ ∂L/∂v = 0",
-        "Xavier/Glorot: w ~ U(±√(6 / (fan_in + fan_out)))",
+        "δᵢ = tanh'(zᵢ) · Σₖ vₖᵢ δₖ,  ∂L/∂wᵢⱼ = δᵢ xⱼ",
+        "equal weights ⇒ equal δ ⇒ equal steps",
+        "all zero: v = 0 ⇒ δ = 0;  h = tanh(0) = 0 ⇒ ∂L/∂v = 0",
+        "Xavier: w ~ U(±√(6 / (in + out)))",
     ),
     setup=Setup("training", config=TrainingConfig(
         dataset="moons", hidden=(8, 8), activation="tanh", loss="hinge", lr=0.5,

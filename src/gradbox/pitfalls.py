@@ -310,9 +310,19 @@ class MicrobatchAccumulation:
         return float(np.max(np.abs(self.full_batch - self.accumulated), initial=0.0))
 
 
+LossFunction = Callable[[Value | list[Value], np.ndarray], Value]
+
+
+def _loss_function(loss: str | LossFunction) -> LossFunction:
+    """A loss by name (`losses.compute_loss`) or a function of (output, targets) as is."""
+    if callable(loss):
+        return loss
+    return lambda out, labels: compute_loss(loss, out, labels)
+
+
 def microbatch_accumulation(
     model: MLP, x: np.ndarray, y: np.ndarray, k: int,
-    loss: str | Callable[[Value | list[Value], np.ndarray], Value] = "mse",
+    loss: str | LossFunction = "mse",
 ) -> MicrobatchAccumulation:
     """The "forget zero_grad" accumulation used on purpose: gradient accumulation.
 
@@ -327,7 +337,7 @@ def microbatch_accumulation(
     n = len(x)
     if not 1 <= k <= n:
         raise ValueError(f"k must be between 1 and the number of samples ({n}), got {k}")
-    loss_fn = loss if callable(loss) else (lambda out, labels: compute_loss(loss, out, labels))
+    loss_fn = _loss_function(loss)
     params = model.parameters()
     saved = [p.grad for p in params]
 
@@ -368,19 +378,23 @@ def microbatch_demo(k: int, n: int = 12, seed: int = 0,
     return microbatch_accumulation(model, data.points, data.labels, k, loss)
 
 
-def network_gradient_check(model: MLP, x: np.ndarray, y: np.ndarray, loss: str = "hinge",
+def network_gradient_check(model: MLP, x: np.ndarray, y: np.ndarray,
+                           loss: str | LossFunction = "hinge",
                            l1: float = 0.0, l2: float = 0.0,
                            backward: Backward | None = None) -> GradCheck:
     """The gradient check for a network: each parameter's gradient beside its finite
     difference, on what training minimises (the data loss over `x` plus the penalties).
 
+    `x` holds the network's inputs (input features, one column each); `loss` is a loss
+    name or a function (output, y) -> loss, such as a trainer's `data_loss`.
     Parameters, their data and their grads are left as they were found.
     """
     x = np.asarray(x, dtype=np.float64)
     params = model.parameters()
+    loss_fn = _loss_function(loss)
 
     def build() -> Value:
-        total = compute_loss(loss, model([x[:, j] for j in range(x.shape[1])]), y)
+        total = loss_fn(model([x[:, j] for j in range(x.shape[1])]), y)
         if l2:
             total = total + l2 * l2_penalty(params)
         if l1:

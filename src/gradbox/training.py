@@ -420,6 +420,20 @@ def check_task(config: TrainingConfig, dataset: Dataset) -> None:
                              "plane or multi_gaussian") + " first")
 
 
+def config_for(dataset: Dataset, config: TrainingConfig) -> TrainingConfig:
+    """`config`, or the nearest one that can train on `dataset` (imported points): a
+    dataset kind of the data's task, and blobs with one output per class for > 2 classes."""
+    if dataset.is_regression:
+        one_d = config.dataset in datasets.ONE_D_KINDS
+        if not config.is_regression or dataset.one_dimensional != one_d:
+            config = config.with_changes(dataset="sine" if dataset.one_dimensional else "plane")
+    elif config.is_regression:
+        config = config.with_changes(dataset="moons")
+    if dataset.classes > max(config.outputs, 2):
+        config = config.with_changes(dataset="blobs", classes=dataset.classes, loss="softmax")
+    return config
+
+
 class Trainer:
     """Owns the dataset, the model, the optimizer and the history of one run.
 
@@ -601,7 +615,7 @@ class Trainer:
         points, truth = self._dataset.points[batch], self._dataset.truth[batch]
         # The inputs are engine nodes too (x₁² is x₁ * x₁), so the graph shows them.
         output = run.model(features.input_nodes(points, c.effective_features))
-        loss = self._data_loss(output, truth)
+        loss = self.data_loss(output, truth)
         if c.l2:
             loss = loss + c.l2 * losses.l2_penalty(run.params)
         if c.l1:
@@ -768,11 +782,13 @@ class Trainer:
                             self.config.activation, self.config.inputs(points))
         outputs = [out[:, k] for k in range(out.shape[1])]
         scores = [Value(o) for o in outputs]
-        loss = self._data_loss(scores if len(scores) > 1 else scores[0], truth)
+        loss = self.data_loss(scores if len(scores) > 1 else scores[0], truth)
         return float(loss.data), self._accuracy(outputs if len(outputs) > 1 else outputs[0],
                                                 np.flatnonzero(mask))
 
-    def _data_loss(self, output: Value | list[Value], truth: np.ndarray) -> Value:
+    def data_loss(self, output: Value | list[Value], truth: np.ndarray) -> Value:
+        """The loss (without penalties) of network output against the data's truth:
+        targets for regression, class labels otherwise."""
         if self.config.is_regression:
             return losses.compute_regression_loss(self.config.effective_loss, output, truth)
         return losses.compute_loss(self.config.effective_loss, output, truth)

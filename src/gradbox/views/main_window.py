@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox import datasets, export_torch, exports, lessons, persistence
-from gradbox.training import Snapshot, Trainer, TrainingConfig
+from gradbox.training import Snapshot, Trainer, TrainingConfig, config_for
 from gradbox.views.autosave import Autosaver
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
@@ -484,11 +484,7 @@ class MainWindow(QMainWindow):
             self.show_error("Could not import the points",
                             f"{path.name}: {error}\n\nYour current points are unchanged.")
             return
-        if dataset.classes > max(self.controller.snapshot.config.outputs, 2):
-            config = self.controller.snapshot.config.with_changes(
-                dataset="blobs", classes=dataset.classes, loss="softmax")
-        else:
-            config = self.controller.snapshot.config
+        config = config_for(dataset, self.controller.snapshot.config)
 
         def replace(old: Trainer) -> Trainer:
             if config == old.config:
@@ -508,7 +504,9 @@ class MainWindow(QMainWindow):
     def export_csv(self, path: Path) -> None:
         s = self.controller.snapshot
         try:
-            datasets.save_csv(datasets.Dataset(s.points, s.labels, s.is_test, s.classes), path)
+            datasets.save_csv(datasets.Dataset(
+                s.points, s.labels, s.is_test, s.classes, s.targets,
+                s.config.dataset in datasets.ONE_D_KINDS), path)
         except OSError as error:
             self.show_error("Could not export the points", f"{path.name} was not saved: {error}")
             return

@@ -836,8 +836,9 @@ def _left(item: QTableWidgetItem) -> QTableWidgetItem:
 def _check_trainer(trainer: Trainer) -> GradCheck:
     train = ~trainer.dataset.is_test
     c = trainer.config
-    return network_gradient_check(trainer.model, trainer.dataset.points[train],
-                                  trainer.dataset.labels[train], c.effective_loss, c.l1, c.l2)
+    # The network's inputs are its features of the points; the loss is the one it trains on.
+    return network_gradient_check(trainer.model, c.inputs(trainer.dataset.points[train]),
+                                  trainer.dataset.truth[train], trainer.data_loss, c.l1, c.l2)
 
 
 def _bold(item: QTableWidgetItem) -> None:
