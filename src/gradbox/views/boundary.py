@@ -318,8 +318,11 @@ class DecisionBoundaryView(QWidget):
                 full[:] = CURVE_POINTS  # the height says it all; colour would repeat it
             brushes = [self._test_brush if t else pg.mkBrush(*rgb)
                        for rgb, t in zip(full.tolist(), test.tolist())]
-            pens = [pg.mkPen(*rgb, width=2.2) if t else pg.mkPen("#333", width=1.0)
-                    for rgb, t in zip(full.tolist(), test.tolist())]
+            # A hollow (test) point's ring: its target's colour, darkened so that a target
+            # near 0 (white) still shows on the white ground.
+            rings = np.rint(0.55 * full + 0.45 * 60).astype(int)
+            pens = [pg.mkPen(*ring, width=2.2) if t else pg.mkPen("#333", width=1.0)
+                    for ring, t in zip(rings.tolist(), test.tolist())]
         self.scatter.setData(x=self._points[:, 0], y=self._points[:, 1],
                              brush=brushes, pen=pens)
         self._on_sample_selected(self.controller.selected_sample)
