@@ -343,23 +343,26 @@ def to_csv(dataset: Dataset) -> str:
     return out.getvalue()
 
 
-def _regression_from_rows(rows: list[list[str]], header: list[str], test_ratio: float,
+def _regression_from_rows(rows: Iterator[list[str]], header: list[str], test_ratio: float,
                           seed: int) -> Dataset:
-    """x,y,target rows. Targets equal to every y make a 1-D dataset (y = f(x))."""
+    """x,y,target rows (after the header). Targets equal to every y make a 1-D dataset."""
     columns = [header.index(name) for name in REGRESSION_CSV_HEADER]
-    values = []
+    values: list[tuple[float, float, float]] = []
     last_line = 1
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in enumerate(rows, start=2):
         if not any(cell.strip() for cell in row):
             continue
         last_line = line
+        if len(values) == MAX_POINTS:
+            raise DatasetError(f"line {line}: the file has more than {MAX_POINTS:,} points, "
+                               f"the most a session can hold; split it or thin it out")
         if len(row) < len(header):
             raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
         try:
             x, y, t = (float(row[c]) for c in columns)
         except ValueError:
             raise DatasetError(f"line {line}: x, y and target must be numbers, got "
-                               f"{', '.join(repr(row[c]) for c in columns)}") from None
+                               f"{', '.join(_clipped(row[c]) for c in columns)}") from None
         if not all(math.isfinite(v) for v in (x, y, t)):
             raise DatasetError(f"line {line}: x, y and target must be finite")
         if max(abs(x), abs(y)) > MAX_COORDINATE:
@@ -388,7 +391,7 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
         raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
     header = [cell.strip().lower() for cell in rows[0]]
     if "target" in header and "label" not in header:
-        return _regression_from_rows(rows, header, test_ratio, seed)
+        return _regression_from_rows(_rows(reader), header, test_ratio, seed)
     missing = [name for name in CSV_HEADER if name not in header]
     if missing:
         raise DatasetError(f"line 1: missing column {', '.join(missing)}; "
