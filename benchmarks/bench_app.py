@@ -373,6 +373,11 @@ def run_scenario(app: QApplication, scenario: Scenario, args: argparse.Namespace
                          gap)
     whole = RECORDER.breakdown(t0, time.perf_counter())
     report_breakdown("over the whole run   ", whole, elapsed * 1000)
+    repaint_cpu = [cpu * 1000 for source, _s, _e, cpu in RECORDER.spans
+                   if source == "window repaint"]
+    if repaint_cpu:
+        print(f"    {len(repaint_cpu)} window repaints: UI thread CPU median "
+              f"{statistics.median(repaint_cpu):.1f} ms, total {sum(repaint_cpu):.0f} ms")
     if FRAMES:
         walls, cpus = zip(*FRAMES)
         print(f"    {len(FRAMES)} frames: wall median {statistics.median(walls):.1f} ms, "

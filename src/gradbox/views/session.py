@@ -397,9 +397,11 @@ class SessionController(QObject):
             worker.ui_idle.set()
             worker.wanted.set()
         busy = time.perf_counter() - now
-        # Stay idle at least as long as the frame took, so clicks, timers and training
-        # get half the UI thread however heavy the views are.
-        self._next_frame = time.perf_counter() + max(FRAME_MS / 1000, busy)
+        # While running, stay idle at least as long as the frame took, so clicks, timers
+        # and training get half the UI thread however heavy the views are. A single Step
+        # is shown as soon as a frame has passed.
+        idle = max(FRAME_MS / 1000, busy) if self.running else FRAME_MS / 1000
+        self._next_frame = time.perf_counter() + idle
         if self.running or worker.latest is not snapshot:
             self._schedule_frame()
 
