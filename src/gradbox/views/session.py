@@ -17,11 +17,15 @@ and a repaint makes hundreds of calls from Qt into Python (pyqtgraph's items, th
 model), each of which could otherwise wait up to `sys.getswitchinterval()` (5 ms) for the
 training thread's turn.
 
-Thread, not process -- measured with benchmarks/bench_app.py (2 shared cores, loaded):
-before frames, W1's longest UI stalls while running were 207 ms (boundary tab) to
-1,182 ms (graph tab, operation level), and 76-93 % of the window repaint inside each was
-time off the CPU -- waiting for the lock -- not drawing. That waiting is what parking
-removes. A separate process would remove the lock for good, but every command here is a
+Thread, not process -- measured with benchmarks/bench_app.py, on 2 shared cores at a load
+of 7 to 12. Before frames, W1's longest UI stalls while running were 207 ms (boundary
+tab) to 1,182 ms (graph tab, operation level), 76-93 % of the repaint inside them spent
+off the CPU, and the graph tabs trained at 0.24x and 0.12x the bare step rate: the two
+threads took turns at the lock. With frames, the repaints run while the worker is
+parked, and the graph tabs train at 1.2-1.4x the bare rate measured in the same run; what
+is left of a stall is the frame's own work (60-70 ms of UI-thread CPU at 1400x900 on that
+machine; rendering the whole window alone took 23 ms) and the machine's load, not the
+lock. A separate process would remove the lock for good, but every command here is a
 closure over the trainer (the views' own queries among them), and every frame would copy
 a snapshot across: 16 MB of parameters and gradients for the 1000x1000 network, pickled
 and unpickled on the UI thread, longer than a frame. So the thread stays, and parks.
