@@ -68,10 +68,15 @@ class ReplayBar(QFrame):
                        qta.icon("fa5s.pause", color="#333333"))
         self._playing = False
         self.compact = False  # in a small window: the play button without its words
+        self._state: tuple | None = None
         self.show_state(playing=False, position=0, length=0, unit="nodes")
 
     def show_state(self, playing: bool, position: int, length: int, unit: str) -> None:
         """What the replay is doing: the play button's face, the counter, Stop."""
+        state = (playing, position, length, unit, self.compact)
+        if state == self._state:
+            return  # called on every refresh: a layout pass each time is not free
+        self._state = state
         self._playing = playing
         if playing:
             self.play.setIcon(self._icons[1])
