@@ -201,7 +201,7 @@ class RecordingHost:
         self.calls.append(("playground", expression, dict(values), variant, retain_graph, tab))
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
-                      ghost: bool) -> None:
+                      ghost: bool, tab: str = "") -> None:
         self.calls.append(("training", config, forget_zero_grad, ghost))
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
@@ -362,7 +362,7 @@ class MiniWindow(QMainWindow):
         self.playground.setup(expression, values, variant, retain_graph, tab)
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
-                      ghost: bool) -> None:
+                      ghost: bool, tab: str = "") -> None:
         self.tabs.setCurrentWidget(self.boundary)
         self.controller.apply_config(config)
         self.forget.setChecked(forget_zero_grad)

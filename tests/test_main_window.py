@@ -200,7 +200,8 @@ def test_every_lesson_sets_up_the_real_window(qtbot, window: MainWindow) -> None
             assert window.tabs.currentWidget().objectName() == lessons.PLAYGROUND_TAB
             assert window.playground.expression.text() == lesson.setup.expression
         else:
-            assert window.tabs.currentWidget() is window.boundary
+            tab = lesson.setup.main_tab or lessons.BOUNDARY
+            assert window.tabs.currentWidget().objectName() == tab
             expected = lesson.setup.config
             qtbot.waitUntil(lambda e=expected: window.controller.snapshot.config == e,
                             timeout=5000)

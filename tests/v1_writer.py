@@ -41,6 +41,8 @@ def _optimizer(state: Any) -> dict[str, Any]:
 def _record(record: StepRecord) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in fields(StepRecord):
+        if f.name == "layers":  # measured since; version 1 never held them
+            continue
         v = getattr(record, f.name)
         out[f.name] = (bool(v) if isinstance(v, bool) else int(v) if isinstance(v, int)
                        else _number(v))

@@ -51,7 +51,8 @@ from gradbox.nn import (
 )
 from gradbox.training import Snapshot, StepRecord, Trainer
 
-HISTORY_COLUMNS = tuple(f.name for f in fields(StepRecord))
+# The per-layer statistics are a table per step, not a number: they stay out of the CSV.
+HISTORY_COLUMNS = tuple(f.name for f in fields(StepRecord) if f.name != "layers")
 PARAMETER_COLUMNS = ("name", "layer", "neuron", "kind", "input", "value", "grad")
 MODEL_FORMAT = "gradbox-model"
 MODEL_VERSION = 1

@@ -17,6 +17,8 @@ from typing import Any, overload
 
 import numpy as np
 
+from gradbox.layer_stats import COLUMNS, LayerStats
+
 
 @dataclass(frozen=True)
 class StepRecord:
@@ -31,22 +33,28 @@ class StepRecord:
     lr: float
     zero_grad_skipped: bool
     ghost_loss: float = math.nan
+    # Per-layer gradient size and activation spread (gradbox.layer_stats); None where
+    # they were not measured (sessions saved before they existed).
+    layers: LayerStats | None = None
 
     def __eq__(self, other: object) -> bool:
         """The same measurements: NaN (no test set, no ghost) equals NaN here."""
         if not isinstance(other, StepRecord):
             return NotImplemented
-        return all(a == b or (a != a and b != b) for a, b in zip(_values(self), _values(other)))
+        return (all(a == b or (a != a and b != b)
+                    for a, b in zip(_values(self), _values(other)))
+                and self.layers == other.layers)
 
     def __hash__(self) -> int:
         return hash(tuple(v.hex() if isinstance(v, float) else v for v in _values(self)))
 
 
 def _values(record: StepRecord) -> tuple[object, ...]:
-    return tuple(getattr(record, f.name) for f in fields(record))
+    return tuple(getattr(record, name) for name in RECORD_FIELDS)
 
 
-RECORD_FIELDS = tuple(f.name for f in fields(StepRecord))
+# The scalar fields, one column each; `layers` is a (steps, layers, COLUMNS) table beside.
+RECORD_FIELDS = tuple(f.name for f in fields(StepRecord) if f.name != "layers")
 # Every field is a float64 column except these two.
 INT_FIELDS = ("step",)
 BOOL_FIELDS = ("zero_grad_skipped",)
@@ -59,10 +67,20 @@ def _dtype(name: str) -> type:
 class History(Sequence[StepRecord]):
     """An immutable run record: one StepRecord per step, stored as read-only columns."""
 
-    __slots__ = ("_columns", "_origin")
+    __slots__ = ("_columns", "_layers", "_origin")
 
-    def __init__(self, columns: dict[str, np.ndarray], origin: object = None) -> None:
+    def __init__(self, columns: dict[str, np.ndarray], origin: object = None,
+                 layers: np.ndarray | None = None) -> None:
         lengths = {len(columns[name]) for name in RECORD_FIELDS}
+        if layers is not None:
+            lengths.add(len(layers))
+            if layers.ndim != 3 or layers.shape[2] != COLUMNS:
+                raise ValueError(f"layer statistics are (steps, layers, {COLUMNS}), "
+                                 f"got {layers.shape}")
+            if layers.flags.writeable:
+                layers = layers.view()
+                layers.flags.writeable = False
+        self._layers = layers
         if len(lengths) != 1:
             raise ValueError(f"history columns differ in length: {sorted(lengths)}")
         self._columns = {}
@@ -81,8 +99,11 @@ class History(Sequence[StepRecord]):
 
     @classmethod
     def from_records(cls, records: Sequence[StepRecord]) -> History:
+        layers = None
+        if records and all(r.layers is not None for r in records):
+            layers = np.stack([r.layers.table for r in records])  # type: ignore[union-attr]
         return cls({name: np.array([getattr(r, name) for r in records], dtype=_dtype(name))
-                    for name in RECORD_FIELDS})
+                    for name in RECORD_FIELDS}, layers=layers)
 
     def __len__(self) -> int:
         return len(self._columns["step"])
@@ -97,10 +118,13 @@ class History(Sequence[StepRecord]):
         if isinstance(index, slice):
             start, _, stride = index.indices(len(self))
             origin = self._origin if start == 0 and stride == 1 else None
-            return History({k: v[index] for k, v in self._columns.items()}, origin)
+            return History({k: v[index] for k, v in self._columns.items()}, origin,
+                           None if self._layers is None else self._layers[index])
         c = self._columns
+        layers = None if self._layers is None else LayerStats(self._layers[index])
         return StepRecord(int(c["step"][index]), *(float(c[n][index]) for n in RECORD_FIELDS[1:7]),
-                          bool(c["zero_grad_skipped"][index]), float(c["ghost_loss"][index]))
+                          bool(c["zero_grad_skipped"][index]), float(c["ghost_loss"][index]),
+                          layers)
 
     def __iter__(self) -> Iterator[StepRecord]:
         for i in range(len(self)):
@@ -109,8 +133,11 @@ class History(Sequence[StepRecord]):
     def __eq__(self, other: object) -> bool:
         """Equal records, bit for bit (NaN equals NaN here, unlike in a StepRecord)."""
         if isinstance(other, History):
-            return all(self._columns[n].tobytes() == other._columns[n].tobytes()
-                       for n in RECORD_FIELDS)
+            same_layers = (self._layers is None) == (other._layers is None) and (
+                self._layers is None or np.array_equal(self._layers, other._layers,
+                                                       equal_nan=True))
+            return same_layers and all(self._columns[n].tobytes() == other._columns[n].tobytes()
+                                       for n in RECORD_FIELDS)
         if isinstance(other, Sequence) and not isinstance(other, str):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other))
         return NotImplemented
@@ -124,6 +151,10 @@ class History(Sequence[StepRecord]):
         """One field for every step, read-only (float64; step int64, zero_grad_skipped bool)."""
         return self._columns[name]
 
+    def layers(self) -> np.ndarray | None:
+        """Every step's per-layer statistics, (steps, layers, COLUMNS) read-only, or None."""
+        return self._layers
+
     def extends(self, other: History) -> bool:
         """True if `other` is this history's start, given out earlier by the same trainer
         without a rewind in between (so a plot can append just the new steps)."""
@@ -132,7 +163,8 @@ class History(Sequence[StepRecord]):
 
     @property
     def nbytes(self) -> int:
-        return sum(column.nbytes for column in self._columns.values())
+        return sum(column.nbytes for column in self._columns.values()) + (
+            0 if self._layers is None else self._layers.nbytes)
 
 
 class HistoryBuffer:
@@ -147,6 +179,11 @@ class HistoryBuffer:
         self._columns = {name: np.zeros(capacity, _dtype(name)) for name in RECORD_FIELDS}
         for name, column in self._columns.items():
             column[:n] = history.column(name)
+        layers = history.layers()
+        self._layers: np.ndarray | None = None
+        if layers is not None:
+            self._layers = np.zeros((capacity, *layers.shape[1:]))
+            self._layers[:n] = layers
         self._n = n
         # A new origin: views given out before cannot be mistaken for a prefix.
         self._origin = object()
@@ -161,9 +198,29 @@ class HistoryBuffer:
             for name, column in grown.items():
                 column[: self._n] = self._columns[name][: self._n]
             self._columns = grown
+            if self._layers is not None:
+                layers = np.zeros((2 * self._n, *self._layers.shape[1:]))
+                layers[: self._n] = self._layers[: self._n]
+                self._layers = layers
         for name in RECORD_FIELDS:
             self._columns[name][self._n] = getattr(record, name)
+        self._append_layers(record.layers)
         self._n += 1
+
+    def _append_layers(self, stats: LayerStats | None) -> None:
+        """Statistics are kept for every step or for none: a record without them (or of
+        another shape) after some with them drops the table (it cannot have holes)."""
+        capacity = len(self._columns["step"])
+        if stats is None:
+            self._layers = None
+        elif self._layers is None:
+            if self._n == 0:
+                self._layers = np.zeros((capacity, *stats.table.shape))
+                self._layers[0] = stats.table
+        elif self._layers.shape[1:] != stats.table.shape:
+            self._layers = None
+        else:
+            self._layers[self._n] = stats.table
 
     def truncate(self, n: int) -> None:
         """Forget steps after `n` (copying, so histories already handed out keep them)."""
@@ -171,7 +228,8 @@ class HistoryBuffer:
             self._load(self.view()[:n])
 
     def view(self) -> History:
-        return History({k: v[: self._n] for k, v in self._columns.items()}, self._origin)
+        layers = None if self._layers is None else self._layers[: self._n]
+        return History({k: v[: self._n] for k, v in self._columns.items()}, self._origin, layers)
 
     def last(self) -> StepRecord:
         return self.view()[-1]

@@ -60,8 +60,10 @@ GRAPH_TAB = "graph_panel"
 PLAYGROUND_TAB = "playground"
 TRAINING_LOOP = "training_loop"
 PHASE_INDICATOR = "phase_indicator"
+LAYERS_TAB = "layer_stats"
+LANDSCAPE_TAB = "landscape"
 TRAINING_CONTROLS = (TRAINING_TOOLBAR, FORGET_ZERO_GRAD, GHOST, DESIGNER, PARAMETERS,
-                     LOSS_CURVE, BOUNDARY, GRAPH_TAB, TRAINING_LOOP)
+                     LOSS_CURVE, BOUNDARY, GRAPH_TAB, TRAINING_LOOP, LAYERS_TAB, LANDSCAPE_TAB)
 
 ALL_CONTROLS = (*PLAYGROUND_CONTROLS, *TRAINING_CONTROLS, PLAYGROUND_TAB)
 
@@ -72,7 +74,8 @@ class Setup:
 
     view "playground": `expression` with `values`, a backward `variant` (a key of
     `gradbox.expression.PLAYGROUND_VARIANTS`), the retain_graph box, and which of the
-    playground's lower tabs to show. view "training": a `config` and the two switches.
+    playground's lower tabs to show. view "training": a `config`, the two switches, and
+    the main tab to show (`main_tab`, an objectName; the decision boundary if empty).
     """
 
     view: Literal["playground", "training"]
@@ -85,6 +88,7 @@ class Setup:
     config: TrainingConfig | None = None
     forget_zero_grad: bool = False
     ghost: bool = False
+    main_tab: str = ""
 
     def __post_init__(self) -> None:
         # A read-only mapping, so a frozen Setup cannot be changed through its values.
@@ -465,8 +469,91 @@ START_AT_ZERO = Lesson(
              "layer become different.",
 )
 
+VANISHING = Lesson(
+    key="vanishing-gradients",
+    title="10. Vanishing gradients",
+    intro=(
+        "Backward multiplies the gradient by each layer's local derivative on its way "
+        "to the input. A sigmoid's slope is at most 1/4, so every sigmoid layer can "
+        "shrink the gradient several times over — and six of them in a row leave the "
+        "first layers almost nothing to learn from. This network has six hidden layers "
+        "of 8 sigmoid units."
+    ),
+    steps=(
+        Step("Press Step once and read the Layers tab.",
+             "One line per layer, on a log scale: the output layer's gradient on top, the "
+             "first hidden layer's far below. The readout gives the factor between them: "
+             "more than 50×."),
+        Step("Press Run, and Pause after about 100 steps.",
+             "The loss curve stays flat near 0.69 — log 2, a coin toss: the network "
+             "answers ½ for every point, and the boundary shows no shape."),
+        Step("Look at the small plots under the gradients.",
+             "Each layer's outputs over the steps: the band holds the middle of them. "
+             "Sigmoid outputs live between 0 and 1, never negative, so every layer feeds "
+             "the next an offset it must undo."),
+        Step("In the Designer, set the activation to tanh, then press Step once.",
+             "A fresh run, the same depth. Now the factor between the output layer and "
+             "the first is below 10×: tanh's slope is 1 at 0, four times the sigmoid's."),
+        Step("Press Run again and Pause after about 100 steps.",
+             "The same network learns: the loss falls below 0.25 and the boundary bends "
+             "around the moons."),
+    ),
+    formulas=(
+        "∂L/∂h₁ = ∂L/∂out · Πₖ Wₖ · σ'(zₖ)",
+        "σ'(z) = σ(z)(1 − σ(z)) ≤ 1/4,   tanh'(z) = 1 − tanh²(z) ≤ 1",
+        "mean |∂L/∂θ| per layer: the Layers tab, one line each",
+    ),
+    # Spelled out: the claims above are tested with exactly these settings, across seeds.
+    setup=Setup("training", config=TrainingConfig(
+        dataset="moons", hidden=(8, 8, 8, 8, 8, 8), activation="sigmoid", loss="logistic",
+        lr=0.5, l2=0.0), main_tab=LAYERS_TAB),
+    controls=(TRAINING_TOOLBAR, DESIGNER, LOSS_CURVE, BOUNDARY, LAYERS_TAB),
+    takeaway="Deep nets of saturating units starve their first layers: the gradient is a "
+             "product, and sigmoid's factors are small.",
+)
+
+MOMENTUM = Lesson(
+    key="momentum-landscape",
+    title="11. Momentum on the landscape",
+    intro=(
+        "The loss is a surface over the weights, and gradient descent walks downhill on "
+        "it, one small step per iteration. Momentum keeps a running sum of the steps, "
+        "so it keeps going where the slope keeps pointing. The landscape tab draws the "
+        "surface on a plane through the current weights, with the path taken on it."
+    ),
+    steps=(
+        Step("Press Run and Pause after about 100 steps.",
+             "Plain SGD with a small learning rate (0.05): the path on the landscape is "
+             "a short, even walk from ○ to ★, and the loss curve falls slowly."),
+        Step("Under the loss curve, press Pin run.",
+             "The run's curves are kept, dotted, to compare with the next one."),
+        Step("In the Designer, set momentum to 0.9.",
+             "A fresh run from the same weights (the pinned curves stay)."),
+        Step("Press Run and Pause after about 100 steps.",
+             "The new loss curve falls well below the dotted one: at step 100 the "
+             "momentum run's loss is lower. On the landscape the path is longer — the "
+             "weights moved further from where they started."),
+        Step("Choose “Random, filter-normalised” as the plane.",
+             "Two random directions through the same weights: the path nearly vanishes, "
+             "because a random direction among hundreds is almost orthogonal to it. "
+             "That is why the default plane follows the path (Li et al. 2018)."),
+    ),
+    formulas=(
+        "SGD: θ ← θ − lr · ∇L",
+        "momentum: v ← μ·v + ∇L,  θ ← θ − lr · v",
+        "on a steady slope v → ∇L / (1 − μ): μ = 0.9 moves up to 10× further per step",
+    ),
+    setup=Setup("training", config=TrainingConfig(
+        dataset="moons", hidden=(8, 8), activation="tanh", loss="hinge", optimizer="sgd",
+        lr=0.05, momentum=0.0, l2=1e-4), main_tab=LANDSCAPE_TAB),
+    controls=(TRAINING_TOOLBAR, DESIGNER, LOSS_CURVE, BOUNDARY, LANDSCAPE_TAB),
+    takeaway="Momentum is a heavy ball, not a step: it builds speed along the directions "
+             "the gradient keeps pointing.",
+)
+
 LESSONS: tuple[Lesson, ...] = (CHAIN_RULE, ACCUMULATE, TOPOLOGICAL, ZERO_GRAD, BACKWARD_TWICE,
-                               MOONS, MICROBATCHES, FEATURES_OR_DEPTH, START_AT_ZERO)
+                               MOONS, MICROBATCHES, FEATURES_OR_DEPTH, START_AT_ZERO, VANISHING,
+                               MOMENTUM)
 
 
 def lesson(key: str) -> Lesson:

@@ -179,36 +179,58 @@ def numpy_forward(params: np.ndarray, layer_sizes: Sequence[int], activation: st
                   points: np.ndarray, output_activation: str = "linear") -> np.ndarray:
     """The same network as `MLP`, evaluated with matrix products from a flat parameter array.
 
-    Used where only numbers are needed (decision boundary, test loss): one matmul per
-    layer instead of a graph. `params` is in `MLP.parameters()` order. Returns (n, nout).
+    Used where only numbers are needed (decision boundary, test loss, loss landscape): one
+    matmul per layer instead of a graph. `params` is in `MLP.parameters()` order, shape
+    (P,) or (..., P) for many networks at once. Returns (n, nout), or (..., n, nout).
     """
+    return numpy_layer_outputs(params, layer_sizes, activation, points, output_activation)[-1]
+
+
+def numpy_layer_outputs(params: np.ndarray, layer_sizes: Sequence[int], activation: str,
+                        points: np.ndarray, output_activation: str = "linear",
+                        ) -> list[np.ndarray]:
+    """Every layer's output (after its activation), as `numpy_forward` computes them."""
     weights, biases = unflatten(params, layer_sizes)
     activations = [activation] * (len(weights) - 1) + [output_activation]
-    return numpy_layers(weights, biases, activations, points)[-1]
+    return numpy_layers(weights, biases, activations, points)[1:]
 
 
 def unflatten(params: np.ndarray, layer_sizes: Sequence[int]
               ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per layer, W of shape (nout, nin) and b of shape (nout,), from `parameters()` order."""
+    """Per layer, W of shape (..., nout, nin) and b of shape (..., nout), from
+    `parameters()` order ((P,) or (..., P) for many networks)."""
     params = np.asarray(params, dtype=np.float64)
+    batch = params.shape[:-1]
     weights, biases = [], []
-    offset = 0
-    for nin, nout in itertools.pairwise(layer_sizes):
+    for (nin, nout), where in zip(itertools.pairwise(layer_sizes), layer_slices(layer_sizes)):
         # Each neuron stores nin weights then its bias: a (nout, nin + 1) block.
-        block = params[offset: offset + nout * (nin + 1)].reshape(nout, nin + 1)
-        offset += nout * (nin + 1)
-        weights.append(block[:, :nin])
-        biases.append(block[:, nin])
+        block = params[..., where].reshape(*batch, nout, nin + 1)
+        weights.append(block[..., :nin])
+        biases.append(block[..., nin])
     return weights, biases
+
+
+def layer_slices(layer_sizes: Sequence[int]) -> list[slice]:
+    """Where each layer's parameters sit in the flat `MLP.parameters()` order."""
+    slices, offset = [], 0
+    for nin, nout in itertools.pairwise(layer_sizes):
+        slices.append(slice(offset, offset + nout * (nin + 1)))
+        offset += nout * (nin + 1)
+    return slices
 
 
 def numpy_layers(weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
                  activations: Sequence[str], points: np.ndarray) -> list[np.ndarray]:
-    """Every layer's output for a batch of points (n, nin): [points, h1, ..., output]."""
+    """Every layer's output for a batch of points (n, nin): [points, h1, ..., output].
+
+    Weights (..., nout, nin) and biases (..., nout) with leading axes give outputs
+    (..., n, nout): many networks on the same points.
+    """
     h = np.asarray(points, dtype=np.float64)
     outputs = [h]
     for w, b, act in zip(weights, biases, activations):
-        h = _numpy_activation(h @ np.asarray(w).T + b, act)
+        b = np.asarray(b)
+        h = _numpy_activation(h @ np.swapaxes(np.asarray(w), -1, -2) + b[..., None, :], act)
         outputs.append(h)
     return outputs
 

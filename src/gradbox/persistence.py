@@ -16,6 +16,10 @@ compressed: writing must be quick, and float noise barely compresses) holds
                                 | {"kind": "data", "step", "dataset": index, "version"}]}
     initial_params.npy                      (P,) float64
     history/<StepRecord field>.npy          (n,) float64 (step int64, zero_grad_skipped bool)
+    history/layers.npy                      (n, layers, 9) float64 per-layer statistics
+                                            (gradbox.layer_stats; absent in older files)
+    pinned/<StepRecord field>.npy, pinned/layers.npy   a run pinned for comparison, whose
+                                            config is the manifest's "pinned" (absent: none)
     checkpoints/step.npy, lr.npy            (K,) int64, float64; the last is the current one
     checkpoints/params.npy, grads.npy       (K, P) float64
     checkpoints/optimizer.<field>.npy       (K, P) float64 or (K,) int64
@@ -57,8 +61,10 @@ from typing import Any
 import numpy as np
 
 from gradbox import datasets
+from gradbox.compare import PinnedRun
 from gradbox.datasets import Dataset, DatasetError
 from gradbox.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
+from gradbox.layer_stats import COLUMNS as LAYER_COLUMNS
 from gradbox.nn import MLP, parameter_count
 from gradbox.optim import make_optimizer
 from gradbox.session_json import (
@@ -183,8 +189,17 @@ def session_members(state: TrainingState) -> tuple[dict[str, Any], dict[str, np.
         "dataset": current_data, "events": events,
     }
     arrays: dict[str, np.ndarray] = {"initial_params.npy": np.asarray(state.initial_params)}
-    for name in RECORD_FIELDS:
-        arrays[f"history/{name}.npy"] = state.history.column(name)
+    for prefix, history in (("history", state.history),
+                            ("pinned", state.pinned.history if state.pinned else None)):
+        if history is None:
+            continue
+        for name in RECORD_FIELDS:
+            arrays[f"{prefix}/{name}.npy"] = history.column(name)
+        if history.layers() is not None:
+            arrays[f"{prefix}/layers.npy"] = history.layers()
+    if state.pinned is not None:
+        manifest["pinned"] = {"config": state.pinned.config.to_dict(),
+                              "steps": len(state.pinned.history)}
     arrays["checkpoints/step.npy"] = np.array([cp.step for cp in checkpoints], np.int64)
     arrays["checkpoints/lr.npy"] = np.array([cp.lr for cp in checkpoints], np.float64)
     arrays["checkpoints/has_ghost.npy"] = np.array([cp.ghost is not None for cp in checkpoints])
@@ -425,7 +440,7 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
         newer = " (made by a newer gradbox)" if type(version) is int and version > VERSION else ""
         raise SessionError(f"unsupported session version {short(version)}{newer}; "
                            f"this gradbox reads versions 1 and {VERSION}")
-    m = check_object(data, "", _MANIFEST_FIELDS)
+    m = check_object({k: v for k, v in data.items() if k != "pinned"}, "", _MANIFEST_FIELDS)
     config = parse_config(m["config"])
     sizes = config.layer_sizes
     p = parameter_count(sizes)
@@ -444,13 +459,15 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
     k = check_int(m["checkpoints"], "checkpoints", 1, n + 1)
     g = check_int(m["ghosts"], "ghosts", 0, k)
 
-    # --- history
-    columns = {}
-    for name in RECORD_FIELDS:
-        dtype = np.int64 if name in INT_FIELDS else (np.bool_ if name in BOOL_FIELDS
-                                                     else np.float64)
-        columns[name] = r.array(f"history/{name}.npy", dtype, (n,))
-    _check_history(columns, n)
+    # --- history, and a pinned run's
+    history = _read_history(r, "history", n, len(sizes) - 1)
+    pinned = None
+    if data.get("pinned") is not None:
+        obj = check_object(data["pinned"], "pinned", ("config", "steps"))
+        pinned_config = parse_config(obj["config"], "pinned.config")
+        pinned_steps = check_int(obj["steps"], "pinned.steps", 0, MAX_STEPS)
+        pinned = PinnedRun(pinned_config, _read_history(
+            r, "pinned", pinned_steps, len(pinned_config.layer_sizes) - 1))
 
     # --- datasets
     data_list = []
@@ -502,13 +519,28 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
         initial_params=initial, dataset=data_list[current_data],
         dataset_version=dataset_version,
         forget_zero_grad=check_bool(m["forget_zero_grad"], "forget_zero_grad"),
-        history=History(columns), events=tuple(events), checkpoints=tuple(checkpoints[:-1]),
-        current=checkpoints[-1], stop_reason=check_str(m["stop_reason"], "stop_reason"))
+        history=history, events=tuple(events), checkpoints=tuple(checkpoints[:-1]),
+        current=checkpoints[-1], stop_reason=check_str(m["stop_reason"], "stop_reason"),
+        pinned=pinned)
 
 
-def _check_history(columns: dict[str, np.ndarray], n: int) -> None:
+def _read_history(r: _Reader, prefix: str, n: int, layers: int) -> History:
+    """`prefix`/<field>.npy for every record field, and `prefix`/layers.npy if present."""
+    columns = {}
+    for name in RECORD_FIELDS:
+        dtype = np.int64 if name in INT_FIELDS else (np.bool_ if name in BOOL_FIELDS
+                                                     else np.float64)
+        columns[name] = r.array(f"{prefix}/{name}.npy", dtype, (n,))
+    _check_history(columns, n, prefix)
+    table = None
+    if f"{prefix}/layers.npy" in r.names:
+        table = r.array(f"{prefix}/layers.npy", np.float64, (n, layers, LAYER_COLUMNS))
+    return History(columns, layers=table)
+
+
+def _check_history(columns: dict[str, np.ndarray], n: int, prefix: str = "history") -> None:
     if not np.array_equal(columns["step"], np.arange(1, n + 1)):
-        raise SessionError("history/step.npy must number the steps 1, 2, 3, ...")
+        raise SessionError(f"{prefix}/step.npy must number the steps 1, 2, 3, ...")
     for name in RECORD_FIELDS:
         column = columns[name]
         if name in INT_FIELDS or name in BOOL_FIELDS:
@@ -520,7 +552,7 @@ def _check_history(columns: dict[str, np.ndarray], n: int) -> None:
             bad |= ~(column >= 0)
         if bad.any():
             i = int(np.argmax(bad))
-            raise SessionError(f"history/{name}.npy: step {i + 1} has the impossible value "
+            raise SessionError(f"{prefix}/{name}.npy: step {i + 1} has the impossible value "
                                f"{column[i]!r}")
 
 

@@ -224,13 +224,13 @@ def parse_edit(value: Any, path: str, steps: int) -> ParameterEdit:
                          check_float(obj["new"], f"{path}.new"))
 
 
-def parse_config(value: Any) -> TrainingConfig:
+def parse_config(value: Any, where: str = "config") -> TrainingConfig:
     if type(value) is dict:
         value = {**OPTIONAL_CONFIG, **value}
-    obj = check_object(value, "config", tuple(CONFIG_FIELDS))
+    obj = check_object(value, where, tuple(CONFIG_FIELDS))
     out: dict[str, Any] = {}
     for name, kind in CONFIG_FIELDS.items():
-        v, path = obj[name], f"config.{name}"
+        v, path = obj[name], f"{where}.{name}"
         if kind == "str":
             out[name] = check_str(v, path)
         elif kind == "int":
@@ -251,4 +251,4 @@ def parse_config(value: Any) -> TrainingConfig:
     try:
         return TrainingConfig(**out)
     except ConfigError as error:
-        raise SessionError(f"config: {error}") from None
+        raise SessionError(f"{where}: {error}") from None

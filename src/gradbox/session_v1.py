@@ -23,14 +23,14 @@ rewinding a version-1 run did. `selected_sample` (a view's choice) is checked an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from gradbox import datasets
 from gradbox.datasets import Dataset, DatasetError
-from gradbox.history import History, StepRecord
+from gradbox.history import RECORD_FIELDS, History, StepRecord
 from gradbox.nn import MLP, parameter_count
 from gradbox.optim import make_optimizer
 from gradbox.session_json import (
@@ -227,7 +227,7 @@ def _parse_dataset(value: Any, config: TrainingConfig) -> tuple[Dataset, int]:
 
 
 def _parse_record(value: Any, path: str, step: int) -> StepRecord:
-    names = tuple(f.name for f in fields(StepRecord))
+    names = RECORD_FIELDS  # version 1 had no per-layer statistics
     obj = check_object(value, path, names)
     out: dict[str, Any] = {}
     for name in names:

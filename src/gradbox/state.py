@@ -37,6 +37,7 @@ from gradbox.datasets import Dataset
 from gradbox.history import History
 
 if TYPE_CHECKING:
+    from gradbox.compare import PinnedRun
     from gradbox.training import TrainingConfig
 
 
@@ -167,6 +168,7 @@ class TrainingState:
     phase: str = "forward"
     zero_grad_skipped: bool = False
     stop_reason: str = ""
+    pinned: PinnedRun | None = None  # a run kept to compare with (gradbox.compare)
 
     @property
     def step(self) -> int:

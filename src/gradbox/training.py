@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from gradbox import datasets, features, limits, losses
+from gradbox import datasets, features, layer_stats, limits, losses
+from gradbox.compare import PinnedRun
 from gradbox.datasets import Dataset
 from gradbox.engine import Value
 from gradbox.formatting import fmt
@@ -304,6 +305,10 @@ class Snapshot:
     forward_loss: float = math.nan
     # A regression dataset's float targets (None for classes).
     targets: np.ndarray | None = None
+    # The dataset indices of the last forward pass's batch (empty before the first).
+    batch: np.ndarray = field(default_factory=lambda: np.arange(0))
+    # A run pinned for comparison, or None.
+    pinned: PinnedRun | None = None
 
     def graph_position(self, sample: int) -> int:
         """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
@@ -459,6 +464,7 @@ class Trainer:
         self.policy = policy or CheckpointPolicy()
         # Tracing costs about as much as a step, so it is done only when a view wants it.
         self.capture_graph = False
+        self.pinned: PinnedRun | None = None  # kept across reset, reinitialize, with_config
         self._build(initial_params)
 
     # --- construction -----------------------------------------------------------------
@@ -487,6 +493,7 @@ class Trainer:
         self._phase_index = 0
         self._zero_grad_skipped = False
         self.stop_reason = ""
+        self._path = _Path(self.initial_params)
         self._clear_graph()
         # Cumulative largest |gradient| after each step (see `_grad_peak`).
         self._peaks: list[float] = []
@@ -717,6 +724,10 @@ class Trainer:
         if self.ghost is not None:
             ghost_loss = self._train_ghost(self.last_batch, lr)
         test_loss, test_acc = self._evaluate(self._dataset.is_test)
+        # From the weights the forward pass used, before the optimizer moves them.
+        stats = layer_stats.measure(self.run.values(), grads, self.config.layer_sizes,
+                                    self.config.activation,
+                                    self._dataset.points[self.last_batch])
         output = self.last_output
         out_data = [o.data for o in output] if isinstance(output, list) else output.data
         before = self.run.values()
@@ -731,7 +742,8 @@ class Trainer:
             step=step + 1, loss=float(self.last_root.data), test_loss=test_loss,
             accuracy=self._accuracy(out_data, self.last_batch),
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
-            zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss))
+            zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss, layers=stats))
+        self._path.add(step + 1, self.run.values())
         self._start = None
         self._update_norm = float(np.linalg.norm(after - before))
         self._mid_passes = None
@@ -892,6 +904,7 @@ class Trainer:
             self._replay(self._nearest_checkpoint(step), step)
             self._history.truncate(step)
             del self._peaks[step:]
+            self._path.truncate(step)
             self._events = [e for e in self._events if e.step <= step]
             self._sparse = [cp for cp in self._sparse if cp.step <= step]
             self._recent = deque(cp for cp in self._recent if cp.step <= step)
@@ -979,6 +992,7 @@ class Trainer:
                         initial_params=self.initial_params if same_network else None,
                         policy=self.policy)
         fresh.forget_zero_grad = self.forget_zero_grad
+        fresh.pinned = self.pinned  # comparing across settings is what a pin is for
         fresh.set_ghost(self.ghost is not None)
         fresh.dataset_version = self.dataset_version + (1 if new_data else 0)
         fresh._events[0] = DataChange(0, fresh._dataset, fresh.dataset_version)
@@ -995,7 +1009,7 @@ class Trainer:
             forget_zero_grad=self.forget_zero_grad, history=self._history.view(),
             events=tuple(self._events), checkpoints=tuple(kept[s] for s in sorted(kept)),
             current=current, phase=self.phase, zero_grad_skipped=self._zero_grad_skipped,
-            stop_reason=self.stop_reason)
+            stop_reason=self.stop_reason, pinned=self.pinned)
 
     @classmethod
     def from_state(cls, state: TrainingState, policy: CheckpointPolicy | None = None,
@@ -1012,6 +1026,10 @@ class Trainer:
         trainer._sparse = list(state.checkpoints)
         recent = trainer.policy.recent_count(state.current.nbytes)
         trainer._recent = deque(state.checkpoints[-recent:])
+        trainer.pinned = state.pinned
+        # The path so far is known where the weights are: at the kept checkpoints.
+        for cp in state.checkpoints[1:]:
+            trainer._path.add(cp.step, cp.run.params)
         trainer._restore(state.current)
         trainer.stop_reason = state.stop_reason
         phases = PHASES.index(state.phase)
@@ -1067,7 +1085,31 @@ class Trainer:
             step_grads=frozen(step_grads) if step_grads is not None else None,
             grad_peak=self._grad_peak(), update_norm=self._update_norm,
             forward_loss=float(self.last_root.data) if self.last_root is not None else math.nan,
-            targets=self._dataset.targets)
+            targets=self._dataset.targets,
+            batch=frozen(self.last_batch), pinned=self.pinned)
+
+    # --- comparison, and the path taken ---------------------------------------------------------
+    def pin(self) -> None:
+        """Keep this run's configuration and records, to compare the next run with."""
+        self.pinned = PinnedRun(self.config, self._history.view())
+
+    def unpin(self) -> None:
+        self.pinned = None
+
+    def trajectory(self) -> tuple[np.ndarray, np.ndarray]:
+        """The weights along the run so far: (steps, (steps, P) weights), from step 0 to
+        now, at most PATH_POINTS of them, evenly thinned (see `_Path`)."""
+        return self._path.arrays(self.step_count, self.run.values())
+
+    def training_loss(self) -> float:
+        """The loss backward would differentiate at the current weights, on the whole
+        training set (penalties included), computed by the engine."""
+        train = np.flatnonzero(~self._dataset.is_test)
+        if len(train) == 0:
+            return math.nan
+        with np.errstate(all="ignore"), cyclic_gc_paused():
+            loss, _ = self._forward(self.run, train)
+        return float(loss.data)
 
 
 def passes_after(history: Sequence[StepRecord]) -> int:
@@ -1084,3 +1126,43 @@ def passes_after(history: Sequence[StepRecord]) -> int:
     if len(ran) == 0:
         return len(skipped)
     return len(skipped) - int(ran[-1])
+
+PATH_POINTS = 512  # weights kept along a run, for the loss landscape's path
+PATH_BYTES = 8 * 2**20
+
+
+class _Path:
+    """The weights after every `stride`-th step, from step 0: when more than PATH_POINTS
+    (or PATH_BYTES) are held, every other one is dropped and the stride doubles. Cheap and
+    bounded however long the run; kept apart from the checkpoints, which may be far apart."""
+
+    def __init__(self, initial: np.ndarray) -> None:
+        self.steps: list[int] = [0]
+        self.weights: list[np.ndarray] = [frozen(initial, np.float64)]
+        self.stride = 1
+        self.limit = max(16, min(PATH_POINTS, PATH_BYTES // max(8 * len(initial), 1)))
+
+    def add(self, step: int, weights: np.ndarray) -> None:
+        if step % self.stride or (self.steps and step <= self.steps[-1]):
+            return
+        self.steps.append(step)
+        self.weights.append(frozen(weights, np.float64))
+        if len(self.steps) > self.limit:
+            self.stride *= 2
+            keep = [i for i, s in enumerate(self.steps) if s % self.stride == 0]
+            self.steps = [self.steps[i] for i in keep]
+            self.weights = [self.weights[i] for i in keep]
+
+    def truncate(self, step: int) -> None:
+        while len(self.steps) > 1 and self.steps[-1] > step:
+            self.steps.pop()
+            self.weights.pop()
+
+    def arrays(self, now: int, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        steps, weights = list(self.steps), list(self.weights)
+        if steps[-1] == now:
+            weights[-1] = current  # an edit typed in since may have changed them
+        else:
+            steps.append(now)
+            weights.append(current)
+        return np.array(steps, np.int64), np.stack(weights)

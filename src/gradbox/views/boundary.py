@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from gradbox.datasets import ONE_D_KINDS
 from gradbox.training import Snapshot
+from gradbox.views.batch_overlay import BatchOverlay
 from gradbox.views.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot
 from gradbox.views.session import SessionController
 
@@ -203,6 +204,7 @@ class DecisionBoundaryView(QWidget):
         self.ring = pg.ScatterPlotItem(size=20, symbol="o", brush=None, antialias=True,
                                        pen=pg.mkPen("#111", width=2.5))
         item.addItem(self.ring, ignoreBounds=True)
+        self.batch = BatchOverlay(item)  # the last step's mini-batch, and hover losses
         self._train_brushes = [pg.mkBrush(c) for c in CLASS_COLOURS]
         self._train_pen = pg.mkPen("w", width=1.2)
         self._test_pens = [pg.mkPen(c, width=2.2) for c in CLASS_COLOURS]
@@ -215,13 +217,16 @@ class DecisionBoundaryView(QWidget):
                           "<b>◯</b> selected")
         self.key.setAccessibleName("Key to the point marks")
         self.key.setToolTip("Filled points are training data, hollow ones test data; the "
-                            "ringed point is the sample selected for the graph view")
+                            "ringed point is the sample selected for the graph view; framed "
+                            "points were in the last step's mini-batch. Hover a point for "
+                            "its loss")
         top = QHBoxLayout()
         self.picker_label = picker_label = QLabel("New points:")
         picker_label.setBuddy(self.class_picker)
         top.addWidget(picker_label)
         top.addWidget(self.class_picker)
         top.addStretch(1)
+        top.addWidget(self.batch.toggle)
         top.addWidget(self.key)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -245,6 +250,7 @@ class DecisionBoundaryView(QWidget):
         if self._data_changed(snapshot):
             self._show_points(snapshot)
         self._update_heatmap(snapshot)
+        self.batch.update(snapshot)
 
     def _set_mode(self, mode: str) -> None:
         """Classes, a heat map of a regression over the plane, or a fitted 1-D curve."""

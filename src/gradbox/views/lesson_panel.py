@@ -53,7 +53,7 @@ class LessonHost(Protocol):
                         retain_graph: bool, tab: str) -> None: ...
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
-                      ghost: bool) -> None: ...
+                      ghost: bool, tab: str = "") -> None: ...
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None: ...
 
@@ -291,7 +291,8 @@ class LessonPanel(QWidget):
                                           setup.retain_graph, setup.tab)
             else:
                 assert setup.config is not None  # Setup refuses a training view without one
-                self.host.show_training(setup.config, setup.forget_zero_grad, setup.ghost)
+                self.host.show_training(setup.config, setup.forget_zero_grad, setup.ghost,
+                                        setup.main_tab)
             if self.teacher.isChecked():
                 self.host.set_teacher_mode(True, lesson.controls)
         self._render()

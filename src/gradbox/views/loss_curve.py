@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from gradbox.formatting import fmt
 from gradbox.training import History, ParameterEdit, Snapshot
+from gradbox.views.pinned_overlay import PinnedOverlay
 from gradbox.views.plotting import (
     EDIT,
     GHOST,
@@ -114,6 +115,9 @@ class LossCurveView(QWidget):
             "grad_norm": add_curve(self.grad_plot, GRAD),
         }
         self._legend_labels = {"test_loss": "test", "ghost_loss": "correct run (ghost)"}
+        # Compare runs: a pinned run's curves, dotted under these.
+        self.pinned = PinnedOverlay(controller, self.loss_plot, self.accuracy_plot,
+                                    self.loss_legend)
         # The markers' entry in the legend (a stand-in: the legend draws curves' pens).
         # Clicking it hides the markers, as clicking a curve's entry hides the curve.
         self._edit_sample = pg.PlotDataItem(pen=_edit_pen())
@@ -142,6 +146,8 @@ class LossCurveView(QWidget):
         self.readout.setWordWrap(True)
         bottom = QHBoxLayout()
         bottom.addWidget(self.readout, 1)
+        bottom.addWidget(self.pinned.pin_button)
+        bottom.addWidget(self.pinned.unpin_button)
         bottom.addWidget(self.log_scale)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
@@ -162,6 +168,7 @@ class LossCurveView(QWidget):
         # The training loss is what backward differentiates: data loss plus any L1/L2
         # penalty. Test loss is the data loss alone, so say which is which.
         config = snapshot.config
+        self.pinned.update(snapshot)
         self._penalty = " + ".join(name for name, on in (("L1", config.l1), ("L2", config.l2))
                                    if on)
         history = snapshot.history
@@ -360,6 +367,7 @@ class LossCurveView(QWidget):
                 accuracy += f" train / {_pct(c['test_accuracy'])} test"
             parts.append(accuracy)
         parts.append(f"gradient norm {_fmt(c['grad_norm'])}")
+        parts += self.pinned.readout(int(c["step"]))
         step = int(c["step"])
         parts += self._edit_parts(step - 1, "before this step")
         if step == n:

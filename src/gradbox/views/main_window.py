@@ -26,6 +26,8 @@ from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
 from gradbox.views.errors import ErrorReporter
 from gradbox.views.keys import FieldKeys
+from gradbox.views.landscape_view import LandscapeView
+from gradbox.views.layer_stats_view import LayerStatsView
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
 from gradbox.views.parameters import ParametersView
@@ -131,6 +133,12 @@ class MainWindow(QMainWindow):
         if self.graph is not None:
             self.graph.setObjectName(lessons.GRAPH_TAB)
             self.tabs.addTab(self.graph, "Computation graph")
+        self.layer_stats = LayerStatsView(controller)
+        self.layer_stats.setObjectName(lessons.LAYERS_TAB)
+        self.tabs.addTab(self.layer_stats, "Layers")
+        self.landscape = LandscapeView(controller)
+        self.landscape.setObjectName(lessons.LANDSCAPE_TAB)
+        self.tabs.addTab(self.landscape, "Landscape")
         self.playground = PlaygroundPanel(controller)
         self.tabs.addTab(_scrolling(self.playground), "Playground")
         self.setCentralWidget(self.tabs)
@@ -272,6 +280,11 @@ class MainWindow(QMainWindow):
         t.ghost.toggled.connect(ghost.setChecked)
         training.addAction(forget)
         training.addAction(ghost)
+        training.addSeparator()
+        m("&Training", "&Pin this run", self.controller.pin_run, "Ctrl+P",
+          "Keep this run's loss and accuracy curves, dotted, to compare the next run with")
+        m("&Training", "&Unpin", self.controller.unpin_run, None,
+          "Stop showing the pinned run's curves")
 
         view = self.menus["&View"]
         for dock in self.docks.values():
@@ -308,9 +321,10 @@ class MainWindow(QMainWindow):
         self.playground.setup(expression, values, variant, retain_graph, tab)
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
-                      ghost: bool) -> None:
+                      ghost: bool, tab: str = "") -> None:
         """A lesson starts from its own step 0, whatever ran before it."""
-        self.tabs.setCurrentWidget(self.boundary)
+        page = self.tabs.findChild(QWidget, tab) if tab else None
+        self.tabs.setCurrentWidget(page if page is not None else self.boundary)
         if self.controller.running:
             self.controller.pause()
 
@@ -612,6 +626,7 @@ class MainWindow(QMainWindow):
                     self.save_session_as()
                 return
         self.save_settings()
+        self.landscape.shutdown()
         self.controller.shutdown()
         keep_crash_copy = False
         if answer == "save" and self.session_path is not None:

@@ -533,6 +533,14 @@ class SessionController(QObject):
                               "rewind past it to undo)")
         self.call(edit)
 
+    def pin_run(self) -> None:
+        """Keep this run's curves to compare the next one with (replaces an older pin)."""
+        self.call(lambda t: t.pin())
+        self.message.emit("Run pinned: change a setting and train again to compare")
+
+    def unpin_run(self) -> None:
+        self.call(lambda t: t.unpin())
+
     def set_lr(self, lr: float) -> None:
         self.call(lambda t: t.set_lr(lr))
 

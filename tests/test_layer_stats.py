@@ -1,0 +1,75 @@
+"""Per-layer statistics: each step's record against a direct computation with the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradbox import layer_stats
+from gradbox.engine import Value
+from gradbox.layer_stats import QUANTILES, LayerStats
+from gradbox.training import Trainer, TrainingConfig
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "relu"])
+def test_a_steps_statistics_match_the_engines_own_numbers(activation: str) -> None:
+    trainer = Trainer(TrainingConfig(n_samples=40, hidden=(5, 3), activation=activation,
+                                     batch_size=12, seed=4))
+    trainer.run_steps(3)
+    for _ in range(3):  # forward, zero_grad, backward: the update is next
+        trainer.substep()
+    model = trainer.model
+    batch = trainer.last_batch
+    points = trainer.dataset.points[batch]
+    # The engine's own activations, layer by layer, for the batch of this step.
+    h: list[Value] = [Value(points[:, 0]), Value(points[:, 1])]
+    outputs = []
+    for layer in model.layers:
+        h = layer(h)
+        outputs.append(np.stack([v.data for v in h], axis=1))
+    grads = [np.array([p.grad for p in layer.parameters()]) for layer in model.layers]
+    trainer.substep()  # update: the record is written
+    stats = trainer.history[-1].layers
+    assert stats is not None and stats.layers == 3
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        assert stats.grad[i] == pytest.approx(np.mean(np.abs(grad)), rel=1e-12)
+        assert stats.quantiles[i] == pytest.approx(np.percentile(out, QUANTILES), abs=1e-12)
+    flat = {"tanh": np.abs(outputs[0]) > 0.99,
+            "sigmoid": (outputs[0] < 0.005) | (outputs[0] > 0.995),
+            "relu": outputs[0] == 0}[activation]
+    assert stats.saturated[0] == pytest.approx(np.mean(flat))
+    assert np.isnan(stats.saturated[-1])  # the output layer is linear
+
+
+def test_statistics_are_saved_rewound_and_compared_by_value(tmp_path) -> None:
+    from gradbox import persistence
+    trainer = Trainer(TrainingConfig(n_samples=30, hidden=(4,), seed=1))
+    trainer.run_steps(4)
+    path = tmp_path / "s.gradbox"
+    persistence.save_session(trainer, path)
+    loaded = persistence.load_session(path)
+    assert [r.layers for r in loaded.history] == [r.layers for r in trainer.history]
+    assert loaded.history == trainer.history
+    trainer.rewind(2)
+    assert len(trainer.history) == 2 and trainer.history[-1].layers == loaded.history[1].layers
+    trainer.step()  # replayed and continued: the same statistics again
+    assert trainer.history[-1].layers == loaded.history[2].layers
+
+
+def test_a_version_1_session_has_no_statistics_and_still_trains() -> None:
+    from pathlib import Path
+
+    from gradbox import persistence
+    loaded = persistence.load_session(Path(__file__).parent / "fixtures"
+                                      / "session_v1.gradbox.json")
+    assert all(r.layers is None for r in loaded.history) and loaded.pinned is None
+    loaded.step()
+    assert loaded.history.layers() is None  # a table cannot have holes: none, not some
+
+
+def test_the_table_is_read_only_and_checked() -> None:
+    stats = LayerStats(np.zeros((2, layer_stats.COLUMNS)))
+    with pytest.raises(ValueError):
+        stats.table[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        LayerStats(np.zeros((2, 3)))

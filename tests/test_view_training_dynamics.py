@@ -1,0 +1,181 @@
+"""The views of issue 15: per-layer statistics, the loss landscape, a pinned run on the
+loss curve, and the mini-batch on the decision boundary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, QThread
+
+from gradbox.training import Trainer
+from gradbox.views.boundary import DecisionBoundaryView
+from gradbox.views.landscape_view import LandscapeView
+from gradbox.views.layer_stats_view import LayerStatsView
+from gradbox.views.loss_curve import LossCurveView
+from gradbox.views.main_window import MainWindow
+
+
+def test_layer_view_draws_each_layers_gradient_per_step(controller, show_widget,  # type: ignore[no-untyped-def]
+                                                      step_session) -> None:
+    view = show_widget(LayerStatsView(controller))
+    assert len(view.grad_curves) == 3  # hidden 1, hidden 2, output
+    assert view.empty_text.isVisible()
+    step_session(controller, 3)
+    history = controller.snapshot.history
+    for k, curve in enumerate(view.grad_curves):
+        xs, ys = curve.getOriginalDataset()  # getData() holds log10 on the log axis
+        np.testing.assert_array_equal(xs, [1, 2, 3])
+        np.testing.assert_array_equal(ys, [r.layers.grad[k] for r in history])
+    band = view._act_items[0]
+    fills = [item for item in view.act_plots[0].items if type(item).__name__ == "FillBetweenItem"]
+    assert len(fills) == 2 and all(f.path().boundingRect().height() > 0 for f in fills)
+    np.testing.assert_array_equal(band["1"].getData()[1],
+                                  [r.layers.quantiles[0, 1] for r in history])  # 10 %
+    median = band["median"].getData()[1]
+    np.testing.assert_array_equal(median, [r.layers.quantiles[0, 3] for r in history])
+    assert "Step 3" in view.readout.text()
+    factor = history[-1].layers.grad[-1] / history[-1].layers.grad[0]
+    assert f"{factor:.3g}×" in view.readout.text()
+    assert f"hidden 1 (8): {history[-1].layers.grad[0]:.2g}" in view.readout.toolTip()
+    assert not view.empty_text.isVisible()
+
+
+def test_layer_view_follows_a_new_network(make_session, show_widget, step_session,  # type: ignore[no-untyped-def]
+                                          after_snapshot) -> None:
+    session = make_session(hidden=(4, 4, 4), activation="sigmoid")
+    view = show_widget(LayerStatsView(session))
+    step_session(session, 1)
+    assert len(view.grad_curves) == 4 and len(view.act_plots) == 3
+    after_snapshot(session, session.apply_config,
+                   session.snapshot.config.with_changes(hidden=(5,)))
+    assert len(view.grad_curves) == 2 and len(view.act_plots) == 1
+    assert len(view.grad_curves[0].getData()[0] or []) == 0
+
+
+def test_landscape_is_computed_off_the_ui_thread_and_holds_the_current_loss(  # type: ignore[no-untyped-def]
+        qtbot, controller, show_widget, step_session, monkeypatch) -> None:
+    from gradbox import landscape
+    threads = []
+    original = landscape.compute
+
+    def spy(request):  # type: ignore[no-untyped-def]
+        threads.append(QThread.currentThread())
+        return original(request)
+    monkeypatch.setattr(landscape, "compute", spy)
+    view = show_widget(LandscapeView(controller))
+    step_session(controller, 4)
+    qtbot.waitUntil(lambda: view.result is not None and len(view.result.path_xy) == 5,
+                    timeout=20000)
+    ui = QThread.currentThread()
+    assert threads and all(t is not ui for t in threads)
+    expected = []
+    controller.query(lambda t: t.training_loss(), expected.append)
+    qtbot.waitUntil(lambda: bool(expected))
+    assert view.result.center_loss == pytest.approx(expected[0], rel=1e-12)
+    assert view.result.loss_at(0, 0) == pytest.approx(expected[0], rel=1e-12)
+    assert f"{expected[0]:.4g}" in view.status.text()
+    # The path and the current weights are drawn where the result puts them.
+    xs, ys = view.path.getData()
+    np.testing.assert_array_equal(np.column_stack([xs, ys]), view.result.path_xy)
+
+
+def test_landscape_modes_and_axes(qtbot, controller, show_widget, step_session) -> None:  # type: ignore[no-untyped-def]
+    view = show_widget(LandscapeView(controller))
+    step_session(controller, 2)
+    view.set_mode("parameters")
+    assert view.axis_x.isVisible() and view.axis_y.isVisible()
+    view.axis_y.setCurrentIndex(5)
+    qtbot.waitUntil(lambda: view.result is not None and view.result.mode == "parameters"
+                    and view.result.directions[1, 5] == 1.0, timeout=20000)
+    assert controller.snapshot.param_names[5] in view.plot.getPlotItem().getAxis(
+        "left").labelText
+    view.set_mode("random")
+    assert view.new_directions.isVisible() and not view.axis_x.isVisible()
+    qtbot.waitUntil(lambda: view.result.mode == "random", timeout=20000)
+    before = view.result.directions.copy()
+    view.new_directions.click()
+    qtbot.waitUntil(lambda: not np.array_equal(view.result.directions, before),
+                    timeout=20000)
+
+
+def test_a_pinned_run_is_drawn_under_the_current_one(controller, show_widget,  # type: ignore[no-untyped-def]
+                                                     step_session, after_snapshot) -> None:
+    view = show_widget(LossCurveView(controller))
+    assert not view.pinned.pin_button.isEnabled()  # nothing to pin at step 0
+    step_session(controller, 4)
+    pinned_losses = [r.loss for r in controller.snapshot.history]
+    after_snapshot(controller, view.pinned.pin_button.click)
+    config = controller.snapshot.config.with_changes(lr=0.1, optimizer="adam")
+    after_snapshot(controller, controller.apply_config, config)
+    assert controller.snapshot.step == 0 and controller.snapshot.pinned is not None
+    step_session(controller, 2)
+    xs, ys = view.pinned.curves["loss"].getData()
+    np.testing.assert_array_equal(xs, [1, 2, 3, 4])
+    np.testing.assert_array_equal(ys, pinned_losses)
+    assert view.pinned.curves["accuracy"].isVisible()
+    label = view.loss_legend.getLabel(view.pinned.curves["loss"]).text
+    assert "optimizer sgd → adam" in label and "lr 0.5 → 0.1" in label
+    view.show_step(2)
+    assert f"pinned: loss {pinned_losses[1]:.4g}" in view.readout.text()
+    after_snapshot(controller, view.pinned.unpin_button.click)
+    assert not view.pinned.curves["loss"].isVisible()
+    assert view.loss_legend.getLabel(view.pinned.curves["loss"]) is None
+
+
+def test_the_pinned_run_survives_save_and_load_in_the_window(  # type: ignore[no-untyped-def]
+        qtbot, controller, tmp_path: Path, step_session, after_snapshot) -> None:
+    window = MainWindow(controller)
+    qtbot.addWidget(window)
+    step_session(controller, 3)
+    after_snapshot(controller, controller.pin_run)
+    path = tmp_path / "pinned.gradbox.json"
+    window._save_to(path)
+    qtbot.waitUntil(path.exists)
+    pinned = controller.snapshot.pinned
+    after_snapshot(controller, window.new_session)
+    assert controller.snapshot.pinned is None
+    assert window.loss_curve.pinned.curves["loss"].isVisible() is False
+    after_snapshot(controller, window.open_session, path)
+    assert controller.snapshot.pinned.history == pinned.history
+    xs, _ = window.loss_curve.pinned.curves["loss"].getData()
+    np.testing.assert_array_equal(xs, [1, 2, 3])
+
+
+def test_the_batch_is_framed_and_each_point_tells_its_loss(make_session, show_widget,  # type: ignore[no-untyped-def]
+                                                           step_session) -> None:
+    session = make_session(batch_size=10, n_samples=60)
+    view = show_widget(DecisionBoundaryView(session))
+    assert len(view.batch.frames.data) == 0  # no step yet, no batch
+    step_session(session, 2)
+    snapshot = session.snapshot
+    batch = snapshot.batch
+    assert len(batch) == 10
+    framed = np.column_stack([view.batch.frames.data["x"], view.batch.frames.data["y"]])
+    np.testing.assert_array_equal(framed, snapshot.points[batch])
+    # The batch is the one the step trained on: step 2's, drawn by the same rule.
+    trainer = Trainer(snapshot.config)
+    np.testing.assert_array_equal(batch, trainer.batch_indices(1))
+    index = int(batch[0])
+    # Resting the mouse on a point asks the overlay which one it is.
+    scene_pos = view.batch.view_box.mapViewToScene(QPointF(*snapshot.points[index]))
+    assert view.batch.point_at(scene_pos) == index
+    text = view.batch.describe(index)
+    assert f"in the batch of step {snapshot.step}" in text
+    out = snapshot.predict(snapshot.points[index: index + 1])[0, 0]
+    y = 2 * snapshot.labels[index] - 1
+    assert f"loss {max(0.0, 1 - y * out):.4g}" in text  # hinge, by hand
+    outside = int(np.setdiff1d(np.flatnonzero(~snapshot.is_test), batch)[0])
+    assert "not in the batch" in view.batch.describe(outside)
+    view.batch.toggle.setChecked(False)
+    assert not view.batch.frames.isVisible()
+
+
+def test_full_batch_frames_nothing(controller, show_widget, step_session) -> None:  # type: ignore[no-untyped-def]
+    view = show_widget(DecisionBoundaryView(controller))
+    step_session(controller, 1)
+    assert len(controller.snapshot.batch) > 0
+    assert len(view.batch.frames.data) == 0 and view.batch.full
+    train = int(np.flatnonzero(~controller.snapshot.is_test)[0])
+    assert "batch" not in view.batch.describe(train)
