@@ -727,7 +727,7 @@ class Trainer:
         # From the weights the forward pass used, before the optimizer moves them.
         stats = layer_stats.measure(self.run.values(), grads, self.config.layer_sizes,
                                     self.config.activation,
-                                    self._dataset.points[self.last_batch])
+                                    self.config.inputs(self._dataset.points[self.last_batch]))
         output = self.last_output
         out_data = [o.data for o in output] if isinstance(output, list) else output.data
         before = self.run.values()
