@@ -290,8 +290,12 @@ def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
     try:
         fresh = MainWindow(controller, settings)
         qtbot.addWidget(fresh)
+        asked: list[str] = []
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-            assert fresh.offer_restore(path, ask=lambda: True)
+            assert fresh.offer_restore(path, ask=lambda text: asked.append(text) or True)
+        assert "did not close normally" in asked[0]
+        assert "moons data (100 points), network 2-8-8-1 (tanh), 3 training steps" in asked[0]
+        assert "Saved automatically at " in asked[0]
         assert controller.snapshot.step == 3
         np.testing.assert_array_equal(controller.snapshot.params, saved_params)
     finally:

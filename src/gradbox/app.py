@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
-import shutil
+import signal
+import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from gradbox.views.main_window import MainWindow
 
 log = logging.getLogger("gradbox")
 
@@ -47,6 +55,33 @@ def export_pytorch(session: Path, out: Path) -> int:
     return 0
 
 
+def _end_on_signals(app: QApplication, window: MainWindow) -> None:
+    """SIGTERM and SIGINT end the app as Quit does (the autosave is not left behind as
+    if it had crashed). Python runs a signal handler only when it next gets control,
+    which Qt's event loop never gives it: a socket the handler's wakeup byte is written
+    to wakes a notifier in the loop instead (no polling timer)."""
+    from PySide6.QtCore import QSocketNotifier, QTimer
+
+    receiver, sender = socket.socketpair()
+    receiver.setblocking(False)
+    sender.setblocking(False)
+    signal.set_wakeup_fd(sender.fileno())
+    notifier = QSocketNotifier(receiver.fileno(), QSocketNotifier.Type.Read, app)
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            receiver.recv(64)
+    notifier.activated.connect(drain)
+    app._signal_sockets = (receiver, sender, notifier)  # type: ignore[attr-defined]
+
+    def handle(number: int, _frame: object) -> None:
+        # From inside the event loop: a quit() before exec() has started is lost.
+        name = signal.Signals(number).name
+        QTimer.singleShot(0, lambda: window.end_by_signal(name))
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, handle)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -63,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     from gradbox.training import Trainer
     from gradbox.views.autosave import crash_copy, default_autosave_path
     from gradbox.views.errors import install_excepthook, log_to_file
-    from gradbox.views.main_window import MainWindow, load_saved_config
+    from gradbox.views.main_window import ENDED_BY_KEY, MainWindow, load_saved_config
     from gradbox.views.session import SessionController
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
@@ -92,33 +127,38 @@ def main(argv: list[str] | None = None) -> int:
             break
 
     controller = SessionController(trainer)
-    window = MainWindow(controller, settings, autosave_path)
-    install_excepthook(window.errors)
-    if autosave_path is not None:
-        log_path = autosave_path.with_name("gradbox.log")
-        if log_to_file(log_path):
-            window.errors.log_path = log_path
-    if args.session:
-        window.session_path = args.session
-        if window.autosaver is not None:
-            window.autosaver.mark_saved()
-    if args.screenshot:
-        width, height = (int(v) for v in args.size.lower().split("x"))
-        window.resize(width, height)
+    try:  # a training thread still running when Python exits aborts the process
+        window = MainWindow(controller, settings, autosave_path)
+        install_excepthook(window.errors)
+        if autosave_path is not None:
+            log_path = autosave_path.with_name("gradbox.log")
+            if log_to_file(log_path):
+                window.errors.log_path = log_path
+        if args.session:
+            window.session_path = args.session
+            if window.autosaver is not None:
+                window.autosaver.mark_saved()
+        if args.screenshot:
+            width, height = (int(v) for v in args.size.lower().split("x"))
+            window.resize(width, height)
+            window.show()
+            for _ in range(5):  # let layouts settle and the first snapshot paint
+                app.processEvents()
+            window.grab().save(str(args.screenshot))
+            print(f"saved {args.screenshot} after {trainer.step_count} steps")
+            window.close()
+            return 0
         window.show()
-        for _ in range(5):  # let layouts settle and the first snapshot paint
-            app.processEvents()
-        window.grab().save(str(args.screenshot))
-        print(f"saved {args.screenshot} after {trainer.step_count} steps")
-        window.close()
-        return 0
-    window.show()
-    if crashed is not None and not args.session:
-        # Copy aside first: the new session's own autosave will soon overwrite the file.
-        rescued = crashed.with_name("recovered" + "".join(crashed.suffixes))
-        shutil.copyfile(crashed, rescued)
-        QTimer.singleShot(0, lambda: window.offer_restore(rescued))
-    return app.exec()
+        _end_on_signals(app, window)
+        log.info("window shown; autosave at %s", autosave_path)
+        if crashed is not None and not args.session:
+            ended_by = str(settings.value(ENDED_BY_KEY, "")) if settings is not None else ""
+            if settings is not None:
+                settings.remove(ENDED_BY_KEY)
+            QTimer.singleShot(0, lambda: window.offer_restore(crashed, ended_by=ended_by))
+        return app.exec()
+    finally:
+        controller.shutdown()
 
 
 if __name__ == "__main__":

@@ -5,9 +5,11 @@ the session differs from what was last written by the user; selection changes an
 graph captures do not count. A few seconds after a change, the session is written to
 `autosave.gradbox` in the app's data directory: the training thread hands over the
 run's state between two steps and a writer thread writes it (see views.saving), so
-neither training nor the UI waits for the disk. A clean exit deletes that file, so
-finding it at launch means the last run ended in a crash or a kill, and the window
-offers to restore it. If an autosave cannot be written, `failed` says so once (until one
+neither training nor the UI waits for the disk. A clean exit deletes that file -- closing
+the window, Quit, and SIGTERM or SIGINT with nothing unsaved -- so finding it at launch
+means the last run crashed, was killed outright, or was ended by a signal before its
+changes were saved (then the settings say which signal), and the window offers to
+restore it. If an autosave cannot be written, `failed` says so once (until one
 succeeds again): the window shows it, since a crash copy that silently stopped updating
 is worse than none.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
@@ -156,3 +159,25 @@ def crash_copy(path: Path | None = None) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def set_aside(path: Path) -> Path | None:
+    """Move an unreadable crash copy out of the way (a rename needs no free space), so it
+    is not offered at every launch but is not thrown away either."""
+    aside = path.with_name(path.name.replace(".gradbox", ".unreadable.gradbox"))
+    try:
+        path.replace(aside)
+    except OSError as error:
+        log.warning("could not set aside %s: %s", path, error)
+        return None
+    return aside
+
+
+def describe(snapshot: Snapshot, saved_at: datetime) -> str:
+    """What a restore dialog must say: when, which data and network, how far it got."""
+    c = snapshot.config
+    day = "today" if saved_at.date() == datetime.now().date() else saved_at.strftime("%d %b %Y")
+    sizes = "-".join(str(n) for n in snapshot.layer_sizes)
+    return (f"Saved automatically at {saved_at:%H:%M} {day}: {c.dataset} data "
+            f"({len(snapshot.labels)} points), network {sizes} ({c.activation}), "
+            f"{snapshot.step} training step{'s' if snapshot.step != 1 else ''}.")

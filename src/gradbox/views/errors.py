@@ -48,6 +48,8 @@ class ErrorReporter(QObject):
         """A non-blocking dialog over the window; it stays until the user closes it. UI
         thread only. A repeat of an unexpected error already on screen is added to that
         box's details rather than stacking a new box on it."""
+        if title != UNEXPECTED:  # (an unexpected one was logged with its traceback)
+            log.warning("%s: %s", title, text)
         if title == UNEXPECTED:
             for box in self.boxes:
                 if box.windowTitle() == UNEXPECTED and box.isVisible():

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -21,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from gradbox import datasets, export_torch, exports, lessons, persistence
 from gradbox.training import Snapshot, Trainer, TrainingConfig, config_for
-from gradbox.views.autosave import Autosaver
+from gradbox.views.autosave import Autosaver, describe, set_aside
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
 from gradbox.views.errors import ErrorReporter
@@ -54,6 +57,8 @@ SHORTCUTS = """<table>
 <tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save a session</td></tr>
 </table>"""
 
+
+ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
 
 TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
     "history": ("Export loss history", "CSV files (*.csv)", ".csv"),
@@ -106,6 +111,8 @@ class MainWindow(QMainWindow):
         self.error_box: QMessageBox | None = None
         self.errors = ErrorReporter(self)
         self._mark_saved_on_next = False
+        self._ended_by = ""  # the signal that is ending the app, if one is
+        self._offering_restore = False
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -459,23 +466,44 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
         self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
 
-    def offer_restore(self, path: Path, ask: object = None) -> bool:
-        """After a crash: offer the autosaved session. Returns True if it was restored."""
-        question = ask or (lambda: QMessageBox.question(
-            self, "Restore the last session?",
-            "gradbox did not close normally last time. Restore the session it was "
-            "working on?", QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
-        if not question():  # type: ignore[operator]
-            return False
+    def offer_restore(self, path: Path, ask: Callable[[str], bool] | None = None,
+                      ended_by: str = "") -> bool:
+        """At launch, with a crash copy found: read it, say what it holds, and offer it.
+        A copy that cannot be read is a message (and is set aside); the app goes on.
+        `ended_by` names the signal that ended the last run, if one did. Returns True if
+        the session was restored."""
         try:
+            saved_at = datetime.fromtimestamp(path.stat().st_mtime)
             trainer = persistence.load_session(path)
-        except (persistence.SessionError, OSError) as error:
-            self.show_error("Could not restore", f"The autosaved session could not be read: "
-                            f"{error}")
+        except (persistence.SessionError, OSError, ValueError, MemoryError) as error:
+            aside = set_aside(path)
+            kept = f"\n\nThe file was kept as {aside}." if aside else ""
+            self.show_error("Could not restore",
+                            f"The autosaved session could not be read: {error}{kept}")
             return False
+        why = (f"gradbox was ended by {ended_by} before this session was saved."
+               if ended_by else "gradbox did not close normally last time.")
+        text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
+        question = ask or (lambda text: QMessageBox.question(
+            self, "Restore the last session?", text,
+            QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
+        self._offering_restore = True  # the copy must outlive an end while we ask
+        try:
+            if self._ended_by or not question(text):
+                return False
+        finally:
+            self._offering_restore = False
         self.controller.replace_trainer(lambda _old: trainer,
-                                        "Restored the session from before the crash")
+                                        f"Restored the session autosaved at {saved_at:%H:%M}")
         return True
+
+    def end_by_signal(self, name: str) -> None:
+        """SIGTERM or SIGINT (a logout, `kill`, Ctrl+C): close as Quit would, without
+        asking anything. Unsaved changes stay in the autosave and are offered next time,
+        saying which signal ended the run; with nothing unsaved the autosave is removed."""
+        self._ended_by = name
+        self.close()
+        QApplication.quit()  # also ends a question's own event loop, if one is open
 
     def ask_unsaved(self) -> str:
         """'save', 'discard' or 'cancel'. Tests replace this method."""
@@ -618,6 +646,10 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
         answer = "discard"
+        if self._ended_by:
+            self._close_for_signal()
+            super().closeEvent(event)
+            return
         if self.autosaver is not None and self.autosaver.dirty:
             answer = self.ask_unsaved()
             if answer == "cancel" or (answer == "save" and self.session_path is None):
@@ -640,3 +672,24 @@ class MainWindow(QMainWindow):
             self.autosaver.discard()
         super().closeEvent(event)
 
+
+    def _close_for_signal(self) -> None:
+        self.save_settings()
+        self.controller.shutdown()
+        if self.autosaver is None:
+            return
+        if self._offering_restore:
+            # The last run's copy is still unanswered: it stays, and is offered again.
+            self.autosaver.enabled = False
+            return
+        if not self.autosaver.dirty:
+            self.autosaver.discard()
+            return
+        self.autosaver.enabled = False
+        try:  # the worker has stopped: the trainer is ours, and the app is ending
+            persistence.save_session(self.controller.stopped_trainer(), self.autosaver.path)
+        except (OSError, persistence.SessionError) as error:
+            log.error("keeping the unsaved session on %s failed: %s", self._ended_by, error)
+        if self.settings is not None:
+            self.settings.setValue(ENDED_BY_KEY, self._ended_by)
+            self.settings.sync()
