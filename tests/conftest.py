@@ -75,3 +75,33 @@ def make_session(qtbot):  # type: ignore[no-untyped-def]
     yield make
     for session in sessions:
         session.shutdown()
+
+
+@pytest.fixture
+def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    """`open_window(**config)`: the real MainWindow on `TrainingConfig(**config)`, shown at
+    1400 x 900 and active, with settings in a throw-away file; closed and its worker
+    stopped after the test."""
+    from PySide6.QtCore import QSettings
+
+    from gradbox.training import Trainer, TrainingConfig
+    from gradbox.views.main_window import MainWindow
+    from gradbox.views.session import SessionController
+
+    controllers = []
+
+    def open_(**config):  # type: ignore[no-untyped-def]
+        controllers.append(SessionController(Trainer(TrainingConfig(**config))))
+        settings = QSettings(str(tmp_path / f"settings{len(controllers)}.ini"),
+                             QSettings.IniFormat)
+        win = MainWindow(controllers[-1], settings)
+        qtbot.addWidget(win)
+        win.resize(1400, 900)
+        with qtbot.waitActive(win):
+            win.show()
+            win.activateWindow()
+        return win
+
+    yield open_
+    for controller in controllers:
+        controller.shutdown()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +11,8 @@ import pytest
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox
 
-from gradbox.training import Trainer, TrainingConfig
 from gradbox.views import errors
 from gradbox.views.main_window import MainWindow
-from gradbox.views.session import SessionController
 
 TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
                   + "; ".join(f"b{i} = b{i - 1} + b{i - 1}" for i in range(2, 61))
@@ -23,17 +20,8 @@ TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
 
 
 @pytest.fixture
-def window(qtbot) -> Iterator[MainWindow]:  # type: ignore[no-untyped-def]
-    controller = SessionController(Trainer(TrainingConfig()))
-    try:
-        win = MainWindow(controller)
-        qtbot.addWidget(win)
-        win.resize(1400, 900)
-        win.show()
-        qtbot.waitExposed(win)
-        yield win
-    finally:
-        controller.shutdown()
+def window(open_window) -> MainWindow:  # type: ignore[no-untyped-def]
+    return open_window()
 
 
 def let_the_event_loop_run(ms: int = 300) -> None:

@@ -3,32 +3,17 @@ keyboard would, after the clicks and typing a learner does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
-from gradbox.training import Trainer, TrainingConfig
 from gradbox.views.main_window import MainWindow
-from gradbox.views.session import SessionController
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path) -> Iterator[MainWindow]:  # type: ignore[no-untyped-def]
-    controller = SessionController(Trainer(TrainingConfig()))
-    try:
-        win = MainWindow(controller, QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
-        qtbot.addWidget(win)
-        win.resize(1400, 900)
-        win.show()
-        win.activateWindow()
-        qtbot.waitActive(win)
-        yield win
-    finally:
-        controller.shutdown()
+def window(open_window) -> MainWindow:  # type: ignore[no-untyped-def]
+    return open_window()
 
 
 def focused(win: MainWindow) -> QWidget:

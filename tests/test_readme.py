@@ -19,9 +19,10 @@ def test_readme_examples_run(capsys) -> None:  # type: ignore[no-untyped-def]
     assert "accuracy 100%" in out
 
 
-def test_readme_opens_with_the_two_commands() -> None:
+def test_readme_opens_with_a_venv_then_the_two_commands() -> None:
     commands = re.findall(r"```sh\n(.*?)\n```", README.read_text(encoding="utf-8"), re.S)
-    assert commands[:2] == ["pip install . && gradbox",
+    assert commands[:3] == ["python3 -m venv .venv && . .venv/bin/activate",
+                            "pip install . && gradbox",
                             "pip install -e '.[test]' && python -m pytest"]
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
-    assert commands[1] in ci
+    assert commands[2] in ci

@@ -84,7 +84,7 @@ def test_a_rewind_queued_behind_a_reset_is_checked_against_the_reset_run(
     controller.reset()
     controller.rewind(6)  # the timeline still shows 10 steps
     release.set()
-    qtbot.waitUntil(lambda: any("Not rewound to step 6" in m for m in messages), timeout=5000)
+    qtbot.waitUntil(lambda: any("Not moved to step 6" in m for m in messages), timeout=5000)
     # The reset's snapshot is drawn at the next display frame (the message is not paced).
     qtbot.waitUntil(lambda: controller.snapshot.step == 0, timeout=5000)
     assert not errors, errors

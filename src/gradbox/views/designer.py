@@ -32,6 +32,7 @@ LOSS_NAMES = {"hinge": "Hinge (max-margin)", "mse": "Mean squared error",
               "mae": "Mean absolute error", "huber": "Huber"}
 ALL_LOSSES = tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES))
 FEATURE_COLUMNS = 4  # x₁ x₂ x₁² x₂² / x₁x₂ sin x₁ sin x₂: two short rows
+LOSS_TIP = "How wrong the scores are; more than two classes always use softmax cross-entropy"
 RATES = ("0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3")
 PENALTIES = ("0", "0.0001", "0.001", "0.01", "0.1")
 
@@ -178,8 +179,8 @@ class DesignerPanel(QWidget):
     def _training_group(self) -> QGroupBox:
         group = QGroupBox("Training")
         form = QFormLayout(group)
-        self.loss = _tip(QComboBox(), "Loss", "How wrong the scores are; more than two classes "
-                         "always use softmax cross-entropy")
+        self.loss = _tip(QComboBox(), "Loss", LOSS_TIP)
+        self._two_class_loss = "hinge"
         for name in ALL_LOSSES:
             self.loss.addItem(LOSS_NAMES[name], name)
         self.optimizer = _tip(QComboBox(), "Optimizer", "How the weights move against their "
@@ -275,7 +276,7 @@ class DesignerPanel(QWidget):
             dataset=self.kind.currentText(), n_samples=self.n_samples.value(),
             noise=self.noise.value(), test_ratio=self.test_ratio.value(),
             classes=self.classes.value(), hidden=self.hidden(),
-            activation=self.activation.currentText(), loss=self.loss.currentData(),
+            activation=self.activation.currentText(), loss=self._chosen_loss(),
             optimizer=self.optimizer.currentData(), lr=number(self.lr, "learning rate"),
             momentum=self.momentum.value(), schedule=self.schedule.currentText(),
             batch_size=self.batch.value() or None, l1=number(self.l1, "L1"),
@@ -312,7 +313,25 @@ class DesignerPanel(QWidget):
         self._shown_config = config
         self._refresh_hints(config)
 
+    def _chosen_loss(self) -> str:
+        """The loss picked for two classes; while more classes force softmax the box shows
+        softmax, but the choice is kept for when the classes go back to two."""
+        return self._two_class_loss if not self.loss.isEnabled() else self.loss.currentData()
+
+    def _show_effective_loss(self, config: TrainingConfig) -> None:
+        forced = config.effective_loss != config.loss
+        self._two_class_loss = config.loss
+        self.loss.blockSignals(True)
+        self.loss.setCurrentIndex(self.loss.findData(config.effective_loss))
+        self.loss.blockSignals(False)
+        self.loss.setEnabled(not forced)
+        self.loss.setToolTip(
+            f"{config.effective_classes} classes need one score per class, and only softmax "
+            f"cross-entropy compares several scores; {LOSS_NAMES[config.loss]} scores one "
+            "output and comes back with two classes" if forced else LOSS_TIP)
+
     def _refresh_hints(self, config: TrainingConfig) -> None:
+        self._show_effective_loss(config)
         self.classes.setEnabled(config.dataset == "blobs")
         self.momentum.setEnabled(config.optimizer == "sgd")
         self.schedule_steps.setEnabled(config.schedule == "linear")
@@ -330,8 +349,9 @@ class DesignerPanel(QWidget):
                              f"{parameter_count(sizes):,} parameters")
         notes = []
         if config.effective_loss != config.loss:
-            notes.append(f"{config.effective_classes} classes: using softmax cross-entropy "
-                         "with one output per class.")
+            notes.append(f"Loss: softmax cross-entropy, because {config.effective_classes} "
+                         "classes need one output per class (the loss chosen for two classes, "
+                         f"{LOSS_NAMES[config.loss]}, scores one output).")
         if config.effective_features != config.features:
             notes.append("A 1-D function has x₁ alone: inputs of x₂ are left out.")
         if notes:

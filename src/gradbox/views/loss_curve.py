@@ -118,6 +118,16 @@ class LossCurveView(QWidget):
         # Compare runs: a pinned run's curves, dotted under these.
         self.pinned = PinnedOverlay(controller, self.loss_plot, self.accuracy_plot,
                                     self.loss_legend)
+        # The steps after the one shown while the timeline is moved back: faded, kept.
+        self.ahead_curves: dict[str, pg.PlotDataItem] = {}
+        for name, curve in self.curves.items():
+            faded = pg.mkColor(curve.opts["pen"].color())
+            faded.setAlpha(70)
+            plot = {"accuracy": self.accuracy_plot, "test_accuracy": self.accuracy_plot,
+                    "grad_norm": self.grad_plot}.get(name, self.loss_plot)
+            self.ahead_curves[name] = plot.plot(pen=pg.mkPen(faded, width=2),
+                                                connect="finite")
+        self._ahead_key: tuple[int, int] | None = None
         # The markers' entry in the legend (a stand-in: the legend draws curves' pens).
         # Clicking it hides the markers, as clicking a curve's entry hides the curve.
         self._edit_sample = pg.PlotDataItem(pen=_edit_pen())
@@ -193,6 +203,23 @@ class LossCurveView(QWidget):
             self._redraw()
         elif edits_changed:
             self._update_readout()
+        self._show_ahead(len(history))
+
+    def _show_ahead(self, shown: int) -> None:
+        """While the timeline is moved back, the later steps it keeps are drawn faded
+        from the step shown on."""
+        ahead = self.controller.ahead
+        key = (id(ahead), shown) if ahead is not None and len(ahead) > shown else None
+        if key == self._ahead_key:
+            return
+        self._ahead_key = key
+        for name, curve in self.ahead_curves.items():
+            if key is None or ahead is None:
+                curve.setData([], [])
+                continue
+            start = max(shown - 1, 0)  # from the step shown, so the faded line joins it
+            curve.setData(ahead.column("step")[start:].astype(np.float64),
+                          ahead.column(name)[start:])
 
     def _show_edits(self, edits: tuple[ParameterEdit, ...]) -> None:
         """A dashed line between the step an edit followed and the first step to use it."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -23,7 +23,14 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox import datasets, export_torch, exports, lessons, persistence
-from gradbox.training import Snapshot, Trainer, TrainingConfig, config_for
+from gradbox.training import (
+    Snapshot,
+    StepRecord,
+    Trainer,
+    TrainingConfig,
+    config_for,
+    divergence,
+)
 from gradbox.views.autosave import Autosaver, describe, set_aside
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
@@ -51,6 +58,8 @@ SHORTCUTS = """<table>
 <tr><td><b>Esc</b></td><td>leave a field (a number box gets its old value back)</td></tr>
 <tr><td><b>Ctrl+Shift+R</b></td><td>Reset to the same initial weights</td></tr>
 <tr><td><b>Ctrl+I</b></td><td>Re-initialize with new weights</td></tr>
+<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo / redo what replaced the run</td></tr>
+<tr><td><b>← → Home End</b> on the timeline</td><td>move back and forth; steps stay</td></tr>
 <tr><td><b>Click</b> on the plot</td><td>select a point, or add one of the picked class</td></tr>
 <tr><td><b>Shift+click</b></td><td>add a point of the next class</td></tr>
 <tr><td><b>Right-click</b></td><td>remove the nearest point</td></tr>
@@ -101,6 +110,11 @@ def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
     return area
 
 
+def _last_key(history: Sequence[StepRecord]) -> tuple[int, float] | None:
+    """Tells one run's last step from another's."""
+    return (history[-1].step, history[-1].loss) if history else None
+
+
 class MainWindow(QMainWindow):
     def __init__(self, controller: SessionController, settings: QSettings | None = None,
                  autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
@@ -113,6 +127,7 @@ class MainWindow(QMainWindow):
         self._mark_saved_on_next = False
         self._ended_by = ""  # the signal that is ending the app, if one is
         self._offering_restore = False
+        self._alarm: tuple[int, float, tuple[int, float] | None] | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -232,7 +247,8 @@ class MainWindow(QMainWindow):
 
     def _make_menus(self) -> None:
         bar = self.menuBar()
-        self.menus = {name: bar.addMenu(name) for name in ("&File", "&Training", "&View", "&Help")}
+        self.menus = {name: bar.addMenu(name)
+                      for name in ("&File", "&Edit", "&Training", "&View", "&Help")}
         m = self._menu_action
         m("&File", "&New", self.new_session, "Ctrl+N", "Start again from the default settings")
         m("&File", "&Open session…", self.open_session_dialog, "Ctrl+O", "Open a saved session")
@@ -268,6 +284,13 @@ class MainWindow(QMainWindow):
           "torch, and checks it gets the same losses")
         self.menus["&File"].addSeparator()
         m("&File", "&Quit", self.close, "Ctrl+Q")
+
+        self.undo_action = m("&Edit", "&Undo", self.controller.undo, "Ctrl+Z",
+                             "Bring back the run the last action replaced")
+        self.redo_action = m("&Edit", "&Redo", self.controller.redo, "Ctrl+Shift+Z",
+                             "Replace it again")
+        self.controller.undo_changed.connect(self._on_undo_changed)
+        self._on_undo_changed("", "")
 
         training = self.menus["&Training"]
         t = self.toolbar
@@ -351,6 +374,14 @@ class MainWindow(QMainWindow):
             self.docks["Lessons"].show()
             self.docks["Lessons"].raise_()
 
+    @Slot(str, str)
+    def _on_undo_changed(self, undo: str, redo: str) -> None:
+        for action, verb, what in ((self.undo_action, "Undo", undo),
+                                   (self.redo_action, "Redo", redo)):
+            action.setEnabled(bool(what))
+            action.setText(f"&{verb}: {what}" if what else f"&{verb}")
+            action.setStatusTip(f"{verb} “{what}”" if what else f"Nothing to {verb.lower()}")
+
     # --- messages and errors ---------------------------------------------------------------
     @Slot(str)
     def _on_message(self, text: str) -> None:
@@ -366,13 +397,30 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_stopped(self, reason: str) -> None:
+        """A Run paused on a problem (a non-finite loss, a diverging one): say so until
+        the state it describes is gone."""
+        s = self.controller.snapshot
+        self._alarm = (s.step, s.lr, _last_key(s.history))
         self.banner.setText(f"Training paused: {reason}")
         self.banner.show()
 
+    def _alarm_still_holds(self, snapshot: Snapshot) -> bool:
+        """The paused-on state is still the one on screen: not rewound past, not a new
+        run, no new learning rate, and no successful step since a non-finite one."""
+        if self._alarm is None:
+            return False
+        step, lr, key = self._alarm
+        history = snapshot.history
+        if snapshot.lr != lr or len(history) < step or _last_key(history[:step]) != key:
+            return False
+        return not (len(history) > step and not snapshot.stop_reason
+                    and not divergence(history, snapshot.forget_zero_grad))
+
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        if not snapshot.stop_reason and self.banner.isVisible() and self.controller.running:
+        if self.banner.isVisible() and not self._alarm_still_holds(snapshot):
             self.banner.hide()
+            self._alarm = None
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
         if self._mark_saved_on_next and self.autosaver is not None:

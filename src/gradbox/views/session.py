@@ -1,5 +1,6 @@
 """The Qt side of a training session: a worker thread that owns the Trainer, and the
-controller the widgets talk to.
+controller the widgets talk to. (Both halves of one protocol -- private signals, a shared
+`latest` and events -- so they stay in one module, past 600 lines.)
 
 Only the worker thread touches the `Trainer`. Widgets call the controller, which sends
 commands (plain callables) to the worker through a queued signal; the worker answers
@@ -58,13 +59,17 @@ from PySide6.QtCore import (
     Slot,
 )
 
+from gradbox.history import History
 from gradbox.limits import describe_error
+from gradbox.timeline import Timeline
 from gradbox.training import (
     SLOW_WORK,
+    RunGoal,
     Snapshot,
     StepRecord,
     Trainer,
     TrainingConfig,
+    divergence,
     plan_config_change,
 )
 from gradbox.views.plotting import edit_text
@@ -124,19 +129,27 @@ class TrainingWorker(QObject):
     snapshot_ready = Signal()  # `latest` holds a new snapshot (sent for commands)
     running_changed = Signal(bool, int)  # (running, the run's number)
     stopped = Signal(str)
+    goal_reached = Signal(str)
+    note = Signal(str)  # what a change replaced, and how to get it back
     failed = Signal(str, str)
     result_ready = Signal(object, object)  # (callback, result) for commands that return data
 
     def __init__(self, trainer: Trainer) -> None:
         super().__init__()
-        self.trainer = trainer
+        self.timeline = Timeline(trainer)
+        # (the whole run's record while the timeline is back or None, undo text, redo
+        # text), published with each snapshot
+        self.latest_timeline: tuple[History | None, str, str] = (None, "", "")
         # Runs are numbered by the controller; a Pause cancels every run asked for up to
         # `paused_upto`, including one whose start is still queued behind a busy command
         # (an int written by the UI thread and read here: atomic under the GIL).
         self.paused_upto = 0
         self._run_number = 0
+        self._goal = RunGoal()
+        # Milliseconds between a Run's steps (0: as fast as possible); set from the UI
+        # thread, read before each step.
+        self.interval_ms = 0
         self._timer: QTimer | None = None
-        self._run_limit: int | None = None
         self._steps_done = 0
         self.graph_wanted = False  # set from the UI thread; a bool write is atomic
         # The newest snapshot; the UI thread reads it (an attribute read is atomic).
@@ -159,7 +172,16 @@ class TrainingWorker(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._tick)
 
+    @property
+    def trainer(self) -> Trainer:
+        return self.timeline.trainer
+
     def _publish(self) -> None:
+        # What the timeline holds and what Undo would do go with the snapshot, written
+        # first: a frame that sees the new snapshot sees them too.
+        t = self.timeline
+        self.latest_timeline = (t.ahead_history, t.undo_stack.undo_text,
+                                t.undo_stack.redo_text)
         self.latest = self.trainer.snapshot()
         self.wanted.clear()
 
@@ -167,9 +189,14 @@ class TrainingWorker(QObject):
         self._publish()
         self.snapshot_ready.emit()
 
-    @Slot(object, object, bool)
-    def execute(self, command: Command, callback: object = None, changes: bool = True) -> None:
+    @Slot(object, object, object)
+    def execute(self, command: Command, callback: object = None, change: object = "") -> None:
+        """Run `command(trainer)`. `change` None: a question, nothing is redrawn; '': a
+        change to what is shown only; otherwise the name of a change to the run, which
+        replaces (undoably) the later steps the timeline may be holding."""
         self.trainer.capture_graph = self.graph_wanted
+        if isinstance(change, str) and change:
+            self._diverge(change)
         try:
             result = command(self.trainer)
         except Exception as error:  # a command's failure must not end the thread
@@ -179,19 +206,54 @@ class TrainingWorker(QObject):
             freeze_big_young_generation()
         if callback is not None:
             self.result_ready.emit(callback, result)
-        if changes and not self.running:
+        if change is not None and not self.running:
             self._emit()
 
-    @Slot(object)
-    def replace_trainer(self, factory: Callable[[Trainer], Trainer]) -> None:
+    def _diverge(self, what: str) -> None:
+        text = self.timeline.diverge(what)
+        if text:
+            self.note.emit(text)
+
+    @Slot(object, str)
+    def replace_trainer(self, factory: Callable[[Trainer], Trainer | None], what: str) -> None:
+        """A run-replacing action: undoable. If `factory` raises, the old run stays."""
         try:
-            self.trainer = factory(self.trainer)
+            hint = self.timeline.replace(what, factory)
         except Exception as error:  # the old trainer stays: nothing is lost
             self._report(error)
             return
         finally:
             freeze_big_young_generation()
+        self.note.emit(f"{what}: {hint}")
         self._emit()
+
+    @Slot(int, object)
+    def move_to(self, step: int, mark: object) -> None:
+        """The timeline moved to `step`; `mark` is what the view showed for that step, so a
+        request that reaches a different run (a Reset queued before it) is dropped."""
+        record = self.timeline.record_at(step)
+        if (step > self.timeline.end or
+                (mark is not None and (record is None or _record_key(record) != mark))):
+            self.note.emit(f"Not moved to step {step}: the run changed before the request "
+                           "arrived")
+            return
+        try:
+            self.timeline.move_to(step)
+        except Exception as error:
+            self._report(error)
+            return
+        self._emit()
+
+    @Slot(bool)
+    def undo_redo(self, undo: bool) -> None:
+        try:
+            text = self.timeline.undo() if undo else self.timeline.redo()
+        except Exception as error:
+            self._report(error)
+            return
+        if text:
+            self.note.emit(f"{'Undid' if undo else 'Redid'}: {text}")
+            self._emit()
 
     @property
     def running(self) -> bool:
@@ -204,7 +266,7 @@ class TrainingWorker(QObject):
         return self.trainer.config.work_per_step() >= SLOW_WORK
 
     @Slot(object, int)
-    def start_run(self, limit: object = None, number: int = 0) -> None:
+    def start_run(self, goal: object = None, number: int = 0) -> None:
         if self._timer is None or self._timer.isActive():
             return
         if number <= self.paused_upto:
@@ -213,10 +275,11 @@ class TrainingWorker(QObject):
             self.running_changed.emit(False, number)
             return
         self._run_number = number
-        self._run_limit = limit if isinstance(limit, int) else None
+        self._diverge("Run")
+        self._goal = goal if isinstance(goal, RunGoal) else RunGoal()
         self._steps_done = 0
         self.training = True
-        self._timer.start()
+        self._timer.start(self.interval_ms)
         self.running_changed.emit(True, number)
 
     def request_pause(self, upto: int) -> None:
@@ -232,13 +295,17 @@ class TrainingWorker(QObject):
 
     @Slot()
     def _tick(self) -> None:
-        if self.paused_upto >= self._run_number or (self._run_limit is not None
-                                     and self._steps_done >= self._run_limit):
+        assert self._timer is not None
+        if self.paused_upto >= self._run_number:
             self._finish_run("")
             return
+        if self._timer.interval() != self.interval_ms:  # the speed was changed
+            self._timer.setInterval(self.interval_ms)
         self._wait_for_frame()
-        # Trace the graph only for the steps whose snapshot will be shown.
-        due = self.wanted.is_set()
+        # Trace the graph only for the steps whose snapshot will be shown; a paced Run
+        # (a frame or more per step) shows every step: that is what it is for.
+        paced = self.interval_ms >= FRAME_MS
+        due = self.wanted.is_set() or paced
         self.trainer.capture_graph = self.graph_wanted and due
         try:
             if self.splits_steps:
@@ -256,9 +323,25 @@ class TrainingWorker(QObject):
             return
         if done:
             self._steps_done += 1
+            if self._stops_by_itself():
+                return
             # A step that was not traced must not be shown with an older step's graph.
             if due or (self.wanted.is_set() and not self.graph_wanted):
                 self._publish()
+
+    def _stops_by_itself(self) -> bool:
+        """After a whole step of a Run: pause on a diverging loss (an alarm), or at the
+        goal chosen in the window (a note)."""
+        diverging = divergence(self.trainer.history, self.trainer.forget_zero_grad)
+        if diverging:
+            self._finish_run(diverging)
+            return True
+        reached = self._goal.reached(self.trainer.history[-1], self._steps_done)
+        if reached:
+            self._finish_run("")
+            self.goal_reached.emit(f"Run stopped: {reached}")
+            return True
+        return False
 
     def _finish_run(self, reason: str) -> None:
         assert self._timer is not None
@@ -278,6 +361,10 @@ class TrainingWorker(QObject):
         self._emit()
 
 
+def _interval(steps_per_second: float | None) -> int:
+    return 0 if steps_per_second is None else max(0, round(1000 / steps_per_second))
+
+
 def _record_key(record: StepRecord) -> tuple[int, float, float]:
     """What tells one run's step from another's (same numbers: the same state)."""
     return record.step, record.loss, record.grad_norm
@@ -293,9 +380,12 @@ class SessionController(QObject):
     stopped = Signal(str)
     sample_selected = Signal(int)
     parameter_selected = Signal(str)
-    _command = Signal(object, object, bool)
+    undo_changed = Signal(str, str)  # what Undo and Redo would do ('' for nothing)
+    _command = Signal(object, object, object)
     _start = Signal(object, int)
-    _replace = Signal(object)
+    _replace = Signal(object, str)
+    _move = Signal(int, object)
+    _undo_redo = Signal(bool)
 
     def __init__(self, trainer: Trainer | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -304,8 +394,13 @@ class SessionController(QObject):
         self.running = False
         self._runs_asked = 0  # numbers the runs, so a Pause knows which runs it cancels
         self._paused_upto = 0
+        self.goal = RunGoal()  # when a Run stops by itself; set by the window's controls
+        self.speed: float | None = None  # steps per second; the toolbar sets a watchable one
         self.selected_sample = 0
         self.selected_parameter = ""
+        # The whole run's record while the timeline is moved back (later steps faded).
+        self.ahead: History | None = None
+        self.undo_text = self.redo_text = ""
         self._thread = QThread()
         self._thread.setObjectName("gradbox-training")
         self._worker = TrainingWorker(trainer)
@@ -324,6 +419,10 @@ class SessionController(QObject):
         self._command.connect(self._worker.execute)
         self._start.connect(self._worker.start_run)
         self._replace.connect(self._worker.replace_trainer)
+        self._move.connect(self._worker.move_to)
+        self._undo_redo.connect(self._worker.undo_redo)
+        self._worker.note.connect(self.message)
+        self._worker.goal_reached.connect(self.message)
         self._worker.snapshot_ready.connect(self._schedule_frame)
         self._worker.running_changed.connect(self._on_running_changed)
         self._worker.stopped.connect(self._on_stopped)
@@ -336,14 +435,23 @@ class SessionController(QObject):
         self._thread.start()
 
     # --- plumbing ---------------------------------------------------------------------
-    def call(self, command: Command, callback: Callable[[Any], None] | None = None) -> None:
+    def call(self, command: Command, callback: Callable[[Any], None] | None = None,
+             change: str = "A change") -> None:
         """Run `command(trainer)` in the worker thread; `callback(result)` back here.
-        A new snapshot follows, since the command may have changed the session."""
-        self._command.emit(command, callback, True)
+        A new snapshot follows, since the command may have changed the session. `change`
+        names it: made with the timeline moved back, it replaces the later steps (which
+        Undo brings back); '' for a change to what is shown only."""
+        self._command.emit(command, callback, change)
 
     def query(self, question: Command, callback: Callable[[Any], None]) -> None:
         """Like `call` for a read-only `question`: no snapshot follows, nothing redraws."""
-        self._command.emit(question, callback, False)
+        self._command.emit(question, callback, None)
+
+    def _show_timeline(self, ahead: History | None, undo: str, redo: str) -> None:
+        self.ahead = ahead
+        if (undo, redo) != (self.undo_text, self.redo_text):
+            self.undo_text, self.redo_text = undo, redo
+            self.undo_changed.emit(undo, redo)
 
     @Slot(object, object)
     def _on_result(self, callback: Callable[[Any], None], result: Any) -> None:
@@ -367,7 +475,7 @@ class SessionController(QObject):
         if self._drawing:
             return  # reached from inside a frame's event pass: that frame goes on
         worker = self._worker
-        snapshot = worker.latest
+        snapshot, timeline = worker.latest, worker.latest_timeline
         if snapshot is self.snapshot:  # nothing new (yet): look again next frame
             if self.running:
                 self._next_frame = time.perf_counter() + FRAME_MS / 1000
@@ -389,6 +497,7 @@ class SessionController(QObject):
         try:
             self.frames += 1
             self.snapshot = snapshot
+            self._show_timeline(*timeline)
             self.snapshot_changed.emit(snapshot)
             # Lay out and repaint what the views changed now, while the worker waits,
             # rather than in later events that would compete with it for the lock: the
@@ -443,7 +552,7 @@ class SessionController(QObject):
         """A graph view is showing: capture the graph with each shown step (costs time)."""
         self._worker.graph_wanted = wanted
         if wanted:
-            self.call(lambda t: t.capture_current_graph())
+            self.call(lambda t: t.capture_current_graph(), change="")
 
     def shutdown(self) -> None:
         """Stop the worker thread (after the step it may be running). Safe to call twice."""
@@ -456,7 +565,7 @@ class SessionController(QObject):
     # --- training ----------------------------------------------------------------------
     def step(self) -> None:
         if not self.running:
-            self.call(lambda t: self._checked_step(t))
+            self.call(lambda t: self._checked_step(t), change="Step")
 
     def _checked_step(self, trainer: Trainer) -> None:
         if trainer.step() is None:
@@ -464,18 +573,27 @@ class SessionController(QObject):
 
     def substep(self) -> None:
         if not self.running:
-            self.call(self._checked_substep)
+            self.call(self._checked_substep, change="Sub-step")
 
     def _checked_substep(self, trainer: Trainer) -> None:
         trainer.substep()
         if trainer.stop_reason:
             self._worker.stopped.emit(trainer.stop_reason)
 
-    def run(self, steps: int | None = None) -> None:
+    def run(self, goal: RunGoal | int | None = None) -> None:
+        """Train until paused, or until `goal` (a RunGoal, or a number of steps; by
+        default the goal chosen in the window, `self.goal`) is reached."""
+        if isinstance(goal, int):
+            goal = RunGoal(steps=goal)
         if not self.running or self.pausing:
             self._runs_asked += 1
             self._set_running(True)  # the button flips now, not when the worker answers
-            self._start.emit(steps, self._runs_asked)
+            self._start.emit(goal or self.goal, self._runs_asked)
+
+    def set_speed(self, steps_per_second: float | None) -> None:
+        """Steps per second a Run takes (None: as fast as it can); applies at once."""
+        self.speed = steps_per_second
+        self._worker.interval_ms = _interval(steps_per_second)
 
     def pause(self) -> None:
         """Stop the run, or the run asked for but not started yet: the last Pause wins.
@@ -495,35 +613,34 @@ class SessionController(QObject):
             self.run()
 
     def reset(self) -> None:
-        self.call(lambda t: t.reset())
-        self.message.emit("Reset to the same initial weights")
+        self.replace_trainer(lambda t: t.reset(), "Reset to the same initial weights")
 
     def reinitialize(self) -> None:
-        self.call(lambda t: t.reinitialize())
-        self.message.emit("Re-initialized with new random weights")
+        self.replace_trainer(lambda t: t.reinitialize(),
+                             "Re-initialized with new random weights")
 
     def rewind(self, step: int) -> None:
-        """Go back to `step` of the run on screen. The request is checked against the
-        trainer it reaches: a Reset or a new run queued before it has made `step` mean
-        something else (or nothing), and then it is dropped with a note."""
+        """Move the timeline to `step` (back, or forward again to steps it still holds).
+        The request is checked against the run it reaches: a Reset or a new run queued
+        before it has made `step` mean something else (or nothing), and then it is
+        dropped with a note."""
         seen = self.snapshot.history
-        mark = _record_key(seen[step - 1]) if 0 < step <= len(seen) else None
+        if step > len(seen) and self.ahead is not None:
+            seen = self.ahead
+        self._move.emit(step, _record_key(seen[step - 1]) if 0 < step <= len(seen) else None)
 
-        def checked(trainer: Trainer) -> None:
-            history = trainer.history
-            if step > len(history) or (mark is not None
-                                       and _record_key(history[step - 1]) != mark):
-                self.message.emit(f"Not rewound to step {step}: the run changed before "
-                                  "the request arrived")
-                return
-            trainer.rewind(step)
-        self.call(checked)
+    def undo(self) -> None:
+        """Bring back the run the last run-replacing action replaced."""
+        self._undo_redo.emit(True)
+
+    def redo(self) -> None:
+        self._undo_redo.emit(False)
 
     def set_forget_zero_grad(self, on: bool) -> None:
-        self.call(lambda t: t.set_forget_zero_grad(on))
+        self.call(lambda t: t.set_forget_zero_grad(on), change="Forget zero_grad")
 
     def set_ghost(self, on: bool) -> None:
-        self.call(lambda t: t.set_ghost(on))
+        self.call(lambda t: t.set_ghost(on), change="Ghost run")
 
     def set_parameter(self, name: str, value: float) -> None:
         """A weight typed in by hand; the views re-render from the next snapshot."""
@@ -531,7 +648,7 @@ class SessionController(QObject):
             change = trainer.set_parameter(name, value)
             self.message.emit(f"{edit_text(change)} (after step {change.step}; "
                               "rewind past it to undo)")
-        self.call(edit)
+        self.call(edit, change="A weight typed in")
 
     def pin_run(self) -> None:
         """Keep this run's curves to compare the next one with (replaces an older pin)."""
@@ -542,13 +659,14 @@ class SessionController(QObject):
         self.call(lambda t: t.unpin())
 
     def set_lr(self, lr: float) -> None:
-        self.call(lambda t: t.set_lr(lr))
+        self.call(lambda t: t.set_lr(lr), change="A new learning rate")
 
-    def replace_trainer(self, factory: Callable[[Trainer], Trainer], message: str = "") -> None:
-        """Swap in `factory(old_trainer)`; if the factory raises, the old one stays."""
-        self._replace.emit(factory)
-        if message:
-            self.message.emit(message)
+    def replace_trainer(self, factory: Callable[[Trainer], Trainer | None],
+                        message: str = "Run replaced") -> None:
+        """Swap in `factory(old_trainer)` (or the old one, changed in place, if it returns
+        None), undoably; `message` names the action. If the factory raises, the old run
+        stays."""
+        self._replace.emit(factory, message)
 
     def apply_config(self, config: TrainingConfig) -> None:
         """Use a new configuration, keeping whatever it does not change (the core's
@@ -570,14 +688,14 @@ class SessionController(QObject):
             dataset = trainer.dataset.copy()
             dataset.add_point(x, y, label, test, target)
             trainer.replace_dataset(dataset)
-        self.call(edit)
+        self.call(edit, change="A point added")
 
     def remove_point(self, x: float, y: float) -> None:
         def edit(trainer: Trainer) -> None:
             dataset = trainer.dataset.copy()
             if dataset.remove_nearest(x, y) >= 0:
                 trainer.replace_dataset(dataset)
-        self.call(edit)
+        self.call(edit, change="A point removed")
 
     # --- selection (UI-side state shared by the views) -----------------------------------
     def select_sample(self, index: int) -> None:

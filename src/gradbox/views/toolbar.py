@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QSlider, QToolBar, QWidget
 
 from gradbox.loop_code import phase_done, phase_summary
 from gradbox.training import Snapshot
+from gradbox.views.run_controls import RunControls
 from gradbox.views.session import SessionController
 
 PHASE_TEXT = {
@@ -51,6 +52,8 @@ class TrainingToolbar(QToolBar):
                                      "initial weights", "Ctrl+I")
         for action in (self.step_action, self.substep_action, self.run_action):
             self.addAction(action)
+        self.run_controls = RunControls(controller)
+        self.addWidget(self.run_controls)
         self.phase_label = QLabel()
         self.phase_label.setAccessibleName("Phase just run and next phase")
         # A toolbar shows or hides a widget through the action that holds it.
@@ -82,8 +85,10 @@ class TrainingToolbar(QToolBar):
         self.addWidget(self.counter)
         self.timeline = QSlider(Qt.Horizontal)
         self.timeline.setAccessibleName("Timeline")
-        self.timeline.setToolTip("Drag back to rewind to any earlier step; training continues "
-                                 "from there exactly as it went the first time")
+        self.timeline.setToolTip("Drag back to see any earlier step; the later steps stay "
+                                 "(faded in the loss curve) and dragging forward brings them "
+                                 "back exactly. A step taken from the earlier point replaces "
+                                 "them (Edit → Undo brings them back)")
         self.timeline.setMinimumWidth(160)
         self.timeline.setRange(0, 0)
         self.addWidget(self.timeline)
@@ -161,8 +166,10 @@ class TrainingToolbar(QToolBar):
                 self._steps_per_second = (snapshot.step - start_step) / elapsed
         self._show_counter(snapshot)
         if not self.timeline.isSliderDown():
+            # Moved back, the timeline still reaches the run's end: later steps are kept.
+            ahead = self.controller.ahead
             self.timeline.blockSignals(True)
-            self.timeline.setRange(0, snapshot.step)
+            self.timeline.setRange(0, max(snapshot.step, len(ahead) if ahead else 0))
             self.timeline.setValue(snapshot.step)
             self.timeline.blockSignals(False)
         for box, value in ((self.forget_zero_grad, snapshot.forget_zero_grad),

@@ -1,0 +1,146 @@
+"""A Run you can watch and steer: speed, stop conditions, and the divergence guard."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QEventLoop, QTimer
+
+from gradbox.training import RunGoal, StepRecord, divergence
+from gradbox.views.main_window import MainWindow
+from gradbox.views.run_controls import SPEEDS, WATCHABLE_SPEED
+
+
+@pytest.fixture
+def window(open_window) -> MainWindow:  # type: ignore[no-untyped-def]
+    return open_window()
+
+
+def wait_ms(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def run_until_it_stops(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    win.toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: win.controller.snapshot.step > 0, timeout=10000)
+    qtbot.waitUntil(lambda: not win.controller.running, timeout=20000)
+
+
+def choose_stop(win: MainWindow, kind: str, value: float) -> None:
+    controls = win.toolbar.run_controls
+    controls.stop_kind.setCurrentIndex(controls.stop_kind.findData(kind))
+    controls.stop_value.setValue(value)
+
+
+def record(step: int, loss: float, lr: float = 0.5) -> StepRecord:
+    return StepRecord(step, loss, loss, 0.5, 0.5, 1.0, lr, False)
+
+
+def test_runs_at_a_watchable_speed_by_default(window: MainWindow) -> None:
+    speed = window.toolbar.run_controls.speed
+    assert speed.currentData() == WATCHABLE_SPEED
+    assert [speed.itemData(i) for i in range(speed.count())] == list(SPEEDS)
+    assert speed.itemText(speed.count() - 1) == "max speed"
+
+
+@pytest.mark.parametrize("speed", [2, 5])
+def test_speed_setting_is_respected(qtbot, window: MainWindow, speed: int) -> None:
+    controls = window.toolbar.run_controls
+    controls.speed.setCurrentIndex(controls.speed.findData(speed))
+    window.toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: window.controller.snapshot.step >= 1, timeout=5000)
+    start, started = window.controller.snapshot.step, time.perf_counter()
+    wait_ms(1000)
+    window.toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: not window.controller.running, timeout=5000)
+    counted = window.controller.snapshot.step - start  # every step done, up to the pause
+    seconds = time.perf_counter() - started  # about 1 s; more on a loaded machine
+    # One step per 1000/speed ms at most (+1 for the step the interval may start on, +1
+    # for a step done but not yet shown at the start). At least one, however loaded.
+    assert 1 <= counted <= speed * seconds + 2, (counted, seconds)
+
+
+def test_the_speed_menu_sets_the_pace_between_steps(qtbot, window: MainWindow) -> None:
+    controls = window.toolbar.run_controls
+    controls.speed.setCurrentIndex(controls.speed.findData(None))
+    assert window.controller._worker.interval_ms == 0
+    controls.speed.setCurrentIndex(controls.speed.findData(30))
+    assert window.controller._worker.interval_ms == 33
+
+
+def test_run_for_n_steps_stops_there(qtbot, window: MainWindow) -> None:
+    choose_stop(window, "steps", 7)
+    messages: list[str] = []
+    window.controller.message.connect(messages.append)
+    run_until_it_stops(qtbot, window)
+    assert window.controller.snapshot.step == 7
+    qtbot.waitUntil(lambda: "Run stopped: ran 7 steps" in messages, timeout=2000)
+    assert not window.banner.isVisible(), "a goal reached is not an alarm"
+    run_until_it_stops(qtbot, window)  # the next Run goes 7 steps further
+    assert window.controller.snapshot.step == 14
+
+
+def test_run_until_loss_stops_at_the_first_step_at_or_below(qtbot, window: MainWindow) -> None:
+    window.toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
+    choose_stop(window, "loss", 0.5)
+    run_until_it_stops(qtbot, window)
+    losses = [r.loss for r in window.controller.snapshot.history]
+    assert losses[-1] <= 0.5
+    assert all(loss > 0.5 for loss in losses[:-1])
+
+
+def test_run_until_accuracy_stops_at_the_first_step_at_or_above(qtbot,
+                                                                window: MainWindow) -> None:
+    window.toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
+    choose_stop(window, "accuracy", 90)
+    run_until_it_stops(qtbot, window)
+    accuracies = [r.accuracy for r in window.controller.snapshot.history]
+    assert accuracies[-1] >= 0.9
+    assert all(a < 0.9 for a in accuracies[:-1])
+
+
+def test_a_diverging_run_pauses_and_the_banner_goes_with_the_state(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(loss="mse", lr=1.0)
+    win.toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
+    run_until_it_stops(qtbot, win)
+    snapshot = win.controller.snapshot
+    assert snapshot.step < 10, "paused at once, not at a loss of 1e13"
+    assert win.banner.isVisible()
+    text = win.banner.text()
+    assert "Training paused: the loss rose to" in text and "its best" in text
+    assert "the learning rate (1) is probably too large" in text
+    with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
+        win.controller.step()  # still diverging: the banner stays
+    assert win.banner.isVisible()
+    with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
+        win.controller.rewind(1)  # back before it went wrong
+    assert not win.banner.isVisible()
+
+
+def test_the_banner_goes_when_the_learning_rate_is_fixed(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(loss="mse", lr=1.0)
+    run_until_it_stops(qtbot, win)
+    assert win.banner.isVisible()
+    with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
+        win.controller.set_lr(0.05)
+    assert not win.banner.isVisible()
+
+
+def test_divergence_names_the_cause() -> None:
+    calm = [record(1, 1.0), record(2, 0.01), record(3, 0.5)]
+    assert divergence(calm) == "", "below where it started: not diverging"
+    rising = [record(1, 1.0), record(2, 0.01), record(3, 2.0)]
+    assert "200 × its best (0.01 at step 2)" in divergence(rising)
+    assert "learning rate (0.5)" in divergence(rising)
+    assert "zero_grad is skipped" in divergence(rising, forget_zero_grad=True)
+    assert "rose to 2e+06" in divergence([record(1, 1e6), record(2, 2e6)])
+
+
+def test_goal_reached_texts() -> None:
+    assert RunGoal(steps=3).reached(record(10, 1.0), 3) == "ran 3 steps"
+    assert RunGoal(steps=3).reached(record(10, 1.0), 2) == ""
+    assert RunGoal(loss=0.5).reached(record(4, 0.5), 1).startswith("reached loss 0.5 ≤ 0.5")
+    assert RunGoal().reached(record(4, 0.0), 100) == ""
