@@ -473,6 +473,7 @@ def test_graphs_are_freed_by_reference_counting_alone(retain_graph: bool | None)
     model = MLP(2, [16, 16, 1], seed=0)
     rng = np.random.default_rng(0)
     points, labels = rng.normal(size=(50, 2)), rng.integers(0, 2, 50)
+    was_enabled = gc.isenabled()  # the app's tests run with it off: leave it as found
     gc.collect()
     gc.disable()
     try:
@@ -485,7 +486,8 @@ def test_graphs_are_freed_by_reference_counting_alone(retain_graph: bool | None)
         assert alive() is None, "the graph outlived its last reference"
         assert gc.collect() == 0, "building or running the graph created reference cycles"
     finally:
-        gc.enable()
+        if was_enabled:
+            gc.enable()
 
 
 def _product_whose_closure_reads_its_output(a: Value, b: Value) -> Value:
@@ -501,13 +503,15 @@ def _product_whose_closure_reads_its_output(a: Value, b: Value) -> Value:
 def test_the_cycle_check_would_see_a_closure_that_reaches_back_to_its_output() -> None:
     # The control for the test above: out -> _backward -> out is a reference cycle,
     # so such a graph waits for the cyclic collector.
+    was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
         _product_whose_closure_reads_its_output(Value(2.0), Value(3.0))
         assert gc.collect() > 0
     finally:
-        gc.enable()
+        if was_enabled:
+            gc.enable()
 
 
 # --- bad input ----------------------------------------------------------------------------

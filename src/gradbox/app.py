@@ -17,13 +17,24 @@ if TYPE_CHECKING:
 
     from gradbox.views.main_window import MainWindow
 
+from gradbox import __version__
+
 log = logging.getLogger("gradbox")
+ICON = "gradbox.svg"
+
+
+def resource(name: str) -> Path:
+    """A file of resources/: inside the installed package, or beside the sources."""
+    installed = Path(__file__).resolve().parent / "resources" / name
+    return installed if installed.exists() else Path(__file__).resolve().parents[2] / \
+        "resources" / name
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gradbox", description="A desktop sandbox that makes automatic differentiation "
         "visible: design a network, step training, watch every gradient.")
+    parser.add_argument("--version", action="version", version=f"gradbox {__version__}")
     parser.add_argument("session", nargs="?", type=Path, help="a session file to open")
     parser.add_argument("--session", dest="session_option", type=Path,
                         help="same as the positional SESSION")
@@ -107,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("gradbox")
     # Step-time estimates (the designer's warnings) use costs measured on this machine.
     limits.measure_in_background()
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("gradbox")  # the .desktop file (and its icon) on Wayland
+    from PySide6.QtGui import QIcon
+    app.setWindowIcon(QIcon(str(resource(ICON))))
 
     settings = None if args.screenshot else QSettings()
     autosave_path = None if args.screenshot else default_autosave_path()

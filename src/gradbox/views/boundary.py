@@ -170,6 +170,10 @@ class DecisionBoundaryView(QWidget):
         self.class_picker.setAccessibleName("Class of new points")
         self.class_picker.setToolTip("The class a left-click on empty space adds; "
                                      "Shift+click adds the next class instead")
+        # Narrow enough for a 1024-pixel window: the colour swatch says the rest.
+        self.class_picker.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.class_picker.setMinimumContentsLength(6)
         self.hint = QLabel("Click: add a point · Shift+click: the next class · "
                            "Right-click: remove · Click a point: select it")
         self.hint.setAccessibleName("Mouse help")
@@ -216,6 +220,7 @@ class DecisionBoundaryView(QWidget):
                           "<span style='color:#777'>○</span> test &nbsp; "
                           "<b>◯</b> selected")
         self.key.setAccessibleName("Key to the point marks")
+        self.key.setWordWrap(True)  # folds onto two lines rather than widen the window
         self.key.setToolTip("Filled points are training data, hollow ones test data; the "
                             "ringed point is the sample selected for the graph view; framed "
                             "points were in the last step's mini-batch. Hover a point for "

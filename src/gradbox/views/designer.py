@@ -152,6 +152,7 @@ class DesignerPanel(QWidget):
         box.addLayout(form)
         self.summary = QLabel()
         self.summary.setAccessibleName("Network summary")
+        self.summary.setWordWrap(True)
         self.summary.setToolTip("The network the settings describe")
         box.addWidget(self.summary)
         return group
@@ -180,6 +181,8 @@ class DesignerPanel(QWidget):
         group = QGroupBox("Training")
         form = QFormLayout(group)
         self.loss = _tip(QComboBox(), "Loss", LOSS_TIP)
+        self.loss.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.loss.setMinimumContentsLength(12)
         self._two_class_loss = "hinge"
         for name in ALL_LOSSES:
             self.loss.addItem(LOSS_NAMES[name], name)

@@ -205,6 +205,10 @@ class LessonPanel(QWidget):
         self.chooser.setObjectName("lesson_chooser")
         self.chooser.setAccessibleName("Lesson")
         self.chooser.setToolTip("Choose a lesson: it sets the app up for you")
+        # Long titles must not set the dock's width: the list shows them whole.
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(18)
         for item in LESSONS:
             self.chooser.addItem(item.title, item.key)
         self.chooser.setPlaceholderText("Choose a lesson…")

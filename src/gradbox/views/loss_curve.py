@@ -10,7 +10,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
 from PySide6.QtGui import QPen
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gradbox.formatting import fmt
 from gradbox.training import History, ParameterEdit, Snapshot
@@ -25,6 +32,7 @@ from gradbox.views.plotting import (
     add_curve,
     edit_text,
     export_plot,
+    penalty_text,
     style_plot,
 )
 from gradbox.views.session import SessionController
@@ -66,27 +74,38 @@ class LossCurveView(QWidget):
         self.graphics.setBackground("w")
         self.graphics.setAccessibleName("Loss, accuracy and gradient norm plots")
         self.graphics.setToolTip("Move the mouse over the plots to read the values of a step")
-        self.loss_plot, self.accuracy_plot, self.grad_plot = (
-            self.graphics.addPlot(row=row, col=0, axisItems={"bottom": StepAxis("bottom")})
-            for row in range(3))
-        # The loss is what people watch: it gets half the height.
-        self.graphics.ci.layout.setRowStretchFactor(0, 2)
-        self.graphics.ci.layout.setRowStretchFactor(1, 1)
-        self.graphics.ci.layout.setRowStretchFactor(2, 1)
+        # The legend has a row of its own above the plots, so it never covers a curve (the
+        # newest steps, on the right, least of all). Below it the loss, which is what
+        # people watch, over the full width; under that accuracy and gradient norm side
+        # by side, each tall enough for its axis label.
+        self.loss_legend = pg.LegendItem(labelTextColor="#222", colCount=4, horSpacing=14)
+        self.loss_legend.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        self.loss_legend.setMaximumHeight(24)
+        self.graphics.addItem(self.loss_legend, row=0, col=0, colspan=2)
+        layout = self.graphics.ci.layout
+        layout.setAlignment(self.loss_legend, Qt.AlignmentFlag.AlignLeft
+                            | Qt.AlignmentFlag.AlignVCenter)
+        self.loss_plot = self.graphics.addPlot(row=1, col=0, colspan=2,
+                                               axisItems={"bottom": StepAxis("bottom")})
+        self.accuracy_plot, self.grad_plot = (
+            self.graphics.addPlot(row=2, col=col, axisItems={"bottom": StepAxis("bottom")})
+            for col in range(2))
+        layout.setRowStretchFactor(0, 0)
+        layout.setRowFixedHeight(0, 24)
+        layout.setRowStretchFactor(1, 3)
+        layout.setRowStretchFactor(2, 2)
         # Horizontal grid lines only: they help read a value off the curve, while vertical
         # ones add little (the hover readout gives the step) and are redrawn on every step
         # as the step axis grows.
         style_plot(self.loss_plot, "loss")
+        # No "step" under the axes: the numbers say it, and the height goes to the curves.
         style_plot(self.accuracy_plot, "accuracy")
-        style_plot(self.grad_plot, "grad norm", "step")
-        # Three stacked plots need some height each to stay readable in a small dock.
-        self.graphics.setMinimumHeight(250)
-        for plot in (self.loss_plot, self.accuracy_plot):
-            # One step axis for all three: the upper ones need no numbers of their own.
-            plot.getAxis("bottom").setStyle(showValues=False)
-        for plot in (self.accuracy_plot, self.grad_plot):
-            plot.setXLink(self.loss_plot)
-        # Line the three plots up: same room for the left axis whatever its numbers.
+        style_plot(self.grad_plot, "grad norm")
+        self.graphics.setMinimumHeight(170)
+        # The plots under the loss number their own steps (side by side, they cannot share
+        # its axis: pyqtgraph links views by screen position).
+        self.loss_plot.getAxis("bottom").setStyle(showValues=False)
+        # Line the loss and accuracy plots up: same room for the left axis.
         for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
             plot.getAxis("left").setWidth(56)
         # Accuracy is a fraction: a fixed 0..100% axis, so a jump of 1% looks like one.
@@ -100,12 +119,6 @@ class LossCurveView(QWidget):
         # except on an axis that draws grid lines, where it drops them: no y grid here.
         self.accuracy_plot.showGrid(x=False, y=False)
 
-        # One legend: train is blue and test orange in the loss and accuracy plots alike,
-        # and a legend in the short accuracy plot would hide its curves.
-        # In one row, so it stays out of the way in a short plot.
-        self.loss_legend = self.loss_plot.addLegend(offset=(-8, 4), labelTextColor="#222",
-                                                    brush=pg.mkBrush(255, 255, 255, 220),
-                                                    colCount=3, horSpacing=4)
         self.curves: dict[str, pg.PlotDataItem] = {
             "loss": add_curve(self.loss_plot, TRAIN, "train"),
             "test_loss": add_curve(self.loss_plot, TEST, "test"),
@@ -114,6 +127,9 @@ class LossCurveView(QWidget):
             "test_accuracy": add_curve(self.accuracy_plot, TEST),
             "grad_norm": add_curve(self.grad_plot, GRAD),
         }
+        # One legend: train is blue and test orange in the loss and accuracy plots alike
+        # (test and ghost are listed once they have something to show).
+        self.loss_legend.addItem(self.curves["loss"], "train")
         self._legend_labels = {"test_loss": "test", "ghost_loss": "correct run (ghost)"}
         # Compare runs: a pinned run's curves, dotted under these.
         self.pinned = PinnedOverlay(controller, self.loss_plot, self.accuracy_plot,
@@ -179,8 +195,7 @@ class LossCurveView(QWidget):
         # penalty. Test loss is the data loss alone, so say which is which.
         config = snapshot.config
         self.pinned.update(snapshot)
-        self._penalty = " + ".join(name for name, on in (("L1", config.l1), ("L2", config.l2))
-                                   if on)
+        self._penalty = penalty_text(config)
         history = snapshot.history
         old = self._records
         # A history that extends the last one shown gets only its new steps appended (a

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, Slot
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QScrollArea,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -35,6 +36,7 @@ from gradbox.views.autosave import Autosaver, describe, set_aside
 from gradbox.views.boundary import DecisionBoundaryView
 from gradbox.views.designer import DesignerPanel
 from gradbox.views.errors import ErrorReporter
+from gradbox.views.headline import Headline
 from gradbox.views.keys import FieldKeys
 from gradbox.views.landscape_view import LandscapeView
 from gradbox.views.layer_stats_view import LayerStatsView
@@ -67,6 +69,7 @@ SHORTCUTS = """<table>
 </table>"""
 
 
+LAYOUT_VERSION = 2  # of the docks and toolbars saved in the settings: 2 has the timeline row
 ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
 
 TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
@@ -126,6 +129,8 @@ class MainWindow(QMainWindow):
         self.errors = ErrorReporter(self)
         self._mark_saved_on_next = False
         self._ended_by = ""  # the signal that is ending the app, if one is
+        self._layout_restored = False  # the docks as the user left them last time
+        self._shown_once = False
         self._offering_restore = False
         self._alarm: tuple[int, float, tuple[int, float] | None] | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
@@ -145,6 +150,7 @@ class MainWindow(QMainWindow):
         self.phase_bar = PhaseBar(controller, self)  # teacher mode's large phase indicator
         self.addToolBar(Qt.TopToolBarArea, self.phase_bar)
         self.phase_bar.hide()
+        self.addToolBar(Qt.TopToolBarArea, self.toolbar.timeline_bar)
 
         self.boundary = DecisionBoundaryView(controller)
         self.tabs = QTabWidget()
@@ -163,7 +169,14 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.landscape, "Landscape")
         self.playground = PlaygroundPanel(controller)
         self.tabs.addTab(_scrolling(self.playground), "Playground")
-        self.setCentralWidget(self.tabs)
+        self.headline = Headline(controller)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.headline)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
         # Clicking a tab takes the focus out of a field, as clicking elsewhere would.
         self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
         self.field_keys = FieldKeys(self)
@@ -177,8 +190,8 @@ class MainWindow(QMainWindow):
         self.loss_curve = LossCurveView(controller)
         self.parameters = ParametersView(controller)
         self.docks: dict[str, QDockWidget] = {}
-        designer = self._dock("Designer", _scrolling(self.designer, vertical_only=True),
-                              Qt.LeftDockWidgetArea)
+        self._dock("Designer", _scrolling(self.designer, vertical_only=True),
+                   Qt.LeftDockWidgetArea)
         parameters = self._dock("Parameters && gradients", self.parameters,
                                 Qt.RightDockWidgetArea)
         loss = self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
@@ -193,14 +206,12 @@ class MainWindow(QMainWindow):
         # The right column runs down to the status bar: the lesson and the parameters
         # get the window's height, the loss curve and the loop share the width beside it.
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        # The Designer takes the left side from top to bottom (it is tall).
+        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
         self.resize(1400, 900)
-        self.loss_curve.setMinimumHeight(240)
-        # Docks start at their minimum size; give the panels room to be read.
-        self.resizeDocks([designer, parameters], [designer.widget().minimumWidth(), 500],
-                         Qt.Horizontal)
         self.resizeDocks([lesson_dock, parameters], [330, 470], Qt.Vertical)
-        self.resizeDocks([loss], [280], Qt.Vertical)
         self.resizeDocks([loss, loop], [500, 400], Qt.Horizontal)
+        self._fit_docks()
 
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")
@@ -320,6 +331,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
         view.addAction(self.toolbar.toggleViewAction())
+        view.addAction(self.toolbar.timeline_bar.toggleViewAction())
 
         lesson_menu = self.lessons.build_menu(self.menuBar())
         self.menuBar().insertMenu(self.menus["&Help"].menuAction(), lesson_menu)
@@ -674,6 +686,34 @@ class MainWindow(QMainWindow):
                           "library, and views of every value and gradient.")
 
     # --- settings ----------------------------------------------------------------------------
+    def _fit_docks(self) -> None:
+        """Dock sizes for this window size: the Designer as narrow as it can be without
+        cutting anything off, the right-hand panels and the loss curve a share of the
+        window, so the plot in the middle keeps room at 1024 x 700 as at 1920 x 1080."""
+        width, height = self.width(), self.height()
+        designer = self.docks["Designer"]
+        right = self.docks["Parameters && gradients"]
+        self.resizeDocks([designer, right],
+                         [designer.widget().minimumWidth(),
+                          min(max(int(0.29 * width), 300), 480)], Qt.Horizontal)
+        self.resizeDocks([self.docks["Loss curve"]],
+                         [min(max(int(0.3 * height), 190), 300)], Qt.Vertical)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if not self._shown_once and not self._layout_restored:
+            self._shown_once = True
+            self._fit_docks()  # for the size the window is shown at
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        # Shrunk a lot (a laptop screen, a projector): the docks would keep their size
+        # and squeeze the plot; give them their share of the new size instead.
+        old = event.oldSize()
+        if old.isValid() and (event.size().width() < 0.85 * old.width()
+                              or event.size().height() < 0.85 * old.height()):
+            QTimer.singleShot(0, self._fit_docks)
+
     def _restore_layout(self) -> None:
         if self.settings is None:
             return
@@ -682,13 +722,14 @@ class MainWindow(QMainWindow):
         if geometry is not None:
             self.restoreGeometry(geometry)
         if state is not None:
-            self.restoreState(state)
+            # A layout saved by an older window (other toolbars and docks) is ignored.
+            self._layout_restored = self.restoreState(state, LAYOUT_VERSION)
 
     def save_settings(self) -> None:
         if self.settings is None:
             return
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("window_state", self.saveState())
+        self.settings.setValue("window_state", self.saveState(LAYOUT_VERSION))
         self.settings.setValue("config", json.dumps(self.controller.snapshot.config.to_dict()))
         self.settings.sync()
 

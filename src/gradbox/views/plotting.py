@@ -21,7 +21,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem
 
 from gradbox.formatting import fmt
-from gradbox.training import ParameterEdit
+from gradbox.training import ParameterEdit, TrainingConfig
 
 # TensorFlow Playground's orange and blue for the two classes (negative score = class 0
 # = orange, positive = class 1 = blue, its sign convention and ours), then well-separated
@@ -87,6 +87,12 @@ def weight(value: float) -> str:
     round number still reads as a weight, not a count."""
     text = fmt(value)
     return text + ".0" if text.lstrip("-").isdigit() else text
+
+
+def penalty_text(config: TrainingConfig) -> str:
+    """"L1 + L2", "L2" or '': the penalties the training loss includes (the test loss is
+    the data loss alone)."""
+    return " + ".join(name for name, on in (("L1", config.l1), ("L2", config.l2)) if on)
 
 
 def edit_text(edit: ParameterEdit) -> str:

@@ -1,12 +1,14 @@
-"""The training toolbar: Step, Sub-step, Run/Pause, Reset, the timeline and the broken switch."""
+"""The training toolbar: Step, Sub-step, Run/Pause with its speed and goal, Reset; and a
+second row (`timeline_bar`) with the broken switches, the step counter and the timeline."""
 
 from __future__ import annotations
 
 import time
 
+import qtawesome
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QCheckBox, QLabel, QSlider, QToolBar, QWidget
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QSlider, QToolBar, QWidget
 
 from gradbox.loop_code import phase_done, phase_summary
 from gradbox.training import Snapshot
@@ -21,8 +23,18 @@ PHASE_TEXT = {
 }
 
 
-def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None) -> QAction:
-    action = QAction(text, parent)
+# Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
+ICONS = {"step": "fa5s.step-forward", "substep": "mdi6.debug-step-into", "run": "fa5s.play",
+         "pause": "fa5s.pause", "reset": "mdi6.restore", "reinit": "mdi6.dice-5"}
+
+
+def icon(name: str) -> QIcon:
+    return qtawesome.icon(ICONS[name], color="#1f3f66")
+
+
+def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None,
+            icon_name: str = "") -> QAction:
+    action = QAction(icon(icon_name), text, parent) if icon_name else QAction(text, parent)
     if shortcut:
         action.setShortcut(QKeySequence(shortcut))
         tip = f"{tip} ({QKeySequence(shortcut).toString(QKeySequence.NativeText)})"
@@ -38,18 +50,19 @@ class TrainingToolbar(QToolBar):
         super().__init__("Training", parent)
         self.setObjectName("training_toolbar")
         self.controller = controller
-        self.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        self.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
 
         self.step_action = _action(self, "Step", "Run one training iteration: forward, "
-                                   "zero_grad, backward, update", "Space")
+                                   "zero_grad, backward, update", "Space", "step")
         self.substep_action = _action(self, "Sub-step", "Run only the next phase of the "
-                                      "iteration, so you can stop between them", "N")
-        self.run_action = _action(self, "Run", "Train continuously until paused", "R")
+                                      "iteration, so you can stop between them", "N", "substep")
+        self.run_action = _action(self, "Run", "Train at the chosen speed until paused or the "
+                                  "chosen goal is reached", "R", "run")
         self.run_action.setCheckable(True)
         self.reset_action = _action(self, "Reset", "Back to step 0 with the same initial "
-                                    "weights", "Ctrl+Shift+R")
+                                    "weights", "Ctrl+Shift+R", "reset")
         self.reinit_action = _action(self, "Re-initialize", "Back to step 0 with new random "
-                                     "initial weights", "Ctrl+I")
+                                     "initial weights", "Ctrl+I", "reinit")
         for action in (self.step_action, self.substep_action, self.run_action):
             self.addAction(action)
         self.run_controls = RunControls(controller)
@@ -74,15 +87,19 @@ class TrainingToolbar(QToolBar):
         self.ghost.setAccessibleName("Ghost run")
         self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
                               "loss and gradients beside the broken run")
-        self.addWidget(self.forget_zero_grad)
-        self.addWidget(self.ghost)
-        self.addSeparator()
+        # The second row: the switches, where the run stands, and the timeline, which
+        # gets the rest of the width (a step per pixel or so on a wide window).
+        self.timeline_bar = QToolBar("Timeline", parent)
+        self.timeline_bar.setObjectName("timeline_toolbar")
+        self.timeline_bar.addWidget(self.forget_zero_grad)
+        self.timeline_bar.addWidget(self.ghost)
+        self.timeline_bar.addSeparator()
 
         self.counter = QLabel()
         self.counter.setAccessibleName("Step counter")
         self.counter.setToolTip("Steps trained so far, and steps per second while running")
         self.counter.setMinimumWidth(130)
-        self.addWidget(self.counter)
+        self.timeline_bar.addWidget(self.counter)
         self.timeline = QSlider(Qt.Horizontal)
         self.timeline.setAccessibleName("Timeline")
         self.timeline.setToolTip("Drag back to see any earlier step; the later steps stay "
@@ -90,8 +107,9 @@ class TrainingToolbar(QToolBar):
                                  "back exactly. A step taken from the earlier point replaces "
                                  "them (Edit → Undo brings them back)")
         self.timeline.setMinimumWidth(160)
+        self.timeline.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         self.timeline.setRange(0, 0)
-        self.addWidget(self.timeline)
+        self.timeline_bar.addWidget(self.timeline)
 
         self.step_action.triggered.connect(controller.step)
         self.substep_action.triggered.connect(controller.substep)
@@ -127,6 +145,7 @@ class TrainingToolbar(QToolBar):
     def _on_running_changed(self, running: bool) -> None:
         self.run_action.setChecked(running)
         self.run_action.setText("Pause" if running else "Run")
+        self.run_action.setIcon(icon("pause" if running else "run"))
         for action in (self.step_action, self.substep_action, self.reset_action,
                        self.reinit_action):
             action.setEnabled(not running)
