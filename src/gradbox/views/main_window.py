@@ -343,6 +343,8 @@ class MainWindow(QMainWindow):
         """The playground needs the whole width and none of the training panels: put them
         away while it shows, and back as they were when training shows again."""
         on_playground = self.tabs.currentWidget() is self.playground.parent().parent()
+        # The big numbers are the training run's: the playground needs the height.
+        self.headline.setVisible(not on_playground)
         if on_playground and not self._docks_hidden_for_playground:
             training = [self.docks[name] for name in
                         ("Designer", "Parameters && gradients", "Loss curve", "Training loop")]
