@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from gradbox.formatting import fmt
@@ -45,6 +45,11 @@ class Headline(QWidget):
             label.setStyleSheet("color: #555;")
             value = QLabel("–")
             value.setFont(big)
+            # A fixed size: a number's new width must not lay the window out again (and
+            # make the plot below it recompute its heat map) at every step.
+            metrics = QFontMetrics(big)
+            value.setMinimumWidth(metrics.horizontalAdvance("-0.0000"))
+            value.setFixedHeight(metrics.height())
             value.setStyleSheet(f"color: {colour};")
             value.setAccessibleName(caption)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
