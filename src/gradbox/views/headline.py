@@ -33,10 +33,10 @@ class Headline(QWidget):
         self.setAccessibleName("Current loss and accuracy")
         layout = QGridLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        layout.setHorizontalSpacing(14)
+        layout.setHorizontalSpacing(8)
         layout.setVerticalSpacing(0)
         big = QFont(self.font())
-        big.setPointSizeF(big.pointSizeF() * 1.5)
+        big.setPointSizeF(big.pointSizeF() * 1.4)
         big.setBold(True)
         self.values: dict[str, QLabel] = {}
         self.captions: dict[str, QLabel] = {}
