@@ -91,20 +91,18 @@ class LandscapeView(QWidget):
                                "running); off: only when you press Recompute")
         self.recompute = QPushButton("Recompute")
         self.recompute.setToolTip("Compute the landscape for the current weights now")
-        # Two rows, and the plane's name may elide: the tab must not force the window
-        # wider than 1024 px.
+        # The plane's name may elide: the tab must not force the window wider than 1024 px.
         self.mode.setMinimumContentsLength(12)
         self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         top = QHBoxLayout()
         top.addWidget(QLabel("Plane:"))
         top.addWidget(self.mode, 1)
+        top.addWidget(self.axis_x)
+        top.addWidget(self.axis_y)
+        top.addWidget(self.new_directions)
+        top.addStretch(1)
         top.addWidget(self.follow)
         top.addWidget(self.recompute)
-        axes = QHBoxLayout()
-        axes.addWidget(self.axis_x)
-        axes.addWidget(self.axis_y)
-        axes.addWidget(self.new_directions)
-        axes.addStretch(1)
 
         self.plot = pg.PlotWidget(background="w")
         self.plot.setAccessibleName("Loss landscape plot")
@@ -141,7 +139,6 @@ class LandscapeView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
-        layout.addLayout(axes)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.hover)
         layout.addWidget(self.status)

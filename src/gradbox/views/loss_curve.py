@@ -170,14 +170,18 @@ class LossCurveView(QWidget):
                                 "step")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setWordWrap(True)
+        # The readout's words change at every step: they must never set the panel's
+        # (and so the window's) width, or the window would lay itself out again mid-run.
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bottom = QHBoxLayout()
-        bottom.addWidget(self.readout, 1)
         bottom.addWidget(self.pinned.pin_button)
         bottom.addWidget(self.pinned.unpin_button)
+        bottom.addStretch(1)
         bottom.addWidget(self.log_scale)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.readout)
         layout.addLayout(bottom)
 
         self.log_scale.toggled.connect(self._on_log_toggled)
