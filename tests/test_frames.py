@@ -33,7 +33,8 @@ def test_after_a_run_every_view_shows_its_last_step(qtbot, controller, window) -
     last = controller.snapshot
     assert drawn[-1] == 30 and drawn == sorted(drawn)  # shown in order, the last one too
     boundary = window.boundary
-    expected = output_colours(last.predict(boundary.grid_points()), last.config.effective_loss)
+    expected = output_colours(last.predict(boundary.grid_points(), dtype=np.float32),
+                              last.config.effective_loss)
     np.testing.assert_array_equal(boundary.image.image,
                                   expected.reshape(boundary.grid_size, boundary.grid_size, 3))
     assert len(window.loss_curve.data("loss")) == 30

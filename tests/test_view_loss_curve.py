@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
 from gradbox.training import history_arrays
 from gradbox.views.loss_curve import LossCurveView
-from gradbox.views.plotting import weight
+from gradbox.views.plotting import nice_ceiling, weight
 
 
 @pytest.fixture
@@ -229,3 +231,31 @@ def test_the_first_step_is_drawn_as_a_dot(qtbot, controller, step_session) -> No
     assert view.curves["loss"].opts["symbol"] == "o"  # one point: a line would be invisible
     step_session(controller)
     assert view.curves["loss"].opts["symbol"] is None
+
+
+@given(st.floats(min_value=10.0, max_value=1e9, allow_nan=False))
+def test_the_step_axis_ends_at_a_nice_number_close_above(value: float) -> None:
+    end = nice_ceiling(value)
+    assert value <= end <= value * 4 / 3 + 1e-9
+    mantissa = end / 10 ** np.floor(np.log10(end))
+    assert any(np.isclose(mantissa, m) for m in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8))
+
+
+def test_the_ranges_hold_still_while_the_curve_grows_and_always_show_all_of_it(  # type: ignore[no-untyped-def]
+        controller, view, step_session) -> None:
+    """A range that follows every step regenerates the axes' ticks at every frame: the
+    step axis jumps to nice numbers, the value axis moves only when the data needs it."""
+    x_ranges, y_ranges = [], []
+    for _ in range(45):
+        step_session(controller)
+        box = view.loss_plot.getViewBox()
+        (x0, x1), (y0, y1) = box.viewRange()
+        x_ranges.append((x0, x1))
+        y_ranges.append((y0, y1))
+        steps, losses = view.data("step"), view.data("loss")
+        assert x0 == 0 and x1 >= steps[-1]
+        finite = losses[np.isfinite(losses)]
+        assert y0 <= finite.min() and finite.max() <= y1
+    # 45 steps, but the step axis moved only at 10, 12, 15, 20, 25, 30, 40, 50.
+    assert sorted(set(x_ranges)) == [(0.0, float(n)) for n in (10, 12, 15, 20, 25, 30, 40, 50)]
+    assert len(set(y_ranges)) < 15

@@ -325,7 +325,7 @@ def test_an_edit_changes_the_boundary(  # type: ignore[no-untyped-def]
     _type_in(qtbot, _open_value_editor(qtbot, view, row), "5")
     qtbot.waitUntil(lambda: controller.snapshot.params[row] == 5.0)
     snapshot = controller.snapshot
-    expected = output_colours(snapshot.predict(boundary.grid_points()),
+    expected = output_colours(snapshot.predict(boundary.grid_points(), dtype=np.float32),
                               snapshot.config.effective_loss)
     n = boundary.grid_size
     np.testing.assert_array_equal(boundary.image.image, expected.reshape(n, n, 3))

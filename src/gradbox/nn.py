@@ -176,23 +176,26 @@ class MLP(Module):
 
 
 def numpy_forward(params: np.ndarray, layer_sizes: Sequence[int], activation: str,
-                  points: np.ndarray, output_activation: str = "linear") -> np.ndarray:
+                  points: np.ndarray, output_activation: str = "linear",
+                  dtype: type = np.float64) -> np.ndarray:
     """The same network as `MLP`, evaluated with matrix products from a flat parameter array.
 
     Used where only numbers are needed (decision boundary, test loss, loss landscape): one
     matmul per layer instead of a graph. `params` is in `MLP.parameters()` order, shape
     (P,) or (..., P) for many networks at once. Returns (n, nout), or (..., n, nout).
+    `dtype=np.float32` is 3x faster, for pictures (the heat map) rather than numbers.
     """
-    return numpy_layer_outputs(params, layer_sizes, activation, points, output_activation)[-1]
+    return numpy_layer_outputs(params, layer_sizes, activation, points, output_activation,
+                               dtype)[-1]
 
 
 def numpy_layer_outputs(params: np.ndarray, layer_sizes: Sequence[int], activation: str,
                         points: np.ndarray, output_activation: str = "linear",
-                        ) -> list[np.ndarray]:
+                        dtype: type = np.float64) -> list[np.ndarray]:
     """Every layer's output (after its activation), as `numpy_forward` computes them."""
     weights, biases = unflatten(params, layer_sizes)
     activations = [activation] * (len(weights) - 1) + [output_activation]
-    return numpy_layers(weights, biases, activations, points)[1:]
+    return numpy_layers(weights, biases, activations, points, dtype)[1:]
 
 
 def unflatten(params: np.ndarray, layer_sizes: Sequence[int]
@@ -220,17 +223,22 @@ def layer_slices(layer_sizes: Sequence[int]) -> list[slice]:
 
 
 def numpy_layers(weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
-                 activations: Sequence[str], points: np.ndarray) -> list[np.ndarray]:
+                 activations: Sequence[str], points: np.ndarray,
+                 dtype: type = np.float64) -> list[np.ndarray]:
     """Every layer's output for a batch of points (n, nin): [points, h1, ..., output].
 
     Weights (..., nout, nin) and biases (..., nout) with leading axes give outputs
     (..., n, nout): many networks on the same points.
     """
-    h = np.asarray(points, dtype=np.float64)
+    h = np.asarray(points, dtype=dtype)
     outputs = [h]
     for w, b, act in zip(weights, biases, activations):
-        b = np.asarray(b)
-        h = _numpy_activation(h @ np.swapaxes(np.asarray(w), -1, -2) + b[..., None, :], act)
+        # W transposed into a contiguous (nin, nout) block: the product then runs in
+        # BLAS at full speed (a strided view of the flat parameters took 1.5x as long).
+        wt = np.ascontiguousarray(np.swapaxes(np.asarray(w), -1, -2), dtype=dtype)
+        h = h @ wt
+        h += np.asarray(b, dtype=dtype)[..., None, :]
+        h = _numpy_activation(h, act)
         outputs.append(h)
     return outputs
 

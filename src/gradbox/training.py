@@ -322,10 +322,11 @@ class Snapshot:
     def loss(self) -> float:
         return self.history[-1].loss if self.history else math.nan
 
-    def predict(self, points: np.ndarray) -> np.ndarray:
-        """Network output (n, outputs) for the given points, from this snapshot's weights."""
+    def predict(self, points: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+        """Network output (n, outputs) for the given points, from this snapshot's weights
+        (in `dtype`: float32 is 3x faster, for pictures)."""
         return numpy_forward(self.params, self.layer_sizes, self.config.activation,
-                             self.config.inputs(points))
+                             self.config.inputs(points), dtype=dtype)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from gradbox.views.plotting import (
     edit_text,
     export_plot,
     penalty_text,
+    steady_range,
     style_plot,
 )
 from gradbox.views.session import SessionController
@@ -63,7 +64,6 @@ class LossCurveView(QWidget):
         self.controller = controller
         self.setAccessibleName("Loss curve")
         self._records: History = History.empty()
-        self._columns: dict[str, list[float]] = {f: [] for f in FIELDS}
         self._hover_step: int | None = None
         self._drawn = False
         self._edits: tuple[ParameterEdit, ...] = ()
@@ -202,27 +202,33 @@ class LossCurveView(QWidget):
         self._penalty = penalty_text(config)
         history = snapshot.history
         old = self._records
-        # A history that extends the last one shown gets only its new steps appended (a
-        # rewind or reset starts over).
-        if old and history.extends(old):
-            new = history[len(old):]
-        else:
-            for column in self._columns.values():
-                column.clear()
-            new = history
-        for record in new:
-            for f in FIELDS:
-                self._columns[f].append(getattr(record, f))
+        # The same steps as last time (a snapshot of a phase, of an edit) draw nothing.
+        same = len(history) == len(old) and (history is old or history.extends(old))
         self._records = history
         edits_changed = snapshot.edits != self._edits
         if edits_changed:
             self._show_edits(snapshot.edits)
-        if new or len(history) != len(old) or not self._drawn:
+        if not same or not self._drawn:
             self._drawn = True
             self._redraw()
         elif edits_changed:
             self._update_readout()
         self._show_ahead(len(history))
+        self._fit_ranges()
+
+    def _fit_ranges(self) -> None:
+        """Range the plots to what they hold, moving an axis only when the data needs it
+        (see `steady_range`: a range that follows every step costs a third of a frame)."""
+        if not len(self._records):
+            return  # the hint's fixed range stays
+        last = float(self._records.column("step")[-1])
+        ahead = self.controller.ahead
+        if ahead is not None and len(ahead):  # the faded steps kept ahead count too
+            last = max(last, float(ahead.column("step")[-1]))
+        if self.edit_markers:  # an edit after the latest step shows at once
+            last = max(last, max(self.edit_markers) + 0.5)
+        for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
+            steady_range(plot, last, y=plot is not self.accuracy_plot)
 
     def _show_ahead(self, shown: int) -> None:
         """While the timeline is moved back, the later steps it keeps are drawn faded
@@ -282,7 +288,7 @@ class LossCurveView(QWidget):
 
     def data(self, name: str) -> np.ndarray:
         """One column of the plotted history ("step", "loss", "test_loss", ...)."""
-        return np.asarray(self._columns[name], dtype=np.float64)
+        return self._records.column(name).astype(np.float64)
 
     def _redraw(self) -> None:
         steps = self.data("step")
@@ -319,12 +325,6 @@ class LossCurveView(QWidget):
             self.loss_plot.setXRange(0, 10, padding=0)
             self.loss_plot.setYRange(0, 1, padding=0)
             self.empty_text.setPos(5, 0.5)
-        elif len(steps) == 1:
-            # One point gives autorange nothing to span; show steps 0..10 around it.
-            self.loss_plot.setXRange(0, 10, padding=0)
-            self.loss_plot.enableAutoRange(axis="y")
-        else:
-            self.loss_plot.enableAutoRange()
         # A rewind may have cut off the hovered step: clamp it (hides it when empty).
         self.show_step(self._hover_step)
 
@@ -382,7 +382,7 @@ class LossCurveView(QWidget):
 
     def show_step(self, step: int | None) -> None:
         """Put the crosshair and the readout on `step` (clamped to the run), or None: latest."""
-        n = len(self._columns["step"])
+        n = len(self._records)
         if step is None or n == 0:
             self._hover_step = None
         else:
@@ -394,12 +394,12 @@ class LossCurveView(QWidget):
         self._update_readout()
 
     def _update_readout(self) -> None:
-        n = len(self._columns["step"])
+        n = len(self._records)
         if n == 0:
             self.readout.setText(" · ".join(["No steps yet", *self._edit_parts(0, "")]))
             return
         i = (self._hover_step or n) - 1
-        c = {f: self._columns[f][i] for f in FIELDS}
+        c = {f: float(self._records.column(f)[i]) for f in FIELDS}
         where = f"Step {int(c['step'])}" + ("" if self._hover_step else " (latest)")
         penalty = f" (incl. {self._penalty} penalty)" if self._penalty else ""
         parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}{penalty}"]
@@ -433,8 +433,8 @@ class LossCurveView(QWidget):
     def _on_log_toggled(self, on: bool) -> None:
         for plot in (self.loss_plot, self.grad_plot):
             plot.setLogMode(y=on)
-            plot.enableAutoRange()
         self._redraw()
+        self._fit_ranges()
 
     def export_image(self, path: str | Path) -> None:
         """Save all three plots as one PNG (or other raster format) or, for .svg, SVG."""
