@@ -4,6 +4,9 @@ asserted: a frame's length is made long where a test needs to see two things in 
 
 from __future__ import annotations
 
+import itertools
+import time
+
 import numpy as np
 import pytest
 
@@ -11,6 +14,7 @@ from gradbox.training import SLOW_WORK, Trainer, TrainingConfig
 from gradbox.views import session as session_module
 from gradbox.views.boundary import output_colours
 from gradbox.views.main_window import MainWindow
+from gradbox.views.parameters import TABLE_INTERVAL_S
 from gradbox.views.session import SessionController
 
 
@@ -130,3 +134,44 @@ def test_a_big_networks_run_goes_phase_by_phase_and_pause_acts_between_phases(  
         assert controller.snapshot.step == shown.step + 1
     finally:
         controller.shutdown()
+
+
+def test_a_fast_run_refreshes_the_table_at_most_every_tenth_of_a_second_and_ends_on_its_last_step(  # type: ignore[no-untyped-def]
+        qtbot, controller, window, monkeypatch) -> None:
+    model = window.parameters.model
+    taken: list[float] = []  # when the table took a snapshot while running
+    original = model.set_snapshot
+
+    def spy(snapshot):  # type: ignore[no-untyped-def]
+        if controller.running:
+            taken.append(time.monotonic())
+        original(snapshot)
+    monkeypatch.setattr(model, "set_snapshot", spy)
+    controller.set_speed(None)
+    controller.run(60)
+    qtbot.waitUntil(lambda: not controller.running and controller.snapshot.step == 60,
+                    timeout=60000)
+    assert all(b - a >= TABLE_INTERVAL_S for a, b in itertools.pairwise(taken))
+    np.testing.assert_array_equal(model.values, controller.snapshot.params)
+    np.testing.assert_array_equal(model.grads, controller.snapshot.grads)
+
+
+def test_a_run_slow_enough_to_watch_shows_every_step_in_the_table(  # type: ignore[no-untyped-def]
+        qtbot, controller, window, monkeypatch) -> None:
+    model = window.parameters.model
+    shown: list[int] = []
+    original = model.set_snapshot
+
+    def spy(snapshot):  # type: ignore[no-untyped-def]
+        shown.append(snapshot.step)
+        original(snapshot)
+    monkeypatch.setattr(model, "set_snapshot", spy)
+    drawn: list[int] = []
+    controller.snapshot_changed.connect(lambda s: drawn.append(s.step))
+    controller.set_speed(10)
+    controller.run(6)
+    qtbot.waitUntil(lambda: not controller.running and controller.snapshot.step == 6,
+                    timeout=60000)
+    # Every step drawn reaches the table (whether a busy machine drew them all is the
+    # frames' business, not the table's).
+    assert drawn[-1] == 6 and [s for s in shown if s > 0] == [s for s in drawn if s > 0]

@@ -85,8 +85,17 @@ HEADER_TIPS = (
     "tip). Negative: the held sum points the other way. Sorting orders by the ratio",
 )
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
+# The roles `ParameterModel.data` answers; it returns None for every other at once.
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole,
+                    Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole, BAR_ROLE})
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
+# While running, the table takes a new snapshot at most this often. Its numbers change at
+# every step, and at 60 a second nobody reads them; repainting every visible cell is the
+# costliest part of a frame (6 of 12 ms on W1), so most frames skip it. A single Step,
+# every step of a Run slow enough to watch (10 steps/s or fewer), and the end of a run
+# show at once.
+TABLE_INTERVAL_S = 0.1
 FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
@@ -293,7 +302,9 @@ class ParameterTableModel(QAbstractTableModel):
 
     def data(self, index: QModelIndex | QPersistentModelIndex,
              role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
+        # A cell's paint asks for a dozen roles, most of which no cell answers: about
+        # 300 calls a frame while running, so those go first, before any lookup.
+        if role not in _ROLES or not index.isValid():
             return None
         parameter, column = int(self.order[index.row()]), index.column()
         if column == NAME:
@@ -616,9 +627,17 @@ class ParametersView(QWidget):
         self.model.edit_rejected.connect(self._on_edit_rejected)
         self.value_delegate.closeEditor.connect(self._on_editor_closed)
         self.value_delegate.text_edited.connect(self._on_edit_text_changed)
+        self._shown_at = -math.inf  # time.monotonic() the table last took a snapshot
+        self._behind = False  # a snapshot was skipped while running
         controller.snapshot_changed.connect(self._on_snapshot)
+        controller.running_changed.connect(self._on_running_changed)
         controller.parameter_selected.connect(self._on_parameter_selected)
         self._on_snapshot(controller.snapshot)
+
+    @Slot(bool)
+    def _on_running_changed(self, running: bool) -> None:
+        if not running and self._behind:
+            self._on_snapshot(self.controller.snapshot)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         # The table's own viewport, not this widget: its width is final only after the
@@ -648,6 +667,13 @@ class ParametersView(QWidget):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         reset = snapshot.param_names != self.model.names
+        now = time.monotonic()
+        speed = self.controller.speed
+        fast = self.controller.running and (speed is None or speed * TABLE_INTERVAL_S > 1)
+        if fast and not reset and now - self._shown_at < TABLE_INTERVAL_S:
+            self._behind = True  # (the run's end shows the last snapshot)
+            return
+        self._shown_at, self._behind = now, False
         if snapshot.forget_zero_grad != self._forgetting:
             # Growth is the point while gradients pile up: a fixed scale shows it. The
             # user may still untick it; the switch's next change decides again.
