@@ -19,7 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gradbox import engine, losses
-from gradbox.engine import Value
+from gradbox.engine import Value, release_graph
 from gradbox.nn import MLP
 
 # Written out here, not imported: the engine must say exactly what PyTorch says.
@@ -604,3 +604,20 @@ def test_an_op_result_records_its_inputs_and_op_for_drawing() -> None:
     assert a.label == "a"
     assert (a**3)._op == "**3"
 
+
+
+def test_release_graph_takes_a_graph_apart_and_keeps_its_numbers() -> None:
+    a, b = Value(2.0), Value(-3.0)
+    c = a * b
+    d = c + a
+    e = d.relu() + c * c
+    e.backward()
+    nodes = e.topological_order()
+    numbers = [(n.data, n.grad) for n in nodes]
+    release_graph(e)
+    assert all(n._prev == () for n in nodes)  # no node holds its inputs any more
+    assert [(n.data, n.grad) for n in nodes] == numbers
+    # The leaves (parameters) are untouched and train on in the next graph.
+    a.grad = b.grad = 0.0
+    (a * b).backward()
+    assert (a.grad, b.grad) == (-3.0, 2.0)

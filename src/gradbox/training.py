@@ -26,7 +26,7 @@ import numpy as np
 from gradbox import datasets, features, layer_stats, limits, losses
 from gradbox.compare import PinnedRun
 from gradbox.datasets import Dataset
-from gradbox.engine import Value
+from gradbox.engine import Value, release_graph
 from gradbox.formatting import fmt
 from gradbox.graph import Graph, trace
 from gradbox.history import History, HistoryBuffer, StepRecord, history_arrays
@@ -681,10 +681,22 @@ class Trainer:
         if len(self.last_batch) == 0:
             self._stop("there are no training points: add some, or hold fewer out for testing")
             return
+        self._release_last_graph()
         self.last_root, self.last_output = self._forward(self.run, self.last_batch)
         if not math.isfinite(self.last_root.data):
             self._stop(f"the loss became {self.last_root.data} at step {step + 1}: "
                        "the learning rate is probably too large. Rewind or lower it.")
+
+    def _release_last_graph(self) -> None:
+        """Free the last step's graph in slices (see `release_graph`) before the next one
+        is built, rather than all at once when its last reference goes."""
+        old = self.last_root
+        if old is None:
+            return
+        self.last_root = self.last_output = None
+        if self._traced_root is old:
+            self._traced = self._traced_root = None
+        release_graph(old)
 
     def _phase_zero_grad(self) -> None:
         self._zero_grad_skipped = self.forget_zero_grad
@@ -714,7 +726,9 @@ class Trainer:
         ghost_root.backward()
         self.ghost.optimizer.lr = lr
         self.ghost.optimizer.step()
-        return ghost_root.data
+        loss = ghost_root.data
+        release_graph(ghost_root)
+        return loss
 
     def _phase_update(self) -> None:
         assert self.last_root is not None
