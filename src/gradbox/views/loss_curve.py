@@ -306,8 +306,14 @@ class LossCurveView(QWidget):
                 pen = pg.mkPen(pen)
                 pen.setWidthF(width)
                 curve.setPen(pen)
+            finite = bool(np.isfinite(columns[name]).any())
+            if not finite and curve.xData is not None and len(curve.xData) == 0:
+                continue  # nothing to draw, as last time (no test set, no ghost run)
             # A line needs two points: until the second step, draw the first as a dot.
-            dot = len(steps) == 1 and bool(np.isfinite(columns[name]).any())
+            dot = len(steps) == 1 and finite
+            if not finite:
+                curve.setData([], [])
+                continue
             curve.setData(steps, columns[name], symbol="o" if dot else None,
                           symbolSize=7, symbolPen=None, symbolBrush=pen.color())
         # Test and ghost curves exist only when there is something to show.

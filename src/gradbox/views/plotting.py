@@ -97,7 +97,7 @@ def nice_ceiling(value: float) -> float:
     if not math.isfinite(value) or value <= 10:
         return 10.0
     scale = 10.0 ** math.floor(math.log10(value))
-    return next(m * scale for m in _NICE if m * scale >= value * (1 - 1e-12))
+    return next(m * scale for m in _NICE if m * scale >= value)
 
 
 def steady_range(plot: pg.PlotItem, last_step: float | None, *, y: bool = True) -> None:
@@ -112,7 +112,8 @@ def steady_range(plot: pg.PlotItem, last_step: float | None, *, y: bool = True) 
     added with `ignoreBounds` do not count).
     """
     view = plot.getViewBox()
-    view.disableAutoRange()
+    if any(view.autoRangeEnabled()):
+        view.disableAutoRange()
     if last_step is not None:
         # From the caller, not from the items' bounds: a curve clipped to the view
         # reports only what is in view, so the range would creep up a notch a frame.
