@@ -175,3 +175,22 @@ def test_a_run_slow_enough_to_watch_shows_every_step_in_the_table(  # type: igno
     # Every step drawn reaches the table (whether a busy machine drew them all is the
     # frames' business, not the table's).
     assert drawn[-1] == 6 and [s for s in shown if s > 0] == [s for s in drawn if s > 0]
+
+
+def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot) -> None:  # type: ignore[no-untyped-def]
+    controller = SessionController(Trainer(big_config()))
+    window = MainWindow(controller)
+    qtbot.addWidget(window)
+    window.show()
+    run = window.toolbar.run_action
+    tip = run.toolTip()
+    try:
+        run.trigger()
+        assert run.text() == "Pause" and controller.running
+        run.trigger()  # while the first phase is still being computed
+        assert run.text() == "Pausing…" and not run.isChecked()
+        assert "finishes first" in run.toolTip()
+        qtbot.waitUntil(lambda: not controller.running, timeout=60000)
+        assert run.text() == "Run" and run.toolTip() == tip
+    finally:
+        controller.shutdown()

@@ -377,6 +377,9 @@ class SessionController(QObject):
 
     snapshot_changed = Signal(object)
     running_changed = Signal(bool)
+    # Pause was pressed during a run: the run stops at the next step boundary (at the next
+    # phase for a big network, seconds away), then running_changed(False) follows.
+    pause_requested = Signal()
     message = Signal(str)
     error = Signal(str, str)
     stopped = Signal(str)
@@ -607,6 +610,8 @@ class SessionController(QObject):
         `running` turns False when the worker has stopped (after its last snapshot)."""
         self._paused_upto = self._runs_asked
         self._worker.request_pause(self._paused_upto)
+        if self.running:
+            self.pause_requested.emit()
 
     @property
     def pausing(self) -> bool:

@@ -59,6 +59,7 @@ class TrainingToolbar(QToolBar):
         self.run_action = _action(self, "Run", "Train at the chosen speed until paused or the "
                                   "chosen goal is reached", "R", "run")
         self.run_action.setCheckable(True)
+        self._run_tip = self.run_action.toolTip()
         self.reset_action = _action(self, "Reset", "Back to step 0 with the same initial "
                                     "weights", "Ctrl+Shift+R", "reset")
         self.reinit_action = _action(self, "Re-initialize", "Back to step 0 with new random "
@@ -123,6 +124,7 @@ class TrainingToolbar(QToolBar):
         self.timeline.actionTriggered.connect(self._on_timeline_action)
         controller.snapshot_changed.connect(self._on_snapshot)
         controller.running_changed.connect(self._on_running_changed)
+        controller.pause_requested.connect(self._on_pause_requested)
         self._rate_start: tuple[float, int] | None = None
         self._steps_per_second = 0.0
         self._on_snapshot(controller.snapshot)
@@ -145,6 +147,7 @@ class TrainingToolbar(QToolBar):
     def _on_running_changed(self, running: bool) -> None:
         self.run_action.setChecked(running)
         self.run_action.setText("Pause" if running else "Run")
+        self.run_action.setToolTip(self._run_tip)
         self.run_action.setIcon(icon("pause" if running else "run"))
         for action in (self.step_action, self.substep_action, self.reset_action,
                        self.reinit_action):
@@ -154,6 +157,17 @@ class TrainingToolbar(QToolBar):
         self._rate_start = (time.perf_counter(), snapshot.step) if running else None
         self._steps_per_second = 0.0
         self._show_counter(snapshot)
+
+    @Slot()
+    def _on_pause_requested(self) -> None:
+        """Pause answers at once, even when the worker needs a while to stop: a big
+        network's phase takes seconds, and a button that still says Pause would look
+        like the click was lost. Pressing it again runs on."""
+        self.run_action.setChecked(False)
+        self.run_action.setText("Pausing…")
+        self.run_action.setIcon(icon("run"))
+        self.run_action.setToolTip("Pausing: the step's current phase finishes first "
+                                   "(click to run on instead)")
 
     @Slot()
     def _on_timeline_released(self) -> None:
