@@ -58,10 +58,19 @@ def test_a_step_from_an_earlier_point_replaces_the_later_ones_undoably() -> None
     same_run(timeline.trainer, trained(30))
 
 
+@pytest.mark.parametrize(("steps", "named"), [
+    (0, "the previous setup (nothing trained yet)"), (1, "the previous run (1 step)")])
+def test_the_hint_names_the_run_replaced_as_a_person_would(steps: int, named: str) -> None:
+    timeline = Timeline(trained(steps))
+    hint = timeline.replace("Re-initialized", lambda t: t.reinitialize())
+    assert hint == f"{named} comes back with Edit → Undo (Ctrl+Z)"
+    assert "0 steps" not in hint
+
+
 def test_undo_and_redo_a_replacement_restore_the_exact_runs() -> None:
     timeline = Timeline(trained(20))
     hint = timeline.replace("Re-initialized", lambda t: t.reinitialize())
-    assert hint == "the run before (20 steps) comes back with Edit → Undo (Ctrl+Z)"
+    assert hint == "the previous run (20 steps) comes back with Edit → Undo (Ctrl+Z)"
     timeline.trainer.step()
     after = timeline.trainer.state()
     assert timeline.undo() == "Re-initialized"

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from gradbox import features
+from gradbox.formatting import counted
 from gradbox.nn import INIT_LABELS, parse_parameter_name
 from gradbox.optim import Adam
 from gradbox.training import Trainer
@@ -231,13 +232,13 @@ def pytorch_script(trainer: Trainer) -> str:
         "all training points every step." if batches is None else
         f"{c.batch_size} points a step;\n                     BATCHES lists each step's points."))
     if skipped:
-        add(f"  7. Training loop   {_plural(steps, 'step')}, as in the loss curve; the "
+        add(f"  7. Training loop   {counted(steps, 'step')}, as in the loss curve; the "
             "toolbar's")
         add(f"                     'forget zero_grad' switch was on for steps "
             f"{_ranges(skipped)}:")
         add("                     gradients pile up there (SKIP_ZERO_GRAD).")
     else:
-        add(f"  7. Training loop   {_plural(steps, 'step')}, as in the loss curve (one per toolbar "
+        add(f"  7. Training loop   {counted(steps, 'step')}, as in the loss curve (one per toolbar "
             "Step).")
     if edits:
         add(f"                     Weights typed in by hand before steps "
@@ -477,10 +478,6 @@ def _notes(trainer: Trainer) -> list[list[str]]:
         notes.append(["Note: step 1 kept gradients left over from before it (zero_grad was",
                       "skipped); the script starts from zero gradients, so it will differ."])
     return notes
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _ranges(steps: Sequence[int]) -> str:

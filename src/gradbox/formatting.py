@@ -1,4 +1,4 @@
-"""How numbers and counts are written on screen: one formatter, one ordinal."""
+"""How numbers and counts are written on screen: one formatter, one ordinal, one count."""
 
 from __future__ import annotations
 
@@ -25,3 +25,8 @@ def ordinal(n: int) -> str:
     if 10 <= n % 100 <= 20:
         return f"{n}th"
     return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def counted(n: int, word: str) -> str:
+    """'1 step', '20 steps', '0 steps': a count and its noun (plural with an s)."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gradbox.formatting import counted
 from gradbox.history import History, StepRecord
 from gradbox.state import TrainingState
 from gradbox.training import Trainer
@@ -97,7 +98,10 @@ class Timeline:
         self.ahead = None
         self.undo_stack.push(before)
         n = before.ahead.step if before.ahead is not None else before.state.step
-        run = f"the run before ({n} step{'s' if n != 1 else ''})"
+        # Nothing trained yet is still something to get back (the data, the network, the
+        # weights), but "a run of 0 steps" is not how a person would name it.
+        run = (f"the previous run ({counted(n, 'step')})" if n
+               else "the previous setup (nothing trained yet)")
         return f"{run} comes back with Edit → Undo (Ctrl+Z)"
 
     def undo(self) -> str:
