@@ -126,6 +126,27 @@ def test_rewinding_under_the_mouse_moves_the_readout_into_the_run(  # type: igno
     assert view.readout.text() == "No steps yet" and not view.crosshairs[0].isVisible()
 
 
+def test_with_the_timeline_moved_back_the_readout_says_where_it_is_not_latest(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    step_session(controller, 14)
+    assert "Step 14 (latest)" in view.readout.text()
+    after_snapshot(controller, controller.rewind, 4)
+    text = view.readout.text()
+    assert "Step 4 (timeline; 10 steps kept ahead)" in text and "latest" not in text
+    record = controller.snapshot.history[-1]
+    assert record.step == 4 and f"train loss {record.loss:.4g}" in text
+    view.show_step(2)  # a hovered step names itself only
+    assert "Step 2</b>" in view.readout.text() and "kept ahead" not in view.readout.text()
+    view.show_step(None)
+    after_snapshot(controller, controller.rewind, 13)
+    assert "Step 13 (timeline; 1 step kept ahead)" in view.readout.text()
+    after_snapshot(controller, controller.rewind, 0)
+    assert "Step 0 (timeline; 14 steps kept ahead)" in view.readout.text()
+    after_snapshot(controller, controller.rewind, 14)  # at the end again: the latest step
+    assert "Step 14 (latest)" in view.readout.text()
+    assert "kept ahead" not in view.readout.text()
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_export_image(controller, view, tmp_path, suffix: str, step_session) -> None:  # type: ignore[no-untyped-def]
     step_session(controller, 2)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.formatting import fmt
+from gradbox.formatting import counted, fmt
 from gradbox.training import History, ParameterEdit, Snapshot
 from gradbox.views.pinned_overlay import PinnedOverlay
 from gradbox.views.plotting import (
@@ -166,8 +166,9 @@ class LossCurveView(QWidget):
                                   "exactly 0 is drawn at the bottom)")
         self.readout = QLabel()
         self.readout.setAccessibleName("Values at the hovered step")
-        self.readout.setToolTip("The values of the step under the mouse, or of the latest "
-                                "step")
+        self.readout.setToolTip("The values of the step under the mouse, or of the step "
+                                "the run is at (the latest, unless the timeline is moved "
+                                "back)")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.readout.setWordWrap(True)
         # The readout's words change at every step: they must never set the panel's
@@ -401,12 +402,16 @@ class LossCurveView(QWidget):
 
     def _update_readout(self) -> None:
         n = len(self._records)
+        kept = self.kept_ahead()
         if n == 0:
-            self.readout.setText(" · ".join(["No steps yet", *self._edit_parts(0, "")]))
+            first = f"<b>Step 0 {kept}</b>" if kept else "No steps yet"
+            self.readout.setText(" · ".join([first, *self._edit_parts(0, "")]))
             return
         i = (self._hover_step or n) - 1
         c = {f: float(self._records.column(f)[i]) for f in FIELDS}
-        where = f"Step {int(c['step'])}" + ("" if self._hover_step else " (latest)")
+        # The step the run is at is the latest only when the timeline is at the end.
+        where = f"Step {int(c['step'])}" + ("" if self._hover_step else
+                                             f" {kept or '(latest)'}")
         penalty = f" (incl. {self._penalty} penalty)" if self._penalty else ""
         parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}{penalty}"]
         if math.isfinite(c["test_loss"]):
@@ -425,6 +430,12 @@ class LossCurveView(QWidget):
         if step == n:
             parts += self._edit_parts(step, "after this step")
         self.readout.setText(" · ".join(parts))
+
+    def kept_ahead(self) -> str:
+        """'(timeline; 40 steps kept ahead)' while the timeline is moved back, else ''."""
+        ahead = self.controller.ahead
+        later = len(ahead) - len(self._records) if ahead is not None else 0
+        return f"(timeline; {counted(later, 'step')} kept ahead)" if later > 0 else ""
 
     def _edit_parts(self, step: int, when: str) -> list[str]:
         edits = self.edits_after(step)
