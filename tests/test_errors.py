@@ -112,13 +112,39 @@ def test_csv_label_of_5000_digits_is_refused_with_a_short_message(
 def test_failed_png_export_says_so_and_names_the_file(qtbot, window: MainWindow, tmp_path: Path,
                                                       plot: str) -> None:  # type: ignore[no-untyped-def]
     messages: list[str] = []
-    window.statusBar().messageChanged.connect(messages.append)
+    window.messages.shown.connect(messages.append)
     target = tmp_path / "no such folder" / "plot.png"
     assert not window.export_plot(getattr(window, plot), target)
     assert window.error_box is not None and window.error_box.isVisible()
     assert "plot.png was not saved" in window.error_box.text()
     assert not any("Saved" in m for m in messages)
     assert not target.exists()
-    # and a writable path still works
+    # and a writable path still works, and says so
     assert window.export_plot(getattr(window, plot), tmp_path / "plot.png")
     assert (tmp_path / "plot.png").stat().st_size > 0
+    assert any("Saved plot.png" in m for m in messages)
+
+
+def test_a_message_stays_until_dismissed_or_replaced(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    window.controller.message.emit("Replaced the run before (12 steps): Ctrl+Z brings it back")
+    bar = window.messages
+    assert bar.isVisible() and "Ctrl+Z brings it back" in bar.text()
+    # A status tip on hover and time passing do not take it away.
+    window.statusBar().showMessage("a button's status tip")
+    let_the_event_loop_run(300)
+    assert bar.isVisible() and "Ctrl+Z brings it back" in bar.text()
+    window.controller.message.emit("Saved run.gradbox")
+    assert bar.text() == "Saved run.gradbox"
+    qtbot.mouseClick(bar.close_button, Qt.MouseButton.LeftButton)
+    assert not bar.isVisible() and bar.text() == ""
+
+
+def test_a_long_message_elides_and_never_widens_the_window(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    window.resize(1024, 700)
+    qtbot.waitUntil(lambda: window.width() == 1024)
+    text = "A very long message about what happened. " * 12
+    window.controller.message.emit(text)
+    let_the_event_loop_run(100)
+    assert window.width() == 1024
+    assert window.messages.label.toolTip() == text  # all of it, on hover
+    assert window.messages.geometry().right() <= window.width()

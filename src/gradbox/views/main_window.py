@@ -42,6 +42,7 @@ from gradbox.views.landscape_view import LandscapeView
 from gradbox.views.layer_stats_view import LayerStatsView
 from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.loss_curve import LossCurveView
+from gradbox.views.message_bar import MessageBar
 from gradbox.views.parameters import ParametersView
 from gradbox.views.phase_bar import PhaseBar
 from gradbox.views.playground import PlaygroundPanel
@@ -219,6 +220,9 @@ class MainWindow(QMainWindow):
         self.banner.setStyleSheet("background: #fde7e4; color: #8c1d18; padding: 6px; "
                                   "border: 1px solid #e4a29b; font-weight: bold;")
         self.banner.hide()
+        self.messages = MessageBar()
+        # Both permanent: a button's status tip, shown on hover, hides neither.
+        self.statusBar().addPermanentWidget(self.messages, 1)
         self.statusBar().addPermanentWidget(self.banner, 1)
 
         self._make_menus()
@@ -399,7 +403,7 @@ class MainWindow(QMainWindow):
     # --- messages and errors ---------------------------------------------------------------
     @Slot(str)
     def _on_message(self, text: str) -> None:
-        self.statusBar().showMessage(text, 8000)
+        self.messages.show_message(text)
 
     @Slot(str, str)
     def _on_error(self, text: str, detail: str = "") -> None:

@@ -25,7 +25,8 @@ PHASE_TEXT = {
 
 # Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
 ICONS = {"step": "fa5s.step-forward", "substep": "mdi6.debug-step-into", "run": "fa5s.play",
-         "pause": "fa5s.pause", "reset": "mdi6.restore", "reinit": "mdi6.dice-5"}
+         "pause": "fa5s.pause", "reset": "mdi6.restore", "reinit": "mdi6.dice-5",
+         "close": "fa5s.times"}
 
 
 def icon(name: str) -> QIcon:
