@@ -4,6 +4,7 @@ asserted: a frame's length is made long where a test needs to see two things in 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 
@@ -194,3 +195,27 @@ def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot) -> Non
         assert run.text() == "Run" and run.toolTip() == tip
     finally:
         controller.shutdown()
+
+
+def test_a_run_ending_while_a_frame_draws_is_heard_after_its_last_snapshot(  # type: ignore[no-untyped-def]
+        qtbot, controller) -> None:
+    """A frame's event pass may deliver the worker's 'stopped' while it shows an older
+    snapshot: running must stay True until the run's last snapshot has been drawn."""
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        controller.step()
+    controller._set_running(True)  # as in a run whose worker has just stopped
+    last = dataclasses.replace(controller.snapshot)  # the run's last snapshot, not drawn
+    heard: list[bool] = []
+
+    def inside_a_frame(snapshot):  # type: ignore[no-untyped-def]
+        if snapshot is not last and not heard:
+            controller._worker.latest = last
+            controller._on_running_changed(False, controller._runs_asked)
+            heard.append(controller.running)
+    controller.snapshot_changed.connect(inside_a_frame)
+    controller._worker.latest = dataclasses.replace(controller.snapshot)
+    controller._next_frame = 0.0
+    controller._schedule_frame()
+    assert heard == [True]  # not stopped yet: the snapshot on screen is not the last
+    qtbot.waitUntil(lambda: not controller.running, timeout=5000)
+    assert controller.snapshot is last

@@ -536,6 +536,11 @@ class SessionController(QObject):
             return
         if not running and self._worker.latest is not self.snapshot:
             # The run's last snapshot is shown before anyone hears that it stopped.
+            if self._drawing:
+                # Delivered by a frame's own event pass, while it shows an older one:
+                # heard once that frame is over (running stays True till then).
+                QTimer.singleShot(0, lambda: self._on_running_changed(running, number))
+                return
             self._frame.stop()
             self._draw_frame()
         self._set_running(running)
