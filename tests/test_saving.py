@@ -151,3 +151,21 @@ def test_a_failed_write_is_reported_to_the_caller(tmp_path: Path) -> None:
     assert writer.wait(30)
     writer.close()
     assert len(results) == 1 and isinstance(results[0], OSError)
+
+
+def test_the_unsaved_signature_of_a_big_network_sees_one_changed_weight() -> None:
+    import dataclasses
+
+    import numpy as np
+
+    from gradbox.views.autosave import DIGEST_WHOLE, signature
+
+    snapshot = Trainer(TrainingConfig()).snapshot()
+    params = np.linspace(-1, 1, 3 * DIGEST_WHOLE + 7)  # digested by sum and sample
+    big = dataclasses.replace(snapshot, params=params, grads=np.zeros_like(params))
+    same = dataclasses.replace(big, params=params.copy(), grads=np.zeros_like(params))
+    assert signature(big) == signature(same)
+    for i in (0, 1, 12345, len(params) - 1):  # sampled or not, one weight moved
+        moved = params.copy()
+        moved[i] += 0.25
+        assert signature(dataclasses.replace(big, params=moved)) != signature(big)
