@@ -18,18 +18,21 @@ and a repaint makes hundreds of calls from Qt into Python (pyqtgraph's items, th
 model), each of which could otherwise wait up to `sys.getswitchinterval()` (5 ms) for the
 training thread's turn.
 
-Thread, not process -- measured with benchmarks/bench_app.py, on 2 shared cores at a load
-of 7 to 12. Before frames, W1's longest UI stalls while running were 207 ms (boundary
+Thread, not process -- measured with benchmarks/bench_app.py. Before frames (2 shared
+cores at a load of 7 to 12), W1's longest UI stalls while running were 207 ms (boundary
 tab) to 1,182 ms (graph tab, operation level), 76-93 % of the repaint inside them spent
 off the CPU, and the graph tabs trained at 0.24x and 0.12x the bare step rate: the two
-threads took turns at the lock. With frames, the repaints run while the worker is
-parked, and the graph tabs train at 1.2-1.4x the bare rate measured in the same run; what
-is left of a stall is the frame's own work (60-70 ms of UI-thread CPU at 1400x900 on that
-machine; rendering the whole window alone took 23 ms) and the machine's load, not the
-lock. A separate process would remove the lock for good, but every command here is a
-closure over the trainer (the views' own queries among them), and every frame would copy
-a snapshot across: 16 MB of parameters and gradients for the 1000x1000 network, pickled
-and unpickled on the UI thread, longer than a frame. So the thread stays, and parks.
+threads took turns at the lock. With frames the repaints run while the worker is parked,
+and the lock changes hands every millisecond (`SWITCH_INTERVAL_S`). On an idle machine a
+W1 frame then costs 11-14 ms of UI-thread CPU (35 ms before the plots kept their ranges
+and the table slowed down to ten refreshes a second), of which under 10 % is waiting for
+the lock: what is left of a stall is the frame's own work, not the lock. A separate
+process would remove the lock for good and let training use the second core while a
+frame draws (W1 trains at about half the bare step rate, parked half the time), but
+every command here is a closure over the trainer (the views' own queries among them), and
+every frame would copy a snapshot across: 16 MB of parameters and gradients for the
+1000x1000 network, pickled and unpickled on the UI thread, longer than a frame. So the
+thread stays, and parks.
 
 Garbage. Python's cyclic collector runs only on the UI thread (see below). A big network's
 step allocates millions of graph nodes, which the collector would scan again and again
