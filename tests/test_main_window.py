@@ -407,3 +407,26 @@ def test_regression_points_go_out_and_come_back_in_as_csv(qtbot, window: MainWin
     window.import_csv(tmp_path / "sine.csv")
     qtbot.waitUntil(lambda: controller.snapshot.config.dataset == "sine", timeout=5000)
     np.testing.assert_array_equal(controller.snapshot.targets, targets)
+
+
+def test_closing_with_save_writes_from_the_writer_thread_once_the_window_is_gone(  # type: ignore[no-untyped-def]
+        qtbot, saving_window: MainWindow, tmp_path: Path, monkeypatch) -> None:
+    import threading
+
+    from gradbox import persistence
+
+    win = saving_window
+    step_once(qtbot, win)
+    win.session_path = tmp_path / "run.gradbox"
+    win.ask_unsaved = lambda: "save"  # type: ignore[method-assign]
+    writes: list[tuple[str, bool]] = []  # (thread, window visible) of each write
+    original = persistence.save_session
+
+    def spy(state, path):  # type: ignore[no-untyped-def]
+        writes.append((threading.current_thread().name, win.isVisible()))
+        return original(state, path)
+    monkeypatch.setattr(persistence, "save_session", spy)
+    assert win.close()
+    assert writes and all(thread != threading.main_thread().name and not visible
+                          for thread, visible in writes)
+    assert persistence.load_session(win.session_path).step_count == 1

@@ -757,8 +757,10 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         keep_crash_copy = False
         if answer == "save" and self.session_path is not None:
+            # The window goes first: the app, not a person, waits for the file.
+            self.hide()
             try:  # the worker has stopped, so the trainer is ours to read here
-                persistence.save_session(self.controller.stopped_trainer(), self.session_path)
+                self.saver.write_stopped(self.controller.stopped_trainer(), self.session_path)
             except (OSError, persistence.SessionError) as error:
                 # Nothing is lost: the autosave stays and is offered at the next launch.
                 log.error("saving %s on exit failed: %s", self.session_path, error)
@@ -781,8 +783,9 @@ class MainWindow(QMainWindow):
             self.autosaver.discard()
             return
         self.autosaver.enabled = False
+        self.hide()
         try:  # the worker has stopped: the trainer is ours, and the app is ending
-            persistence.save_session(self.controller.stopped_trainer(), self.autosaver.path)
+            self.saver.write_stopped(self.controller.stopped_trainer(), self.autosaver.path)
         except (OSError, persistence.SessionError) as error:
             log.error("keeping the unsaved session on %s failed: %s", self._ended_by, error)
         if self.settings is not None:

@@ -49,6 +49,16 @@ class SessionSaver(QObject):
                     error: BaseException | None) -> None:
         done(snapshot, error)
 
+    def write_stopped(self, trainer: Trainer, path: Path) -> None:
+        """Write a trainer whose worker has stopped (the app is ending) from the writer
+        thread, and wait for it: the one writer, with its atomic replace, writes every
+        file. Raises what the write raised."""
+        errors: list[BaseException | None] = []
+        self.writer.submit(trainer.state(), path, errors.append)
+        self.writer.wait()
+        if errors and errors[0] is not None:
+            raise errors[0]
+
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every submitted write is on disk (for quitting and tests)."""
         return self.writer.wait(timeout)
