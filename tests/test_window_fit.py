@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 
 from gradbox import __version__
 from gradbox.views.main_window import MainWindow
@@ -93,3 +94,77 @@ def test_version_option() -> None:
                                                       "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0
     assert done.stdout.strip() == f"gradbox {__version__}"
+
+
+def _in_window(win: MainWindow, widget) -> QRect:  # type: ignore[no-untyped-def]
+    return QRect(widget.mapTo(win, QPoint(0, 0)), widget.size())
+
+
+def _scene_in_window(win: MainWindow, item) -> QRectF:  # type: ignore[no-untyped-def]
+    """A pyqtgraph item's rectangle in the window's coordinates."""
+    view = win.loss_curve.graphics
+    polygon = view.mapFromScene(item.sceneBoundingRect())
+    return QRectF(polygon.boundingRect()).translated(QPointF(view.mapTo(win, QPoint(0, 0))))
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1400, 900)])
+def test_the_loss_readout_and_plots_do_not_overlap_and_the_loop_is_readable(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session, width: int, height: int) -> None:
+    win = shown_at(qtbot, open_window, width, height)
+    step_session(win.controller, 8)
+    view = win.loss_curve
+    qtbot.waitUntil(lambda: "Step 8 (latest)" in view.readout.text())
+    readout, graphics = _in_window(win, view.readout), _in_window(win, view.graphics)
+    assert win.rect().contains(readout) and win.rect().contains(graphics)
+    assert not readout.intersects(graphics), (readout, graphics)
+    for button in (view.pinned.pin_button, view.log_scale):
+        assert not _in_window(win, button).intersects(readout)
+        assert not _in_window(win, button).intersects(graphics)
+    # The readout's lines are all in view: nothing cut off at its bottom or right.
+    assert view.readout.sizeHint().height() <= view.readout.height()
+    assert view.readout.sizeHint().width() <= view.readout.width()
+    assert "train loss" in view.readout.text() and "test loss" in view.readout.text()
+    # Each plot inside the plots' widget, with its axes and their labels whole.
+    inside = QRectF(graphics)
+    for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
+        box = _scene_in_window(win, plot.getViewBox())
+        assert inside.contains(box) and box.height() >= 40, box
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            assert inside.contains(_scene_in_window(win, axis)), side
+            if axis.label.isVisible():
+                margin = axis.label.document().documentMargin()  # empty, around the text
+                label = _scene_in_window(win, axis.label).adjusted(margin, margin, -margin,
+                                                                   -margin)
+                # Whole: inside the plots' widget and over no other plot's curves.
+                assert inside.contains(label), (side, label)
+                for other in {view.loss_plot, view.accuracy_plot, view.grad_plot} - {plot}:
+                    assert not label.intersects(_scene_in_window(win, other.getViewBox()))
+        assert not _scene_in_window(win, plot).intersects(QRectF(readout))
+    # The training loop shows its longest line whole, without scrolling sideways.
+    loop = win.training_loop
+    assert not loop.code.horizontalScrollBar().isVisible()
+    assert loop.width() >= loop.code_width()
+    assert win.rect().contains(_in_window(win, win.docks["Training loop"]))
+
+
+def test_the_loss_curve_goes_under_the_designer_in_a_narrow_window_and_back(  # type: ignore[no-untyped-def]
+        qtbot, open_window) -> None:
+    win = shown_at(qtbot, open_window, 1400, 900)
+    loss, loop = win.docks["Loss curve"], win.docks["Training loop"]
+    bottom, left = Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.LeftDockWidgetArea
+    assert win.dockWidgetArea(loss) == bottom == win.dockWidgetArea(loop)
+    win.resize(1024, 700)
+    qtbot.waitUntil(lambda: win.dockWidgetArea(loss) == left)
+    assert win.dockWidgetArea(loop) == bottom and loss.isVisible() and loop.isVisible()
+    # Under the Designer: the loop has the middle's width, the loss the column's.
+    assert loop.width() >= loop.widget().code_width()
+    assert loss.height() >= 0.4 * win.docks["Designer"].widget().height() + 0.4 * loss.height()
+    win.resize(1400, 900)
+    qtbot.waitUntil(lambda: win.dockWidgetArea(loss) == bottom)
+    assert loss.geometry().right() < loop.geometry().left()  # beside it again, on its left
+    # A dock the user moved is left where it is.
+    win.tabifyDockWidget(win.docks["Designer"], loss)
+    win.resize(1024, 700)
+    qtbot.wait(50)
+    assert win.tabifiedDockWidgets(loss) == [win.docks["Designer"]]

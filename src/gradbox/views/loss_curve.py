@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
-from PySide6.QtGui import QPen
+from PySide6.QtGui import QFont, QFontMetricsF, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -42,6 +44,15 @@ from gradbox.views.session import SessionController
 FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy", "grad_norm")
 THIN_LIMIT = 1000  # steps up to which the curves are drawn 2 px wide
 EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
+READOUT_LINES = 2  # the readout's height, reserved: the plots above it never move
+READOUT_TIP = ("The values of the step under the mouse, or of the step the run is at (the "
+               "latest, unless the timeline is moved back)")
+SEPARATOR, MORE = " · ", "…"
+
+
+def _plain_text(rich: str) -> str:
+    """The words of a readout part, as measured on screen ("<b>Step 3</b>" -> "Step 3")."""
+    return html.unescape(re.sub(r"<[^>]+>", "", rich))
 
 
 def _edit_pen() -> QPen:
@@ -166,14 +177,17 @@ class LossCurveView(QWidget):
                                   "exactly 0 is drawn at the bottom)")
         self.readout = QLabel()
         self.readout.setAccessibleName("Values at the hovered step")
-        self.readout.setToolTip("The values of the step under the mouse, or of the step "
-                                "the run is at (the latest, unless the timeline is moved "
-                                "back)")
+        self.readout.setToolTip(READOUT_TIP)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.readout.setWordWrap(True)
-        # The readout's words change at every step: they must never set the panel's
-        # (and so the window's) width, or the window would lay itself out again mid-run.
-        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.readout.setTextFormat(Qt.TextFormat.RichText)
+        # The readout's words change at every step: they must never set the panel's (and
+        # so the window's) width, nor its height, or the plots would be laid out again
+        # mid-run, or squeezed under it in a small window. It keeps READOUT_LINES lines,
+        # filled with whole values; what does not fit is in its tooltip.
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.readout.installEventFilter(self)
+        self._readout_parts: list[str] = []
+        self._reserve_readout_lines()
         bottom = QHBoxLayout()
         bottom.addWidget(self.pinned.pin_button)
         bottom.addWidget(self.pinned.unpin_button)
@@ -385,6 +399,10 @@ class LossCurveView(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if watched is self.graphics and event.type() == QEvent.Type.Leave:
             self.show_step(None)
+        elif watched is self.readout and event.type() == QEvent.Type.Resize:
+            self._fill_readout()
+        elif watched is self.readout and event.type() == QEvent.Type.FontChange:
+            self._reserve_readout_lines()  # teacher mode: lines of the new size
         return super().eventFilter(watched, event)
 
     def show_step(self, step: int | None) -> None:
@@ -405,14 +423,14 @@ class LossCurveView(QWidget):
         kept = self.kept_ahead()
         if n == 0:
             first = f"<b>Step 0 {kept}</b>" if kept else "No steps yet"
-            self.readout.setText(" · ".join([first, *self._edit_parts(0, "")]))
+            self._set_readout([first, *self._edit_parts(0, "")])
             return
         i = (self._hover_step or n) - 1
         c = {f: float(self._records.column(f)[i]) for f in FIELDS}
         # The step the run is at is the latest only when the timeline is at the end.
         where = f"Step {int(c['step'])}" + ("" if self._hover_step else
                                              f" {kept or '(latest)'}")
-        penalty = f" (incl. {self._penalty} penalty)" if self._penalty else ""
+        penalty = f" (+{self._penalty})" if self._penalty else ""  # as the headline says
         parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}{penalty}"]
         if math.isfinite(c["test_loss"]):
             parts.append(f"test loss {_fmt(c['test_loss'])}")
@@ -423,13 +441,59 @@ class LossCurveView(QWidget):
             if math.isfinite(c["test_accuracy"]):
                 accuracy += f" train / {_pct(c['test_accuracy'])} test"
             parts.append(accuracy)
-        parts.append(f"gradient norm {_fmt(c['grad_norm'])}")
+        parts.append(f"grad norm {_fmt(c['grad_norm'])}")  # as its axis says
         parts += self.pinned.readout(int(c["step"]))
         step = int(c["step"])
         parts += self._edit_parts(step - 1, "before this step")
         if step == n:
             parts += self._edit_parts(step, "after this step")
-        self.readout.setText(" · ".join(parts))
+        self._set_readout(parts)
+
+    def _reserve_readout_lines(self) -> None:
+        margins = self.readout.contentsMargins()
+        self.readout.setFixedHeight(READOUT_LINES * self.readout.fontMetrics().lineSpacing()
+                                    + margins.top() + margins.bottom() + 2)
+
+    def _set_readout(self, parts: list[str]) -> None:
+        """Show `parts` (rich text, most important first) in the readout's lines."""
+        self._readout_parts = parts
+        self._fill_readout()
+
+    def _fill_readout(self) -> None:
+        """Whole parts, line by line, in the order given; a part that does not fit on
+        the last line ends it with "…", and the tooltip lists every part."""
+        width = self.readout.contentsRect().width() - 4
+        plain = QFontMetricsF(self.readout.font())
+        bold_font = QFont(self.readout.font())
+        bold_font.setBold(True)
+        bold = QFontMetricsF(bold_font)
+        sep = plain.horizontalAdvance(SEPARATOR)
+        more = plain.horizontalAdvance(" " + MORE)
+        lines: list[list[str]] = [[]]
+        used = 0.0
+        left_out = False
+        for part in self._readout_parts:
+            metrics = bold if part.startswith("<b>") else plain
+            w = metrics.horizontalAdvance(_plain_text(part))
+            if lines[-1] and used + sep + w > width:
+                if len(lines) == READOUT_LINES:
+                    left_out = True
+                    break
+                lines.append([])
+                used = 0.0
+            used += (sep if lines[-1] else 0.0) + w
+            lines[-1].append(part)
+        if left_out:
+            while len(lines[-1]) > 1 and used + more > width:  # room for the "…"
+                dropped = lines[-1].pop()
+                used -= sep + plain.horizontalAdvance(_plain_text(dropped))
+        text = "<br>".join(SEPARATOR.join(line) for line in lines)
+        self.readout.setText(text + (f" {MORE}" if left_out else ""))
+        tip = READOUT_TIP
+        if left_out:
+            tip += ":\n" + "\n".join(_plain_text(part) for part in self._readout_parts)
+        if self.readout.toolTip() != tip:
+            self.readout.setToolTip(tip)
 
     def kept_ahead(self) -> str:
         """'(timeline; 40 steps kept ahead)' while the timeline is moved back, else ''."""

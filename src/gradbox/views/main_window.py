@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QScrollArea,
+    QStyle,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -71,6 +72,10 @@ SHORTCUTS = """<table>
 
 
 LAYOUT_VERSION = 2  # of the docks and toolbars saved in the settings: 2 has the timeline row
+# The loss curve beside the training loop needs this much width of its own; less, and it
+# goes under the Designer (see MainWindow._place_loss_curve), taking this share of its height.
+LOSS_MIN_WIDTH = 340
+LOSS_COLUMN_SHARE = 0.5
 ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
 
 TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
@@ -702,8 +707,55 @@ class MainWindow(QMainWindow):
         self.resizeDocks([designer, right],
                          [designer.widget().minimumWidth(),
                           min(max(int(0.29 * width), 300), 480)], Qt.Horizontal)
-        self.resizeDocks([self.docks["Loss curve"]],
-                         [min(max(int(0.3 * height), 190), 300)], Qt.Vertical)
+        self._place_loss_curve()
+        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
+        bottom = min(max(int(0.32 * height), 190), 320)
+        if self.dockWidgetArea(loss) == Qt.BottomDockWidgetArea:
+            self.resizeDocks([loss], [bottom], Qt.Vertical)
+            # the code's width and the dock's own frame around it
+            code = self.training_loop.code_width() + loop.width() - self.training_loop.width()
+            # Sizes that do not add up to the room are scaled to it: leave out the handle.
+            handle = self.style().pixelMetric(QStyle.PM_DockWidgetSeparatorExtent, None, self)
+            rest = self._middle_width() - code - handle
+            self.resizeDocks([loss, loop], [max(rest, 1), code], Qt.Horizontal)
+        else:
+            self.resizeDocks([loop], [bottom], Qt.Vertical)
+            column = designer.height() + loss.height()
+            share = max(int(LOSS_COLUMN_SHARE * column), 1)
+            self.resizeDocks([designer, loss], [max(column - share, 1), share], Qt.Vertical)
+
+    def _middle_width(self) -> int:
+        """The width under the main views, between the left and right columns."""
+        self.layout().activate()
+        return self.centralWidget().width()
+
+    def _loss_beside_loop(self) -> bool:
+        """Does the middle column hold the loss curve and the training loop side by side,
+        each readable? (The loop's code is not wrapped: it needs its widest line.)"""
+        return self._middle_width() >= LOSS_MIN_WIDTH + self.training_loop.code_width()
+
+    def _place_loss_curve(self) -> None:
+        """The loss curve beside the training loop under the main views when both fit;
+        in a narrow window (1024 x 700) under the Designer instead, where it gets the
+        height its three plots and readout need, and the loop takes the middle's width.
+        Docks the user moved elsewhere (floating, tabbed, another side) stay put."""
+        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
+        designer = self.docks["Designer"]
+        if any(d.isFloating() or self.tabifiedDockWidgets(d) for d in (loss, loop, designer)):
+            return
+        places = (self.dockWidgetArea(loss), self.dockWidgetArea(loop))
+        beside = (Qt.BottomDockWidgetArea, Qt.BottomDockWidgetArea)
+        under = (Qt.LeftDockWidgetArea, Qt.BottomDockWidgetArea)
+        if places not in (beside, under) or self.dockWidgetArea(designer) != under[0]:
+            return
+        wanted = beside if self._loss_beside_loop() else under
+        if places == wanted:
+            return
+        if wanted == beside:
+            self.addDockWidget(Qt.BottomDockWidgetArea, loss)
+            self.splitDockWidget(loss, loop, Qt.Horizontal)
+        else:
+            self.splitDockWidget(designer, loss, Qt.Vertical)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
@@ -714,11 +766,17 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         # Shrunk a lot (a laptop screen, a projector): the docks would keep their size
-        # and squeeze the plot; give them their share of the new size instead.
+        # and squeeze the plot; give them their share of the new size instead. Across
+        # the width at which the loss curve changes place, refit too.
         old = event.oldSize()
         if old.isValid() and (event.size().width() < 0.85 * old.width()
-                              or event.size().height() < 0.85 * old.height()):
+                              or event.size().height() < 0.85 * old.height()
+                              or self._loss_place_changes()):
             QTimer.singleShot(0, self._fit_docks)
+
+    def _loss_place_changes(self) -> bool:
+        beside = self.dockWidgetArea(self.docks["Loss curve"]) == Qt.BottomDockWidgetArea
+        return beside != self._loss_beside_loop()
 
     def _restore_layout(self) -> None:
         if self.settings is None:

@@ -83,6 +83,19 @@ class TrainingLoopPanel(QWidget):
         font.setPointSizeF(self.code.font().pointSizeF())
         return 6 * QFontMetricsF(font).horizontalAdvance(" ")
 
+    def code_width(self) -> int:
+        """The width that shows the longest line of code whole, without scrolling sideways
+        (code is not wrapped: its indentation is its meaning)."""
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(self.code.font().pointSizeF())
+        metrics = QFontMetricsF(font)
+        widest = max(metrics.horizontalAdvance("▶ " + line.code) for line in self.lines)
+        frame = 2 * self.code.frameWidth() + 2 * self.code.document().documentMargin()
+        scroll = self.code.verticalScrollBar().sizeHint().width()
+        margins = self.layout().contentsMargins()
+        # + a cell's padding and spacing on each side of the table
+        return int(widest + frame + scroll + margins.left() + margins.right() + 8)
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # teacher mode: indent at the new size
