@@ -4,6 +4,7 @@ current numbers, a legend off the curves, icons, --version."""
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,8 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 
 from gradbox import __version__
+from gradbox.formatting import fmt
+from gradbox.history import History
 from gradbox.views.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,3 +171,22 @@ def test_the_loss_curve_goes_under_the_designer_in_a_narrow_window_and_back(  # 
     win.resize(1024, 700)
     qtbot.wait(50)
     assert win.tabifiedDockWidgets(loss) == [win.docks["Designer"]]
+
+
+@pytest.mark.parametrize("loss", [0.005368, 1.234e-05, 0.0001234, 123.4, 0.75])
+def test_a_big_number_is_rounded_to_fit_never_clipped_at_1024x700(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session, loss: float) -> None:
+    win = shown_at(qtbot, open_window, 1024, 700)
+    step_session(win.controller, 1)
+    snapshot = win.controller.snapshot
+    record = dataclasses.replace(snapshot.history[-1], loss=loss, test_loss=loss)
+    for key in ("loss", "test_loss"):
+        label = win.headline.values[key]
+        win.headline._on_snapshot(dataclasses.replace(
+            snapshot, history=History.from_records([*snapshot.history[:-1], record])))
+        qtbot.waitUntil(lambda label=label: label.width()  # type: ignore[misc]
+                        >= label.fontMetrics().horizontalAdvance(label.text()))
+        # Rounded, not cut: what is shown is the number to the digits shown.
+        assert label.text() in {fmt(loss, digits=d) for d in (2, 3, 4)}
+        assert repr(loss) in label.toolTip()
+    assert win.width() <= 1024

@@ -19,10 +19,10 @@ FIGURES = (("loss", "Train loss", TRAIN), ("test_loss", "Test loss", TEST),
            ("accuracy", "Train accuracy", TRAIN), ("test_accuracy", "Test accuracy", TEST))
 
 
-def figure_text(key: str, value: float) -> str:
+def figure_text(key: str, value: float, digits: int = 4) -> str:
     if not math.isfinite(value):
         return "–"
-    return f"{100 * value:.1f}%" if "accuracy" in key else fmt(value)
+    return f"{100 * value:.1f}%" if "accuracy" in key else fmt(value, digits=digits)
 
 
 class Headline(QWidget):
@@ -47,8 +47,11 @@ class Headline(QWidget):
             value.setFont(big)
             # A fixed size: a number's new width must not lay the window out again (and
             # make the plot below it recompute its heat map) at every step.
+            # Room for a loss to two digits however small ("0.00012"); more digits where
+            # the column has them (see `_fitting_text`).
             metrics = QFontMetrics(big)
-            value.setMinimumWidth(metrics.horizontalAdvance("-0.0000"))
+            value.setMinimumWidth(metrics.horizontalAdvance(
+                "100.0%" if "accuracy" in key else "0.00012"))
             value.setFixedHeight(metrics.height())
             value.setStyleSheet(f"color: {colour};")
             value.setAccessibleName(caption)
@@ -60,14 +63,29 @@ class Headline(QWidget):
         controller.snapshot_changed.connect(self._on_snapshot)
         self._on_snapshot(controller.snapshot)
 
+    def _fitting_text(self, key: str, value: float) -> str:
+        """The figure with as many significant digits (4 down to 2) as its column surely
+        shows: a clipped digit would be a wrong number ("0.005368" read "0.00536" at
+        1024 px). A column is at least as wide as the figure's minimum and its caption."""
+        label = self.values[key]
+        room = max(label.minimumWidth(),
+                   self.captions[key].fontMetrics().horizontalAdvance(self.captions[key].text()))
+        for digits in (4, 3):
+            text = figure_text(key, value, digits)
+            if label.fontMetrics().horizontalAdvance(text) <= room:
+                return text
+        return figure_text(key, value, 2)
+
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         last = snapshot.history[-1] if len(snapshot.history) else None
         penalty = penalty_text(snapshot.config)
         for key, caption, _colour in FIGURES:
             value = getattr(last, key) if last is not None else math.nan
-            self.values[key].setText(figure_text(key, value))
+            self.values[key].setText(self._fitting_text(key, value))
             tip = f"{caption} after step {snapshot.step}" if last else f"{caption}: no step yet"
+            if last is not None and math.isfinite(value) and "accuracy" not in key:
+                tip += f": {value!r}"
             if key == "loss" and penalty:
                 tip += f" (includes the {penalty} penalty, which the test loss does not)"
             self.values[key].setToolTip(tip)
