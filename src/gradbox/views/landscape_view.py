@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
@@ -60,6 +61,9 @@ class LandscapeView(QWidget):
         self.setAccessibleName("Loss landscape")
         self.result: Landscape | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="landscape")
+        # Deleted without `shutdown()` (a view on its own): what is queued is dropped.
+        executor = self._executor
+        self.destroyed.connect(lambda *_: executor.shutdown(wait=False, cancel_futures=True))
         self._busy = False  # a landscape is being gathered or computed (UI-thread state)
         self._wanted = False  # a newer landscape is wanted once the current one is done
         self._last_started = 0.0
@@ -221,7 +225,10 @@ class LandscapeView(QWidget):
                 result = str(error)
             except Exception as error:  # the view must learn it is done, whatever happened
                 result = f"The landscape could not be computed: {error}"
-            self.computed.emit(result)
+            # A view deleted meanwhile (its window closed) has no one to tell: emitting
+            # on it from this thread aborted the process.
+            if shiboken6.isValid(self):
+                self.computed.emit(result)
         self._executor.submit(work)
 
     @Slot(object)
