@@ -629,6 +629,7 @@ class ParametersView(QWidget):
         self.value_delegate.text_edited.connect(self._on_edit_text_changed)
         self._shown_at = -math.inf  # time.monotonic() the table last took a snapshot
         self._behind = False  # a snapshot was skipped while running
+        self._turn_pending = False  # the table's own turn is queued, after a frame
         controller.snapshot_changed.connect(self._on_snapshot)
         controller.running_changed.connect(self._on_running_changed)
         controller.parameter_selected.connect(self._on_parameter_selected)
@@ -637,7 +638,8 @@ class ParametersView(QWidget):
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
         if not running and self._behind:
-            self._on_snapshot(self.controller.snapshot)
+            self._show(self.controller.snapshot,
+                       self.controller.snapshot.param_names != self.model.names)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         # The table's own viewport, not this widget: its width is final only after the
@@ -670,10 +672,24 @@ class ParametersView(QWidget):
         now = time.monotonic()
         speed = self.controller.speed
         fast = self.controller.running and (speed is None or speed * TABLE_INTERVAL_S > 1)
-        if fast and not reset and now - self._shown_at < TABLE_INTERVAL_S:
+        if fast and not reset:
             self._behind = True  # (the run's end shows the last snapshot)
+            if now - self._shown_at >= TABLE_INTERVAL_S and not self._turn_pending:
+                # Its own turn, just after this frame: the frame and the table's repaint
+                # are then two short waits for the event loop rather than one long one.
+                self._shown_at, self._turn_pending = now, True
+                QTimer.singleShot(0, self._take_turn)
             return
-        self._shown_at, self._behind = now, False
+        self._show(snapshot, reset)
+
+    @Slot()
+    def _take_turn(self) -> None:
+        self._turn_pending = False
+        if self._behind:
+            self._show(self.controller.snapshot, False)
+
+    def _show(self, snapshot: Snapshot, reset: bool) -> None:
+        self._shown_at, self._behind = time.monotonic(), False
         if snapshot.forget_zero_grad != self._forgetting:
             # Growth is the point while gradients pile up: a fixed scale shows it. The
             # user may still untick it; the switch's next change decides again.
