@@ -10,6 +10,7 @@ it ends, and while training runs a new landscape is asked for at most every
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -229,7 +230,9 @@ class LandscapeView(QWidget):
             # on it from this thread aborted the process.
             if shiboken6.isValid(self):
                 self.computed.emit(result)
-        self._executor.submit(work)
+        # Refused once shut down (the window is closing): nobody is left to show it to.
+        with contextlib.suppress(RuntimeError):
+            self._executor.submit(work)
 
     @Slot(object)
     def _on_computed(self, result: object) -> None:
