@@ -280,3 +280,41 @@ def test_the_ranges_hold_still_while_the_curve_grows_and_always_show_all_of_it( 
     # 45 steps, but the step axis moved only at 10, 12, 15, 20, 25, 30, 40, 50.
     assert sorted(set(x_ranges)) == [(0.0, float(n)) for n in (10, 12, 15, 20, 25, 30, 40, 50)]
     assert len(set(y_ranges)) < 15
+
+
+# --- Forget zero_grad: where skipping began and ended -----------------------------------------
+def test_the_steps_that_skipped_zero_grad_are_marked_from_the_step_it_began(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot, monkeypatch) -> None:
+    marker = view.skipped
+    step_session(controller, 3)
+    assert marker.shown == [] and marker.bands == []
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    step_session(controller, 2)  # steps 4 and 5 skip zero_grad
+    assert [r.zero_grad_skipped for r in controller.snapshot.history] == [False] * 3 + [True] * 2
+    assert marker.shown == [(4, None)]
+    (band,) = marker.bands
+    first, right = band.getRegion()
+    assert first == 3.5 and right >= 5.5  # step 4 inside, step 3 outside, on to the edge
+    assert band.scene() is view.loss_plot.scene() and band.isVisible()
+    assert "From step 4 on" in band.toolTip() and "zero_grad" in band.toolTip()
+    assert view.loss_legend.getLabel(marker.sample).text == "zero_grad skipped"
+    # While it goes on, a step changes nothing on screen (the step axis holds 0..10).
+    calls = []
+    monkeypatch.setattr(band, "setRegion", lambda *a: calls.append(a))
+    step_session(controller, 3)
+    assert calls == [] and marker.shown == [(4, None)]
+    monkeypatch.undo()
+    # Switched off: the band ends at the last step that skipped it.
+    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    step_session(controller, 2)
+    assert marker.shown == [(4, 8)] and band.getRegion() == (3.5, 8.5)
+    assert "Steps 4–8" in band.toolTip()
+    # The curve's range is its data's: the band does not widen the step axis.
+    assert view.loss_plot.getViewBox().viewRange()[0] == [0.0, 10.0]
+    # Rewound to before it began, the band goes, and so does its legend entry.
+    after_snapshot(controller, controller.rewind, 3)
+    assert marker.shown == [] and band.scene() is None
+    assert view.loss_legend.getLabel(marker.sample) is None
+    after_snapshot(controller, controller.rewind, 10)  # forward again: back as it was
+    assert marker.shown == [(4, 8)]
+    assert marker.bands[0].getRegion() == (3.5, 8.5)

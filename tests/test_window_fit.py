@@ -190,3 +190,22 @@ def test_a_big_number_is_rounded_to_fit_never_clipped_at_1024x700(  # type: igno
         assert label.text() in {fmt(loss, digits=d) for d in (2, 3, 4)}
         assert repr(loss) in label.toolTip()
     assert win.width() <= 1024
+
+
+def test_a_full_legend_wraps_inside_the_loss_panel_at_1024x700(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session, after_snapshot) -> None:
+    win = shown_at(qtbot, open_window, 1024, 700)
+    controller, view = win.controller, win.loss_curve
+    step_session(controller, 2)
+    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.set_ghost, True)
+    step_session(controller, 2)
+    labels = [label.text for _, label in view.loss_legend.items]
+    assert {"train", "test", "correct run (ghost)", "zero_grad skipped"} <= set(labels)
+    qtbot.waitUntil(lambda: view.loss_legend.columnCount < len(labels))  # in two rows
+    graphics = QRectF(_in_window(win, view.graphics))
+    assert graphics.contains(_scene_in_window(win, view.loss_legend))
+    for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
+        box = _scene_in_window(win, plot.getViewBox())
+        assert graphics.contains(box) and box.height() >= 30, box
+        assert not box.intersects(_scene_in_window(win, view.loss_legend))

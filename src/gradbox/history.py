@@ -249,3 +249,26 @@ def history_arrays(history: Sequence[StepRecord]) -> dict[str, np.ndarray]:
 
 def record_fields(record: StepRecord) -> dict[str, Any]:
     return {name: getattr(record, name) for name in RECORD_FIELDS}
+
+
+def flag_runs(steps: np.ndarray, flags: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of consecutive records where `flags` is true, as (first step, last step):
+    steps [1..6] with flags [0,1,1,0,0,1] -> [(2, 3), (6, 6)]."""
+    where = np.flatnonzero(flags)
+    if not len(where):
+        return []
+    breaks = np.flatnonzero(np.diff(where) != 1)
+    firsts = np.concatenate(([where[0]], where[breaks + 1]))
+    lasts = np.concatenate((where[breaks], [where[-1]]))
+    return [(int(steps[a]), int(steps[b])) for a, b in zip(firsts, lasts)]
+
+
+def extend_flag_runs(runs: list[tuple[int, int]], steps: np.ndarray,
+                     flags: np.ndarray) -> list[tuple[int, int]]:
+    """`flag_runs` of a history given those of its start (`runs`) and the records after it
+    (`steps`, `flags`): only the new records are read, so a growing run costs no more
+    per step than its new steps."""
+    new = flag_runs(steps, flags)
+    if runs and new and new[0][0] == runs[-1][1] + 1:  # the last run goes on
+        return [*runs[:-1], (runs[-1][0], new[0][1]), *new[1:]]
+    return [*runs, *new]

@@ -39,11 +39,14 @@ from gradbox.views.plotting import (
     style_plot,
 )
 from gradbox.views.session import SessionController
+from gradbox.views.skipped_marker import LABEL as SKIPPED_LABEL
+from gradbox.views.skipped_marker import SkippedZeroGradMarker
 
 # Columns kept per step, in StepRecord field names.
 FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy", "grad_norm")
 THIN_LIMIT = 1000  # steps up to which the curves are drawn 2 px wide
 EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
+LEGEND_ROW, LEGEND_SPACING, LEGEND_MARGIN = 24, 10, 4  # px: a row, between entries, edges
 READOUT_LINES = 2  # the readout's height, reserved: the plots above it never move
 READOUT_TIP = ("The values of the step under the mouse, or of the step the run is at (the "
                "latest, unless the timeline is moved back)")
@@ -89,9 +92,11 @@ class LossCurveView(QWidget):
         # newest steps, on the right, least of all). Below it the loss, which is what
         # people watch, over the full width; under that accuracy and gradient norm side
         # by side, each tall enough for its axis label.
-        self.loss_legend = pg.LegendItem(labelTextColor="#222", colCount=4, horSpacing=14)
+        self.loss_legend = pg.LegendItem(labelTextColor="#222", colCount=4,
+                                         horSpacing=LEGEND_SPACING)
         self.loss_legend.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        self.loss_legend.setMaximumHeight(24)
+        self.loss_legend.setMaximumHeight(LEGEND_ROW)
+        self._legend_key: tuple[int, int] | None = None
         self.graphics.addItem(self.loss_legend, row=0, col=0, colspan=2)
         layout = self.graphics.ci.layout
         layout.setAlignment(self.loss_legend, Qt.AlignmentFlag.AlignLeft
@@ -102,7 +107,7 @@ class LossCurveView(QWidget):
             self.graphics.addPlot(row=2, col=col, axisItems={"bottom": StepAxis("bottom")})
             for col in range(2))
         layout.setRowStretchFactor(0, 0)
-        layout.setRowFixedHeight(0, 24)
+        layout.setRowFixedHeight(0, LEGEND_ROW)
         layout.setRowStretchFactor(1, 3)
         layout.setRowStretchFactor(2, 2)
         # Horizontal grid lines only: they help read a value off the curve, while vertical
@@ -159,6 +164,8 @@ class LossCurveView(QWidget):
         # Clicking it hides the markers, as clicking a curve's entry hides the curve.
         self._edit_sample = pg.PlotDataItem(pen=_edit_pen())
         self._edit_sample.visibleChanged.connect(self._on_edit_sample_toggled)
+        # Forget zero_grad: a band over the steps that skipped it (lesson "Forget zero_grad").
+        self.skipped = SkippedZeroGradMarker(self.loss_plot)
 
         self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
         self.loss_plot.addItem(self.empty_text, ignoreBounds=True)
@@ -229,7 +236,33 @@ class LossCurveView(QWidget):
         elif edits_changed:
             self._update_readout()
         self._show_ahead(len(history))
+        self.skipped.update(history)
+        self._set_legend(self.loss_legend, self.skipped.sample, SKIPPED_LABEL,
+                         bool(self.skipped.shown))
+        self._fit_legend()
         self._fit_ranges()
+
+    def _fit_legend(self) -> None:
+        """As many legend entries to a row as the width holds, in one or more rows.
+
+        One row of train, test, ghost, pinned, edited and zero_grad entries is wider than
+        the panel at 1024 x 700, and a legend wider than the plots widens them past the
+        panel's edge. Laid out again only when the entries or the width change."""
+        items = self.loss_legend.items
+        key = (len(items), self.graphics.width())
+        if key == self._legend_key or not items:
+            return
+        self._legend_key = key
+        room = self.graphics.width() - 2 * LEGEND_MARGIN
+        legend = self.loss_legend
+        for columns in range(len(items), 0, -1):  # a handful of entries: measure each way
+            legend.setColumnCount(columns)
+            if legend.layout.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() <= room:
+                break
+        rows = math.ceil(len(items) / columns)
+        height = LEGEND_ROW + (rows - 1) * (LEGEND_ROW - 4)  # rows closer than one's margin
+        self.loss_legend.setMaximumHeight(height)
+        self.graphics.ci.layout.setRowFixedHeight(0, height)
 
     def _fit_ranges(self) -> None:
         """Range the plots to what they hold, moving an axis only when the data needs it
@@ -399,6 +432,8 @@ class LossCurveView(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if watched is self.graphics and event.type() == QEvent.Type.Leave:
             self.show_step(None)
+        elif watched is self.graphics and event.type() == QEvent.Type.Resize:
+            self._fit_legend()
         elif watched is self.readout and event.type() == QEvent.Type.Resize:
             self._fill_readout()
         elif watched is self.readout and event.type() == QEvent.Type.FontChange:

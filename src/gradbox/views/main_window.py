@@ -713,7 +713,8 @@ class MainWindow(QMainWindow):
         if self.dockWidgetArea(loss) == Qt.BottomDockWidgetArea:
             self.resizeDocks([loss], [bottom], Qt.Vertical)
             # the code's width and the dock's own frame around it
-            code = self.training_loop.code_width() + loop.width() - self.training_loop.width()
+            frame = max(loop.width() - self.training_loop.width(), 0)  # 0 until laid out
+            code = self.training_loop.code_width() + frame
             # Sizes that do not add up to the room are scaled to it: leave out the handle.
             handle = self.style().pixelMetric(QStyle.PM_DockWidgetSeparatorExtent, None, self)
             rest = self._middle_width() - code - handle
