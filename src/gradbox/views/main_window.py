@@ -707,7 +707,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([designer, right],
                          [designer.widget().minimumWidth(),
                           min(max(int(0.29 * width), 300), 480)], Qt.Horizontal)
-        self._place_loss_curve()
+        if self._place_loss_curve():
+            self.layout().activate()  # the sizes below read the docks' new places
         loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
         bottom = min(max(int(0.32 * height), 190), 320)
         if self.dockWidgetArea(loss) == Qt.BottomDockWidgetArea:
@@ -735,28 +736,30 @@ class MainWindow(QMainWindow):
         each readable? (The loop's code is not wrapped: it needs its widest line.)"""
         return self._middle_width() >= LOSS_MIN_WIDTH + self.training_loop.code_width()
 
-    def _place_loss_curve(self) -> None:
+    def _place_loss_curve(self) -> bool:
         """The loss curve beside the training loop under the main views when both fit;
         in a narrow window (1024 x 700) under the Designer instead, where it gets the
         height its three plots and readout need, and the loop takes the middle's width.
-        Docks the user moved elsewhere (floating, tabbed, another side) stay put."""
+        Docks the user moved elsewhere (floating, tabbed, another side) stay put.
+        True if the loss curve moved."""
         loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
         designer = self.docks["Designer"]
         if any(d.isFloating() or self.tabifiedDockWidgets(d) for d in (loss, loop, designer)):
-            return
+            return False
         places = (self.dockWidgetArea(loss), self.dockWidgetArea(loop))
         beside = (Qt.BottomDockWidgetArea, Qt.BottomDockWidgetArea)
         under = (Qt.LeftDockWidgetArea, Qt.BottomDockWidgetArea)
         if places not in (beside, under) or self.dockWidgetArea(designer) != under[0]:
-            return
+            return False
         wanted = beside if self._loss_beside_loop() else under
         if places == wanted:
-            return
+            return False
         if wanted == beside:
             self.addDockWidget(Qt.BottomDockWidgetArea, loss)
             self.splitDockWidget(loss, loop, Qt.Horizontal)
         else:
             self.splitDockWidget(designer, loss, Qt.Vertical)
+        return True
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
