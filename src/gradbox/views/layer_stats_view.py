@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from gradbox.history import History
 from gradbox.layer_stats import QUANTILES, layer_names
 from gradbox.training import Snapshot
+from gradbox.views.log_axis import LogAxis
 from gradbox.views.plotting import StepAxis, style_plot
 from gradbox.views.session import SessionController
 
@@ -29,6 +30,7 @@ MIN_HEIGHT_FOR_ACTIVATIONS = 420  # pixels of view below which only gradients sh
 PLOT_WIDTH = 200  # pixels an activation plot needs; as many per row as fit (1 to 3)
 _BANDS = ((1, 5, 60), (2, 4, 110))  # (low, high) QUANTILES columns and the band's alpha
 _MEDIAN = QUANTILES.index(50)
+WIDEST_LABEL = "8.88·10⁻⁸⁸"  # three digits and a two-digit power: the longest gradient label
 EMPTY_TEXT = "Press Step (Space): each layer's gradient size appears here, step by step"
 
 
@@ -62,11 +64,15 @@ class LayerStatsView(QWidget):
             "Top: each layer's mean |gradient| per step (log scale; light = input side, "
             "dark = output).\nBelow: each hidden layer's outputs over the steps — the "
             "line is the median, the dark band the middle half, the light band 10–90 %.")
-        self.grad_plot = self.graphics.addPlot(row=0, col=0,
-                                               axisItems={"bottom": StepAxis("bottom")})
+        # Its own log axis: pyqtgraph's piles its labels up when the gradients span
+        # less than a decade or two (see `log_axis`).
+        self.grad_axis = LogAxis("left")
+        self.grad_plot = self.graphics.addPlot(
+            row=0, col=0, axisItems={"bottom": StepAxis("bottom"), "left": self.grad_axis})
         style_plot(self.grad_plot, "mean |gradient|", "step")
         self.grad_plot.setLogMode(y=True)
-        self.grad_plot.getAxis("left").setWidth(56)
+        # Wide enough for the longest label it writes, so the plot never jumps sideways.
+        self.grad_axis.setWidth(self.grad_axis.width_for(WIDEST_LABEL))
         self.grad_plot.setMinimumHeight(150)  # the picture the tab is about
         # Above the plot, as text that wraps: in the plot seven layers' names would cover
         # the lines, and beside it they would be cut off in a narrow window.
