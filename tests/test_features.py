@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradbox import features, graph
+from gradbox.engine import Value
+from gradbox.gradcheck import gradient_check
 from gradbox.nn import MLP, numpy_forward
 from gradbox.persistence import load_session, save_session
 from gradbox.training import ConfigError, Trainer, TrainingConfig
@@ -117,3 +121,77 @@ def test_features_survive_save_and_load_and_training_continues_bit_for_bit(tmp_p
     trainer.run_steps(3)
     loaded.run_steps(3)
     assert [r.loss for r in loaded.history] == [r.loss for r in trainer.history]
+
+
+# --- properties, on random points ------------------------------------------------------------
+# The seven features written directly in numpy, apart from the engine's expressions.
+FORMULAS = {
+    "x1": lambda x1, x2: x1, "x2": lambda x1, x2: x2,
+    "x1^2": lambda x1, x2: x1 ** 2, "x2^2": lambda x1, x2: x2 ** 2,
+    "x1*x2": lambda x1, x2: x1 * x2,
+    "sin x1": lambda x1, x2: np.sin(x1), "sin x2": lambda x1, x2: np.sin(x2),
+}
+coordinate = st.floats(-20.0, 20.0, allow_nan=False, allow_infinity=False)
+point_sets = st.lists(st.tuples(coordinate, coordinate), min_size=1, max_size=12).map(
+    lambda rows: np.array(rows, dtype=np.float64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(points=point_sets, names=st.sets(st.sampled_from(features.NAMES), min_size=1))
+def test_the_engines_features_are_the_numpy_formulas_on_any_points(
+        points: np.ndarray, names: set[str]) -> None:
+    assert set(FORMULAS) == set(features.NAMES)
+    chosen = features.canonical(names)
+    nodes = features.input_nodes(points, chosen)
+    table = features.transform(points, chosen)
+    assert table.shape == (len(points), len(chosen))
+    for j, (name, node) in enumerate(zip(chosen, nodes)):
+        expected = FORMULAS[name](points[:, 0], points[:, 1])
+        np.testing.assert_allclose(np.broadcast_to(node.data, expected.shape), expected,
+                                   rtol=1e-15, atol=0, err_msg=name)
+        np.testing.assert_allclose(table[:, j], expected, rtol=1e-15, atol=0, err_msg=name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(x1=coordinate, x2=coordinate, w=st.floats(-2.0, 2.0), name=st.sampled_from(features.NAMES))
+def test_the_gradient_through_each_feature_agrees_with_finite_differences(
+        x1: float, x2: float, w: float, name: str) -> None:
+    """d/dx₁ and d/dx₂ of a loss downstream of one feature, as in test_gradcheck."""
+    a, b = Value(x1, label=features.X1_LABEL), Value(x2, label=features.X2_LABEL)
+
+    def build() -> Value:
+        return (features.FEATURES[name].build(a, b) * w - 0.5) ** 2
+
+    check = gradient_check(build, [a, b], ["x1", "x2"])
+    assert check.passed(1e-6), (name, check.analytic, check.numeric)
+    # The engine's gradient is also the formula's own derivative, written out.
+    f = FORMULAS[name](x1, x2)
+    df = {"x1": (1.0, 0.0), "x2": (0.0, 1.0), "x1^2": (2 * x1, 0.0), "x2^2": (0.0, 2 * x2),
+          "x1*x2": (x2, x1), "sin x1": (np.cos(x1), 0.0), "sin x2": (0.0, np.cos(x2))}[name]
+    outer = 2 * (f * w - 0.5) * w
+    np.testing.assert_allclose(check.analytic, [outer * df[0], outer * df[1]],
+                               rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(points=point_sets, seed=st.integers(0, 1000))
+def test_per_sample_gradients_through_all_features_agree_with_finite_differences(
+        points: np.ndarray, seed: int) -> None:
+    """A batch as training builds it (one node per feature, holding every sample): each
+    sample's d(loss)/d(coordinate) against central differences of the engine's forward."""
+    model = MLP(len(features.NAMES), [3, 1], activation="tanh", seed=seed)
+
+    def loss_of(p: np.ndarray) -> float:
+        return float((model(features.input_nodes(p, features.NAMES)) ** 2).sum().data)
+
+    nodes = features.input_nodes(points, features.NAMES)
+    (model(nodes) ** 2).sum().backward()
+    h = 1e-6
+    for column, leaf in ((0, nodes[0]), (1, nodes[1])):
+        grads = np.broadcast_to(leaf.grad, (len(points),))
+        for s in range(len(points)):
+            up, down = points.copy(), points.copy()
+            up[s, column] += h
+            down[s, column] -= h
+            numeric = (loss_of(up) - loss_of(down)) / (2 * h)
+            assert grads[s] == pytest.approx(numeric, rel=1e-5, abs=1e-6)
