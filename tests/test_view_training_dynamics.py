@@ -179,3 +179,51 @@ def test_full_batch_frames_nothing(controller, show_widget, step_session) -> Non
     assert len(view.batch.frames.data) == 0 and view.batch.full
     train = int(np.flatnonzero(~controller.snapshot.is_test)[0])
     assert "batch" not in view.batch.describe(train)
+
+
+def test_the_pinned_runs_values_show_past_the_current_runs_last_step(  # type: ignore[no-untyped-def]
+        qtbot, controller, show_widget, step_session, after_snapshot) -> None:
+    view = show_widget(LossCurveView(controller))
+    step_session(controller, 6)
+    pinned = controller.snapshot.history
+    after_snapshot(controller, view.pinned.pin_button.click)
+    after_snapshot(controller, controller.apply_config,
+                   controller.snapshot.config.with_changes(lr=0.1, optimizer="adam"))
+    assert controller.snapshot.step == 0
+    # No step of the new run yet: the pinned run's curves and values are there already.
+    assert view.loss_plot.getViewBox().viewRange()[0][1] >= 6
+    view.show_step(4)
+    assert "Step 4" in view.readout.text() and "no steps yet" in view.readout.text()
+    assert f"pinned: loss {pinned[3].loss:.4g}" in view.readout.text()
+    view.show_step(None)
+    assert "No steps yet" in view.readout.text()
+    step_session(controller, 2)
+    box = view.loss_plot.getViewBox()
+    assert box.viewRange()[0][1] >= 6  # the longer pinned run is in view, whole
+
+    def hover(step: float) -> None:  # the mouse over the loss plot at `step`
+        y = sum(box.viewRange()[1]) / 2
+        view.graphics.scene().sigMouseMoved.emit(box.mapViewToScene(QPointF(step, y)))
+
+    hover(5)  # past the current run's step 2, over the pinned run
+    text = view.readout.text()
+    assert "<b>Step 5</b>" in text and "this run is at step 2" in text
+    assert f"pinned: loss {pinned[4].loss:.4g}" in text
+    assert f"test {pinned[4].test_loss:.4g}" in text
+    assert all(line.value() == 5 and line.isVisible() for line in view.crosshairs)
+    hover(2)  # both runs: the current run's values and the pinned run's
+    assert "train loss" in view.readout.text()
+    assert f"pinned: loss {pinned[1].loss:.4g}" in view.readout.text()
+    view.show_step(40)  # past both: the pinned run's last step
+    assert "<b>Step 6</b>" in view.readout.text()
+    assert f"pinned: loss {pinned[5].loss:.4g}" in view.readout.text()
+    # Run on past the pinned run: there the readout says where it ended.
+    step_session(controller, 6)
+    hover(7)
+    assert "<b>Step 7</b>" in view.readout.text() and "train loss" in view.readout.text()
+    assert "pinned run: ended at step 6" in view.readout.text()
+    # Unpinned with the mouse past the current run: back onto a step that exists.
+    view.show_step(8)
+    after_snapshot(controller, view.pinned.unpin_button.click)
+    view.show_step(40)
+    assert "<b>Step 8</b>" in view.readout.text() and "pinned" not in view.readout.text()

@@ -241,6 +241,9 @@ class LossCurveView(QWidget):
                          bool(self.skipped.shown))
         self._fit_legend()
         self._fit_ranges()
+        if self._hover_step is not None and self._hover_step > max(
+                len(history), self.pinned.last_step()):
+            self.show_step(self._hover_step)  # unpinned under the mouse: back onto the run
 
     def _fit_legend(self) -> None:
         """As many legend entries to a row as the width holds, in one or more rows.
@@ -267,9 +270,11 @@ class LossCurveView(QWidget):
     def _fit_ranges(self) -> None:
         """Range the plots to what they hold, moving an axis only when the data needs it
         (see `steady_range`: a range that follows every step costs a third of a frame)."""
-        if not len(self._records):
+        pinned = self.pinned.last_step()
+        if not len(self._records) and not pinned:
             return  # the hint's fixed range stays
-        last = float(self._records.column("step")[-1])
+        last = float(self._records.column("step")[-1]) if len(self._records) else 0.0
+        last = max(last, float(pinned))  # a longer pinned run shows whole
         ahead = self.controller.ahead
         if ahead is not None and len(ahead):  # the faded steps kept ahead count too
             last = max(last, float(ahead.column("step")[-1]))
@@ -277,6 +282,9 @@ class LossCurveView(QWidget):
             last = max(last, max(self.edit_markers) + 0.5)
         for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
             steady_range(plot, last, y=plot is not self.accuracy_plot)
+        if self.empty_text.isVisible():  # over a pinned run: the hint in the middle
+            (x0, x1), (y0, y1) = self.loss_plot.getViewBox().viewRange()
+            self.empty_text.setPos((x0 + x1) / 2, (y0 + y1) / 2)
 
     def _show_ahead(self, shown: int) -> None:
         """While the timeline is moved back, the later steps it keeps are drawn faded
@@ -374,7 +382,7 @@ class LossCurveView(QWidget):
         self._show_accuracy(len(steps) == 0 or bool(np.isfinite(self.data("accuracy")).any()))
         empty = len(steps) == 0
         self.empty_text.setVisible(empty)
-        if empty:
+        if empty and not self.pinned.last_step():
             # Put the hint in the middle of a range that a first step will replace.
             self.loss_plot.setXRange(0, 10, padding=0)
             self.loss_plot.setYRange(0, 1, padding=0)
@@ -441,12 +449,13 @@ class LossCurveView(QWidget):
         return super().eventFilter(watched, event)
 
     def show_step(self, step: int | None) -> None:
-        """Put the crosshair and the readout on `step` (clamped to the run), or None: latest."""
-        n = len(self._records)
-        if step is None or n == 0:
+        """Put the crosshair and the readout on `step`, or None: latest. The step is clamped
+        to the run, or to the pinned run where that goes further (its values still show)."""
+        reach = max(len(self._records), self.pinned.last_step())
+        if step is None or reach == 0:
             self._hover_step = None
         else:
-            self._hover_step = min(max(int(step), 1), n)
+            self._hover_step = min(max(int(step), 1), reach)
         for line in self.crosshairs:
             line.setVisible(self._hover_step is not None)
             if self._hover_step is not None:
@@ -456,6 +465,12 @@ class LossCurveView(QWidget):
     def _update_readout(self) -> None:
         n = len(self._records)
         kept = self.kept_ahead()
+        if self._hover_step is not None and self._hover_step > n:
+            # Past this run's last step, over the pinned run's longer curves.
+            where = f"this run is at step {n}" if n else "this run has no steps yet"
+            self.readout.setText(" · ".join([f"<b>Step {self._hover_step}</b>", where,
+                                             *self.pinned.readout(self._hover_step)]))
+            return
         if n == 0:
             first = f"<b>Step 0 {kept}</b>" if kept else "No steps yet"
             self._set_readout([first, *self._edit_parts(0, "")])

@@ -2,7 +2,8 @@
 under the current run's, with a legend entry that says how the two runs differ.
 
 The loss curve owns it: it hands over its loss and accuracy plots and the legend, and
-asks for the readout's words at a hovered step.
+asks for the readout's words at a hovered step and how far the pinned run goes (its
+curves and its readout reach past the current run's last step).
 """
 
 from __future__ import annotations
@@ -81,11 +82,18 @@ class PinnedOverlay:
         if pinned is not None:
             self.legend.addItem(self.curves["loss"], label)
 
+    def last_step(self) -> int:
+        """How many steps the pinned run has (0 without one): the plots range over them
+        and the hover reaches them, even past the current run's last step."""
+        return self.pinned.steps if self.pinned is not None else 0
+
     def readout(self, step: int) -> list[str]:
         """The pinned run's values at `step`, for the hover readout."""
         p = self.pinned
-        if p is None or not 1 <= step <= p.steps:
+        if p is None or step < 1:
             return []
+        if step > p.steps:
+            return [f"<span style='color:#777'>pinned run: ended at step {p.steps}</span>"]
         r = p.history[step - 1]
         text = f"pinned: loss {r.loss:.4g}"
         if math.isfinite(r.test_loss):
