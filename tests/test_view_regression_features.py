@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
 from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.boundary import DecisionBoundaryView, value_colours
+from gradbox.views.boundary import VALUE_TINT, DecisionBoundaryView, value_colours, value_scale
 from gradbox.views.designer import DesignerPanel
 from gradbox.views.session import SessionController
 
@@ -74,8 +74,10 @@ def test_regression_over_the_plane_is_a_heat_map_of_the_prediction(  # type: ign
     assert view.mode == "heat map" and view.view_box.state["aspectLocked"]
     snapshot = controller.snapshot
     n = view.grid_size
-    expected = value_colours(snapshot.predict(view.grid_points())[:, 0])
-    np.testing.assert_array_equal(view.image.image, expected.reshape(n, n, 3))
+    expected = value_colours(snapshot.predict(view.grid_points())[:, 0],
+                             scale=value_scale(snapshot.targets))
+    # Within one unit of colour: the heat map's forward pass is in single precision.
+    np.testing.assert_allclose(view.image.image, expected.reshape(n, n, 3), atol=1)
     # points wear their target's colour; a click adds a point with the picked target
     assert view.class_picker.itemText(1).startswith("target +1")
     view.class_picker.setCurrentIndex(1)
@@ -139,3 +141,70 @@ def test_the_playgrounds_network_check_passes_on_features_and_regression(
     trainer.run_steps(3)
     check = _check_trainer(trainer)
     assert len(check.names) == len(trainer.param_names) and check.passed(1e-6)
+
+
+def test_the_heat_maps_colours_span_the_datasets_own_range(  # type: ignore[no-untyped-def]
+        qtbot, make_controller, show_widget, step_session) -> None:
+    """Multiple gaussians' targets stay within about ±0.9 (half of them 0): full colour is
+    at the largest target, not at 1, and the key above the plot says so."""
+    controller = make_controller(dataset="multi_gaussian", n_samples=200, hidden=(6,),
+                                 lr=0.05)
+    view = show_widget(DecisionBoundaryView(controller))
+    step_session(controller, 2)
+    targets = controller.snapshot.targets
+    scale = float(np.max(np.abs(targets)))
+    assert 0.5 < scale < 1.0 and value_scale(targets) == scale
+    # The heat map is the prediction on that scale.
+    snapshot = controller.snapshot
+    prediction = snapshot.predict(view.grid_points())[:, 0]
+    n = view.grid_size
+    np.testing.assert_allclose(view.image.image,  # single precision: within one unit
+                               value_colours(prediction, scale=scale).reshape(n, n, 3), atol=1)
+    # The same meaning as before: white at 0, orange below, blue above; full at ±scale.
+    white, orange, blue = value_colours(np.array([0.0, -scale, scale]), tint=1.0, scale=scale)
+    assert tuple(white) == (255, 255, 255)
+    assert tuple(orange) == (0xf5, 0x93, 0x22) and tuple(blue) == (0x08, 0x77, 0xbd)
+    # More colour than on a fixed ±1: the strongest target is full, not 0.9 of it.
+    strongest = int(np.argmax(np.abs(targets)))
+    brush = view.scatter.points()[strongest].brush().color()
+    assert (brush.red(), brush.green(), brush.blue()) in ((0xf5, 0x93, 0x22), (0x08, 0x77, 0xbd))
+    old = value_colours(prediction, tint=0.6)  # full at 1, as it was
+    new = value_colours(prediction, scale=scale)
+    assert np.abs(255 - new.astype(int)).mean() > 1.5 * np.abs(255 - old.astype(int)).mean()
+    # The colour bar beside the plot tells what full colour means, in the heat map's
+    # own colours, both ends written out.
+    bar = view.value_bar
+    assert bar.isVisible() and bar.parentItem() is not None
+    assert bar.levels() == (-scale, scale)
+    ticks = [text for _, text in bar.axis._tickLevels[0]]
+    assert ticks == [f"−{scale:.2g}", "0", f"+{scale:.2g}"]
+    assert f"+{scale:.2g}" in bar.toolTip() and "largest target" in bar.toolTip()
+    ends = bar.colorMap().map(np.array([0.0, 0.5, 1.0]), mode="byte")[:, :3]
+    np.testing.assert_array_equal(ends, value_colours(np.array([-scale, 0.0, scale]),
+                                                      scale=scale))
+    # A point of target +1 widens the range: the key and the picture follow at once.
+    view.class_picker.setCurrentIndex(1)
+    scene = view.view_box.mapViewToScene(QPointF(5.5, -5.5))
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
+        qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.NoModifier, view.plot.mapFromScene(scene))
+    assert bar.levels() == (-1.0, 1.0)
+    assert [text for _, text in bar.axis._tickLevels[0]] == ["−1", "0", "+1"]
+    prediction = controller.snapshot.predict(view.grid_points())[:, 0]
+    np.testing.assert_allclose(view.image.image,
+                               value_colours(prediction, scale=1.0).reshape(n, n, 3), atol=1)
+    assert VALUE_TINT > 0.6
+
+
+def test_the_colour_bar_shows_only_for_a_heat_map(  # type: ignore[no-untyped-def]
+        make_controller, show_widget, after_snapshot) -> None:
+    controller = make_controller(dataset="moons")
+    view = show_widget(DecisionBoundaryView(controller))
+    assert not view.value_bar.isVisible() and view.value_bar.parentItem() is None
+    after_snapshot(controller, controller.apply_config,
+                   controller.snapshot.config.with_changes(dataset="plane", loss="mse"))
+    assert view.mode == "heat map" and view.value_bar.isVisible()
+    after_snapshot(controller, controller.apply_config,
+                   controller.snapshot.config.with_changes(dataset="sine"))
+    assert view.mode == "curve" and not view.value_bar.isVisible()
+    assert view.value_bar.parentItem() is None  # out of the layout: no empty column

@@ -24,6 +24,7 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QShowEvent
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.datasets import ONE_D_KINDS
+from gradbox.formatting import fmt
 from gradbox.training import Snapshot
 from gradbox.views.batch_overlay import BatchOverlay
 from gradbox.views.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot
@@ -35,6 +36,9 @@ MAX_GRID, MIN_GRID = 100, 32
 HEATMAP_WORK = 10_000_000
 # The heatmap never reaches the full class colour, so the points on top stay readable.
 MAX_TINT = 0.6
+# A regression's heat map goes further: its points have dark rims, and the prediction's
+# size is all the picture says (at 0.6 the gaussians' bumps were pale).
+VALUE_TINT = 0.85
 PICK_PIXELS = 8.0  # how close (in screen pixels) a click must be to hit a point
 REMOVE_PIXELS = 20.0  # a right-click far from every point removes nothing (no surprises)
 PADDING = 0.15  # margin around the data, as a fraction of its span
@@ -74,11 +78,24 @@ def output_colours(output: np.ndarray, loss: str) -> np.ndarray:
     return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
 
 
-def value_colours(values: np.ndarray, tint: float = MAX_TINT) -> np.ndarray:
+def value_scale(targets: np.ndarray | None) -> float:
+    """The size of the largest target (1 without any): where a regression's colours are
+    full. Playground's multiple gaussians stay within about ±0.9 and half their targets
+    are 0, so at a fixed ±1 their picture was pale; this uses the data's own range."""
+    if targets is None:
+        return 1.0
+    finite = np.abs(np.asarray(targets, dtype=np.float64))
+    finite = finite[np.isfinite(finite)]
+    largest = float(finite.max()) if len(finite) else 0.0
+    return largest if largest > 0 else 1.0
+
+
+def value_colours(values: np.ndarray, tint: float = VALUE_TINT,
+                  scale: float = 1.0) -> np.ndarray:
     """RGB (n, 3) uint8 for regression numbers: orange below 0, blue above, white at 0,
-    full strength (times `tint`) at |value| >= 1 -- Playground's targets lie in [-1, 1]."""
+    full strength (times `tint`) at |value| >= `scale` (see `value_scale`)."""
     values = np.nan_to_num(np.asarray(values, dtype=np.float64).reshape(-1), nan=0.0)
-    strength = (tint * np.clip(np.abs(values), 0.0, 1.0))[:, None]
+    strength = (tint * np.clip(np.abs(values) / scale, 0.0, 1.0))[:, None]
     rgb = _WHITE + (_PALETTE[(values > 0).astype(np.int64)] - _WHITE) * strength
     return np.clip(np.rint(rgb), 0, 255).astype(np.uint8)
 
@@ -98,7 +115,7 @@ def heatmap_colours(snapshot: Snapshot, grid: np.ndarray) -> np.ndarray:
         # Single precision: a colour needs 3 digits, and it takes a third of the time.
         output = snapshot.predict(grid, dtype=np.float32)
     if snapshot.targets is not None:  # regression over the plane: the predicted number
-        return value_colours(output[:, 0])
+        return value_colours(output[:, 0], scale=value_scale(snapshot.targets))
     return output_colours(output, snapshot.config.effective_loss)
 
 
@@ -200,6 +217,15 @@ class DecisionBoundaryView(QWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         # ignoreBounds: the heatmap follows the visible range, it must not drive it.
         item.addItem(self.image, ignoreBounds=True)
+        # A regression's colour scale beside the plot (shown for a heat map only): the
+        # plot's aspect is locked, so there is width to spare and none to take from above.
+        self.value_bar = pg.ColorBarItem(values=(-1.0, 1.0), width=12, interactive=False)
+        self.value_bar.axis.setPen(pg.mkPen("#555"))
+        self.value_bar.axis.setTextPen(pg.mkPen("#222"))
+        # Half a label's height inside the plot's top and bottom: the end labels stay whole.
+        self.value_bar.layout.setContentsMargins(0, 8, 0, 8)
+        self.value_bar.setVisible(False)  # placed beside the plot by _show_value_bar
+        self._plot_item = item
         # The fitted function of a 1-D dataset, drawn under the points.
         self.curve = pg.PlotDataItem(pen=pg.mkPen(CLASS_COLOURS[1], width=2.5),
                                      antialias=True)
@@ -267,6 +293,7 @@ class DecisionBoundaryView(QWidget):
         self.view_box.setAspectLocked(mode != "curve")
         self.image.setVisible(mode != "curve")
         self.curve.setVisible(mode == "curve")
+        self._show_value_bar(mode == "heat map")
         if mode == "curve":
             self.curve.setData([], [])
         # On a curve a click's height is the new point's target: nothing to pick.
@@ -281,8 +308,9 @@ class DecisionBoundaryView(QWidget):
             "heat map": ("Click: add a point with the picked target · Right-click: remove · "
                          "Click a point: select it",
                          "The number the model predicts over the plane: orange below 0, blue "
-                         "above, stronger further from 0. Each point has its target's colour; "
-                         "hollow ones are test points."),
+                         "above, stronger further from 0, full at the largest target's size "
+                         "(the bar on the right). Each point has its target's colour; hollow ones "
+                         "are test points."),
             "curve": ("Click: add a point there (its height is its target) · Right-click: "
                       "remove · Click a point: select it",
                       "The function the model has fitted (the line) over the points it is "
@@ -292,6 +320,33 @@ class DecisionBoundaryView(QWidget):
         self.hint.setText(tips[mode][0])
         self.plot.setToolTip(tips[mode][1])
         self._update_class_picker(2, force=True)
+
+    def _show_value_bar(self, shown: bool) -> None:
+        layout = self._plot_item.layout
+        placed = self.value_bar.parentItem() is not None
+        if shown and not placed:
+            layout.addItem(self.value_bar, 2, 5)  # after the right axis, as pyqtgraph does
+            layout.setColumnFixedWidth(4, 5)
+        elif not shown and placed:
+            layout.removeItem(self.value_bar)
+            self.value_bar.setParentItem(None)
+            self._plot_item.scene().removeItem(self.value_bar)
+            layout.setColumnFixedWidth(4, 0)
+        self.value_bar.setVisible(shown)
+
+    def _set_value_scale(self, scale: float) -> None:
+        """The bar runs from -scale (full orange) through white to +scale (full blue),
+        in the heat map's own colours, with both ends written out."""
+        values = np.linspace(-scale, scale, 65)
+        self.value_bar.setColorMap(pg.ColorMap(np.linspace(0.0, 1.0, len(values)),
+                                               value_colours(values, scale=scale)))
+        self.value_bar.setLevels((-scale, scale))
+        text = fmt(scale, digits=2)
+        self.value_bar.axis.setTicks([[(-scale, f"−{text}"), (0.0, "0"), (scale, f"+{text}")]])
+        self.value_bar.setToolTip(
+            f"The predicted number's colour: white at 0, orange below, blue above; full "
+            f"from −{text} and +{text} on -- the largest target in the data, in size, so the "
+            "whole scale is used. Each point has its target's colour on this scale")
 
     def _data_changed(self, snapshot: Snapshot) -> bool:
         """Whether the points differ from those drawn.
@@ -325,7 +380,9 @@ class DecisionBoundaryView(QWidget):
         else:
             # A point's colour is its target, on the heat map's scale at full strength;
             # a dark rim keeps a near-zero (white) target visible on a white background.
-            full = value_colours(snapshot.targets, tint=1.0)
+            scale = value_scale(snapshot.targets)
+            full = value_colours(snapshot.targets, tint=1.0, scale=scale)
+            self._set_value_scale(scale)
             if self.mode == "curve":
                 full[:] = CURVE_POINTS  # the height says it all; colour would repeat it
             brushes = [self._test_brush if t else pg.mkBrush(*rgb)
@@ -415,7 +472,7 @@ class DecisionBoundaryView(QWidget):
             self._make_grid()
         key = (snapshot.params, snapshot.layer_sizes, snapshot.config.activation,
                snapshot.config.effective_loss, self._grid_rect, n, self.mode,
-               snapshot.config.effective_features)
+               snapshot.config.effective_features, value_scale(snapshot.targets))
         if self._heatmap_key is not None and self._same_heatmap(key, self._heatmap_key):
             return  # a selection or a history fetch: the model is the same
         self._heatmap_key = key
