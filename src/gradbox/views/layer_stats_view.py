@@ -22,7 +22,7 @@ from gradbox.history import History
 from gradbox.layer_stats import QUANTILES, layer_names
 from gradbox.training import Snapshot
 from gradbox.views.log_axis import LogAxis
-from gradbox.views.plotting import StepAxis, style_plot
+from gradbox.views.plotting import StepAxis, steady_range, style_plot
 from gradbox.views.session import SessionController
 
 MAX_LAYER_PLOTS = 6  # activation plots shown; deeper networks show the last ones
@@ -219,11 +219,10 @@ class LayerStatsView(QWidget):
             values = data[:, k, 0] if len(data) else np.zeros(0)
             values = np.where(values > 0, values, np.nan)
             curve.setData(steps, values, connect="finite", symbol=symbol)
-        if len(steps) == 1:
-            self.grad_plot.setXRange(0, 10, padding=0)
-            self.grad_plot.enableAutoRange(axis="y")
-        elif not empty:
-            self.grad_plot.enableAutoRange()
+        if not empty:
+            # Ranges that hold still while the data fits them (as the loss curve's): a
+            # moved log axis chooses its labels afresh, 1-4 ms each time.
+            steady_range(self.grad_plot, float(steps[-1]))
         for items, k in zip(self._act_items, self._act_layers):
             q = data[:, k, 2:] if len(data) else np.zeros((0, len(QUANTILES)))
             for low, high, _ in _BANDS:

@@ -84,57 +84,82 @@ def candidates(lo: float, hi: float) -> Iterator[np.ndarray]:
             yield np.round(np.arange(first, last + 1) * step, 12 - exponent)
 
 
+def _among(values: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Which of `values` are also in `others` (to rounding)."""
+    if not len(others):
+        return np.zeros(len(values), dtype=bool)
+    return np.isclose(values[:, None], others[None, :], rtol=1e-9, atol=0).any(axis=1)
+
+
 class LogAxis(pg.AxisItem):
     """An axis that, in log mode, draws labels chosen by `choose` (linear mode unchanged)."""
 
     def __init__(self, orientation: str, **kwargs: object) -> None:
         super().__init__(orientation, **kwargs)
         self.setStyle(maxTextLevel=0)  # only the chosen set is labelled; minor ticks are not
+        # The last choice: an axis asks again at every repaint of an unchanged range.
+        self._chosen_for: tuple[object, ...] | None = None
+        self._chosen: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
 
     def _font(self) -> QFont:
         # The font the labels are painted with: the tick font if one is set, else the
         # application's (what a QPicture's painter starts with).
         return self.style["tickFont"] or QFont()
 
-    def label_size(self, text: str) -> float:
-        """How much room one label takes along the axis, in pixels."""
+    def label_sizes(self, texts: Sequence[str]) -> np.ndarray:
+        """How much room each label takes along the axis, in pixels."""
         metrics = QFontMetricsF(self._font())
         if self.orientation in ("left", "right"):
-            return metrics.height()
-        return metrics.horizontalAdvance(text)
+            return np.full(len(texts), metrics.height())
+        return np.array([metrics.horizontalAdvance(t) for t in texts])
 
     def choose(self, lo: float, hi: float, size: float) -> tuple[np.ndarray, np.ndarray]:
         """(labelled, minor) tick values for the log10 range lo..hi drawn over `size` px."""
         lo, hi = sorted((lo, hi))
         if not (math.isfinite(lo) and math.isfinite(hi)) or hi - lo <= 0 or size <= 0:
             return np.zeros(0), np.zeros(0)
+        key = (lo, hi, size, self.width(), self._font().key())
+        if key == self._chosen_for:
+            return self._chosen
         sets = []  # every nice set, only its values inside the range
         for values in candidates(lo, hi):
-            with np.errstate(divide="ignore"):
-                where = np.log10(values)
+            where = np.log10(values)  # all > 0: nice numbers and powers of ten
             sets.append(values[(where >= lo) & (where <= hi)])
         # Each set's values whose label fits, and how far apart those are (label sizes).
-        fitting = [(i, shown, self._spacing(shown, lo, hi, size)) for i, shown in
-                   ((i, self._fit_in(v, lo, hi, size)) for i, v in enumerate(sets))
-                   if len(shown)]
-        if not fitting:
-            return np.zeros(0), np.zeros(0)
-        # The most labels at a comfortable spacing (two at least), else the most that
-        # can be read at all; on a tie the nicer set, i.e. the earlier one.
-        comfortable = [f for f in fitting if len(f[1]) >= 2 and f[2] >= COMFORT]
-        readable = [f for f in fitting if f[2] >= MINIMUM] or fitting[:1]
-        chosen, best, _ = max(comfortable or readable, key=lambda f: (len(f[1]), -f[0]))
-        # Minor ticks: the next finer set that holds the chosen one, if its ticks are apart.
-        minor = np.zeros(0)
+        # A set with more labels than the axis could hold even packed is not measured.
+        most = size / (MINIMUM * QFontMetricsF(self._font()).height()) + 3
+        fitting = []
+        for i, values in enumerate(sets):
+            if len(values) > 0 and (self.orientation not in ("left", "right")
+                                    or len(values) <= most):
+                shown, room = self._fit_in(values, lo, hi, size)
+                if len(shown):
+                    fitting.append((i, shown, room))
+        best = minor = np.zeros(0)
+        if fitting:
+            # The most labels at a comfortable spacing (two at least), else the most that
+            # can be read at all; on a tie the nicer set, i.e. the earlier one.
+            comfortable = [f for f in fitting if len(f[1]) >= 2 and f[2] >= COMFORT]
+            readable = [f for f in fitting if f[2] >= MINIMUM] or fitting[:1]
+            chosen, best, _ = max(comfortable or readable, key=lambda f: (len(f[1]), -f[0]))
+            minor = self._minor(sets, chosen, best, lo, hi, size)
+        self._chosen_for, self._chosen = key, (best, minor)
+        return best, minor
+
+    @staticmethod
+    def _minor(sets: list[np.ndarray], chosen: int, best: np.ndarray, lo: float, hi: float,
+               size: float) -> np.ndarray:
+        """Unlabelled ticks: the next finer set that holds the chosen one, if its ticks
+        stand apart (none otherwise)."""
+        coarse = sets[chosen]
         for values in sets[chosen + 1:]:
-            if len(values) <= len(sets[chosen]) or not all(
-                    np.isclose(values, v, rtol=1e-9).any() for v in sets[chosen]):
+            if len(values) <= len(coarse) or not _among(coarse, values).all():
                 continue
             where = (np.log10(values) - lo) / (hi - lo) * size
             if np.min(np.diff(np.sort(where))) >= MINOR_PIXELS:
-                minor = np.array([v for v in values if not np.isclose(best, v, rtol=1e-9).any()])
+                return values[~_among(values, best)]
             break
-        return best, minor
+        return np.zeros(0)
 
     def text_room(self) -> float:
         """How wide a label may be on a left or right axis (pyqtgraph drops wider ones)."""
@@ -146,29 +171,23 @@ class LogAxis(pg.AxisItem):
         width = QFontMetricsF(self._font()).horizontalAdvance(text)
         return math.ceil(width + max(0, self.style["tickLength"]) + self.style["tickTextOffset"][0])
 
-    def _fit_in(self, values: np.ndarray, lo: float, hi: float, size: float) -> np.ndarray:
-        """The values whose label lies whole inside the axis (pyqtgraph drops the others)."""
-        if not len(values):
-            return values
+    def _fit_in(self, values: np.ndarray, lo: float, hi: float,
+                size: float) -> tuple[np.ndarray, float]:
+        """The values whose label lies whole inside the axis (pyqtgraph drops the others),
+        and the closest two labels' distance in labels' sizes (inf for one)."""
         where = (np.log10(values) - lo) / (hi - lo) * size
         texts = labels(values.tolist())
-        half = np.array([self.label_size(t) / 2 for t in texts])
-        keep = (where - half >= 0) & (where + half <= size)
+        sizes = self.label_sizes(texts)
         if self.orientation in ("left", "right") and self.width() > 0:
             metrics = QFontMetricsF(self._font())
-            wide = np.array([metrics.horizontalAdvance(t) for t in texts])
-            if np.any(wide > self.text_room()):
-                return values[:0]  # a set with a label cut off: none of it
-        return values[keep]
-
-    def _spacing(self, values: np.ndarray, lo: float, hi: float, size: float) -> float:
-        """The closest two labels' distance, in labels' sizes (inf for a single one)."""
-        if len(values) < 2:
-            return math.inf
-        where = (np.log10(values) - lo) / (hi - lo) * size
-        sizes = np.array([self.label_size(t) for t in labels(values.tolist())])
+            if any(metrics.horizontalAdvance(t) > self.text_room() for t in texts):
+                return values[:0], math.inf  # a set with a label cut off: none of it
+        keep = (where - sizes / 2 >= 0) & (where + sizes / 2 <= size)
+        where, sizes = where[keep], sizes[keep]
+        if len(where) < 2:
+            return values[keep], math.inf
         need = (sizes[1:] + sizes[:-1]) / 2
-        return float(np.min(np.diff(where) / need))
+        return values[keep], float(np.min(np.diff(where) / need))
 
     def tickValues(self, minVal: float, maxVal: float, size: float  # noqa: N802, N803
                    ) -> list[tuple[float | None, list[float]]]:

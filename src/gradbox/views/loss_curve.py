@@ -468,8 +468,8 @@ class LossCurveView(QWidget):
         if self._hover_step is not None and self._hover_step > n:
             # Past this run's last step, over the pinned run's longer curves.
             where = f"this run is at step {n}" if n else "this run has no steps yet"
-            self.readout.setText(" · ".join([f"<b>Step {self._hover_step}</b>", where,
-                                             *self.pinned.readout(self._hover_step)]))
+            self._set_readout([f"<b>Step {self._hover_step}</b>", where,
+                               *self.pinned.readout(self._hover_step)])
             return
         if n == 0:
             first = f"<b>Step 0 {kept}</b>" if kept else "No steps yet"
