@@ -227,3 +227,20 @@ def test_the_pinned_runs_values_show_past_the_current_runs_last_step(  # type: i
     after_snapshot(controller, view.pinned.unpin_button.click)
     view.show_step(40)
     assert "<b>Step 8</b>" in view.readout.text() and "pinned" not in view.readout.text()
+
+
+def test_a_long_pinned_legend_never_widens_the_plots_past_a_narrow_panel(  # type: ignore[no-untyped-def]
+        qtbot, controller, show_widget, step_session, after_snapshot) -> None:
+    """A 250 px panel: the legend's 'pinned: optimizer sgd → adam, lr 0.5 → 0.1' made the
+    plots' layout ~500 px wide, half of it cut off."""
+    view = show_widget(LossCurveView(controller), 250, 230)
+    step_session(controller, 3)
+    after_snapshot(controller, view.pinned.pin_button.click)
+    after_snapshot(controller, controller.apply_config,
+                   controller.snapshot.config.with_changes(lr=0.1, optimizer="adam"))
+    step_session(controller, 1)
+    width = view.graphics.viewport().width()
+    qtbot.waitUntil(lambda: view.graphics.ci.geometry().width() <= width + 0.5)
+    for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
+        assert plot.geometry().right() <= width + 0.5
+    assert view.grad_plot.geometry().width() > 40  # still there to read

@@ -94,7 +94,11 @@ class LossCurveView(QWidget):
         # by side, each tall enough for its axis label.
         self.loss_legend = pg.LegendItem(labelTextColor="#222", colCount=4,
                                          horSpacing=LEGEND_SPACING)
-        self.loss_legend.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        # Its width must not set the plots': a pinned run's entry ('pinned: optimizer sgd
+        # → adam, lr 0.5 → 0.1') made the plots' layout ~500 px in a ~250-350 px panel, the
+        # loss plot's right part and the gradient-norm plot cut off. Too long, it is cut.
+        self.loss_legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.loss_legend.setMinimumWidth(0)
         self.loss_legend.setMaximumHeight(LEGEND_ROW)
         self._legend_key: tuple[int, int] | None = None
         self.graphics.addItem(self.loss_legend, row=0, col=0, colspan=2)
