@@ -216,3 +216,34 @@ def test_a_full_legend_wraps_inside_the_loss_panel_at_1024x700(  # type: ignore[
         box = _scene_in_window(win, plot.getViewBox())
         assert graphics.contains(box) and box.height() >= 30, box
         assert not box.intersects(_scene_in_window(win, view.loss_legend))
+
+
+def test_teacher_mode_at_1024x700_keeps_the_parameters_panel_inside_the_window(  # type: ignore[no-untyped-def]
+        qtbot, open_window) -> None:
+    win = shown_at(qtbot, open_window, 1024, 700)
+    win.lessons.apply_key("zero-grad")  # its controls include the parameters
+    # As a teacher would: the lesson set up (its warning shown), then teacher mode.
+    qtbot.waitUntil(lambda: win.parameters.warning.isVisible())
+    win.lessons.set_teacher_mode(True)
+    # The larger fonts are laid out in a few passes; the window ends at its size.
+    qtbot.waitUntil(lambda: win.width() <= 1024 and win.height() <= 700, timeout=3000)
+    qtbot.wait(100)
+    assert win.width() <= 1024 and win.height() <= 700, win.size()
+    assert win.minimumSizeHint().width() <= 1024 and win.minimumSizeHint().height() <= 700
+    panel = win.parameters
+    assert win.docks["Parameters && gradients"].isVisible()
+    shown = [w for w in (panel.filter, panel.summary, panel.warning, panel.table,
+                         panel.history_title) if w.isVisible()]
+    last = max(shown, key=lambda w: w.mapTo(win, QPoint(0, w.height())).y())
+    assert last is panel.history_title
+    for widget in shown:  # each wholly in the window, none cut off by the panel's edge
+        assert win.rect().contains(_in_window(win, widget)), widget
+        assert widget.visibleRegion().boundingRect().size() == widget.size(), widget
+    label = panel.history_title  # its wrapped lines all fit
+    assert label.height() >= label.heightForWidth(label.width())
+    # Teacher mode off: the parameters go back under the lesson.
+    win.lessons.set_teacher_mode(False)
+    qtbot.waitUntil(lambda: win.height() <= 700, timeout=3000)
+    assert win.dockWidgetArea(win.docks["Parameters && gradients"]) == \
+        Qt.DockWidgetArea.RightDockWidgetArea
+    assert win.width() <= 1024 and win.height() <= 700

@@ -13,7 +13,7 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QFont, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -384,6 +384,13 @@ class LessonPanel(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         self._fit_current()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        # Teacher mode's font on or off: the step's lines are of another height (kept at
+        # the large font's, the box held the window 65 px taller than 700 after it).
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self._fit_current)  # once the box has its font too
 
     def _fit_current(self) -> None:
         """The current step's box is never cut: it asks for the height its words need at

@@ -8,13 +8,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
+    QLayout,
     QMainWindow,
     QMessageBox,
     QScrollArea,
@@ -187,6 +188,7 @@ class MainWindow(QMainWindow):
         self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
         self.field_keys = FieldKeys(self)
         self._docks_hidden_for_playground: list[QDockWidget] = []
+        self._parameters_moved = False  # to the left column, by teacher mode
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
         self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
@@ -389,6 +391,11 @@ class MainWindow(QMainWindow):
         self.controller.replace_trainer(fresh, "Lesson set up: a fresh run at step 0")
 
     def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
+        size = self.size()
+        # While the fonts change and the docks move, the layout's minimum passes through
+        # sizes bigger than the window (the old places with the new fonts): without this,
+        # the window grew to them (1186 x 852 on a 1024 x 700 screen) and stayed.
+        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
         apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
         # The phase, large enough for the back of the room, on a row of its own.
         self.phase_bar.setVisible(on)
@@ -396,6 +403,34 @@ class MainWindow(QMainWindow):
         if on:
             self.docks["Lessons"].show()
             self.docks["Lessons"].raise_()
+        self._place_parameters(teacher=on)
+        # Fonts and hidden docks changed what fits where: fit the docks to the window,
+        # not the window to the docks (on a 1024 x 700 screen it ran past the bottom).
+        self._fit_docks()
+        # Back to the size it had, once the new fonts are laid out (a panel refits to
+        # them in its own queued call): a window that grew on a small screen stays big.
+        QTimer.singleShot(0, lambda: self._keep_size(size))
+
+    def _keep_size(self, size: QSize) -> None:
+        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
+        self.layout().activate()
+        if self.size() != size:
+            self.resize(size.expandedTo(self.minimumSizeHint()))
+
+    def _place_parameters(self, teacher: bool) -> None:
+        """In teacher mode the lesson's large text needs the right column's height, and
+        the Designer is hidden: the parameters take the left column instead, and go back
+        under the lesson after. A dock the user moved elsewhere stays put."""
+        parameters, lesson = self.docks["Parameters && gradients"], self.docks["Lessons"]
+        if parameters.isFloating() or self.tabifiedDockWidgets(parameters):
+            return
+        area = self.dockWidgetArea(parameters)
+        if teacher and area == Qt.RightDockWidgetArea and self.docks["Designer"].isHidden():
+            self.addDockWidget(Qt.LeftDockWidgetArea, parameters)
+            self._parameters_moved = True
+        elif not teacher and self._parameters_moved and area == Qt.LeftDockWidgetArea:
+            self.splitDockWidget(lesson, parameters, Qt.Vertical)
+            self._parameters_moved = False
 
     @Slot(str, str)
     def _on_undo_changed(self, undo: str, redo: str) -> None:
@@ -751,7 +786,9 @@ class MainWindow(QMainWindow):
         under = (Qt.LeftDockWidgetArea, Qt.BottomDockWidgetArea)
         if places not in (beside, under) or self.dockWidgetArea(designer) != under[0]:
             return False
-        wanted = beside if self._loss_beside_loop() else under
+        # With the Designer hidden (teacher mode) the left column would be the loss
+        # curve's alone, a whole column's width taken from the rest: it goes beside the loop.
+        wanted = beside if self._loss_beside_loop() or designer.isHidden() else under
         if places == wanted:
             return False
         if wanted == beside:

@@ -34,7 +34,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtGui import QColor, QPainter, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -613,7 +613,7 @@ class ParametersView(QWidget):
         # An empty plot explains nothing: until a row is chosen only its hint shows, and
         # the table takes the room.
         self.history.hide()
-        lower.setMaximumHeight(self.history_title.sizeHint().height() * 3)
+        self._fit_hint()
 
         self._history_timer = QTimer(self)
         self._history_timer.setSingleShot(True)
@@ -647,6 +647,29 @@ class ParametersView(QWidget):
         if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
             self._fit_columns()
         return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_hint()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # teacher mode
+            self._fit_hint()
+
+    def _fit_hint(self) -> None:
+        """Until a row is chosen, the lower part is its hint alone: as tall as the hint's
+        lines at its width and font (in a narrow dock or teacher mode's large font it
+        wraps to more lines, which a height fixed at three single lines cut off)."""
+        if not self.history.isHidden():
+            return
+        label = self.history_title
+        margins = self.layout().contentsMargins() if self.layout() else None
+        width = self.width() - (margins.left() + margins.right() if margins else 0)
+        # Never less than the three lines it always had room for.
+        height = max(label.heightForWidth(width), 3 * label.sizeHint().height())
+        if self._lower.maximumHeight() != height:
+            self._lower.setMaximumHeight(height)
 
     def _fit_columns(self) -> None:
         """Share the width by fractions, so a narrow dock still shows every column."""
