@@ -53,7 +53,7 @@ from PySide6.QtWidgets import QApplication
 from gradbox.training import Trainer, TrainingConfig
 from gradbox.views import main_window as main_window_module
 from gradbox.views.main_window import MainWindow
-from gradbox.views.session import SessionController
+from gradbox.views.session import SessionController, freeze_what_lives_now
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", l2=1e-4,
@@ -299,6 +299,7 @@ def make_window(app: QApplication, scenario: Scenario, autosave: Path) -> MainWi
     window.ask_unsaved = lambda: "discard"  # type: ignore[method-assign]  # no dialog at close
     window.resize(1400, 900)
     window.show()
+    freeze_what_lives_now()  # as the app does once its window is up
     if scenario.tab == "graph" and window.graph is not None:
         window.tabs.setCurrentWidget(window.graph)
         if scenario.level == "operation":

@@ -110,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     from gradbox.views.autosave import crash_copy, default_autosave_path
     from gradbox.views.errors import install_excepthook, log_to_file
     from gradbox.views.main_window import ENDED_BY_KEY, MainWindow, load_saved_config
-    from gradbox.views.session import SessionController, collect_garbage_on_the_ui_thread
+    from gradbox.views.session import (
+        SessionController,
+        collect_garbage_on_the_ui_thread,
+        freeze_what_lives_now,
+    )
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -172,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         # training thread started, the app died of a segfault in that new thread at
         # about 1 launch in 20 (PySide6 6.11; a guess serves until the figures are in).
         QTimer.singleShot(0, limits.measure_in_background)
+        QTimer.singleShot(0, freeze_what_lives_now)
         if crashed is not None and not args.session:
             ended_by = str(settings.value(ENDED_BY_KEY, "")) if settings is not None else ""
             if settings is not None:
