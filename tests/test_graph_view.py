@@ -15,9 +15,9 @@ from gradbox.engine import Value
 from gradbox.formatting import fmt
 from gradbox.graph import groups
 from gradbox.nn import MLP
-from gradbox.views.graph_items import TEXT_LOD, OpNode
+from gradbox.views.graph_items import TEXT_LOD, UNIT, OpNode
 from gradbox.views.graph_net_scene import maps_image
-from gradbox.views.graph_view import OP_NODE_CAP, READABLE_LOD, GraphView
+from gradbox.views.graph_view import MIN_UNIT_PX, OP_NODE_CAP, READABLE_LOD, GraphView
 
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
@@ -739,7 +739,7 @@ def test_the_speed_box_sets_the_replays_pace(qtbot, view: GraphView) -> None:  #
     assert view.replay_counter_text() == "backward: 7 of 7 steps"
 
 
-def test_fit_frames_everything_after_a_level_switch(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
+def test_a_level_switch_frames_the_network_readable_and_f_fits_it(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
     model, loss, _ = demo(sizes=(8, 8, 1))
     g = graph.trace(loss, model)
     view.set_graph(g)
@@ -747,13 +747,22 @@ def test_fit_frames_everything_after_a_level_switch(qtbot, view: GraphView) -> N
     view.set_level("operation")
     view.resize(500, 320)  # the window changes while the other level shows
     view.set_level("network")
+    # Too small a window for all of it at a legible size: the units keep MIN_UNIT_PX
+    # (a value like -0.0132 needs it), and the overview shows what is out of sight.
+    side = view.mapFromScene(QRectF(0, 0, UNIT, UNIT)).boundingRect().width()
+    assert side >= MIN_UNIT_PX
+    view.viewport().repaint()
+    assert view.minimap.isVisible()
+    # F, the user's choice: everything, for this window and after a level switch
+    qtbot.keyClick(view, Qt.Key.Key_F)
+    view.set_level("operation")
+    view.set_level("network")
     port = QRectF(view.viewport().rect())
     for layer, count in enumerate((2, 8, 8, 1, 1)):
         for k in range(count):
             assert port.contains(QPointF(view.mapFromScene(view.unit_scene_pos(layer, k))))
-    # and the units are big enough to read their values inside them
-    side = view.mapFromScene(QRectF(0, 0, 48, 48)).boundingRect().width()
-    assert side >= 26
+    view.viewport().repaint()
+    assert not view.minimap.isVisible()
     view.zoom(3.0)  # the user zooms: a level switch keeps their frame
     zoomed = view.transform().m11()
     view.set_level("operation")

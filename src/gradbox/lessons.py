@@ -341,7 +341,7 @@ MOONS = Lesson(
         Step("Open the Computation graph tab.",
              "Network level: one line per weight, thickness = size. Double-click a "
              "neuron to see its operations, the same boxes as in the playground."),
-        Step("Press Run.",
+        Step("Go back to the Decision boundary tab and press Run.",
              "The loss curve falls and the boundary bends around the two moons; within "
              "a hundred steps every training point is on its side."),
         Step("Open Parameters & gradients and pick any weight.",
@@ -412,7 +412,8 @@ FEATURES_OR_DEPTH = Lesson(
              "x₁² = × takes x₁ on both of its inputs: the feature is computed by the "
              "engine like any other node. Click x₁: backward adds the shares of both "
              "uses into its gradient."),
-        Step("Tick x₁ and x₂ again, untick the squares, press + layer and Run.",
+        Step("Back on the Decision boundary tab, tick x₁ and x₂ again, untick the "
+             "squares, press + layer and Run.",
              "Eight tanh units learn the curve themselves: full accuracy too, with many "
              "more parameters and more steps. Depth finds features; a good feature "
              "saves it the work."),

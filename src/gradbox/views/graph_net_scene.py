@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QLineF, QObject, QPointF, QRectF
-from PySide6.QtGui import QColor, QImage, QTransform
+from PySide6.QtGui import QBrush, QColor, QImage, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from gradbox.formatting import fmt
@@ -30,6 +30,8 @@ from gradbox.views.graph_items import (
 )
 from gradbox.views.graph_op_scene import roomy
 
+UNIT_BRUSH = QBrush(QColor("#7fb8e0"))  # a unit in the mini-map
+
 
 class NetworkScene(QGraphicsScene):
     """The network drawn as units and weights (see `gradbox.graph.network_level`)."""
@@ -45,6 +47,7 @@ class NetworkScene(QGraphicsScene):
         self.weights: WeightLayer | None = None
         self.weight_names: list[str] = []
         self._segments = np.zeros((0, 4))
+        self._bounds = QRectF()
         self.selected: str | None = None  # a parameter name
         self._maps_drawn: tuple[tuple, QImage | None] | None = None  # (maps, their image)
         self.show_grads = False
@@ -71,7 +74,11 @@ class NetworkScene(QGraphicsScene):
             self.refresh()
 
     def drawing_rect(self) -> QRectF:
-        return QRectF(self.weights.boundingRect()) if self.weights is not None else QRectF()
+        """The units' squares, edge to edge (the weights run between them): what fit
+        frames. The weight layer's own rect has a margin for its pens, pixels the units
+        could use."""
+        return QRectF(self._bounds.adjusted(-2, -2, 2, 2)) if self.weights is not None \
+            else QRectF()
 
     def occupied(self, scale: float) -> list[QRectF]:
         """Each column's units and its header as drawn at zoom `scale` (scene units)."""
@@ -85,6 +92,14 @@ class NetworkScene(QGraphicsScene):
                 w, h = box.width() / scale, box.height() / scale
                 rects.append(QRectF(top.x() - w / 2, top.y() - UNIT_R - 6 / scale - h, w, h))
         return rects
+
+    def structure(self) -> tuple | None:
+        """What the items were built for (new layer sizes or inputs: new items)."""
+        return self._key
+
+    def unit_boxes(self) -> list[tuple[QBrush, list[QRectF]]]:
+        """Every unit's square, for the mini-map."""
+        return [(UNIT_BRUSH, [unit.core_rect() for unit in self._flat])]
 
     def header_height(self) -> float:
         return max((item.boundingRect().height() for item, *_ in self.headers), default=0.0)
@@ -119,6 +134,7 @@ class NetworkScene(QGraphicsScene):
         for column in positions:
             for p in column:
                 bounds = bounds.united(QRectF(p.x() - UNIT_R, p.y() - UNIT_R, UNIT, UNIT))
+        self._bounds = bounds
         self.weights = WeightLayer(lines, bounds, min(1.0, (16 / max(sizes)) ** 0.5))
         self.addItem(self.weights)
         self.addItem(EdgeLayer(loss_lines))

@@ -40,6 +40,7 @@ from gradbox.views import graph_export, graph_framing
 from gradbox.views.backward_replay import BackwardReplay
 from gradbox.views.graph_items import (
     TEXT_LOD,
+    UNIT,
     Style,
 )
 from gradbox.views.graph_legend import GraphLegend, Line, legend_lines
@@ -53,6 +54,10 @@ from gradbox.views.replay_bar import ReplayBar
 READABLE_LOD = 0.8
 # The legend folds itself while, open, it would cover more than this share of the window.
 LEGEND_SHARE = 0.12
+# The network level opens with its units at least this many pixels wide: smaller, the
+# heat maps are specks and their values do not fit (a wide layer scrolls instead, with
+# the mini-map showing where the window is).
+MIN_UNIT_PX = 40.0
 
 __all__ = ["OP_NODE_CAP", "GraphView"]
 
@@ -107,7 +112,7 @@ class GraphView(QGraphicsView):
         # whether the level is still framed as fit() left it (then a resize refits)
         self._auto_fit = {"network": True, "operation": True}
         # how a level frames itself while auto: "open" (readable, see _reframe) or "fit"
-        self._frame_mode = {"network": "fit", "operation": "open"}
+        self._frame_mode = {"network": "open", "operation": "open"}
         self._frames: dict[str, tuple[QTransform, QPointF]] = {}  # a level's own frame
         self._legend = True
         self._legend_folded = False
@@ -164,6 +169,7 @@ class GraphView(QGraphicsView):
         self._frames[self._level] = (self.transform(),
                                      self.mapToScene(self.viewport().rect().center()))
         self._level = level
+        self._auto_fold_legend()  # each level's drawing decides anew (see fit)
         if level == "operation":
             self._sync_operations()
             self.setScene(self.operations)
@@ -514,6 +520,16 @@ class GraphView(QGraphicsView):
         self._frame(rect, left, top, hanging, overlays=False)
         if self._overlays_cover_drawing():
             self._frame(rect, left, top, hanging, overlays=True)
+            if (self._level == "network" and self._legend and self._legend_auto
+                    and not self._legend_folded
+                    and UNIT * self._viewport_scale() < MIN_UNIT_PX):
+                # The open key would cost the units their readable size: it folds to
+                # one line ("▸ key", a click opens it) and the units get the room.
+                self._legend_folded = True
+                self._update_overlays()
+                self._frame(rect, left, top, hanging, overlays=False)
+                if self._overlays_cover_drawing():
+                    self._frame(rect, left, top, hanging, overlays=True)
         self._fitted[self._level] = True
         self._auto_fit[self._level] = True
 
@@ -544,11 +560,15 @@ class GraphView(QGraphicsView):
         self.fit()
 
     def _reframe(self) -> None:
-        """Frame the level as it opens: everything, unless at that size an operation
-        graph's text would be too small to read -- then at a readable zoom on the loss
-        end, where backward starts, with the mini-map showing the rest."""
+        """Frame the level as it opens: everything, unless at that size its text would be
+        too small to read -- then at a readable zoom, with the mini-map showing the rest:
+        an operation graph on its loss end, where backward starts; a network with its
+        units MIN_UNIT_PX wide, on the middle of its columns from the inputs on."""
         self.fit()
-        if self._level != "operation" or self._frame_mode["operation"] != "open":
+        if self._frame_mode[self._level] != "open":
+            return
+        if self._level == "network":
+            self._open_network()
             return
         nodes, shown = self.operations.nodes, self.operations.shown
         if not nodes or shown is None or self._viewport_scale() >= TEXT_LOD:
@@ -560,6 +580,25 @@ class GraphView(QGraphicsView):
         right = root.x() + self._style.node_w / 2 + 24 / READABLE_LOD
         self.centerOn(QPointF(right - port.width() / 2 / READABLE_LOD, root.y()))
         self._fitted["operation"] = True
+
+    def _open_network(self) -> None:
+        """Units at least MIN_UNIT_PX wide, when fitting everything made them smaller."""
+        if self.network.weights is None:
+            return
+        scale = MIN_UNIT_PX / UNIT
+        if self._viewport_scale() >= scale:
+            return
+        drawing = self.network.drawing_rect()
+        port = self.viewport().rect()
+        half_w = port.width() / 2 / scale
+        self.resetTransform()
+        self.scale(scale, scale)
+        # the inputs at the left edge (past the key), unless the width fits whole
+        left = drawing.left() - (self.legend_rect().right() + 16) / scale
+        x = drawing.center().x() if drawing.width() <= 2 * half_w - 24 / scale \
+            else left + half_w
+        self.centerOn(QPointF(x, drawing.center().y()))
+        self._fitted["network"] = True
 
     def _overlays_cover_drawing(self) -> bool:
         """Whether the key or the replay bar covers a unit, a node or a header."""
@@ -824,14 +863,24 @@ class GraphView(QGraphicsView):
                    port.center().y() - label.height() // 2)
 
     def _sync_minimap(self) -> None:
-        """Show the overview while part of the operation graph is out of the window."""
+        """Show the overview while part of the drawing is out of the window."""
         ops_scene = self.operations
-        drawing = ops_scene.drawing_rect() if self._level == "operation" else QRectF()
+        if self._level == "operation":
+            drawing = ops_scene.drawing_rect()
+        else:
+            drawing = self.network.drawing_rect()
         seen = self.mapToScene(self.viewport().rect()).boundingRect()
         wanted = not drawing.isEmpty() and not seen.contains(drawing.adjusted(4, 4, -4, -4))
         if wanted != self.minimap.isVisible():
             self.minimap.setVisible(wanted)
         if not wanted:
+            return
+        if self._level == "network":
+            key: tuple = ("network", self.network.structure(), self._style.scale)
+            if key != self._minimap_key:
+                self._minimap_key = key
+                self.minimap.set_drawing(drawing, self.network.unit_boxes())
+            self.minimap.set_view(seen)
             return
         key = (id(ops_scene.shown), ops_scene.numbers.generation, self.replay.position(),
                self._style.scale)

@@ -187,8 +187,10 @@ class MainWindow(QMainWindow):
         # Clicking a tab takes the focus out of a field, as clicking elsewhere would.
         self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
         self.field_keys = FieldKeys(self)
-        self._docks_hidden_for_playground: list[QDockWidget] = []
         self._parameters_moved = False  # to the left column, by teacher mode
+        # docks a tab put away for its room, to bring back when another tab shows
+        self._put_away: list[QDockWidget] = []
+        self._kept_on_tab: dict[int, set[str]] = {}
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
         self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
@@ -341,6 +343,8 @@ class MainWindow(QMainWindow):
         view = self.menus["&View"]
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+            dock.toggleViewAction().triggered.connect(
+                lambda checked, d=dock: self._on_dock_toggled(d, checked))
         view.addAction(self.toolbar.toggleViewAction())
         view.addAction(self.toolbar.timeline_bar.toggleViewAction())
 
@@ -349,25 +353,52 @@ class MainWindow(QMainWindow):
         m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
         m("&Help", "&About gradbox", self.show_about)
 
+    def _put_away_for(self, page: QWidget | None) -> list[QDockWidget]:
+        """The docks a tab needs the room of: the playground needs the whole width and
+        none of the training panels; the computation graph needs the room the Designer
+        and the panels below take (at 1024 x 700 they left it 360 x 115 pixels)."""
+        if page is self.playground.parent().parent():
+            names: tuple[str, ...] = ("Designer", "Parameters && gradients", "Loss curve",
+                                      "Training loop")
+        elif page is not None and page is self.graph:
+            names = ("Designer", "Loss curve", "Training loop")
+        else:
+            names = ()
+        # a panel the user brought back while this tab showed stays
+        kept = self._kept_on_tab.get(id(page), set())
+        return [self.docks[name] for name in names if name not in kept]
+
     @Slot(int)
     def _on_tab_changed(self, _index: int) -> None:
-        """The playground needs the whole width and none of the training panels: put them
-        away while it shows, and back as they were when training shows again."""
-        on_playground = self.tabs.currentWidget() is self.playground.parent().parent()
+        """Put away the panels the new tab needs the room of, and bring back as they were
+        the ones an earlier tab put away that this one does not."""
+        page = self.tabs.currentWidget()
+        on_playground = page is self.playground.parent().parent()
         # The big numbers are the training run's: the playground needs the height.
         self.headline.setVisible(not on_playground)
-        if on_playground and not self._docks_hidden_for_playground:
-            training = [self.docks[name] for name in
-                        ("Designer", "Parameters && gradients", "Loss curve", "Training loop")]
-            self._docks_hidden_for_playground = [d for d in training if d.isVisible()]
-            for dock in self._docks_hidden_for_playground:
-                dock.hide()
-            if self._docks_hidden_for_playground:
-                self._on_message("Training panels are put away while the playground shows")
-        elif not on_playground and self._docks_hidden_for_playground:
-            for dock in self._docks_hidden_for_playground:
-                dock.show()
-            self._docks_hidden_for_playground = []
+        wanted = self._put_away_for(page)
+        back = [d for d in self._put_away if d not in wanted]
+        for dock in back:
+            self._put_away.remove(dock)
+            dock.show()
+        if back and not self._put_away and self._loss_place_changes():
+            QTimer.singleShot(0, self._fit_docks)  # resized while they were away
+        hidden = [d for d in wanted if d.isVisible() and d not in self._put_away]
+        for dock in hidden:
+            dock.hide()
+        self._put_away.extend(hidden)
+        if hidden:
+            names = ", ".join(d.windowTitle().replace("&&", "&") for d in hidden)
+            self._on_message(f"Put away while this tab shows: {names} "
+                             "(the View menu brings any of them back)")
+
+    def _on_dock_toggled(self, dock: QDockWidget, checked: bool) -> None:
+        """The user brought back a panel a tab had put away: it stays on that tab."""
+        if checked and dock in self._put_away:
+            self._put_away.remove(dock)
+            page = self.tabs.currentWidget()
+            self._kept_on_tab.setdefault(id(page), set()).add(
+                next(name for name, d in self.docks.items() if d is dock))
 
     # --- the lesson host: what a lesson may ask of the window --------------------------
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
@@ -781,6 +812,8 @@ class MainWindow(QMainWindow):
         designer = self.docks["Designer"]
         if any(d.isFloating() or self.tabifiedDockWidgets(d) for d in (loss, loop, designer)):
             return False
+        if self._put_away:
+            return False  # the middle is wider while a tab has panels away: decided on return
         places = (self.dockWidgetArea(loss), self.dockWidgetArea(loop))
         beside = (Qt.BottomDockWidgetArea, Qt.BottomDockWidgetArea)
         under = (Qt.LeftDockWidgetArea, Qt.BottomDockWidgetArea)
@@ -812,7 +845,7 @@ class MainWindow(QMainWindow):
         old = event.oldSize()
         if old.isValid() and (event.size().width() < 0.85 * old.width()
                               or event.size().height() < 0.85 * old.height()
-                              or self._loss_place_changes()):
+                              or (not self._put_away and self._loss_place_changes())):
             QTimer.singleShot(0, self._fit_docks)
 
     def _loss_place_changes(self) -> bool:
@@ -834,7 +867,14 @@ class MainWindow(QMainWindow):
         if self.settings is None:
             return
         self.settings.setValue("geometry", self.saveGeometry())
+        # The docks as the user has them, not as a tab put them away for its room: the
+        # next launch opens on the decision boundary.
+        put_away = list(self._put_away)
+        for dock in put_away:
+            dock.setVisible(True)
         self.settings.setValue("window_state", self.saveState(LAYOUT_VERSION))
+        for dock in put_away:
+            dock.setVisible(False)
         self.settings.setValue("config", json.dumps(self.controller.snapshot.config.to_dict()))
         self.settings.sync()
 
