@@ -12,9 +12,16 @@ from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 
 from gradbox import graph
 from gradbox.formatting import fmt
+from gradbox.nn import numpy_layer_outputs, unflatten
 from gradbox.training import Trainer, TrainingConfig
 from gradbox.views.graph_items import OpNode
-from gradbox.views.graph_panel import GraphPanel, graph_is_current, phase_caption, sample_choice
+from gradbox.views.graph_panel import (
+    GraphPanel,
+    data_extent,
+    graph_is_current,
+    phase_caption,
+    sample_choice,
+)
 from gradbox.views.session import SessionController
 
 
@@ -458,3 +465,82 @@ def test_export_from_a_hidden_panel_shows_the_current_model(qtbot, tmp_path) -> 
         assert nodes == len(controller.snapshot.graph)
     finally:
         controller.shutdown()
+
+
+# --- the selected sample's path -------------------------------------------------------------
+def forward_pass(snapshot, point: int) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """numpy's forward pass of one point: [inputs, h1, ..., output], each a vector."""
+    x = snapshot.config.inputs(snapshot.points[[point]])
+    outputs = numpy_layer_outputs(snapshot.params, snapshot.layer_sizes,
+                                  snapshot.config.activation, x)
+    return [x[0], *(h[0] for h in outputs)]
+
+
+def expected_shares(snapshot, layers: list[np.ndarray]) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    """|w × input| over the largest of its layer, per layer, as numpy computes them."""
+    weights, _ = unflatten(snapshot.params, snapshot.layer_sizes)
+    flows = [np.abs(w * a[None, :]) for w, a in zip(weights, layers)]
+    return [f / f.max() for f in flows]
+
+
+def test_the_selected_points_path_stands_out_and_shows_its_forward_pass(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    first, second = train_point(controller, 3), train_point(controller, 11)
+    select(qtbot, controller, first)
+    substep(qtbot, controller)  # forward: the graph's weights are the snapshot's
+    snapshot = controller.snapshot
+    scene = panel.view.network
+    shown: dict[int, np.ndarray] = {}
+    for point in (first, second):
+        select(qtbot, controller, point)
+        layers = forward_pass(snapshot, point)
+        # each unit shows this point's value, as numpy's forward pass computes it
+        for column, values in enumerate(layers):
+            for k, unit in enumerate(scene.units[column]):
+                assert unit.text == fmt(float(values[k]), digits=3), (point, column, k)
+        # each weight drawn by its share of this point's signal
+        expected = np.concatenate([s.ravel() for s in expected_shares(snapshot, layers)])
+        assert scene.path is not None
+        np.testing.assert_allclose(scene.path, expected, rtol=1e-9, atol=1e-12)
+        shown[point] = scene.path.copy()
+        # and the point is marked in every unit's map, where it lies in the plane
+        xmin, xmax, ymin, ymax = data_extent(snapshot.points)
+        x, y = snapshot.points[point]
+        assert scene.marker == pytest.approx(((x - xmin) / (xmax - xmin),
+                                              (ymax - y) / (ymax - ymin)))
+        assert all(unit.marker is not None for row in scene.units for unit in row)
+        faint = {id(line) for pen, lines in scene.weights.groups for line in lines
+                 if pen.color().lightnessF() > 0.9}
+        assert faint, "a weight that carried little of the point is drawn faint"
+    # another point, another path
+    assert not np.allclose(shown[first], shown[second])
+    assert any(f"faint: carried little of point {second}" in line
+               for line in panel.view.legend_texts())
+    # gradients are the whole batch's: no sample's path over them
+    panel.view.set_show_gradients(True)
+    assert scene.path is None
+
+
+def test_the_operation_level_darkens_the_selected_points_path(
+        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+    first, second = train_point(controller, 3), train_point(controller, 11)
+    select(qtbot, controller, first)
+    substep(qtbot, controller)
+    snapshot = controller.snapshot
+    panel.view.set_level("operation")
+    scene = panel.view.operations
+    assert scene.is_overview()  # a box per neuron: an edge per weight between them
+    _, _, layers_of = scene._products if scene._products else (None, None, None)
+    assert layers_of is not None
+    by_point = {}
+    for point in (first, second):
+        select(qtbot, controller, point)
+        expected = expected_shares(snapshot, forward_pass(snapshot, point))
+        for layer, shares in enumerate(expected):
+            drawn = np.sort(scene.path_shares[layers_of == layer])
+            np.testing.assert_allclose(drawn, np.sort(shares.ravel()), rtol=1e-9, atol=1e-12)
+        strong = scene.edges.path[1][1]
+        assert strong, "the edges that carried most of the point's signal are darker"
+        by_point[point] = scene.path_shares.copy()
+    assert not np.allclose(by_point[first], by_point[second])
+    assert f"dark edges: point {second}'s biggest weight × input" in panel.view.legend_texts()

@@ -6,7 +6,8 @@ draw what this package says. One module per concern:
     core     `trace(root)`: the frozen structure and the live numbers (`Graph`)
     fanout   what each use of a node sent back, and how the parts add up
     layout   layered layout, folded sums, edge crossings
-    network  the network level: neurons among the operations, weights, unit maps
+    network  the network level: neurons among the operations, weights, unit maps,
+             the selected sample's path
     text     a node's details, Graphviz DOT, gradient colour classes
 """
 
@@ -24,10 +25,14 @@ from gradbox.graph.layout import (
 from gradbox.graph.network import (
     NetworkLevel,
     NeuronNodes,
+    edge_products,
+    edge_shares,
     network_level,
     neuron_nodes,
     neuron_subgraph,
+    path_shares,
     unit_maps,
+    weight_flows,
 )
 from gradbox.graph.text import details, gradient_bins, group_details, parse_dot_counts, to_dot
 
@@ -43,6 +48,8 @@ __all__ = [
     "clear_layout_cache",
     "count_crossings",
     "details",
+    "edge_products",
+    "edge_shares",
     "fanout_contributions",
     "folded_sums",
     "gradient_bins",
@@ -54,7 +61,9 @@ __all__ = [
     "neuron_nodes",
     "neuron_subgraph",
     "parse_dot_counts",
+    "path_shares",
     "to_dot",
     "trace",
     "unit_maps",
+    "weight_flows",
 ]

@@ -231,3 +231,106 @@ def unit_maps(weights: Sequence[np.ndarray], biases: Sequence[np.ndarray],
         points = np.zeros((gx.size, weights[0].shape[1]))
     return [h.T.reshape(-1, resolution, resolution)
             for h in numpy_layers(weights, biases, activations, points)]
+
+
+# --- the selected sample's path -----------------------------------------------------------
+def weight_flows(net: NetworkLevel) -> np.ndarray | None:
+    """What each weight passed on in the selected sample's forward pass: weight × the
+    value of the unit it comes from, flat in the order of `net.weights` (layer by layer,
+    each W row by row). None without the sample's unit values."""
+    if net.units is None or len(net.units) < len(net.weights):
+        return None
+    flows = [np.asarray(w, dtype=np.float64) * np.asarray(a, dtype=np.float64)[None, :]
+             for w, a in zip(net.weights, net.units)]
+    flat = np.concatenate([f.ravel() for f in flows]) if flows else np.zeros(0)
+    return None if np.isnan(flat).any() else flat
+
+
+def layer_shares(values: np.ndarray, layers: np.ndarray) -> np.ndarray:
+    """|value| relative to the largest |value| of the same layer (0 where all are 0)."""
+    magnitude = np.abs(np.asarray(values, dtype=np.float64))
+    layers = np.asarray(layers, dtype=np.intp)
+    if not magnitude.size:
+        return magnitude
+    top = np.zeros(int(layers.max()) + 1)
+    np.maximum.at(top, layers, magnitude)
+    scale = top[layers]
+    return np.divide(magnitude, scale, out=np.zeros_like(magnitude), where=scale > 0)
+
+
+def path_shares(net: NetworkLevel) -> np.ndarray | None:
+    """How much of the selected sample's signal each weight carried into its layer:
+    |weight × input| over the largest in the layer, 1 for the weight that carried the
+    most, 0 for one that carried nothing (its input was 0). None without unit values."""
+    flows = weight_flows(net)
+    if flows is None:
+        return None
+    layers = np.concatenate([np.full(w.size, k) for k, w in enumerate(net.weights)])
+    return layer_shares(flows, layers)
+
+
+def edge_products(shown: Graph, original: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """For each edge of `shown` (in `shown.edges` order): the id in `original` of the
+    weight × input product it carries, or -1; and that weight's layer (or -1).
+
+    The edges into a product (x → w·x, w → w·x), out of it (w·x → the neuron's sum),
+    and, drawn collapsed, from the box holding the input into the neuron's box all
+    carry it. Looks only at the shown edges' ends: made once per drawn structure.
+    """
+    layer_of: dict[int, int] = {}  # product id -> its weight's layer, once decided
+
+    def product_layer(m: int) -> int:
+        if m not in layer_of:
+            layer_of[m] = -1
+            children = original.children[m]
+            # w · x, as `Neuron.__call__` builds it: not the penalty's w · w
+            if original.ops[m] == "*" and len(children) == 2 \
+                    and original.names[children[1]] is None and original.names[children[0]]:
+                parsed = parse_parameter_name(original.names[children[0]] or "")
+                if parsed is not None and parsed[2] is not None:
+                    layer_of[m] = parsed[0]
+        return layer_of[m]
+
+    def members(k: int) -> tuple[int, ...]:
+        if shown.members is not None:
+            return shown.members[k]
+        return (shown.original_ids[k],) if shown.original_ids is not None else (k,)
+
+    by_input: dict[int, dict[int, int]] = {}  # box -> {input id: product id} inside it
+
+    def products_in(box: int) -> dict[int, int]:
+        if box not in by_input:
+            by_input[box] = {original.children[m][1]: m for m in members(box)
+                             if product_layer(m) >= 0}
+        return by_input[box]
+
+    ids = np.full(len(shown.edges), -1, dtype=np.int64)
+    layers = np.full(len(shown.edges), -1, dtype=np.int64)
+    for e, (c, p) in enumerate(shown.edges):
+        into, out_of = members(p), members(c)
+        found = -1
+        if len(into) == 1 and product_layer(into[0]) >= 0:
+            found = into[0]
+        elif len(out_of) == 1 and product_layer(out_of[0]) >= 0:
+            found = out_of[0]
+        elif len(into) > 1:
+            inside = products_in(p)
+            found = next((inside[x] for x in out_of if x in inside), -1)
+        if found >= 0:
+            ids[e], layers[e] = found, layer_of[found]
+    return ids, layers
+
+
+def edge_shares(original: Graph, products: np.ndarray, layers: np.ndarray,
+                sample: int) -> np.ndarray:
+    """Per edge, the `sample`'s |weight × input| over the largest of the same layer
+    (see `edge_products`); 0 for an edge that carries no product."""
+    carries = products >= 0
+    unique = np.unique(products[carries])
+    values = np.fromiter((at(original.data(m), sample) for m in unique.tolist()),
+                         np.float64, len(unique))
+    shares = np.zeros(len(products))
+    if len(unique):
+        per_edge = values[np.searchsorted(unique, products[carries])]
+        shares[carries] = layer_shares(per_edge, layers[carries])
+    return shares

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from PySide6.QtCore import QLineF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -374,6 +374,10 @@ class EdgeLayer(QGraphicsRectItem):
 
     _mark_pen = QPen(QColor("#111111"), 2.0)
     _mark_pen.setCosmetic(True)
+    # The selected sample's path: edges carrying a big share of its signal, darker.
+    path_pens = (QPen(QColor("#607d8b"), 1.8), QPen(QColor("#263238"), 2.6))
+    path_pens[0].setCosmetic(True)
+    path_pens[1].setCosmetic(True)
     _box_pen = QPen(QColor("#b0b0b0"), 0.0)  # hairline: white boxes stay visible
 
     def __init__(self, lines: list[QLineF], long: list[bool] | None = None,
@@ -386,6 +390,7 @@ class EdgeLayer(QGraphicsRectItem):
         self.inputs: list[QLineF] = []
         self.outputs: list[QLineF] = []
         self.flow: list[QLineF] = []
+        self.path: list[tuple[QPen, list[QLineF]]] = []  # the selected sample's path
         self.boxes: list[tuple[QBrush, list[QRectF]]] = []
         self.borders: list[tuple[QPen, list[QRectF]]] = []  # parameters, inputs
         self.fanout: list[QRectF] = []  # the outer border of nodes used more than once
@@ -405,6 +410,9 @@ class EdgeLayer(QGraphicsRectItem):
         painter.drawLines(self.long_lines)
         painter.setPen(self._pen)
         painter.drawLines(self.lines)
+        for pen, lines in self.path:
+            painter.setPen(pen)
+            painter.drawLines(lines)
         for pen, lines in ((self._in_pen, self.inputs), (self._out_pen, self.outputs),
                            (self._flow_pen, self.flow)):
             if lines:
@@ -438,6 +446,11 @@ class Unit(QGraphicsRectItem):
     _current_pen = QPen(QColor(REPLAY), 5.0)
     _strip = QBrush(QColor(255, 255, 255, 215))
     _pending = QBrush(QColor(230, 230, 230, 200))
+    # the selected sample's place in the map: a dark ring in a white one, seen on both
+    # colours (made once: paint() makes no Qt values)
+    _marker_pens = (QPen(QColor("#ffffff"), 2.6), QPen(QColor("#111111"), 1.2))
+    _marker_pens[0].setCosmetic(True)
+    _marker_pens[1].setCosmetic(True)
 
     def __init__(self, layer: int, index: int, title: str, style: Style) -> None:
         super().__init__()
@@ -453,6 +466,7 @@ class Unit(QGraphicsRectItem):
         self.selected = False
         self.pending = False  # a replay has not reached it yet
         self.current = False  # the replay's latest step
+        self.marker: QPointF | None = None  # the selected sample's place in the map
         s = style.scale
         bounded(self, QRectF(-UNIT_R - 46 * s, -UNIT_R - 4, UNIT + 50 * s, UNIT + 8))
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -473,6 +487,13 @@ class Unit(QGraphicsRectItem):
             painter.setClipPath(style.square_path)
             painter.drawImage(square, self.image, self.source)
             painter.restore()
+        if self.marker is not None and self.image is not None:
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            radius = 4.0 / max(style.lod, 0.2)  # 4 pixels, whatever the zoom
+            for pen in self._marker_pens:
+                painter.setPen(pen)
+                painter.drawEllipse(self.marker, radius, radius)
+            painter.setPen(Qt.PenStyle.NoPen)
         if self.pending:
             painter.setBrush(self._pending)
             painter.drawPath(style.square_path)
@@ -504,49 +525,77 @@ class Unit(QGraphicsRectItem):
 
 
 class WeightLayer(QGraphicsRectItem):
-    """All weights as lines, grouped by pen: colour = sign, width = magnitude class."""
+    """All weights as lines, grouped by pen: colour = sign, width = magnitude class, and,
+    when a sample is selected, opacity = how much of its signal the weight carried."""
 
     WIDTHS = (0.4, 0.8, 1.3, 2.0, 3.0, 4.5)
+    # How strongly a line is drawn by its share of the sample's path (see `set_strengths`):
+    # a weight that carried next to nothing of it fades almost into the background.
+    PATH = (0.18, 0.45, 0.75, 1.0)
 
     def __init__(self, lines: list[QLineF], bounds: QRectF, thickness: float = 1.0) -> None:
         super().__init__()
         self.lines = lines
+        self._lines = np.empty(len(lines), dtype=object)  # picked by index arrays
+        self._lines[:] = lines
         self.groups: list[tuple[QPen, list[QLineF]]] = []
         self.selected: QLineF | None = None
         self.flow: list[QLineF] = []  # a replay's gradient flowing back along these
         bounded(self, bounds.adjusted(-8, -8, 8, 8))
-        self._pens = {}
+        self._pens: dict[int, QPen] = {}
         # Opaque colours pre-mixed with the background, and flat caps: translucent
         # round-capped wide lines cost 65 ms per repaint of the demo network, these 8 ms.
         background = QColor("#fafafa")
-        for sign, colour in ((1, WEIGHT_POS), (-1, WEIGHT_NEG)):
+        for sign, colour in ((1, WEIGHT_POS), (0, WEIGHT_NEG)):
             for level, width in enumerate(self.WIDTHS):
-                strength = 0.25 + 0.12 * level
-                mixed = QColor.fromRgbF(
-                    *(strength * a + (1 - strength) * b for a, b in zip(
-                        colour.getRgbF()[:3], background.getRgbF()[:3])))
-                self._pens[sign, level] = QPen(mixed, width * thickness, Qt.PenStyle.SolidLine,
-                                               Qt.PenCapStyle.FlatCap)
+                for path, opacity in enumerate(self.PATH):
+                    strength = (0.25 + 0.12 * level) * opacity
+                    mixed = QColor.fromRgbF(
+                        *(strength * a + (1 - strength) * b for a, b in zip(
+                            colour.getRgbF()[:3], background.getRgbF()[:3])))
+                    self._pens[self._key(path, level, sign)] = QPen(
+                        mixed, width * thickness, Qt.PenStyle.SolidLine,
+                        Qt.PenCapStyle.FlatCap)
         self._select_pen = QPen(QColor("#111111"), 4.0)
         self._flow_pen = QPen(QColor(REPLAY), 2.5)
         self._flow_pen.setCosmetic(True)
         self.setZValue(-1)
 
-    def set_strengths(self, values: np.ndarray) -> None:
-        """One number per line: sign picks the colour, |value| relative to the largest the width."""
+    def _key(self, path: int | np.ndarray, level: int | np.ndarray,
+             sign: int | np.ndarray) -> int | np.ndarray:
+        """One number per pen, in drawing order: faint before strong, thin before wide."""
+        return (path * len(self.WIDTHS) + level) * 2 + sign
+
+    def set_strengths(self, values: np.ndarray, path: np.ndarray | None = None) -> None:
+        """One number per line: sign picks the colour, |value| relative to the largest
+        the width; `path` (0..1 per line, see `gradbox.graph.path_shares`), if given, how
+        strongly it is drawn.
+
+        Grouped with numpy (a Python pass over every line was most of a refresh of a
+        wide network): the lines of a pen are picked from an object array by index.
+        """
+        values = np.asarray(values, dtype=np.float64)
         magnitude = np.abs(values)
         top = float(magnitude.max()) if magnitude.size else 0.0
+        widths = len(self.WIDTHS)
         if top > 0:
-            level = np.minimum((magnitude / top * len(self.WIDTHS)).astype(int),
-                               len(self.WIDTHS) - 1)
+            level = np.minimum((magnitude / top * widths).astype(np.intp), widths - 1)
         else:
-            level = np.zeros(len(values), dtype=int)
-        buckets: dict[tuple[int, int], list[QLineF]] = {}
-        for line, s, lv in zip(self.lines, np.sign(values), level):
-            buckets.setdefault((1 if s >= 0 else -1, int(lv)), []).append(line)
-        # thin lines first, so strong weights are drawn on top
-        order = sorted(buckets, key=lambda k: k[1])
-        self.groups = [(self._pens[key], buckets[key]) for key in order]
+            level = np.zeros(len(values), dtype=np.intp)
+        if path is None:
+            faint = np.full(len(values), len(self.PATH) - 1, dtype=np.intp)
+        else:
+            # square root: a share of a quarter is still clearly part of the path
+            faint = np.minimum((np.sqrt(np.clip(path, 0.0, 1.0)) * len(self.PATH))
+                               .astype(np.intp), len(self.PATH) - 1)
+        keys = self._key(faint, level, (values >= 0).astype(np.intp))
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) \
+            if len(ordered) else np.zeros(0, dtype=np.intp)
+        ends = np.r_[starts[1:], len(ordered)]
+        self.groups = [(self._pens[int(ordered[a])], self._lines[order[a:b]].tolist())
+                       for a, b in zip(starts.tolist(), ends.tolist())]
         self.update()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,

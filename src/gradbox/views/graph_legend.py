@@ -132,12 +132,15 @@ class GraphLegend(QWidget):
 
 def legend_lines(level: str, show_grads: bool, sample_label: str, has_maps: bool,
                  has_values: bool, shown: Graph | None, graph: Graph | None,
-                 expanded: tuple[int, int] | None) -> list[Line]:
+                 expanded: tuple[int, int] | None, path: bool = False) -> list[Line]:
     """What the key says at each level, for what is drawn."""
     if level == "network":
         what = "gradient" if show_grads else "weight"
         lines: list[Line] = [(f"{what} > 0", WEIGHT_POS), (f"{what} < 0", WEIGHT_NEG),
                              (f"line width ∝ |{what}|", None)]
+        if has_values and not show_grads:
+            lines.append((f"faint: carried little of {sample_label} (|weight × input|)",
+                          None))
         if has_maps:
             lines.append(("in a unit's square: its output over the plane", None))
         if has_values:
@@ -147,6 +150,8 @@ def legend_lines(level: str, show_grads: bool, sample_label: str, has_maps: bool
         return lines
     lines = [("gradient > 0", POS[3]), ("gradient < 0", NEG[3]), ("no gradient", ZERO),
              ("data flows left → right, gradients back", None)]
+    if path:
+        lines.append((f"dark edges: {sample_label}'s biggest weight × input", None))
     if shown is None:
         return lines
     total = len(graph) if graph is not None else len(shown)

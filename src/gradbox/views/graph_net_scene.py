@@ -15,7 +15,7 @@ from PySide6.QtGui import QBrush, QColor, QImage, QTransform
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from gradbox.formatting import fmt
-from gradbox.graph import Graph, NetworkLevel
+from gradbox.graph import Graph, NetworkLevel, path_shares
 from gradbox.graph import details as node_details
 from gradbox.nn import parameter_name, parse_parameter_name
 from gradbox.views.graph_items import (
@@ -48,6 +48,9 @@ class NetworkScene(QGraphicsScene):
         self.weight_names: list[str] = []
         self._segments = np.zeros((0, 4))
         self._bounds = QRectF()
+        # per weight, its share of the selected sample's signal (None: not drawn so)
+        self.path: np.ndarray | None = None
+        self.marker: tuple[float, float] | None = None  # the sample's place in the maps
         self.selected: str | None = None  # a parameter name
         self._maps_drawn: tuple[tuple, QImage | None] | None = None  # (maps, their image)
         self.show_grads = False
@@ -158,6 +161,7 @@ class NetworkScene(QGraphicsScene):
             for k, p in enumerate(column):
                 title = net.input_label(k) if layer == 0 else ""
                 unit = Unit(layer, k, title, self.style)
+                unit.marker = self._marker_point()
                 if 1 <= layer <= len(sizes) - 1:
                     unit.setToolTip(f"layers.{layer - 1}.neurons.{k} — click: its details; "
                                     "double-click: its operations")
@@ -168,6 +172,11 @@ class NetworkScene(QGraphicsScene):
         self.setSceneRect(roomy(bounds))
         self._key = net.structure_key
         self._flat = [unit for row in self.units for unit in row]
+
+    def _marker_point(self) -> QPointF | None:
+        place = self.marker
+        return None if place is None else QPointF(-UNIT_R + place[0] * UNIT,
+                                                  -UNIT_R + place[1] * UNIT)
 
     @staticmethod
     def _column_title(net: NetworkLevel, layer: int) -> str:
@@ -211,7 +220,10 @@ class NetworkScene(QGraphicsScene):
             return
         source = net.weight_grads if self.show_grads else net.weights
         flat = np.concatenate([w.ravel() for w in source]) if source else np.zeros(0)
-        self.weights.set_strengths(flat)
+        # The selected sample's forward pass: a weight that passed little of it on is
+        # drawn faint (not with gradients: they are the whole batch's, not the sample's).
+        self.path = None if self.show_grads else path_shares(net)
+        self.weights.set_strengths(flat, self.path)
         maps = net.maps or ()
         # The same maps as last time (a caller may reuse them between steps while
         # training runs): the same image, without colouring them again.
@@ -243,6 +255,18 @@ class NetworkScene(QGraphicsScene):
         if np.isnan(value):
             return ""
         return fmt(value, digits=3)
+
+    def set_marker(self, place: tuple[float, float] | None) -> None:
+        """Mark the sample whose values are shown in every unit's map (see `Unit`)."""
+        if place is not None and not (0 <= place[0] <= 1 and 0 <= place[1] <= 1):
+            place = None  # outside the maps' plane (a point added far out)
+        if place == self.marker:
+            return
+        self.marker = place
+        point = self._marker_point()
+        for unit in self._flat:
+            unit.marker = point
+            unit.update()
 
     # --- selection and hits -----------------------------------------------------------
     def select(self, name: str | None) -> None:

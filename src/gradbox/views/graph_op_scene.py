@@ -65,6 +65,11 @@ class OperationScene(QGraphicsScene):
         self.edges: EdgeLayer | None = None
         self._edge_lines: list[QLineF] = []
         self._edge_index: list[tuple[int, int]] = []
+        self._edge_array = np.empty(0, dtype=object)
+        # (shown key, per edge the product it carries, that product's layer)
+        self._products: tuple[tuple | None, np.ndarray, np.ndarray] | None = None
+        # per edge of `shown`, its share of the selected sample's signal (edge order)
+        self.path_shares = np.zeros(0)
         self.selected: int | None = None  # the selected node's id in `shown`
         self._node_rects: list[QRectF] = []
         self.node_xy = np.zeros((0, 2))
@@ -296,6 +301,8 @@ class OperationScene(QGraphicsScene):
         self.edges.fanout = [QRectF(x - w / 2 - 4, y - h / 2 - 4, w + 8, h + 8)
                              for item, (x, y) in zip(nodes, points) if item.fanout]
         self._edge_lines = lines
+        self._edge_array = np.empty(len(lines), dtype=object)  # picked by index arrays
+        self._edge_array[:] = lines
         self._edge_index = index
         self.addItem(self.edges)
         for item in nodes:
@@ -360,11 +367,33 @@ class OperationScene(QGraphicsScene):
         numbers.grads = shown.grads(sample)
         numbers.bins = g.gradient_bins(numbers.grads)
         numbers.generation += 1
+        self._refresh_path(sample)
         # Only the nodes on screen are repainted now; the others when scrolled into view.
         # At the demo graph's 1,663 nodes, touching every item cost most of a refresh.
         for view in self.views():
             self.touch_visible(view.mapToScene(view.viewport().rect()).boundingRect())
         self.refresh_boxes()
+
+    def _refresh_path(self, sample: int) -> None:
+        """Draw darker the edges that carried most of `sample`'s signal: its biggest
+        weight × input products, into the neurons' boxes or their operations."""
+        shown, graph, edges = self.shown, self.graph, self.edges
+        if shown is None or graph is None or edges is None:
+            return
+        if self._products is None or self._products[0] != self._shown_key:
+            self._products = (self._shown_key, *g.edge_products(shown, graph))
+        _, products, layers = self._products
+        shares = g.edge_shares(graph, products, layers, min(sample, graph.n_samples - 1))
+        self.path_shares = shares
+        lines = self._edge_array
+        edges.path = [(pen, lines[(shares >= low) & (shares < high)].tolist())
+                      for pen, low, high in ((EdgeLayer.path_pens[0], 0.2, 0.5),
+                                             (EdgeLayer.path_pens[1], 0.5, 2.0))]
+        edges.update()
+
+    def has_path(self) -> bool:
+        """Whether some edges are drawn darker for the selected sample."""
+        return self.edges is not None and any(lines for _, lines in self.edges.path)
 
     def touch_visible(self, area: QRectF) -> None:
         """Repaint the node items in `area` that show older numbers than the current."""

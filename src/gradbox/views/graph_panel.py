@@ -263,6 +263,7 @@ class GraphPanel(QWidget):
         self._maps: tuple[np.ndarray, ...] | None = None
         self._maps_time = 0.0
         self._maps_sizes: tuple[int, ...] = ()
+        self._maps_extent: tuple[float, float, float, float] | None = None  # the maps' plane
         self._last_start = 0.0
         self._last_cost = 0.0
         self.refresh_costs: deque[float] = deque(maxlen=200)  # seconds, for measuring
@@ -444,10 +445,23 @@ class GraphPanel(QWidget):
         net = network_level(snapshot, sample=position, extent=extent)
         if fresh_maps:
             self._maps, self._maps_time, self._maps_sizes = net.maps, now, net.layer_sizes
+            self._maps_extent = extent
         else:
             net = replace(net, maps=self._maps)
         self.view.set_network(net)
+        self.view.set_sample_marker(self._sample_place(snapshot, position))
         self._net_shown = (snapshot, position)
+
+    def _sample_place(self, snapshot: Snapshot, position: int) -> tuple[float, float] | None:
+        """Where the point whose numbers are shown sits in the units' maps, as fractions
+        of their width and height from the top left (None: no such point, or no maps)."""
+        extent, batch = self._maps_extent, snapshot.graph_batch
+        if extent is None or self._maps is None or snapshot.graph is None or batch is None \
+                or not 0 <= position < len(batch):
+            return None
+        x, y = np.asarray(snapshot.points)[int(batch[position])]
+        xmin, xmax, ymin, ymax = extent
+        return float((x - xmin) / (xmax - xmin)), float((ymax - y) / (ymax - ymin))
 
     def _update_caption(self) -> None:
         snapshot = self._shown

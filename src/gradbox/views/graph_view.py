@@ -239,6 +239,11 @@ class GraphView(QGraphicsView):
     def sample(self) -> int:
         return self._sample
 
+    def set_sample_marker(self, place: tuple[float, float] | None) -> None:
+        """Mark the shown sample in every unit's map, at `place` (fractions of the map's
+        width and height from its top left), or nowhere."""
+        self.network.set_marker(place)
+
     def sample_label(self) -> str:
         return self._sample_label or f"sample {self._sample}"
 
@@ -921,7 +926,8 @@ class GraphView(QGraphicsView):
         return legend_lines(
             self._level, self.network.show_grads, self.sample_label(),
             net is not None and net.maps is not None, net is not None and net.units is not None,
-            ops_scene.shown, ops_scene.graph, ops_scene.expanded if self.is_collapsed() else None)
+            ops_scene.shown, ops_scene.graph, ops_scene.expanded if self.is_collapsed() else None,
+            ops_scene.has_path())
 
     # --- export -----------------------------------------------------------------------
     def export_png(self, path: str | Path, max_side: int = 8000) -> None:
