@@ -354,6 +354,10 @@ def test_zoom_fit_and_level_of_detail(qtbot, view: GraphView) -> None:
     assert view.transform().m11() == pytest.approx(READABLE_LOD)
     view.viewport().repaint()
     assert view.minimap.isVisible()
+    # and the key, open by itself, folds rather than hide the nodes under it
+    key = view.legend_rect()
+    assert not any(key.intersects(view.mapFromScene(rect).boundingRect().toRectF())
+                   for rect in view.operations.occupied())
     qtbot.keyClick(view, Qt.Key.Key_F)
     fitted = view.transform().m11()
     assert fitted < TEXT_LOD  # the whole demo graph: boxes only, no text

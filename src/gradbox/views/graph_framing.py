@@ -202,6 +202,15 @@ class Framer:
         right = root.x() + ops_scene.style.node_w / 2 + 24 / READABLE_LOD
         view.centerOn(QPointF(right - port.width() / 2 / READABLE_LOD, root.y()))
         self.fitted["operation"] = True
+        self._fold_key_if_covering()
+
+    def _fold_key_if_covering(self) -> None:
+        """Opened at a readable zoom, part of the drawing runs under the key: unless the
+        user opened it, the key folds to one line ("▸ key") rather than hide it."""
+        overlays = self.view.overlays
+        if overlays.may_fold_for_room() and self._overlays_cover_drawing(key_only=True):
+            overlays.folded = True
+            overlays.update()
 
     def _open_network(self) -> None:
         """Units at least MIN_UNIT_PX wide, when fitting everything made them smaller."""
@@ -222,6 +231,7 @@ class Framer:
             else left + half_w
         view.centerOn(QPointF(x, drawing.center().y()))
         self.fitted["network"] = True
+        self._fold_key_if_covering()
 
     def _frame(self, rect: QRectF, left: float, top: float,
                hanging: list[tuple[float, float]], overlays: bool) -> None:
@@ -247,12 +257,12 @@ class Framer:
                        view.legend_rect() if keyed else None,
                        view.overlays.bottom_room() if overlays else 0.0)
 
-    def _overlays_cover_drawing(self) -> bool:
-        """Whether the key or the replay bar covers a unit, a node or a header."""
+    def _overlays_cover_drawing(self, key_only: bool = False) -> bool:
+        """Whether the key (or the replay bar) covers a unit, a node or a header."""
         view = self.view
         cover = [view.legend_rect()]
         bar = view.overlays.replay_bar
-        if bar.isVisibleTo(view):
+        if bar.isVisibleTo(view) and not key_only:
             port = view.viewport().geometry()
             cover.append(QRectF(bar.geometry().translated(-port.topLeft())))
         if view.level() == "network":

@@ -143,12 +143,12 @@ class GraphView(QGraphicsView):
         self.stop_animation()
         self.framer.leave(self._level)
         self._level = level
-        self.overlays.fold_if_crowded()  # each level's drawing decides anew (see fit)
         if level == "operation":
             self._sync_operations()
             self.setScene(self.operations)
         else:
             self.setScene(self.network)
+        self.overlays.fold_if_crowded()  # each level's key decides anew (see fit)
         self.framer.enter(level)
         self.level_changed.emit(level)
         self._changed()
