@@ -308,6 +308,7 @@ def test_the_graph_tab_puts_the_panels_away_and_brings_them_back(
     win.tabs.setCurrentWidget(win.boundary)
     assert docks["Designer"].isVisible() and docks["Loss curve"].isVisible()
     assert not docks["Training loop"].isVisible()
+    assert "Put away" not in win.messages.text()  # what it said is no longer true
     win.tabs.setCurrentWidget(win.graph)
     assert docks["Loss curve"].isVisible() and not docks["Designer"].isVisible()
 

@@ -191,6 +191,7 @@ class MainWindow(QMainWindow):
         # docks a tab put away for its room, to bring back when another tab shows
         self._put_away: list[QDockWidget] = []
         self._kept_on_tab: dict[int, set[str]] = {}
+        self._put_away_note = ""  # the message that said so, while it shows
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
         self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
@@ -383,14 +384,17 @@ class MainWindow(QMainWindow):
             dock.show()
         if back and not self._put_away and self._loss_place_changes():
             QTimer.singleShot(0, self._fit_docks)  # resized while they were away
+        if back and self.messages.text() == self._put_away_note:
+            self.messages.dismiss()  # it said they were away: no longer true
         hidden = [d for d in wanted if d.isVisible() and d not in self._put_away]
         for dock in hidden:
             dock.hide()
         self._put_away.extend(hidden)
         if hidden:
             names = ", ".join(d.windowTitle().replace("&&", "&") for d in hidden)
-            self._on_message(f"Put away while this tab shows: {names} "
-                             "(the View menu brings any of them back)")
+            self._put_away_note = (f"Put away while this tab shows: {names} "
+                                   "(the View menu brings any of them back)")
+            self._on_message(self._put_away_note)
 
     def _on_dock_toggled(self, dock: QDockWidget, checked: bool) -> None:
         """The user brought back a panel a tab had put away: it stays on that tab."""
