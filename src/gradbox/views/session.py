@@ -151,6 +151,11 @@ def freeze_big_young_generation() -> None:
 Command = Callable[[Trainer], Any]
 
 
+def splits_steps(config: TrainingConfig) -> bool:
+    """Whether a run of this network goes one phase per tick (see TrainingWorker)."""
+    return config.work_per_step() >= SLOW_WORK
+
+
 class TrainingWorker(QObject):
     """Lives in the worker thread; runs commands and training steps on the Trainer."""
 
@@ -291,7 +296,7 @@ class TrainingWorker(QObject):
     def splits_steps(self) -> bool:
         """Whether a run takes one phase per tick: a step long enough that Pause, and
         the interpreter lock, should not wait for all of it."""
-        return self.trainer.config.work_per_step() >= SLOW_WORK
+        return splits_steps(self.trainer.config)
 
     @Slot(object, int)
     def start_run(self, goal: object = None, number: int = 0) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QSlider, QToolBar,
 from gradbox.loop_code import phase_done, phase_summary
 from gradbox.training import Snapshot
 from gradbox.views.run_controls import RunControls
-from gradbox.views.session import SessionController
+from gradbox.views.session import SessionController, splits_steps
 
 PHASE_TEXT = {
     "forward": "forward: build the graph, compute the loss",
@@ -167,7 +167,10 @@ class TrainingToolbar(QToolBar):
         self.run_action.setChecked(False)
         self.run_action.setText("Pausing…")
         self.run_action.setIcon(icon("run"))
-        self.run_action.setToolTip("Pausing: the step's current phase finishes first "
+        # A small network stops after the step it is in; a big one, whose steps go
+        # phase by phase, after the phase.
+        unit = "phase" if splits_steps(self.controller.snapshot.config) else "step"
+        self.run_action.setToolTip(f"Pausing: the {unit} being computed finishes first "
                                    "(click to run on instead)")
 
     @Slot()
