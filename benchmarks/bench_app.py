@@ -50,10 +50,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.views import main_window as main_window_module
-from gradbox.views.main_window import MainWindow
-from gradbox.views.session import SessionController, freeze_what_lives_now
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.views.controller import SessionController, freeze_what_lives_now
+from gradbox.views.window import main_window as main_window_module
+from gradbox.views.window.main_window import MainWindow
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", l2=1e-4,
@@ -142,7 +142,10 @@ def instrument() -> None:
     Done on the classes before any window exists, so the connections made in their
     constructors already go through the wrappers.
     """
-    from gradbox.views import autosave, boundary, graph_panel, loss_curve, parameters
+    from gradbox.views.graph import panel as graph_panel
+    from gradbox.views.panels import parameters
+    from gradbox.views.plots import boundary, loss_curve
+    from gradbox.views.window import autosave
     handlers = [
         (boundary.DecisionBoundaryView, "_on_snapshot", "boundary view"),
         (loss_curve.LossCurveView, "_on_snapshot", "loss curve"),
@@ -155,7 +158,7 @@ def instrument() -> None:
         if hasattr(cls, name):
             setattr(cls, name, RECORDER.timed(source, getattr(cls, name)))
     # A whole display frame (handlers and repaint inside it), where the session has one.
-    from gradbox.views.session import SessionController
+    from gradbox.views.controller import SessionController
     if hasattr(SessionController, "_draw_frame"):
         draw = SessionController._draw_frame
 

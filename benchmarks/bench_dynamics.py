@@ -1,6 +1,6 @@
 """Issue 15's two costs, in one run: the loss landscape and the per-layer statistics.
 
-1. The landscape (gradbox.landscape.compute) on a 60×60 grid, for W1 (micrograd's demo
+1. The landscape (gradbox.training.landscape.compute) on a 60×60 grid, for W1 (micrograd's demo
    network, MLP(2, [16, 16, 1]) ReLU on 100 moons, hinge + 1e-4·L2) after 100 steps, in
    each of its three planes; and the grid side the app picks for a big network, with its
    time. Target: 60×60 in ≤ 0.5 s.
@@ -20,8 +20,9 @@ import time
 
 import numpy as np
 
-from gradbox import landscape, layer_stats
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.training import landscape
+from gradbox.training import statistics as layer_stats
+from gradbox.training.trainer import Trainer, TrainingConfig
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", lr=1.0, l2=1e-4,

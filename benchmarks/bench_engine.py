@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from gradbox import datasets, losses
-from gradbox.engine import Value
-from gradbox.nn import MLP
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP
+from gradbox.training import datasets
 
 try:
     import micrograd.engine

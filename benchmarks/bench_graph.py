@@ -27,10 +27,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication
 
-from gradbox import datasets, graph, losses
-from gradbox.engine import Value
-from gradbox.nn import MLP
-from gradbox.views.graph_view import GraphView
+from gradbox import graph
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP
+from gradbox.training import datasets
+from gradbox.views.graph.view import GraphView
 
 EXTENT = (-2.0, 3.0, -1.5, 2.0)
 
@@ -105,9 +107,9 @@ def _panel_case(app: QApplication, hidden: tuple[int, ...], case: str, seconds: 
     """Train for `seconds` in the main window; one line of results."""
     from PySide6.QtCore import QTimer
 
-    from gradbox.training import Trainer, TrainingConfig
-    from gradbox.views.main_window import MainWindow
-    from gradbox.views.session import SessionController
+    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.views.controller import SessionController
+    from gradbox.views.window.main_window import MainWindow
 
     controller = SessionController(Trainer(TrainingConfig(hidden=hidden)))
     window = MainWindow(controller)

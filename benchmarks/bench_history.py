@@ -29,8 +29,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from gradbox.persistence import load_state, save_session
-from gradbox.training import CheckpointPolicy, Trainer, TrainingConfig, TrainingState
+from gradbox.files.sessions import load_state, save_session
+from gradbox.training.trainer import CheckpointPolicy, Trainer, TrainingConfig, TrainingState
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", l2=1e-4,
@@ -94,8 +94,8 @@ def run_rate(state: TrainingState, seconds: float, folder: Path) -> tuple[float,
     """Steps/s of a headless Run with autosave on, and how long a Pause then takes."""
     from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
 
-    from gradbox.views.autosave import Autosaver
-    from gradbox.views.session import SessionController
+    from gradbox.views.controller import SessionController
+    from gradbox.views.window.autosave import Autosaver
 
     app = QCoreApplication.instance() or QCoreApplication([])
     controller = SessionController(Trainer.from_state(state))

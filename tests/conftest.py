@@ -10,8 +10,8 @@ import pytest
 @pytest.fixture
 def controller(qtbot):  # type: ignore[no-untyped-def]
     """A SessionController on the default configuration; its worker thread is stopped after."""
-    from gradbox.training import Trainer, TrainingConfig
-    from gradbox.views.session import SessionController
+    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.views.controller import SessionController
 
     session = SessionController(Trainer(TrainingConfig()))
     yield session
@@ -63,8 +63,8 @@ def show_widget(qtbot):  # type: ignore[no-untyped-def]
 def make_session(qtbot):  # type: ignore[no-untyped-def]
     """`make_session(**config)`: a SessionController on `TrainingConfig(**config)`, for a
     test that needs another network or data than `controller`'s; stopped after the test."""
-    from gradbox.training import Trainer, TrainingConfig
-    from gradbox.views.session import SessionController
+    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.views.controller import SessionController
 
     sessions = []
 
@@ -84,9 +84,9 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     stopped after the test."""
     from PySide6.QtCore import QSettings
 
-    from gradbox.training import Trainer, TrainingConfig
-    from gradbox.views.main_window import MainWindow
-    from gradbox.views.session import SessionController
+    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.views.controller import SessionController
+    from gradbox.views.window.main_window import MainWindow
 
     controllers = []
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from gradbox import persistence
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.main_window import ENDED_BY_KEY, MainWindow
-from gradbox.views.session import SessionController
+from gradbox.files import sessions as persistence
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.views.controller import SessionController
+from gradbox.views.window.main_window import ENDED_BY_KEY, MainWindow
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

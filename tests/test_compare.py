@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradbox import compare, persistence
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.files import sessions as persistence
+from gradbox.training import compare
+from gradbox.training.trainer import Trainer, TrainingConfig
 
 
 def test_the_pinned_run_survives_save_and_load(tmp_path: Path) -> None:

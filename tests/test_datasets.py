@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradbox import datasets
-from gradbox.datasets import Dataset, DatasetError
+from gradbox.training import datasets
+from gradbox.training.datasets import Dataset, DatasetError
 
 TWO_CLASS = ("moons", "circle", "xor", "gaussians", "spiral")
 

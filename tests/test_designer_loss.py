@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gradbox.views.designer import DesignerPanel
+from gradbox.views.panels.designer import DesignerPanel
 
 
 def test_more_than_two_classes_show_softmax_and_say_why(qtbot, controller) -> None:  # type: ignore[no-untyped-def]

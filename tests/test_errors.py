@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QMessageBox
 
-from gradbox.views import errors
-from gradbox.views.main_window import MainWindow
+from gradbox.views.window import errors
+from gradbox.views.window.main_window import MainWindow
 
 TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
                   + "; ".join(f"b{i} = b{i - 1} + b{i - 1}" for i in range(2, 61))

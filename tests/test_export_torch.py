@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradbox import datasets, features
-from gradbox.export_torch import TOLERANCE, pytorch_script
-from gradbox.persistence import load_session, save_session
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.autograd import features
+from gradbox.files.export_torch import TOLERANCE, pytorch_script
+from gradbox.files.sessions import load_session, save_session
+from gradbox.training import datasets
+from gradbox.training.trainer import Trainer, TrainingConfig
 
 MICROGRAD_DEMO = TrainingConfig(test_ratio=0.0, hidden=(16, 16), activation="relu", lr=1.0,
                                 schedule="linear", steps=100)

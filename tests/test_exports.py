@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradbox.exports import (
+from gradbox.autograd.nn import MLP, numpy_forward
+from gradbox.files.exports import (
     HISTORY_COLUMNS,
     PARAMETER_COLUMNS,
     ModelFileError,
@@ -25,8 +26,7 @@ from gradbox.exports import (
     parameter_names,
     parameters_csv,
 )
-from gradbox.nn import MLP, numpy_forward
-from gradbox.training import StepRecord, Trainer, TrainingConfig
+from gradbox.training.trainer import StepRecord, Trainer, TrainingConfig
 
 
 def _rows(text: str) -> tuple[list[str], list[dict[str, str]]]:

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import gradbox.expression as expression_module
-from gradbox import ops
-from gradbox.expression import (
+import gradbox.teaching.expression as expression_module
+from gradbox.autograd import ops
+from gradbox.autograd.gradcheck import gradient_check
+from gradbox.teaching.expression import (
     FUNCTIONS,
     MAX_DEPTH,
     MAX_EXPONENT,
@@ -18,8 +19,7 @@ from gradbox.expression import (
     derivative_formula,
     parse,
 )
-from gradbox.gradcheck import gradient_check
-from gradbox.pitfalls import backward_assign
+from gradbox.teaching.pitfalls import backward_assign
 
 
 def finite_differences(text: str, values: dict[str, float], eps: float = 1e-6

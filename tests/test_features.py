@@ -7,12 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradbox import features, graph
-from gradbox.engine import Value
-from gradbox.gradcheck import gradient_check
-from gradbox.nn import MLP, numpy_forward
-from gradbox.persistence import load_session, save_session
-from gradbox.training import ConfigError, Trainer, TrainingConfig
+from gradbox import graph
+from gradbox.autograd import features
+from gradbox.autograd.engine import Value
+from gradbox.autograd.gradcheck import gradient_check
+from gradbox.autograd.nn import MLP, numpy_forward
+from gradbox.files.sessions import load_session, save_session
+from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
 
 POINTS = np.array([[0.5, -1.5], [2.0, 0.25], [-3.0, 4.0], [0.0, -0.7]])
 EXPECTED = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradbox import lessons
-from gradbox.demonstrations import CLAIM_FACTOR, CLAIM_STEP, forgetting_claim
-from gradbox.training import Trainer, TrainingConfig, passes_after
+from gradbox.teaching import lessons
+from gradbox.teaching.demonstrations import CLAIM_FACTOR, CLAIM_STEP, forgetting_claim
+from gradbox.training.trainer import Trainer, TrainingConfig, passes_after
 
 SMALL = TrainingConfig(hidden=(4,), n_samples=40)
 

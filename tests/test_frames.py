@@ -11,12 +11,12 @@ import time
 import numpy as np
 import pytest
 
-from gradbox.training import SLOW_WORK, Trainer, TrainingConfig
-from gradbox.views import session as session_module
-from gradbox.views.boundary import output_colours
-from gradbox.views.main_window import MainWindow
-from gradbox.views.parameters import TABLE_INTERVAL_S
-from gradbox.views.session import SessionController
+from gradbox.training.trainer import SLOW_WORK, Trainer, TrainingConfig
+from gradbox.views import controller as session_module
+from gradbox.views.controller import SessionController
+from gradbox.views.panels.parameters import TABLE_INTERVAL_S
+from gradbox.views.plots.boundary import output_colours
+from gradbox.views.window.main_window import MainWindow
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from gradbox import losses
-from gradbox.engine import Value
-from gradbox.gradcheck import gradient_check, relative_error
-from gradbox.nn import MLP
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.gradcheck import gradient_check, relative_error
+from gradbox.autograd.nn import MLP
 
 
 def small_problem(activation: str) -> tuple[MLP, Callable[[], Value]]:

@@ -11,11 +11,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from gradbox import datasets, graph, losses
-from gradbox.engine import Value
+from gradbox import graph
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP
 from gradbox.formatting import fmt
 from gradbox.graph import layout as layout_module
-from gradbox.nn import MLP
+from gradbox.training import datasets
 
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1)) -> tuple[MLP, Value]:

@@ -11,18 +11,18 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 
 from gradbox import graph
+from gradbox.autograd.nn import numpy_layer_outputs, unflatten
 from gradbox.formatting import fmt
-from gradbox.nn import numpy_layer_outputs, unflatten
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.graph_items import OpNode
-from gradbox.views.graph_panel import (
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.views.controller import SessionController
+from gradbox.views.graph.items import OpNode
+from gradbox.views.graph.panel import (
     GraphPanel,
     data_extent,
     graph_is_current,
     phase_caption,
     sample_choice,
 )
-from gradbox.views.session import SessionController
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_sample_choice_outside_the_batch_and_without_a_selection() -> None:
 # --- selection both ways ------------------------------------------------------------------
 def test_parameter_selection_follows_the_parameters_panel_both_ways(
         qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.views.parameters import ParametersView
+    from gradbox.views.panels.parameters import ParametersView
 
     parameters = ParametersView(controller)
     qtbot.addWidget(parameters)

@@ -10,14 +10,16 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
-from gradbox import datasets, graph, losses
-from gradbox.engine import Value
+from gradbox import graph
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP
 from gradbox.formatting import fmt
 from gradbox.graph import groups
-from gradbox.nn import MLP
-from gradbox.views.graph_items import TEXT_LOD, UNIT, OpNode
-from gradbox.views.graph_net_scene import maps_image
-from gradbox.views.graph_view import MIN_UNIT_PX, OP_NODE_CAP, READABLE_LOD, GraphView
+from gradbox.training import datasets
+from gradbox.views.graph.items import TEXT_LOD, UNIT, OpNode
+from gradbox.views.graph.net_scene import maps_image
+from gradbox.views.graph.view import MIN_UNIT_PX, OP_NODE_CAP, READABLE_LOD, GraphView
 
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
@@ -211,9 +213,9 @@ def test_select_parameter_from_outside_selects_silently(qtbot, view: GraphView) 
 
 
 def test_selection_follows_the_parameters_panel_both_ways(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.training import Trainer, TrainingConfig
-    from gradbox.views.parameters import ParametersView
-    from gradbox.views.session import SessionController
+    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.views.controller import SessionController
+    from gradbox.views.panels.parameters import ParametersView
 
     trainer = Trainer(TrainingConfig())
     trainer.capture_graph = True
@@ -710,7 +712,7 @@ def test_penalty_groups_find_l2_and_l1_sums() -> None:
 
 
 def test_replay_speed_and_pace(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.views.backward_replay import WHOLE_REPLAY_MS, BackwardReplay
+    from gradbox.views.graph.backward_replay import WHOLE_REPLAY_MS, BackwardReplay
     replay = BackwardReplay()
     replay.load([(i,) for i in range(29)])  # the demo graph's overview
     assert replay.interval() * 29 == pytest.approx(WHOLE_REPLAY_MS, rel=0.01)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradbox.history import extend_flag_runs, flag_runs
+from gradbox.training.history import extend_flag_runs, flag_runs
 
 
 def test_runs_of_flagged_steps() -> None:

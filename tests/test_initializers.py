@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from gradbox.nn import INITIALIZERS, MLP, Layer, Neuron, initial_weights
-from gradbox.persistence import load_session, save_session
-from gradbox.training import ConfigError, Trainer, TrainingConfig
+from gradbox.autograd.nn import INITIALIZERS, MLP, Layer, Neuron, initial_weights
+from gradbox.files.sessions import load_session, save_session
+from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
 
 FAN_IN, FAN_OUT = 300, 200  # 60,000 draws: standard deviations within about 1 %
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 
-from gradbox.views.main_window import MainWindow
+from gradbox.views.window.main_window import MainWindow
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from gradbox import landscape
-from gradbox.landscape import LandscapeError, Problem, Request
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.training import landscape
+from gradbox.training.landscape import LandscapeError, Problem, Request
+from gradbox.training.trainer import Trainer, TrainingConfig
 
 
 def problem_of(trainer: Trainer) -> Problem:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradbox import layer_stats
-from gradbox.engine import Value
-from gradbox.layer_stats import QUANTILES, LayerStats
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.autograd.engine import Value
+from gradbox.training import statistics as layer_stats
+from gradbox.training.statistics import QUANTILES, LayerStats
+from gradbox.training.trainer import Trainer, TrainingConfig
 
 
 @pytest.mark.parametrize("activation", ["tanh", "sigmoid", "relu"])
@@ -42,7 +42,7 @@ def test_a_steps_statistics_match_the_engines_own_numbers(activation: str) -> No
 
 
 def test_statistics_are_saved_rewound_and_compared_by_value(tmp_path) -> None:
-    from gradbox import persistence
+    from gradbox.files import sessions as persistence
     trainer = Trainer(TrainingConfig(n_samples=30, hidden=(4,), seed=1))
     trainer.run_steps(4)
     path = tmp_path / "s.gradbox"
@@ -59,7 +59,7 @@ def test_statistics_are_saved_rewound_and_compared_by_value(tmp_path) -> None:
 def test_a_version_1_session_has_no_statistics_and_still_trains() -> None:
     from pathlib import Path
 
-    from gradbox import persistence
+    from gradbox.files import sessions as persistence
     loaded = persistence.load_session(Path(__file__).parent / "fixtures"
                                       / "session_v1.gradbox.json")
     assert all(r.layers is None for r in loaded.history) and loaded.pinned is None

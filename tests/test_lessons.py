@@ -20,16 +20,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox import lessons
-from gradbox.demonstrations import forgetting_claim
-from gradbox.expression import PLAYGROUND_VARIANTS, Playground, parse
-from gradbox.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
-from gradbox.nn import parameter_count, unflatten
-from gradbox.pitfalls import microbatch_demo
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.lesson_panel import LessonPanel, apply_teacher_mode, lesson_html
-from gradbox.views.playground import PlaygroundPanel
-from gradbox.views.session import SessionController
+from gradbox.autograd.nn import parameter_count, unflatten
+from gradbox.teaching import lessons
+from gradbox.teaching.demonstrations import forgetting_claim
+from gradbox.teaching.expression import PLAYGROUND_VARIANTS, Playground, parse
+from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
+from gradbox.teaching.pitfalls import microbatch_demo
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.views.controller import SessionController
+from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode, lesson_html
+from gradbox.views.panels.playground import PlaygroundPanel
 
 
 # --- the lessons as data ------------------------------------------------------------------

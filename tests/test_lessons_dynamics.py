@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from gradbox import landscape
-from gradbox.lessons import LANDSCAPE_TAB, LAYERS_TAB, MOMENTUM, VANISHING
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.teaching.lessons import LANDSCAPE_TAB, LAYERS_TAB, MOMENTUM, VANISHING
+from gradbox.training import landscape
+from gradbox.training.trainer import Trainer, TrainingConfig
 
 SEEDS = range(5)
 

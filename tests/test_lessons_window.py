@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from gradbox import lessons
-from gradbox.views.main_window import MainWindow
-from gradbox.views.session import SessionController
+from gradbox.teaching import lessons
+from gradbox.views.controller import SessionController
+from gradbox.views.window.main_window import MainWindow
 
 NUMBER = re.compile(r"(?<![\w.])[−-]?\d+(?:\.\d+)?(?![\w.])")
 

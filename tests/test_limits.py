@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradbox import datasets, limits, losses
-from gradbox.engine import Value
-from gradbox.nn import MLP
-from gradbox.training import ConfigError, Trainer, TrainingConfig
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP
+from gradbox.training import datasets, limits
+from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
 
 
 def graph_size(root: Value) -> int:

@@ -14,10 +14,10 @@ import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter
 
-from gradbox.history import RECORD_FIELDS, History
-from gradbox.layer_stats import COLUMNS
-from gradbox.views.layer_stats_view import LayerStatsView
-from gradbox.views.log_axis import label, labels
+from gradbox.training.history import RECORD_FIELDS, History
+from gradbox.training.statistics import COLUMNS
+from gradbox.views.plots.layer_stats_view import LayerStatsView
+from gradbox.views.plots.log_axis import label, labels
 
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from gradbox import losses
-from gradbox.engine import Value
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
 
 STEP = 1e-6
 TOLERANCE = 1e-6

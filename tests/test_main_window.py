@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.main_window import MainWindow
-from gradbox.views.session import SessionController
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.views.controller import SessionController
+from gradbox.views.window.main_window import MainWindow
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ def test_invalid_designer_value_is_not_applied(qtbot, window: MainWindow) -> Non
 
 
 def test_settings_remember_config(qtbot, window: MainWindow, settings: QSettings) -> None:
-    from gradbox.views.main_window import load_saved_config
+    from gradbox.views.window.main_window import load_saved_config
 
     window.designer.kind.setCurrentText("spiral")
     window.designer.apply()
@@ -194,7 +194,7 @@ def test_every_control_has_tooltip_and_accessible_name(window: MainWindow) -> No
 
 
 def test_every_lesson_sets_up_the_real_window(qtbot, window: MainWindow) -> None:
-    from gradbox import lessons
+    from gradbox.teaching import lessons
 
     for lesson in lessons.LESSONS:
         window.lessons.apply_key(lesson.key)
@@ -276,7 +276,7 @@ def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: Ma
 
 def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
                                          settings: QSettings, tmp_path: Path) -> None:
-    from gradbox.views.autosave import crash_copy, signature
+    from gradbox.views.window.autosave import crash_copy, signature
 
     win = saving_window
     for _ in range(3):
@@ -335,7 +335,7 @@ def test_text_exports_write_files_that_parse_back(qtbot, window: MainWindow,
     import csv
     import io
 
-    from gradbox import exports
+    from gradbox.files import exports
 
     for _ in range(3):
         step_once(qtbot, window)
@@ -357,8 +357,8 @@ def test_text_exports_write_files_that_parse_back(qtbot, window: MainWindow,
 def test_export_pytorch_command_line(tmp_path: Path) -> None:
     import ast
 
-    from gradbox import persistence
     from gradbox.app import main
+    from gradbox.files import sessions as persistence
 
     trainer = Trainer(TrainingConfig(n_samples=30, hidden=(4,)))
     trainer.run_steps(5)
@@ -413,7 +413,7 @@ def test_closing_with_save_writes_from_the_writer_thread_once_the_window_is_gone
         qtbot, saving_window: MainWindow, tmp_path: Path, monkeypatch) -> None:
     import threading
 
-    from gradbox import persistence
+    from gradbox.files import sessions as persistence
 
     win = saving_window
     step_once(qtbot, win)

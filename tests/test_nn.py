@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradbox import datasets, losses
-from gradbox.engine import Value
-from gradbox.nn import (
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import (
     MLP,
     Layer,
     Neuron,
@@ -19,6 +19,7 @@ from gradbox.nn import (
     parse_parameter_name,
     unflatten,
 )
+from gradbox.training import datasets
 
 
 def numpy_forward(model: MLP, points: np.ndarray) -> np.ndarray:
@@ -177,9 +178,9 @@ def test_micrograd_demo_loss_and_gradients_match_per_sample_graphs_to_1e_12() ->
        outputs=st.integers(1, 3), seed=st.integers(0, 1000))
 def test_the_boundarys_numpy_forward_equals_the_engine(activation: str, hidden: list[int],
                                                        outputs: int, seed: int) -> None:
-    """The decision boundary is drawn by gradbox.nn.numpy_forward; it must be the engine's
+    """The decision boundary is drawn by gradbox.autograd.nn.numpy_forward; it must be the engine's
     network, number for number."""
-    from gradbox.nn import numpy_forward as fast_forward
+    from gradbox.autograd.nn import numpy_forward as fast_forward
 
     model = MLP(2, [*hidden, outputs], activation=activation, seed=seed)
     points = np.random.default_rng(seed).normal(scale=2.0, size=(40, 2))

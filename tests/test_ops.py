@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradbox import engine, ops
-from gradbox.engine import Value
+from gradbox.autograd import engine, ops
+from gradbox.autograd.engine import Value
 
 # How to build each op from Values, and where its inputs may come from.
 BUILD: dict[str, tuple[Callable[..., Value], int, tuple[float, float]]] = {

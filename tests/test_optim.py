@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gradbox import datasets, losses
-from gradbox.engine import Value
-from gradbox.nn import MLP
-from gradbox.optim import SGD, Adam, Schedule, make_optimizer
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP
+from gradbox.autograd.optim import SGD, Adam, Schedule, make_optimizer
+from gradbox.training import datasets
 
 # Three steps of made-up gradients for two parameters.
 START = [0.5, -1.0]

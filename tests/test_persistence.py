@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gradbox.persistence import SessionError, load_session, save_session
-from gradbox.training import StepRecord, Trainer, TrainingConfig
+from gradbox.files.sessions import SessionError, load_session, save_session
+from gradbox.training.trainer import StepRecord, Trainer, TrainingConfig
 
 
 def record_bits(record: StepRecord) -> tuple:

@@ -5,10 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from gradbox.datasets import moons
-from gradbox.engine import FREED_GRAPH_MESSAGE, NON_SCALAR_MESSAGE, Value
-from gradbox.nn import MLP
-from gradbox.pitfalls import (
+from gradbox.autograd.engine import FREED_GRAPH_MESSAGE, NON_SCALAR_MESSAGE, Value
+from gradbox.autograd.nn import MLP
+from gradbox.teaching.pitfalls import (
     MAX_FIRINGS,
     VARIANTS,
     backward_assign,
@@ -25,6 +24,7 @@ from gradbox.pitfalls import (
     saving_ops,
     wrong_order_firings,
 )
+from gradbox.training.datasets import moons
 
 # The neuron of the lesson, tanh(b + w1*h + w2*h), fed the same hidden value h twice --
 # as every unit of a hidden layer feeds every neuron of the next.

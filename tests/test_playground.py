@@ -16,10 +16,10 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
-from gradbox.engine import FREED_GRAPH_MESSAGE
-from gradbox.expression import MAX_DEPTH, parse
-from gradbox.pitfalls import backward_wrong_order, microbatch_demo
-from gradbox.views.playground import (
+from gradbox.autograd.engine import FREED_GRAPH_MESSAGE
+from gradbox.teaching.expression import MAX_DEPTH, parse
+from gradbox.teaching.pitfalls import backward_wrong_order, microbatch_demo
+from gradbox.views.panels.playground import (
     C_ERROR,
     C_GRAD,
     C_NUMERIC,
@@ -212,7 +212,7 @@ def test_a_rejected_expression_shows_where_and_keeps_the_last_graph(
 
 
 def _column(text: str) -> int:
-    from gradbox.expression import ExpressionError
+    from gradbox.teaching.expression import ExpressionError
 
     try:
         parse(text)

@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradbox import datasets, losses
-from gradbox.datasets import DatasetError
-from gradbox.engine import Value
-from gradbox.persistence import SessionError, load_session, save_session
-from gradbox.training import ConfigError, Trainer, TrainingConfig, config_for
+from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
+from gradbox.files.sessions import SessionError, load_session, save_session
+from gradbox.training import datasets
+from gradbox.training.datasets import DatasetError
+from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig, config_for
 
 SCORES = np.array([0.3, -1.7, 2.4, 0.95, -0.2])
 TARGETS = np.array([0.1, 0.5, -1.0, 0.0, -0.2 + 1e-3])

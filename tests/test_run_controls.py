@@ -7,9 +7,9 @@ import time
 import pytest
 from PySide6.QtCore import QEventLoop, QTimer
 
-from gradbox.training import RunGoal, StepRecord, divergence
-from gradbox.views.main_window import MainWindow
-from gradbox.views.run_controls import SPEEDS, WATCHABLE_SPEED
+from gradbox.training.trainer import RunGoal, StepRecord, divergence
+from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.run_controls import SPEEDS, WATCHABLE_SPEED
 
 
 @pytest.fixture

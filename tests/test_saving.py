@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from gradbox import persistence
-from gradbox.persistence import SessionError, load_session, save_session
-from gradbox.session_writer import SessionWriter
-from gradbox.training import CheckpointPolicy, Trainer, TrainingConfig
+from gradbox.files import sessions as persistence
+from gradbox.files.session_writer import SessionWriter
+from gradbox.files.sessions import SessionError, load_session, save_session
+from gradbox.training.trainer import CheckpointPolicy, Trainer, TrainingConfig
 
 SMALL = TrainingConfig(n_samples=20, hidden=(3,))
 
@@ -32,7 +32,7 @@ def trained(steps: int = 3) -> Trainer:
 # --- kill -9 --------------------------------------------------------------------------------
 CHILD = textwrap.dedent("""
     import sys
-    from gradbox.persistence import load_state, save_session
+    from gradbox.files.sessions import load_state, save_session
     state = load_state(sys.argv[2])
     print("ready", flush=True)
     while True:
@@ -158,7 +158,7 @@ def test_the_unsaved_signature_of_a_big_network_sees_one_changed_weight() -> Non
 
     import numpy as np
 
-    from gradbox.views.autosave import DIGEST_WHOLE, signature
+    from gradbox.views.window.autosave import DIGEST_WHOLE, signature
 
     snapshot = Trainer(TrainingConfig()).snapshot()
     params = np.linspace(-1, 1, 3 * DIGEST_WHOLE + 7)  # digested by sum and sample

@@ -6,7 +6,7 @@ import gc
 
 
 def test_the_cyclic_collector_runs_only_from_the_ui_thread(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.views import session
+    from gradbox.views import controller as session
 
     # Automatic collection is off for the whole process (it could start in the training
     # thread); a timer collects from the UI thread instead.

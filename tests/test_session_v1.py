@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradbox import persistence, session_json
-from gradbox.persistence import SessionError, load_session
-from gradbox.session_v1 import state_from_v1
-from gradbox.training import Trainer, TrainingConfig
+from gradbox.files import session_json
+from gradbox.files import sessions as persistence
+from gradbox.files.session_v1 import state_from_v1
+from gradbox.files.sessions import SessionError, load_session
+from gradbox.training.trainer import Trainer, TrainingConfig
 from v1_writer import dense_trainer, v1_session
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradbox.state import TrainingState
-from gradbox.timeline import Timeline
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.undo import Undoable, UndoStack
+from gradbox.training.state import TrainingState
+from gradbox.training.timeline import Timeline
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.undo import Undoable, UndoStack
 
 
 def trained(steps: int, **config: object) -> Trainer:

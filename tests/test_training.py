@@ -10,8 +10,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from gradbox.engine import Value
-from gradbox.training import (
+from gradbox.autograd.engine import Value
+from gradbox.training.trainer import (
     PHASES,
     ConfigError,
     History,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradbox.training import (
+from gradbox.training.trainer import (
     CheckpointPolicy,
     Trainer,
     TrainingConfig,

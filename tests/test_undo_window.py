@@ -10,9 +10,10 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from gradbox import datasets, persistence
-from gradbox.training import Snapshot, Trainer, TrainingConfig
-from gradbox.views.main_window import MainWindow
+from gradbox.files import sessions as persistence
+from gradbox.training import datasets
+from gradbox.training.trainer import Snapshot, Trainer, TrainingConfig
+from gradbox.views.window.main_window import MainWindow
 
 
 def press(win: MainWindow, key: Qt.Key, modifier: Qt.KeyboardModifier = Qt.NoModifier) -> None:

@@ -7,12 +7,12 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtSvg import QSvgRenderer
 
-from gradbox.views.boundary import (
+from gradbox.views.plots.boundary import (
     DecisionBoundaryView,
     heatmap_resolution,
     output_colours,
 )
-from gradbox.views.plotting import CLASS_COLOURS
+from gradbox.views.plots.plotting import CLASS_COLOURS
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-from gradbox.training import history_arrays
-from gradbox.views.loss_curve import LossCurveView
-from gradbox.views.plotting import nice_ceiling, weight
+from gradbox.training.trainer import history_arrays
+from gradbox.views.plots.loss_curve import LossCurveView
+from gradbox.views.plots.plotting import nice_ceiling, weight
 
 
 @pytest.fixture

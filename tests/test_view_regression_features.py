@@ -7,10 +7,15 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from gradbox.training import Trainer, TrainingConfig
-from gradbox.views.boundary import VALUE_TINT, DecisionBoundaryView, value_colours, value_scale
-from gradbox.views.designer import DesignerPanel
-from gradbox.views.session import SessionController
+from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.views.controller import SessionController
+from gradbox.views.panels.designer import DesignerPanel
+from gradbox.views.plots.boundary import (
+    VALUE_TINT,
+    DecisionBoundaryView,
+    value_colours,
+    value_scale,
+)
 
 
 @pytest.fixture
@@ -135,7 +140,7 @@ def test_the_playgrounds_network_check_passes_on_features_and_regression(
         config: TrainingConfig) -> None:
     """The playground's gradient check of the training network builds the same loss
     the trainer trains on: the network's features as inputs, the regression loss."""
-    from gradbox.views.playground import _check_trainer
+    from gradbox.views.panels.playground import _check_trainer
 
     trainer = Trainer(config)
     trainer.run_steps(3)

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QThread
 
-from gradbox.training import Trainer
-from gradbox.views.boundary import DecisionBoundaryView
-from gradbox.views.landscape_view import LandscapeView
-from gradbox.views.layer_stats_view import LayerStatsView
-from gradbox.views.loss_curve import LossCurveView
-from gradbox.views.main_window import MainWindow
+from gradbox.training.trainer import Trainer
+from gradbox.views.plots.boundary import DecisionBoundaryView
+from gradbox.views.plots.landscape_view import LandscapeView
+from gradbox.views.plots.layer_stats_view import LayerStatsView
+from gradbox.views.plots.loss_curve import LossCurveView
+from gradbox.views.window.main_window import MainWindow
 
 
 def test_layer_view_draws_each_layers_gradient_per_step(controller, show_widget,  # type: ignore[no-untyped-def]
@@ -56,7 +56,7 @@ def test_layer_view_follows_a_new_network(make_session, show_widget, step_sessio
 
 def test_landscape_is_computed_off_the_ui_thread_and_holds_the_current_loss(  # type: ignore[no-untyped-def]
         qtbot, controller, show_widget, step_session, monkeypatch) -> None:
-    from gradbox import landscape
+    from gradbox.training import landscape
     threads = []
     original = landscape.compute
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradbox.loop_code import loop_lines
-from gradbox.training import TrainingConfig
-from gradbox.views.training_loop import TrainingLoopPanel
+from gradbox.teaching.loop_code import loop_lines
+from gradbox.training.trainer import TrainingConfig
+from gradbox.views.panels.training_loop import TrainingLoopPanel
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSettings, Qt
 
 from gradbox import __version__
 from gradbox.formatting import fmt
-from gradbox.history import History
-from gradbox.views.main_window import MainWindow
+from gradbox.training.history import History
+from gradbox.views.window.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from gradbox.history import StepRecord
-from gradbox.training import CheckpointPolicy, Trainer, TrainingConfig
+from gradbox.training.history import StepRecord
+from gradbox.training.trainer import CheckpointPolicy, Trainer, TrainingConfig
 
 # Every step kept: what a version-1 file holds.
 DENSE = CheckpointPolicy(every=1, max_recent=1)

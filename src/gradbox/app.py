@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
-    from gradbox.views.main_window import MainWindow
+    from gradbox.views.window.main_window import MainWindow
 
 from gradbox import __version__
 
@@ -53,8 +53,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def export_pytorch(session: Path, out: Path) -> int:
     """Headless: session file -> PyTorch script. No Qt is loaded."""
-    from gradbox import persistence
-    from gradbox.export_torch import pytorch_script
+    from gradbox.files import sessions as persistence
+    from gradbox.files.export_torch import pytorch_script
 
     try:
         trainer = persistence.load_session(session)
@@ -105,16 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from gradbox import limits, persistence
-    from gradbox.training import Trainer
-    from gradbox.views.autosave import crash_copy, default_autosave_path
-    from gradbox.views.errors import install_excepthook, log_to_file
-    from gradbox.views.main_window import ENDED_BY_KEY, MainWindow, load_saved_config
-    from gradbox.views.session import (
+    from gradbox.files import sessions as persistence
+    from gradbox.training import limits
+    from gradbox.training.trainer import Trainer
+    from gradbox.views.controller import (
         SessionController,
         collect_garbage_on_the_ui_thread,
         freeze_what_lives_now,
     )
+    from gradbox.views.window.autosave import crash_copy, default_autosave_path
+    from gradbox.views.window.errors import install_excepthook, log_to_file
+    from gradbox.views.window.main_window import ENDED_BY_KEY, MainWindow, load_saved_config
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -1,6 +1,6 @@
 """The computation graph as data: traced from a `Value`, laid out, explained, exported.
 
-Plain Python and numpy; the Qt views (`gradbox.views.graph_view` and its scenes) only
+Plain Python and numpy; the Qt views (`gradbox.views.graph.view` and its scenes) only
 draw what this package says. One module per concern:
 
     core     `trace(root)`: the frozen structure and the live numbers (`Graph`)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gradbox.engine import Value
+from gradbox.autograd.engine import Value
 
 
 class _Frozen:

@@ -1,7 +1,7 @@
 """Fan-out calculus: what each use of a node sent back, and how the parts add up.
 
 The sum of the parts equals the node's gradient: that is the accumulation rule
-(``+=``). Local derivatives come from the op table (`gradbox.ops`).
+(``+=``). Local derivatives come from the op table (`gradbox.autograd.ops`).
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from gradbox import ops
+from gradbox.autograd import ops
 from gradbox.graph.core import Graph, at
 
 
 def local_derivative(graph: Graph, consumer: int, slot: int) -> Any:
-    """d(consumer)/d(operand `slot`), from the data on both ends of the edge (`gradbox.ops`)."""
+    """d(consumer)/d(operand `slot`), from the data on both ends (`gradbox.autograd.ops`)."""
     inputs = [graph.data(c) for c in graph.children[consumer]]
     return ops.local_derivative(graph.ops[consumer], inputs, graph.data(consumer), slot)
 

@@ -14,10 +14,10 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gradbox.autograd.nn import parse_parameter_name
 from gradbox.graph.core import Graph, consumers_of, structure_key
 from gradbox.graph.layout import spines
 from gradbox.graph.network import neuron_nodes
-from gradbox.nn import parse_parameter_name
 
 # A penalty sum shorter than this is left as its additions: small enough to read.
 PENALTY_MIN_TERMS = 8

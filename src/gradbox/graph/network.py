@@ -13,11 +13,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gradbox import features, ops
-from gradbox.engine import Value
+from gradbox.autograd import features, ops
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import numpy_layers, parameter_name, parse_parameter_name
 from gradbox.graph.core import Graph, at
 from gradbox.graph.layout import LAYOUT_CACHE_SIZE
-from gradbox.nn import numpy_layers, parameter_name, parse_parameter_name
 
 
 # --- neurons in the op graph ------------------------------------------------------------
@@ -129,7 +129,7 @@ def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
     """Weights, gradients and (with a graph) unit values of an MLP-shaped network.
 
     `source` is a model with ``named_parameters()`` and ``layer_sizes()`` (names like
-    ``layers.L.neurons.J.w.I`` / ``.b``, as `gradbox.nn.MLP` gives them) or a training
+    ``layers.L.neurons.J.w.I`` / ``.b``, as `gradbox.autograd.nn.MLP` gives them) or a training
     snapshot with ``layer_sizes``, ``param_names``, ``params`` and ``grads`` arrays (its
     ``graph`` is used when no graph is given). With `extent` (xmin, xmax, ymin, ymax)
     each unit also gets a `resolution`² map of its output over the plane.

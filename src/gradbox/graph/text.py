@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from gradbox import ops
+from gradbox.autograd import ops
 from gradbox.formatting import fmt, ordinal
 from gradbox.graph.core import Graph, at
 from gradbox.graph.fanout import fanout_contributions

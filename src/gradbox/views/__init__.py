@@ -1,0 +1,10 @@
+"""The Qt side: widgets that observe snapshots and send named commands.
+
+    controller  the worker that runs the trainer, and the controller views call
+    window/     the main window, menus, toolbar, messages, saving, keys
+    plots/      pyqtgraph views: boundary, loss curve, landscape, layer statistics
+    graph/      the computation graph drawn in Qt's graphics view
+    panels/     designer, parameters, lessons, training loop, playground
+
+May import anything in gradbox. Nothing outside `views/` and `app.py` imports this.
+"""

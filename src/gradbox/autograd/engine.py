@@ -1,0 +1,399 @@
+"""The scalar autograd engine.
+
+A `Value` holds a number, the gradient that has reached it, and a closure that
+passes that gradient on to the inputs it was built from. Operator overloading
+builds the graph as a by-product of ordinary arithmetic; `backward()` walks it
+from the output back to the leaves in topological order.
+
+One extension to the classic scalar engine: `data` may also be a 1-D numpy
+array with one entry per sample. The graph is then the graph of *one* sample,
+and every node computes all samples at once. A parameter (float data) that is
+shared by every sample receives the sum of the per-sample gradients -- which is
+nothing new, it is the accumulation rule again (see `_accumulate`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from gradbox.autograd import ops
+
+Data = float | np.ndarray
+
+# PyTorch's own words, so the lesson on `retain_graph` reads the same here and there.
+FREED_GRAPH_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+NON_SCALAR_MESSAGE = "grad can be implicitly created only for scalar outputs"
+
+# Ops whose backward needs no saved value: d(a+b)/da = 1, d(-a)/da = -1, and a sum
+# hands its gradient back unchanged. PyTorch saves nothing for them, so a second
+# backward through them works -- and silently accumulates the gradient again.
+# Which ops these are is written in the op table (`gradbox.autograd.ops`), with the rest of
+# what the app says about each op.
+SAVES_NOTHING = ops.SAVES_NOTHING
+
+
+def _freed_backward(grad: Data) -> None:
+    raise RuntimeError(FREED_GRAPH_MESSAGE)
+
+
+def _no_backward(grad: Data) -> None:
+    """A leaf has no inputs to pass its gradient on to."""
+
+
+def _as_data(data: Any) -> Data:
+    """Validate what a user hands to `Value(...)`: a number or a 1-D array of numbers."""
+    if isinstance(data, (bool, str, bytes)):
+        raise TypeError(f"Value data must be a number or a 1-D array of numbers, got {data!r}")
+    if isinstance(data, (int, float, np.integer, np.floating)):
+        return float(data)
+    if isinstance(data, (np.ndarray, list, tuple)):
+        try:
+            array = np.array(data, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"Value data must be a number or a 1-D array of numbers, got {data!r}"
+            ) from None
+        if array.ndim == 0:
+            return float(array)
+        if array.ndim != 1:
+            raise ValueError(
+                f"Value data must be a float or a 1-D array (one entry per sample), "
+                f"got an array of shape {array.shape}"
+            )
+        return array
+    raise TypeError(
+        f"Value data must be a number or a 1-D array of numbers, got {type(data).__name__}"
+    )
+
+
+def _elementwise(x: Data, scalar_fn: Callable[[float], float], array_fn: Callable) -> Data:
+    """Apply a function to one float (math, fast) or to every sample (numpy)."""
+    return array_fn(x) if type(x) is np.ndarray else scalar_fn(x)
+
+
+class Value:
+    """A node of the computation graph: a number (or one number per sample) and its gradient."""
+
+    __slots__ = ("_backward", "_op", "_prev", "data", "grad", "label")
+    # Make numpy hand `array * value` over to Value.__rmul__ instead of looping over the array.
+    __array_ufunc__ = None
+
+    def __init__(self, data: Any, _children: tuple[Value, ...] = (), _op: str = "",
+                 label: str = "") -> None:
+        # Results of ops are already valid; only what a user passes in needs checking.
+        self.data: Data = data if _children else _as_data(data)
+        self.grad: Data = 0.0
+        self._prev: tuple[Value, ...] = _children
+        self._op = _op
+        # How to pass a gradient on to the inputs. It receives `out`'s gradient as an
+        # argument rather than reading `out.grad`: reaching back for `out` would make
+        # out -> _backward -> out a reference cycle, and every graph would then wait for
+        # Python's slow cyclic garbage collector instead of dying by reference counting.
+        self._backward: Callable[[Data], None] = _no_backward
+        self.label = label
+
+    # --- the accumulation rule -------------------------------------------------
+    def _accumulate(self, grad: Data) -> None:
+        """Add an arriving gradient to this node's total (`+=`, never `=`).
+
+        A value used in several places collects the sum of the gradients from each
+        use. A float node -- a parameter shared by every sample -- used by an array
+        computation is exactly such a value, used once per sample: it takes the sum.
+        """
+        if type(grad) is np.ndarray and type(self.data) is not np.ndarray:
+            # add.reduce is what ndarray.sum calls, minus a Python-level wrapper that
+            # costs as much as summing 100 samples; this line runs once per parameter use.
+            grad = float(np.add.reduce(grad))
+        total = self.grad
+        # The first arrival is kept as it is: 0 + g is g, and copying it would cost a
+        # numpy call per array node. So an array may be shared with the node that sent
+        # it, and the total is rebound (total + grad), never updated in place.
+        self.grad = grad if type(total) is float and total == 0.0 else total + grad
+
+    def _other(self, other: Any) -> Value:
+        other = other if isinstance(other, Value) else Value(other)
+        a, b = self.data, other.data
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape != b.shape:
+            raise ValueError(
+                f"mismatched sample counts: {a.shape[0]} and {b.shape[0]} samples"
+            )
+        return other
+
+    # --- basic ops: forward value and backward closure side by side -------------
+    def __add__(self, other: Any) -> Value:
+        other = self._other(other)
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(grad)  # d(a+b)/da = 1
+            other._accumulate(grad)  # d(a+b)/db = 1
+
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other: Any) -> Value:
+        other = self._other(other)
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(other.data * grad)  # d(ab)/da = b
+            other._accumulate(self.data * grad)  # d(ab)/db = a
+
+        out._backward = _backward
+        return out
+
+    def __pow__(self, exponent: float) -> Value:
+        if not isinstance(exponent, (int, float)) or isinstance(exponent, bool):
+            raise TypeError(f"only int or float exponents are supported, got {exponent!r}")
+        # Python answers (-8.0) ** 0.5 with a complex number, which would then spread
+        # through the graph; refuse it here, as log refuses its domain.
+        if not float(exponent).is_integer() and np.any(np.asarray(self.data) < 0):
+            raise ValueError(
+                f"a negative number to the power {exponent:g} is not a real number"
+            )
+        out = Value(self.data**exponent, (self,), ops.power_name(exponent))
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(exponent * self.data ** (exponent - 1) * grad)  # d(x^k)/dx = k x^(k-1)
+
+        out._backward = _backward
+        return out
+
+    def __neg__(self) -> Value:
+        out = Value(-self.data, (self,), "neg")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(-grad)  # d(-a)/da = -1
+
+        out._backward = _backward
+        return out
+
+    def __abs__(self) -> Value:
+        out = Value(abs(self.data), (self,), "abs")
+
+        def _backward(grad: Data) -> None:
+            sign = _elementwise(self.data, _scalar_sign, np.sign)  # a float stays a float
+            self._accumulate(sign * grad)  # d|a|/da = sign(a), and 0 at the kink
+
+        out._backward = _backward
+        return out
+
+    def tanh(self) -> Value:
+        t = _elementwise(self.data, math.tanh, np.tanh)
+        out = Value(t, (self,), "tanh")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate((1 - t * t) * grad)  # the slope of tanh is read off its output
+
+        out._backward = _backward
+        return out
+
+    def exp(self) -> Value:
+        e = _elementwise(self.data, _scalar_exp, np.exp)
+        out = Value(e, (self,), "exp")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(e * grad)  # d(e^x)/dx = e^x: the output is the slope
+
+        out._backward = _backward
+        return out
+
+    def log(self) -> Value:
+        # A clear error rather than numpy's silent nan/-inf: log of a non-positive
+        # number is almost always a bug in the expression, not a value to train on.
+        if np.any(np.asarray(self.data) <= 0):
+            raise ValueError(
+                f"log of a non-positive number ({np.min(self.data):g}): log is defined for x > 0"
+            )
+        out = Value(_elementwise(self.data, math.log, np.log), (self,), "log")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(grad / self.data)  # d(ln x)/dx = 1/x
+
+        out._backward = _backward
+        return out
+
+    def sin(self) -> Value:
+        out = Value(_elementwise(self.data, math.sin, np.sin), (self,), "sin")
+
+        def _backward(grad: Data) -> None:
+            cos = _elementwise(self.data, math.cos, np.cos)
+            self._accumulate(cos * grad)  # d(sin x)/dx = cos x
+
+        out._backward = _backward
+        return out
+
+    def relu(self) -> Value:
+        r = _elementwise(self.data, _scalar_relu, _array_relu)
+        out = Value(r, (self,), "relu")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate((r > 0) * grad)  # slope 1 where the unit is on, 0 where off
+
+        out._backward = _backward
+        return out
+
+    def sigmoid(self) -> Value:
+        # sigma(x) = (1 + tanh(x/2)) / 2: the same curve, without overflow for large |x|.
+        s = 0.5 * (1 + _elementwise(0.5 * self.data, math.tanh, np.tanh))
+        out = Value(s, (self,), "sigmoid")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(s * (1 - s) * grad)  # read off the output, like tanh
+
+        out._backward = _backward
+        return out
+
+    def sum(self) -> Value:
+        """Sum over samples: one number per sample -> one number."""
+        out = Value(float(np.sum(self.data)), (self,), "sum")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(_spread(self.data, grad))  # every sample gets the whole gradient
+
+        out._backward = _backward
+        return out
+
+    def mean(self) -> Value:
+        """Mean over samples: one number per sample -> one number."""
+        n = self.data.shape[0] if type(self.data) is np.ndarray else 1
+        out = Value(float(np.mean(self.data)), (self,), "mean")
+
+        def _backward(grad: Data) -> None:
+            self._accumulate(_spread(self.data, grad / n))  # each sample gets 1/n of it
+
+        out._backward = _backward
+        return out
+
+    # --- derived ops: built from the basic ones, so they need no backward of their own
+    def __sub__(self, other: Any) -> Value:
+        return self + (-self._other(other))
+
+    def __truediv__(self, other: Any) -> Value:
+        return self * self._other(other) ** -1
+
+    def __radd__(self, other: Any) -> Value:
+        return self._other(other) + self
+
+    def __rmul__(self, other: Any) -> Value:
+        return self._other(other) * self
+
+    def __rsub__(self, other: Any) -> Value:
+        return self._other(other) + (-self)
+
+    def __rtruediv__(self, other: Any) -> Value:
+        return self._other(other) * self**-1
+
+    # --- backward ----------------------------------------------------------------
+    def topological_order(self) -> list[Value]:
+        """Every node this value depends on, each after all of its inputs.
+
+        Iterative, so a 100,000-step chain does not hit Python's recursion limit.
+        """
+        order: list[Value] = []
+        visited = {self}
+        # Each stack entry is a node and an iterator over the inputs still to visit;
+        # a node joins `order` once that iterator is exhausted.
+        stack = [(self, iter(self._prev))]
+        while stack:
+            node, inputs = stack[-1]
+            for child in inputs:
+                if child not in visited:
+                    visited.add(child)
+                    if child._prev:
+                        stack.append((child, iter(child._prev)))
+                        break
+                    order.append(child)  # a leaf has no inputs to wait for
+            else:
+                stack.pop()
+                order.append(node)
+        return order
+
+    def backward(self, retain_graph: bool = False) -> None:
+        """Pass d(self)/d(node) to every node, in reverse topological order."""
+        if type(self.data) is np.ndarray:
+            raise RuntimeError(NON_SCALAR_MESSAGE)
+        topo = self.topological_order()
+        # Refuse before touching any gradient, so a failed call changes nothing.
+        if any(node._backward is _freed_backward for node in topo):
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
+        # Each pass is a fresh flow, as in PyTorch: leaves (parameters, inputs) keep
+        # accumulating across passes, intermediate nodes show this pass's gradient.
+        for node in topo:
+            if node._prev:
+                node.grad = 0.0
+        self.grad += 1.0  # d(self)/d(self)
+        for node in reversed(topo):
+            # A node runs only after every consumer has added its share to node.grad.
+            node._backward(node.grad)
+        if not retain_graph:
+            free_graph(topo)
+
+    # --- display -----------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"Value(data={_short(self.data)}, grad={_short(self.grad)})"
+
+
+def free_graph(nodes: Iterable[Value]) -> None:
+    """Release what each op saved for its backward, as PyTorch does after backward().
+
+    Dropping the closures also drops the arrays they captured, so a trained step's
+    memory goes back at once instead of when the next graph replaces this one.
+    """
+    for node in nodes:
+        if node._prev and node._op not in SAVES_NOTHING:
+            node._backward = _freed_backward
+
+
+def release_graph(root: Value) -> None:
+    """Take apart the graph that ends in `root`, one node at a time.
+
+    Dropping the last reference to a graph frees it all inside one call, during which no
+    other thread runs: a 1000x1000 network's millions of nodes froze the window for a
+    second. Here each node lets go of its inputs in a Python loop, which the interpreter
+    may interrupt, so the same work comes in slices. Only for a graph nobody will walk
+    again: its nodes keep their numbers but lose their inputs.
+    """
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        inputs = node._prev
+        if inputs:
+            node._prev = ()
+            stack.extend(inputs)
+
+
+def _spread(data: Data, grad: Data) -> Data:
+    return np.full(data.shape, grad) if type(data) is np.ndarray else grad
+
+
+def _scalar_exp(x: float) -> float:
+    return math.exp(x) if x < 709.78 else math.inf  # numpy's overflow: inf, not an exception
+
+
+def _scalar_sign(x: float) -> float:
+    return float((x > 0) - (x < 0))
+
+
+def _scalar_relu(x: float) -> float:
+    return x if x > 0 else 0.0
+
+
+def _array_relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0.0)
+
+
+def _short(x: Data) -> str:
+    if type(x) is np.ndarray:
+        return np.array2string(x, precision=4, threshold=6, separator=", ")
+    return f"{x:.6g}"

@@ -1,0 +1,11 @@
+"""Teaching: lessons, the wrong variants they show, and the code the learner reads.
+
+    lessons         the guided lessons: steps, settings and claims
+    demonstrations  lesson claims measured across seeds
+    pitfalls        the broken variants of autograd (each a short function)
+    expression      the Playground's expression language, on the engine
+    loop_code       the training loop as the learner would type it
+
+May import: `gradbox.autograd`, `gradbox.training`, `gradbox.formatting`, numpy. Never Qt
+or `.views` (tests/test_architecture.py checks).
+"""

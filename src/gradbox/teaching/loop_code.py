@@ -1,0 +1,121 @@
+"""The training loop as PyTorch-shaped Python, one line per piece of a phase, with live figures.
+
+Pure Python, no Qt: the training-loop panel renders `loop_lines` and asks `loop_state`
+which line was just run, which runs next, and what each one measured. The code is the
+loop the app really runs (see `gradbox.training.trainer`): forward, zero_grad, backward, update.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradbox.formatting import fmt
+from gradbox.training.trainer import PHASES, Snapshot, TrainingConfig
+
+__all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
+
+# What each loss is called in the loop, in PyTorch's spelling where it has one.
+_LOSS_CALLS = {
+    "hinge": "hinge_loss(scores, y)",
+    "mse": "F.mse_loss(scores, y)",
+    "logistic": "F.soft_margin_loss(scores, y)",
+    "softmax": "F.cross_entropy(scores, y)",
+}
+
+
+@dataclass(frozen=True)
+class CodeLine:
+    phase: str  # one of PHASES, or "" for the loop's own line
+    code: str
+
+
+def loop_lines(config: TrainingConfig) -> tuple[CodeLine, ...]:
+    """The loop for this configuration: its loss and penalties, its optimizer."""
+    # Penalties on lines of their own: short lines fit a narrow panel.
+    penalties = [f"    loss += {strength:g} * {name}(model)"
+                 for name, strength in (("l2", config.l2), ("l1", config.l1)) if strength]
+    batch = "for x, y in batches:" if config.batch_size else "for step in range(steps):"
+    return (
+        CodeLine("", batch),
+        CodeLine("forward", "    scores = model(x)"),
+        CodeLine("forward", f"    loss = {_LOSS_CALLS[config.effective_loss]}"),
+        *(CodeLine("forward", line) for line in penalties),
+        CodeLine("zero_grad", "    optimizer.zero_grad()"),
+        CodeLine("backward", "    loss.backward()"),
+        CodeLine("update", "    optimizer.step()"),
+    )
+
+
+def phase_done(snapshot: Snapshot) -> str:
+    """The phase the last Sub-step ran ('' before the first step of the run)."""
+    index = PHASES.index(snapshot.phase)
+    if index == 0:
+        return PHASES[-1] if snapshot.step > 0 else ""
+    return PHASES[index - 1]
+
+
+def numbered(phase: str) -> str:
+    """'2/4 zero_grad': where a phase sits in the step."""
+    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
+
+
+def phase_summary(snapshot: Snapshot) -> tuple[str, str]:
+    """('done: 2/4 zero_grad (skipped)', 'next: 3/4 backward'): the phase indicator."""
+    phase, done = snapshot.phase, phase_done(snapshot)
+    skipped = " (skipped)" if snapshot.forget_zero_grad else ""
+    done_text = (f"done: {numbered(done)}" + (skipped if done == "zero_grad" else "")
+                 if done else "nothing run yet")
+    return done_text, f"next: {numbered(phase)}" + (skipped if phase == "zero_grad" else "")
+
+
+@dataclass(frozen=True)
+class LoopState:
+    """What the panel shows: the phase just run, the next one, and a figure per phase."""
+
+    done: str
+    next: str
+    skipping_zero_grad: bool
+    figures: dict[str, str]  # phase -> text shown beside its line ('' when not run yet)
+
+
+def _fmt(value: float) -> str:
+    return "–" if math.isnan(value) else fmt(value)
+
+
+def _plural(n: int) -> str:
+    return f"{n} backward pass" + ("" if n == 1 else "es")
+
+
+def loop_state(snapshot: Snapshot) -> LoopState:
+    """The figures beside each line, for the phases this step has run so far.
+
+    At a step boundary every line shows the figures of the step just completed.
+    """
+    done = phase_done(snapshot)
+    finished = PHASES.index(snapshot.phase) == 0
+    ran = set(PHASES) if finished and done else set(PHASES[:PHASES.index(snapshot.phase)])
+    skipping = snapshot.forget_zero_grad
+    record = snapshot.history[-1] if snapshot.history else None
+    figures = dict.fromkeys(PHASES, "")
+    if "forward" in ran:
+        loss = record.loss if finished and record is not None else snapshot.forward_loss
+        figures["forward"] = f"loss = {_fmt(loss)}"
+    if "zero_grad" in ran:
+        skipped = record.zero_grad_skipped if finished and record is not None else skipping
+        held = snapshot.grad_passes - (1 if "backward" in ran else 0)
+        figures["zero_grad"] = (f"skipped: .grad keeps {_plural(held)}" if skipped
+                                else ".grad = 0 everywhere")
+    if "backward" in ran:
+        norm = float(np.linalg.norm(snapshot.grads))
+        text = f"|grad| = {_fmt(norm)}"
+        if snapshot.grad_passes > 1:
+            text += f", the sum of {snapshot.grad_passes} passes"
+            if snapshot.step_grads is not None:
+                text += f"; this one alone: {_fmt(float(np.linalg.norm(snapshot.step_grads)))}"
+        figures["backward"] = text
+    if "update" in ran and finished and record is not None:
+        figures["update"] = f"step size |Δw| = {_fmt(snapshot.update_norm)}, lr = {record.lr:g}"
+    return LoopState(done, snapshot.phase, skipping, figures)

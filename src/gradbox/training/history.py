@@ -1,0 +1,274 @@
+"""The record of a run: what every step measured, kept as columns.
+
+A long run has hundreds of thousands of steps. One Python object per step would cost
+~400 bytes each and a loop per redraw; columns cost 73 bytes a step and hand a plot its
+arrays at once. `History` is the immutable face of those columns: a `Sequence` of
+`StepRecord`s (so `history[-1].loss`, `len`, iteration and slices read as before), whose
+arrays are read-only views that the trainer never writes again (`HistoryBuffer` appends
+past the end of every view it gave out, and copies before it forgets steps).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, overload
+
+import numpy as np
+
+from gradbox.training.statistics import COLUMNS, LayerStats
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step measured. Losses and accuracies are those of the forward pass."""
+
+    step: int
+    loss: float
+    test_loss: float
+    accuracy: float
+    test_accuracy: float
+    grad_norm: float
+    lr: float
+    zero_grad_skipped: bool
+    ghost_loss: float = math.nan
+    # Per-layer gradient size and activation spread (gradbox.training.statistics); None where
+    # they were not measured (sessions saved before they existed).
+    layers: LayerStats | None = None
+
+    def __eq__(self, other: object) -> bool:
+        """The same measurements: NaN (no test set, no ghost) equals NaN here."""
+        if not isinstance(other, StepRecord):
+            return NotImplemented
+        return (all(a == b or (a != a and b != b)
+                    for a, b in zip(_values(self), _values(other)))
+                and self.layers == other.layers)
+
+    def __hash__(self) -> int:
+        return hash(tuple(v.hex() if isinstance(v, float) else v for v in _values(self)))
+
+
+def _values(record: StepRecord) -> tuple[object, ...]:
+    return tuple(getattr(record, name) for name in RECORD_FIELDS)
+
+
+# The scalar fields, one column each; `layers` is a (steps, layers, COLUMNS) table beside.
+RECORD_FIELDS = tuple(f.name for f in fields(StepRecord) if f.name != "layers")
+# Every field is a float64 column except these two.
+INT_FIELDS = ("step",)
+BOOL_FIELDS = ("zero_grad_skipped",)
+
+
+def _dtype(name: str) -> type:
+    return np.int64 if name in INT_FIELDS else (np.bool_ if name in BOOL_FIELDS else np.float64)
+
+
+class History(Sequence[StepRecord]):
+    """An immutable run record: one StepRecord per step, stored as read-only columns."""
+
+    __slots__ = ("_columns", "_layers", "_origin")
+
+    def __init__(self, columns: dict[str, np.ndarray], origin: object = None,
+                 layers: np.ndarray | None = None) -> None:
+        lengths = {len(columns[name]) for name in RECORD_FIELDS}
+        if layers is not None:
+            lengths.add(len(layers))
+            if layers.ndim != 3 or layers.shape[2] != COLUMNS:
+                raise ValueError(f"layer statistics are (steps, layers, {COLUMNS}), "
+                                 f"got {layers.shape}")
+            if layers.flags.writeable:
+                layers = layers.view()
+                layers.flags.writeable = False
+        self._layers = layers
+        if len(lengths) != 1:
+            raise ValueError(f"history columns differ in length: {sorted(lengths)}")
+        self._columns = {}
+        for name in RECORD_FIELDS:
+            column = np.asarray(columns[name], dtype=_dtype(name))
+            if column.flags.writeable:
+                column = column.view()
+                column.flags.writeable = False
+            self._columns[name] = column
+        # Which buffer these columns are a prefix of (see `extends`).
+        self._origin = origin
+
+    @classmethod
+    def empty(cls) -> History:
+        return cls({name: np.zeros(0, _dtype(name)) for name in RECORD_FIELDS})
+
+    @classmethod
+    def from_records(cls, records: Sequence[StepRecord]) -> History:
+        layers = None
+        if records and all(r.layers is not None for r in records):
+            layers = np.stack([r.layers.table for r in records])  # type: ignore[union-attr]
+        return cls({name: np.array([getattr(r, name) for r in records], dtype=_dtype(name))
+                    for name in RECORD_FIELDS}, layers=layers)
+
+    def __len__(self) -> int:
+        return len(self._columns["step"])
+
+    @overload
+    def __getitem__(self, index: int) -> StepRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> History: ...
+
+    def __getitem__(self, index: int | slice) -> StepRecord | History:
+        if isinstance(index, slice):
+            start, _, stride = index.indices(len(self))
+            origin = self._origin if start == 0 and stride == 1 else None
+            return History({k: v[index] for k, v in self._columns.items()}, origin,
+                           None if self._layers is None else self._layers[index])
+        c = self._columns
+        layers = None if self._layers is None else LayerStats(self._layers[index])
+        return StepRecord(int(c["step"][index]), *(float(c[n][index]) for n in RECORD_FIELDS[1:7]),
+                          bool(c["zero_grad_skipped"][index]), float(c["ghost_loss"][index]),
+                          layers)
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal records, bit for bit (NaN equals NaN here, unlike in a StepRecord)."""
+        if isinstance(other, History):
+            same_layers = (self._layers is None) == (other._layers is None) and (
+                self._layers is None or np.array_equal(self._layers, other._layers,
+                                                       equal_nan=True))
+            return same_layers and all(self._columns[n].tobytes() == other._columns[n].tobytes()
+                                       for n in RECORD_FIELDS)
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"History({len(self)} steps)"
+
+    def column(self, name: str) -> np.ndarray:
+        """One field for every step, read-only (float64; step int64, zero_grad_skipped bool)."""
+        return self._columns[name]
+
+    def layers(self) -> np.ndarray | None:
+        """Every step's per-layer statistics, (steps, layers, COLUMNS) read-only, or None."""
+        return self._layers
+
+    def extends(self, other: History) -> bool:
+        """True if `other` is this history's start, given out earlier by the same trainer
+        without a rewind in between (so a plot can append just the new steps)."""
+        return (self._origin is not None and other._origin is self._origin
+                and len(other) <= len(self))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(column.nbytes for column in self._columns.values()) + (
+            0 if self._layers is None else self._layers.nbytes)
+
+
+class HistoryBuffer:
+    """The trainer's growing history: amortized appends, immutable views handed out."""
+
+    def __init__(self, history: History | None = None) -> None:
+        self._load(history if history is not None else History.empty())
+
+    def _load(self, history: History) -> None:
+        n = len(history)
+        capacity = max(64, 2 * n)
+        self._columns = {name: np.zeros(capacity, _dtype(name)) for name in RECORD_FIELDS}
+        for name, column in self._columns.items():
+            column[:n] = history.column(name)
+        layers = history.layers()
+        self._layers: np.ndarray | None = None
+        if layers is not None:
+            self._layers = np.zeros((capacity, *layers.shape[1:]))
+            self._layers[:n] = layers
+        self._n = n
+        # A new origin: views given out before cannot be mistaken for a prefix.
+        self._origin = object()
+
+    def __len__(self) -> int:
+        return self._n
+
+    def append(self, record: StepRecord) -> None:
+        if self._n == len(self._columns["step"]):
+            # A bigger copy; views of the old arrays stay as they were.
+            grown = {name: np.zeros(2 * self._n, _dtype(name)) for name in RECORD_FIELDS}
+            for name, column in grown.items():
+                column[: self._n] = self._columns[name][: self._n]
+            self._columns = grown
+            if self._layers is not None:
+                layers = np.zeros((2 * self._n, *self._layers.shape[1:]))
+                layers[: self._n] = self._layers[: self._n]
+                self._layers = layers
+        for name in RECORD_FIELDS:
+            self._columns[name][self._n] = getattr(record, name)
+        self._append_layers(record.layers)
+        self._n += 1
+
+    def _append_layers(self, stats: LayerStats | None) -> None:
+        """Statistics are kept for every step or for none: a record without them (or of
+        another shape) after some with them drops the table (it cannot have holes)."""
+        capacity = len(self._columns["step"])
+        if stats is None:
+            self._layers = None
+        elif self._layers is None:
+            if self._n == 0:
+                self._layers = np.zeros((capacity, *stats.table.shape))
+                self._layers[0] = stats.table
+        elif self._layers.shape[1:] != stats.table.shape:
+            self._layers = None
+        else:
+            self._layers[self._n] = stats.table
+
+    def truncate(self, n: int) -> None:
+        """Forget steps after `n` (copying, so histories already handed out keep them)."""
+        if n < self._n:
+            self._load(self.view()[:n])
+
+    def view(self) -> History:
+        layers = None if self._layers is None else self._layers[: self._n]
+        return History({k: v[: self._n] for k, v in self._columns.items()}, self._origin, layers)
+
+    def last(self) -> StepRecord:
+        return self.view()[-1]
+
+    def record(self, index: int) -> StepRecord:
+        return self.view()[index]
+
+
+def history_arrays(history: Sequence[StepRecord]) -> dict[str, np.ndarray]:
+    """Column arrays (step, loss, test_loss, ...) as float64, for plotting."""
+    names = [f for f in RECORD_FIELDS if f != "zero_grad_skipped"]
+    if isinstance(history, History):
+        return {name: history.column(name).astype(np.float64) for name in names}
+    return {name: np.array([getattr(r, name) for r in history], dtype=np.float64)
+            for name in names}
+
+
+def record_fields(record: StepRecord) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in RECORD_FIELDS}
+
+
+def flag_runs(steps: np.ndarray, flags: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of consecutive records where `flags` is true, as (first step, last step):
+    steps [1..6] with flags [0,1,1,0,0,1] -> [(2, 3), (6, 6)]."""
+    where = np.flatnonzero(flags)
+    if not len(where):
+        return []
+    breaks = np.flatnonzero(np.diff(where) != 1)
+    firsts = np.concatenate(([where[0]], where[breaks + 1]))
+    lasts = np.concatenate((where[breaks], [where[-1]]))
+    return [(int(steps[a]), int(steps[b])) for a, b in zip(firsts, lasts)]
+
+
+def extend_flag_runs(runs: list[tuple[int, int]], steps: np.ndarray,
+                     flags: np.ndarray) -> list[tuple[int, int]]:
+    """`flag_runs` of a history given those of its start (`runs`) and the records after it
+    (`steps`, `flags`): only the new records are read, so a growing run costs no more
+    per step than its new steps."""
+    new = flag_runs(steps, flags)
+    if runs and new and new[0][0] == runs[-1][1] + 1:  # the last run goes on
+        return [*runs[:-1], (runs[-1][0], new[0][1]), *new[1:]]
+    return [*runs, *new]

@@ -1,0 +1,203 @@
+"""Limits that match the machine: what a network will cost before it is built.
+
+The engine builds one graph node per scalar operation and each node holds every sample
+of the batch (and, after backward, a gradient of the same size), so a step's cost is
+about `nodes × (per-node cost + per-sample cost × batch)`, in time and in memory alike.
+The per-node and per-sample costs are measured once on this machine (a few tens of
+milliseconds: two small graphs, timed and traced), so the estimate follows the machine
+rather than a constant guessed on another one.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import itertools
+import os
+import threading
+import time
+import tracemalloc
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gradbox.autograd import losses
+from gradbox.autograd.nn import MLP
+
+if TYPE_CHECKING:
+    from gradbox.training.trainer import TrainingConfig
+
+# Refuse a network whose step needs more than this share of the memory available now.
+MEMORY_SHARE = 0.7
+
+
+@dataclass(frozen=True)
+class NodeCosts:
+    """Measured costs of one graph node: fixed, and per sample it holds."""
+
+    seconds: float
+    seconds_per_sample: float
+    bytes: float
+    bytes_per_sample: float
+
+
+@dataclass(frozen=True)
+class StepEstimate:
+    nodes: int
+    batch: int
+    seconds: float
+    bytes: int
+
+
+def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: bool,
+                l2: bool) -> tuple[int, int]:
+    """(nodes holding every sample, scalar nodes) of one step's graph, without building it.
+
+    Each neuron is b + w0*x0 + w1*x1 + ... (a product and a sum per input) and its
+    activation (the last layer has none); the loss adds a few per output; an L1 or L2
+    penalty adds two scalar nodes per parameter.
+    """
+    sample = 0
+    params = 0
+    last = len(layer_sizes) - 2
+    for i, (nin, nout) in enumerate(itertools.pairwise(layer_sizes)):
+        activated = i < last and activation != "linear"
+        sample += nout * (2 * nin + (1 if activated else 0))
+        params += nout * (nin + 1)
+    sample += 8 * layer_sizes[-1] + 8
+    scalar = 2 * params * (int(l1) + int(l2))
+    return sample, scalar
+
+
+def _step_seconds(hidden: tuple[int, ...], n_samples: int) -> tuple[float, int, int]:
+    """Median seconds of a whole training step of a small run, its nodes and batch."""
+    from gradbox.training.trainer import Trainer, TrainingConfig  # training uses this module
+
+    config = TrainingConfig(hidden=hidden, n_samples=n_samples, test_ratio=0.0, l2=0.0)
+    trainer = Trainer(config)
+    trainer.step()  # the first step pays for imports and caches
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        trainer.step()
+        times.append(time.perf_counter() - start)
+    nodes, _ = graph_nodes(config.layer_sizes, config.activation, False, False)
+    return float(np.median(times)), nodes, n_samples
+
+
+def _peak_bytes(batch: int) -> tuple[int, int]:
+    """Traced peak bytes of one forward+backward of a small network, and its nodes."""
+    net = MLP(2, [12, 12, 1], activation="tanh", seed=0)
+    x = np.linspace(-1, 1, 2 * batch).reshape(batch, 2)
+    labels = (x[:, 0] > 0).astype(np.int64)
+    gc.collect()
+    tracemalloc.start()
+    out = net([x[:, 0], x[:, 1]])
+    losses.compute_loss("hinge", out, labels).backward()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak, graph_nodes([2, 12, 12, 1], "tanh", False, False)[0]
+
+
+# Before the step time is measured (it takes a second or two, so the app does it on a
+# background thread at start), a middle-of-the-road guess.
+_GUESS_SECONDS = (3e-5, 3e-8)
+_times: tuple[float, float] | None = None
+_lock = threading.Lock()
+
+
+def measure_step_time() -> tuple[float, float]:
+    """Measure (seconds per node, per node and sample) on this machine from whole
+    training steps (the median of five, so a busy machine counts as busy), at a small
+    and a large batch: the difference is the per-sample part. Blocks for a second or two;
+    the result is kept for every later estimate."""
+    global _times
+    t_small, nodes_small, small = _step_seconds((12, 12), 8)
+    t_large, nodes_large, large = _step_seconds((12, 12), 1024)
+    per_sample = max((t_large - t_small) / (nodes_large * (large - small)), 0.0)
+    per_node = max(t_small / nodes_small - per_sample * small, 1e-7)
+    with _lock:
+        _times = (per_node, per_sample)
+    return per_node, per_sample
+
+
+def measure_in_background() -> threading.Thread:
+    thread = threading.Thread(target=measure_step_time, name="gradbox-measure", daemon=True)
+    thread.start()
+    return thread
+
+
+@functools.cache
+def _memory_costs() -> tuple[float, float]:
+    """(bytes per node, per node and sample), from a traced small graph (milliseconds)."""
+    b_small, nodes = _peak_bytes(8)
+    b_large, _ = _peak_bytes(256)
+    # At least a value and a gradient (8 bytes each) per sample, and a Python object.
+    per_sample = max((b_large - b_small) / (nodes * (256 - 8)), 16.0)
+    return max(b_small / nodes - per_sample * 8, 200.0), per_sample
+
+
+def measured_costs() -> NodeCosts:
+    """The costs estimates use: step time as measured (or the guess, until it is) and
+    memory as traced."""
+    with _lock:
+        seconds = _times or _GUESS_SECONDS
+    return NodeCosts(*seconds, *_memory_costs())
+
+
+def estimate_step(config: TrainingConfig, n_train: int | None = None) -> StepEstimate:
+    """Time and peak memory of one training step of `config`, from the measured costs."""
+    costs = measured_costs()
+    train = n_train if n_train is not None else round(config.n_samples * (1 - config.test_ratio))
+    batch = max(min(config.batch_size or train, train), 1)
+    sample, scalar = graph_nodes(config.layer_sizes, config.activation, config.l1 > 0,
+                                 config.l2 > 0)
+    seconds = (sample * (costs.seconds + costs.seconds_per_sample * batch)
+               + scalar * (costs.seconds + costs.seconds_per_sample))
+    memory = (sample * (costs.bytes + costs.bytes_per_sample * batch)
+              + scalar * (costs.bytes + costs.bytes_per_sample))
+    return StepEstimate(sample + scalar, batch, seconds, int(memory))
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation now (None if unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def fits_in_memory(config: TrainingConfig, n_train: int | None = None) -> str:
+    """'' if a step of `config` fits in the memory available, else why not, in words."""
+    available = available_memory()
+    if available is None:
+        return ""
+    need = estimate_step(config, n_train).bytes
+    if need <= MEMORY_SHARE * available:
+        return ""
+    return (f"layers {config.layer_sizes} would need about {_size(need)} of memory for each "
+            f"step, and this machine has {_size(available)} free: use fewer or narrower "
+            "layers, fewer points, or a smaller batch")
+
+
+def _size(n: float) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
+def describe_error(error: BaseException) -> str:
+    """What went wrong, in words, for exceptions that carry none (MemoryError())."""
+    text = str(error)
+    if isinstance(error, MemoryError):
+        free = available_memory()
+        where = f" ({_size(free)} free now)" if free is not None else ""
+        return ("Out of memory" + (f": {text}" if text else "") + f"{where}. The network or "
+                "the data is too large for this machine; nothing was changed.")
+    return text or type(error).__name__

@@ -1,0 +1,1 @@
+"""Side panels: designer, parameter table, lessons, training loop, playground."""

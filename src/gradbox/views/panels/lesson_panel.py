@@ -1,0 +1,437 @@
+"""The lesson panel: choose a lesson, read it step by step, and let it set the app up.
+
+The panel never reaches into the main window. It talks to a small `LessonHost` (the
+main window implements it; tests use a fake), so a lesson is "show the playground
+with this expression" or "show training with this config", nothing more. Teacher mode
+hides what a lesson does not need and enlarges fonts for a projector;
+`apply_teacher_mode` does that to any widget tree by objectName.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
+
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import QAction, QActionGroup, QFont, QResizeEvent, QTextDocument
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QMenuBar,
+    QPushButton,
+    QStackedWidget,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
+from gradbox.training.trainer import TrainingConfig
+
+TEACHER_SCALE = 1.5
+# Dynamic properties that remember what teacher mode changed, so turning it off puts
+# back exactly that and nothing the user hid on purpose.
+_HIDDEN = "gradbox_teacher_hidden"
+_FONT = "gradbox_teacher_font"
+
+
+def _plain(rich: str) -> str:
+    document = QTextDocument()
+    document.setHtml(rich)
+    return document.toPlainText()
+
+
+class LessonHost(Protocol):
+    """What a lesson needs from the app. The main window implements these three."""
+
+    def show_playground(self, expression: str, values: Mapping[str, float], variant: str,
+                        retain_graph: bool, tab: str) -> None: ...
+
+    def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
+                      ghost: bool, tab: str = "") -> None: ...
+
+    def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None: ...
+
+
+# --- teacher mode, for any widget tree --------------------------------------------------------
+def apply_teacher_mode(window: QWidget, needed: Iterable[str], on: bool,
+                       managed: Iterable[str] = ALL_CONTROLS,
+                       scale: float = TEACHER_SCALE) -> None:
+    """Hide the managed controls a lesson does not need and scale `window`'s font; or undo.
+
+    Controls are found by objectName among `window`'s descendants (widgets and actions).
+    A control that contains a needed one stays (hiding a toolbar would hide its check
+    box). Tab pages are hidden as tabs, docks as docks. Turning it off shows again only
+    what teacher mode hid and restores the font it found.
+    """
+    _restore(window)
+    if not on:
+        return
+    keep = set(needed)
+    needed_widgets = [w for name in keep for w in window.findChildren(QWidget, name)]
+    for name in set(managed) - keep:
+        for widget in window.findChildren(QWidget, name):
+            if any(widget.isAncestorOf(n) for n in needed_widgets):
+                continue
+            if _set_shown(widget, False):
+                widget.setProperty(_HIDDEN, True)
+        for action in window.findChildren(QAction, name):
+            if action.isVisible():
+                action.setVisible(False)
+                action.setProperty(_HIDDEN, True)
+    # A widget with a style sheet of its own no longer inherits its parent's font (Qt's
+    # style-sheet style sets it explicitly), so each is scaled by hand. Fonts are read
+    # before any is changed: a child must not be scaled twice through its parent.
+    styled = [w for w in window.findChildren(QWidget) if w.styleSheet()]
+    originals = [(w, QFont(w.font())) for w in (window, *styled)]
+    for widget, font in originals:
+        widget.setProperty(_FONT, font)
+        widget.setFont(_scaled(font, scale))
+
+
+def _scaled(font: QFont, scale: float) -> QFont:
+    bigger = QFont(font)
+    if font.pointSizeF() > 0:
+        bigger.setPointSizeF(font.pointSizeF() * scale)
+    else:  # a font given in pixels
+        bigger.setPixelSize(round(font.pixelSize() * scale))
+    return bigger
+
+
+def _restore(window: QWidget) -> None:
+    for widget in window.findChildren(QWidget):
+        if widget.property(_HIDDEN):
+            widget.setProperty(_HIDDEN, None)
+            _set_shown(widget, True)
+    for action in window.findChildren(QAction):
+        if action.property(_HIDDEN):
+            action.setProperty(_HIDDEN, None)
+            action.setVisible(True)
+    for widget in (window, *window.findChildren(QWidget)):
+        font = widget.property(_FONT)
+        if isinstance(font, QFont):
+            widget.setFont(font)
+            widget.setProperty(_FONT, None)
+
+
+def _set_shown(widget: QWidget, shown: bool) -> bool:
+    """Show or hide a widget the way its container expects; True if anything changed."""
+    tabs = _tab_widget_of(widget)
+    if tabs is not None:
+        index = tabs.indexOf(widget)
+        if tabs.isTabVisible(index) == shown:
+            return False
+        tabs.setTabVisible(index, shown)
+        return True
+    # A dock hides like any widget (its toggle action follows). isHidden: hidden by
+    # itself, not merely because its parent is.
+    if widget.isHidden() != shown:
+        return False
+    widget.setVisible(shown)
+    return True
+
+
+def _tab_widget_of(widget: QWidget) -> QTabWidget | None:
+    stack = widget.parentWidget()
+    tabs = stack.parentWidget() if isinstance(stack, QStackedWidget) else None
+    return tabs if isinstance(tabs, QTabWidget) and tabs.indexOf(widget) >= 0 else None
+
+
+# --- the text -----------------------------------------------------------------------------------
+def lesson_html(lesson: Lesson, current: int, steps_first: bool = False,
+                with_look: bool = True) -> str:
+    """The lesson as rich text: intro, formulas, steps with the current one marked.
+
+    `steps_first` (teacher mode, large fonts): the steps come first, so they stay in view
+    in a small dock; the intro, which the teacher says aloud anyway, follows them.
+    `with_look` False leaves the current step's "look for" to a box of its own.
+    """
+    about = [f"<p>{html.escape(lesson.intro)}</p>", "<p><b>Local derivatives</b></p>",
+             "<table cellpadding='3' style='background: #f4f1e8'>"]
+    about += [f"<tr><td><code>{html.escape(f)}</code></td></tr>" for f in lesson.formulas]
+    about.append("</table>")
+    steps = ["<p><b>Steps</b></p><ol>"]
+    for k, step in enumerate(lesson.steps):
+        do, look = html.escape(step.do), html.escape(step.look)
+        if k == current:
+            steps.append(f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
+                         f"<br><i>Look for:</i> {look}</li>" if with_look else
+                         f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
+                         "</li>")
+        elif k < current:
+            steps.append(f"<li style='color: #666666'>{do}</li>")
+        else:
+            steps.append(f"<li>{do}</li>")
+    steps.append("</ol>")
+    if lesson.takeaway and current == len(lesson.steps) - 1:
+        steps.append(f"<p><b>Takeaway:</b> {html.escape(lesson.takeaway)}</p>")
+    body = steps + about if steps_first else about + steps
+    return f"<h3>{html.escape(lesson.title)}</h3>" + "".join(body)
+
+
+def overview_html(lessons: Sequence[Lesson]) -> str:
+    """What the panel shows before a lesson is chosen: no lesson text quotes numbers the
+    screen does not show yet, because the lesson has not set the app up."""
+    items = "".join(f"<li><b>{html.escape(x.title)}</b></li>" for x in lessons)
+    return ("<h3>Lessons</h3><p>Choose a lesson above. It sets the app up for itself, "
+            "then walks you through it one step at a time: what to do, and what to look "
+            f"for.</p><ol style='list-style-type: none'>{items}</ol>")
+
+
+class LessonPanel(QWidget):
+    """Lesson chooser, the lesson's text step by step, and teacher mode."""
+
+    lesson_applied = Signal(str)  # the lesson's key
+    step_changed = Signal(int)
+    teacher_mode_changed = Signal(bool)
+
+    def __init__(self, host: LessonHost | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("lesson_panel")
+        self.setAccessibleName("Lessons")
+        self.host = host
+        # No lesson until one is chosen: its text would describe a state it never set up.
+        self.lesson: Lesson | None = None
+        self.step = 0
+        self._menu_actions: dict[str, QAction] = {}
+        self._teacher_action: QAction | None = None
+
+        self.chooser = QComboBox()
+        self.chooser.setObjectName("lesson_chooser")
+        self.chooser.setAccessibleName("Lesson")
+        self.chooser.setToolTip("Choose a lesson: it sets the app up for you")
+        # Long titles must not set the dock's width: the list shows them whole.
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(18)
+        for item in LESSONS:
+            self.chooser.addItem(item.title, item.key)
+        self.chooser.setPlaceholderText("Choose a lesson…")
+        # Titles are long; the list shows them whole, the box itself need not.
+        self.chooser.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(14)
+        self.chooser.setCurrentIndex(-1)
+        self.restart = QPushButton("Set up again")
+        self.restart.setObjectName("lesson_restart")
+        self.restart.setAccessibleName("Set up the lesson again")
+        self.restart.setToolTip("Put the app back in this lesson's starting state")
+        # The current step, always in view above the text: in a small dock or with teacher
+        # mode's large fonts the list of steps may be scrolled away, never this.
+        self.current = QLabel()
+        self.current.setObjectName("lesson_current_step")
+        self.current.setAccessibleName("Current step")
+        self.current.setToolTip("What to do now, and what to look for once it is done")
+        self.current.setWordWrap(True)
+        self.current.setTextFormat(Qt.TextFormat.RichText)
+        self.current.setStyleSheet("QLabel { background: #fff1b8; padding: 6px; "
+                                   "border: 1px solid #e6d48a; }")
+        self.current.hide()
+        self.text = QTextBrowser()
+        self.text.setObjectName("lesson_text")
+        self.text.setAccessibleName("Lesson text")
+        self.text.setToolTip("What to click, and what to look for")
+        self.text.setOpenExternalLinks(False)
+        self.previous_button = QPushButton("◀ Previous")
+        self.previous_button.setObjectName("lesson_previous")
+        self.previous_button.setAccessibleName("Previous step")
+        self.previous_button.setToolTip("Back to the previous step")
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.setObjectName("lesson_next")
+        self.next_button.setAccessibleName("Next step")
+        self.next_button.setToolTip("On to the next step")
+        self.position = QLabel()
+        self.position.setAccessibleName("Step")
+        self.position.setToolTip("Which step of the lesson you are on")
+        self.teacher = QCheckBox("Teacher mode")
+        self.teacher.setObjectName("lesson_teacher_mode")
+        self.teacher.setAccessibleName("Teacher mode")
+        self.teacher.setToolTip("For a projector: hide the controls this lesson does not "
+                                "need and enlarge the fonts")
+
+        top = QHBoxLayout()
+        top.addWidget(self.chooser, 1)
+        top.addWidget(self.restart)
+        steps = QHBoxLayout()
+        steps.addWidget(self.previous_button)
+        steps.addWidget(self.position, 1)
+        steps.addWidget(self.next_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.current)
+        layout.addWidget(self.text, 1)
+        layout.addLayout(steps)
+        layout.addWidget(self.teacher)
+
+        self.chooser.activated.connect(self._on_chosen)
+        self.restart.clicked.connect(self._set_up_again)
+        self.previous_button.clicked.connect(self.previous_step)
+        self.next_button.clicked.connect(self.next_step)
+        self.teacher.toggled.connect(self.set_teacher_mode)
+        self._render()
+
+    # --- public API ---------------------------------------------------------------------------
+    def set_host(self, host: LessonHost) -> None:
+        self.host = host
+
+    def apply(self, lesson: Lesson) -> None:
+        """Show `lesson` from its first step and set the app up for it through the host."""
+        self.lesson = lesson
+        self.step = 0
+        index = self.chooser.findData(lesson.key)
+        if index >= 0 and index != self.chooser.currentIndex():
+            self.chooser.setCurrentIndex(index)
+        if lesson.key in self._menu_actions:
+            self._menu_actions[lesson.key].setChecked(True)
+        setup = lesson.setup
+        if self.host is not None:
+            if setup.view == "playground":
+                self.host.show_playground(setup.expression, dict(setup.values), setup.variant,
+                                          setup.retain_graph, setup.tab)
+            else:
+                assert setup.config is not None  # Setup refuses a training view without one
+                self.host.show_training(setup.config, setup.forget_zero_grad, setup.ghost,
+                                        setup.main_tab)
+            if self.teacher.isChecked():
+                self.host.set_teacher_mode(True, lesson.controls)
+        self._render()
+        self.lesson_applied.emit(lesson.key)
+        self.step_changed.emit(self.step)
+
+    def apply_key(self, key: str) -> None:
+        for item in LESSONS:
+            if item.key == key:
+                self.apply(item)
+                return
+        raise KeyError(key)
+
+    @Slot()
+    def next_step(self) -> None:
+        self.go_to_step(self.step + 1)
+
+    @Slot()
+    def previous_step(self) -> None:
+        self.go_to_step(self.step - 1)
+
+    def go_to_step(self, step: int) -> None:
+        if self.lesson is None:
+            return
+        step = max(0, min(step, len(self.lesson.steps) - 1))
+        if step != self.step:
+            self.step = step
+            self._render()
+            self.step_changed.emit(step)
+
+    @Slot(bool)
+    def set_teacher_mode(self, on: bool) -> None:
+        if self.teacher.isChecked() != on:
+            self.teacher.setChecked(on)  # comes back here through toggled
+            return
+        if self._teacher_action is not None and self._teacher_action.isChecked() != on:
+            self._teacher_action.setChecked(on)
+        if self.host is not None:
+            # Without a lesson, teacher mode only enlarges: nothing is known to be unneeded.
+            needed = self.lesson.controls if self.lesson is not None else ALL_CONTROLS
+            self.host.set_teacher_mode(on, needed)
+        self._render()
+        self.teacher_mode_changed.emit(on)
+
+    def build_menu(self, parent: QMenuBar | QMenu | QWidget) -> QMenu:
+        """A "Lessons" menu: one checkable entry per lesson, then teacher mode.
+
+        Given a menu bar (or a main window, whose menu bar is used) the menu is added
+        to it; given a menu it becomes a submenu.
+        """
+        if isinstance(parent, QMenuBar | QMenu):
+            menu = parent.addMenu("&Lessons")
+        else:
+            bar = parent.menuBar() if hasattr(parent, "menuBar") else QMenuBar(parent)
+            menu = bar.addMenu("&Lessons")
+        menu.setToolTipsVisible(True)
+        group = QActionGroup(menu)
+        for item in LESSONS:
+            action = QAction(item.title, menu)
+            action.setObjectName(f"lesson_action_{item.key}")
+            action.setCheckable(True)
+            action.setToolTip(item.intro)
+            action.setStatusTip(item.intro)
+            action.triggered.connect(lambda _checked=False, lesson=item: self.apply(lesson))
+            group.addAction(action)
+            menu.addAction(action)
+            self._menu_actions[item.key] = action
+        menu.addSeparator()
+        teacher = QAction("&Teacher mode", menu)
+        teacher.setObjectName("lesson_action_teacher_mode")
+        teacher.setCheckable(True)
+        teacher.setChecked(self.teacher.isChecked())
+        teacher.setToolTip(self.teacher.toolTip())
+        teacher.toggled.connect(self.set_teacher_mode)
+        menu.addAction(teacher)
+        self._teacher_action = teacher
+        return menu
+
+    def text_plain(self) -> str:
+        """What the panel says: the current step's box, then the lesson text."""
+        current = _plain(self.current.text()) if self.current.isVisibleTo(self) else ""
+        return (current + "\n" + self.text.toPlainText()).strip()
+
+    # --- plumbing -------------------------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_current()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        # Teacher mode's font on or off: the step's lines are of another height (kept at
+        # the large font's, the box held the window 65 px taller than 700 after it).
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self._fit_current)  # once the box has its font too
+
+    def _fit_current(self) -> None:
+        """The current step's box is never cut: it asks for the height its words need at
+        its width, and the lesson text below (which scrolls) gives way."""
+        if self.current.isHidden():
+            return
+        margins = self.layout().contentsMargins()
+        width = self.current.width() if self.current.width() > 1 else (
+            self.width() - margins.left() - margins.right())
+        needed = self.current.heightForWidth(width)
+        if needed > 0 and needed != self.current.minimumHeight():
+            self.current.setMinimumHeight(needed)
+    @Slot(int)
+    def _on_chosen(self, index: int) -> None:
+        if index >= 0:
+            self.apply(LESSONS[index])
+
+    @Slot()
+    def _set_up_again(self) -> None:
+        if self.lesson is not None:
+            self.apply(self.lesson)
+
+    def _render(self) -> None:
+        self.restart.setEnabled(self.lesson is not None)
+        if self.lesson is None:
+            self.text.setHtml(overview_html(LESSONS))
+            self.current.hide()
+            self.position.setText("")
+            self.previous_button.setEnabled(False)
+            self.next_button.setEnabled(False)
+            return
+        self.text.setHtml(lesson_html(self.lesson, self.step, self.teacher.isChecked(),
+                                      with_look=False))
+        if self.step > 0 or self.teacher.isChecked():
+            self.text.scrollToAnchor("current")
+        total = len(self.lesson.steps)
+        step = self.lesson.steps[self.step]
+        self.current.setText(f"<b>Step {self.step + 1} of {total}: {html.escape(step.do)}</b>"
+                             f"<br><i>Look for:</i> {html.escape(step.look)}")
+        self.current.show()
+        self._fit_current()
+        self.position.setText(f"Step {self.step + 1} of {total}")
+        self.previous_button.setEnabled(self.step > 0)
+        self.next_button.setEnabled(self.step < total - 1)

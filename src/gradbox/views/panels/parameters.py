@@ -1,0 +1,978 @@
+"""Parameters & gradients: every parameter's value and gradient, and one parameter's history.
+
+The table is a model/view pair: `ParameterTableModel` holds the latest snapshot's numbers
+and sorts them (the gradient columns by |gradient|), a `QSortFilterProxyModel` filters by
+name, and `GradientBarDelegate` draws each gradient as a bar coloured by its sign. Each
+snapshot only emits `dataChanged` (and a layout change if the sorted order moved), so the
+user's sort order, selection and scroll position stay.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+import shiboken6
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QAbstractTableModel,
+    QEvent,
+    QItemSelectionModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
+from PySide6.QtGui import QColor, QPainter, QPalette, QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradbox.formatting import fmt
+from gradbox.training.trainer import ParameterEdit, Snapshot, Trainer
+from gradbox.views.controller import SessionController
+from gradbox.views.panels.typed import parse_number as parse_weight
+from gradbox.views.plots.plotting import (
+    EDIT,
+    NEGATIVE,
+    POSITIVE,
+    TRAIN,
+    StepAxis,
+    add_curve,
+    edit_text,
+    style_plot,
+)
+from gradbox.views.plots.plotting import GRAD as GRAD_COLOUR
+
+NAME, VALUE, GRAD, GHOST, HELD = range(5)
+HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "× true")
+HEADER_TIPS = (
+    "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
+    "Sorting keeps the network's order",
+    "The parameter's current value. Double-click it (or press F2) to type a new one",
+    "d loss / d parameter from the last backward pass; the bar is its size relative to "
+    "the largest |gradient|, blue if positive, orange if negative. Sorting orders by "
+    "|gradient|",
+    "The gradient a correct run (the ghost, which never skips zero_grad) has for this "
+    "parameter, on the same scale. Sorting orders by |gradient|",
+    "Shown while zero_grad is skipped: how many times the true gradient at these weights "
+    "(the last backward pass's own, what zero_grad would have left) the gradient now is. "
+    "It holds the sum of several passes (the count is above the table and in each cell's "
+    "tip). Negative: the held sum points the other way. Sorting orders by the ratio",
+)
+BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
+# The roles `ParameterModel.data` answers; it returns None for every other at once.
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole,
+                    Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole, BAR_ROLE})
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
+HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
+# While running, the table takes a new snapshot at most this often. Its numbers change at
+# every step, and at 60 a second nobody reads them; repainting every visible cell is the
+# costliest part of a frame (6 of 12 ms on W1), so most frames skip it. A single Step,
+# every step of a Run slow enough to watch (10 steps/s or fewer), and the end of a run
+# show at once.
+TABLE_INTERVAL_S = 0.1
+FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
+
+
+EDIT_HINT = "Double-click a value to type a new one"
+_STARTED_WITH = "gradbox_started_with"  # editor property: the text it was opened with
+
+
+# (name, steps, values, gradient steps, gradients, edits of that parameter)
+History = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[ParameterEdit, ...]]
+
+
+MAX_RANGES = 32  # runs of changed rows announced one by one; more become one range
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise equality in which NaN equals NaN (a ghost column without a ghost)."""
+    if a.shape != b.shape:
+        return np.zeros(b.shape, dtype=bool)
+    return (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+def _num(value: float) -> str:
+    return fmt(value, signed=True)
+
+
+
+
+class ParameterTableModel(QAbstractTableModel):
+    """One row per parameter: name, value, gradient, ghost gradient (NaN without a ghost).
+
+    The value column is editable: a valid number is not stored here but asked for with
+    `edit_requested(name, value)`, since the table only ever shows what a snapshot says.
+
+    The model sorts itself, with numpy. A QSortFilterProxyModel sorting by itself calls
+    `data()` - Python - twice per comparison: ~200,000 calls, over a second, to re-sort
+    a 64x64x64 network's 8,577 rows by |gradient| after every step. `argsort` takes a
+    millisecond, then one layout change moves the rows (and the selection with them).
+    """
+
+    edit_requested = Signal(str, float)  # (parameter name, new value)
+    edit_rejected = Signal(str)  # why the typed text is no weight
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.names: tuple[str, ...] = ()
+        self.values = np.zeros(0)
+        self.grads = np.zeros(0)
+        self.ghost_grads = np.zeros(0)
+        self.ratios = np.zeros(0)  # gradient / this pass's own gradient (NaN: none)
+        self.passes = 0
+        self.scale = 1.0
+        # Bars against the largest |gradient| of the run so far, not of this step, so
+        # gradients that pile up are seen to grow.
+        self.fixed_scale = False
+        self.order = np.zeros(0, dtype=np.int64)  # row -> parameter index
+        self.rows = np.zeros(0, dtype=np.int64)  # parameter index -> row
+        self.sort_column = NAME
+        self.sort_order = Qt.SortOrder.AscendingOrder
+
+    def set_snapshot(self, snapshot: Snapshot) -> None:
+        n = len(snapshot.param_names)
+        ghost = (np.asarray(snapshot.ghost_grads) if snapshot.ghost_grads is not None
+                 else np.full(n, np.nan))
+        same_rows = snapshot.param_names == self.names
+        if not same_rows:
+            # A new network: rows change meaning, so a reset is right (and rare).
+            self.beginResetModel()
+        old = (self.values, self.grads, self.ghost_grads, self.scale)
+        self.names = snapshot.param_names
+        self.values = np.asarray(snapshot.params)
+        self.grads = np.asarray(snapshot.grads)
+        self.ghost_grads = ghost
+        self.passes = snapshot.grad_passes
+        self.ratios = held_ratios(self.grads, snapshot.step_grads)
+        magnitudes = np.abs(np.concatenate([self.grads, ghost]))
+        finite = magnitudes[np.isfinite(magnitudes)]
+        # One scale for both gradient columns, so a pile-up dwarfs the correct gradient.
+        self.scale = float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
+        if self.fixed_scale and snapshot.grad_peak > 0:
+            self.scale = max(self.scale, snapshot.grad_peak)
+        if not same_rows:
+            self.order = self._sorted_order()
+            self.rows = np.argsort(self.order)
+            self.endResetModel()
+        elif n:
+            # Same parameters: only the numbers changed; sort and selection survive.
+            if self.sort_column != NAME:  # in the network's order no number moves a row
+                self._resort()
+            self._announce_changes(*old)
+
+    def _announce_changes(self, values: np.ndarray, grads: np.ndarray, ghost: np.ndarray,
+                          scale: float) -> None:
+        """dataChanged for the cells whose numbers moved, in runs of adjacent rows, so
+        the table repaints those cells (and only those it shows), not every row."""
+        value_moved = ~_same(values, self.values)
+        # A new scale redraws every bar, whatever its number did.
+        grad_moved = (np.ones(len(self.names), dtype=bool) if scale != self.scale else
+                      ~(_same(grads, self.grads) & _same(ghost, self.ghost_grads)))
+        # The ratio column follows the gradients (it is one over this pass's own).
+        for moved, first, last in ((value_moved, VALUE, VALUE), (grad_moved, GRAD, HELD)):
+            rows = np.sort(self.rows[np.flatnonzero(moved)])
+            if len(rows) == 0:
+                continue
+            # Runs of consecutive rows; past a few dozen, one range from first to last
+            # costs the view less than many signals.
+            breaks = np.flatnonzero(np.diff(rows) > 1)
+            if len(breaks) > MAX_RANGES:
+                spans = [(rows[0], rows[-1])]
+            else:
+                starts = np.concatenate([[rows[0]], rows[breaks + 1]])
+                ends = np.concatenate([rows[breaks], [rows[-1]]])
+                spans = list(zip(starts.tolist(), ends.tolist()))
+            for start, end in spans:
+                self.dataChanged.emit(self.index(int(start), first),
+                                      self.index(int(end), last))
+
+    # --- sorting --------------------------------------------------------------------------
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self.sort_column, self.sort_order = column, order
+        self._resort()
+
+    def _sorted_order(self) -> np.ndarray:
+        """Rows in sort order: name = the network's own order ("neurons.2" before
+        "neurons.10"), numbers by value, gradients by |gradient|; ties keep network order."""
+        n = len(self.names)
+        if self.sort_column == NAME:
+            keys = np.arange(n, dtype=np.float64)
+        elif self.sort_column == VALUE:
+            keys = self.values.astype(np.float64)
+        elif self.sort_column == HELD:
+            keys = self.ratios.astype(np.float64)
+        else:
+            keys = np.abs(self.grads if self.sort_column == GRAD else self.ghost_grads)
+        keys = np.where(np.isnan(keys), -np.inf, keys)  # missing values sort as smallest
+        if self.sort_order == Qt.SortOrder.DescendingOrder:
+            keys = -keys
+        return np.argsort(keys, kind="stable")
+
+    def _resort(self) -> None:
+        order = self._sorted_order()
+        if np.array_equal(order, self.order):
+            return  # nothing moved: no layout change, nothing for the view to redo
+        self.layoutAboutToBeChanged.emit()
+        # The view's selection and current row are persistent indexes: move each to the
+        # new row of the parameter it was on.
+        old = self.persistentIndexList()
+        params = [int(self.order[i.row()]) for i in old]
+        self.order = order
+        self.rows = np.argsort(order)
+        self.changePersistentIndexList(
+            old, [self.index(int(self.rows[p]), i.column()) for i, p in zip(old, params)])
+        self.layoutChanged.emit()
+
+    # --- the model interface ------------------------------------------------------------------
+    def parameter_at(self, row: int) -> int:
+        """The parameter index (in `names`) that `row` shows."""
+        return int(self.order[row])
+
+    def row_of(self, parameter: int) -> int:
+        return int(self.rows[parameter])
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.names)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS[section]
+        return None
+
+    def number(self, parameter: int, column: int) -> float:
+        array = (self.values, self.grads, self.ghost_grads, self.ratios)[column - 1]
+        return float(array[parameter])
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        if index.isValid() and index.column() == VALUE:
+            flags |= Qt.ItemFlag.ItemIsEditable
+        return flags
+
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,  # noqa: N802
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or index.column() != VALUE or role != Qt.ItemDataRole.EditRole:
+            return False
+        parameter = int(self.order[index.row()])
+        name = self.names[parameter]
+        try:
+            number = parse_weight(value)
+        except ValueError as error:
+            self.edit_rejected.emit(f"{name} not changed: {error}. Type a number such as "
+                                    "0.5 or -1.2e-3, or press Esc")
+            return False
+        # Enter on an untouched editor is no edit: nothing to record in the history.
+        if number != self.values[parameter]:
+            self.edit_requested.emit(name, number)
+        return True
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        # A cell's paint asks for a dozen roles, most of which no cell answers: about
+        # 300 calls a frame while running, so those go first, before any lookup.
+        if role not in _ROLES or not index.isValid():
+            return None
+        parameter, column = int(self.order[index.row()]), index.column()
+        if column == NAME:
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                return self.names[parameter]
+            return None
+        value = self.number(parameter, column)
+        if column == HELD:
+            return self._held_data(parameter, value, role)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return "" if math.isnan(value) and column == GHOST else _num(value)
+        if role == Qt.ItemDataRole.EditRole and column == VALUE:
+            # Six digits fit the cell; all 17 would scroll the sign and the point out of
+            # sight. (An untouched editor sends nothing: see ValueEditDelegate.)
+            return f"{value:.6g}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = f"{self.names[parameter]}: {HEADERS[column].lower()} = {value!r}"
+            return tip + ("\nDouble-click to type a new value" if column == VALUE else "")
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == BAR_ROLE and column in (GRAD, GHOST):
+            return 0.0 if not math.isfinite(value) else max(-1.0, min(1.0, value / self.scale))
+        return None
+
+
+    def _held_data(self, parameter: int, ratio: float, role: int) -> Any:
+        ratio_text = "×–" if math.isnan(ratio) else f"×{ratio:.3g}"
+        if role == Qt.ItemDataRole.DisplayRole:
+            return ratio_text
+        if role == Qt.ItemDataRole.ToolTipRole:
+            own = self.grads[parameter] / ratio if ratio and math.isfinite(ratio) else math.nan
+            return (f"{self.names[parameter]}: .grad = {_num(self.grads[parameter])} is the "
+                    f"sum of {self.passes} backward pass{'es' if self.passes != 1 else ''}; "
+                    f"the true gradient at these weights (this pass's own) is {_num(own)}, "
+                    f"so .grad is {ratio_text} it")
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+def held_ratios(grads: np.ndarray, step_grads: np.ndarray | None) -> np.ndarray:
+    """Each gradient over the last pass's own (NaN where that is 0 or unknown)."""
+    if step_grads is None or len(step_grads) != len(grads):
+        return np.full(len(grads), np.nan)
+    own = np.asarray(step_grads, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A pass that left (almost) nothing is no yardstick: 1e-12 of the largest.
+        tiny = 1e-12 * max(float(np.abs(own).max(initial=0.0)), 1e-300)
+        return np.where(np.abs(own) > tiny, grads / own, np.nan)
+
+
+class SourceSortProxyModel(QSortFilterProxyModel):
+    """Filters by name itself; sorting is handed to the source model (see its docstring)."""
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        # The proxy's own sort column stays -1, so it keeps the source's (sorted) order.
+        self.sourceModel().sort(column, order)
+
+
+class ValueEditDelegate(QStyledItemDelegate):
+    """The editor for a weight: a labelled line edit that refuses to close on a non-number.
+
+    Enter with text that is no number keeps the editor open (the model says why), so the
+    typing is not lost; Esc leaves the weight as it was, and so does Enter on the text
+    the editor started with (it is the value rounded, not a new one).
+    """
+
+    text_edited = Signal()  # the user typed: a complaint about the old text is stale
+
+    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
+                     index: QModelIndex | QPersistentModelIndex) -> QWidget:
+        editor = QLineEdit(parent)
+        name = index.siblingAtColumn(NAME).data()
+        editor.setAccessibleName(f"New value of {name}")
+        editor.setToolTip(f"Type a new value for {name} and press Enter (Esc cancels). "
+                          "The next step trains with it; rewinding to before it undoes it")
+        # Where the number stood in the cell, so it does not jump when editing starts.
+        editor.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        editor.textEdited.connect(self.text_edited)
+        return editor
+
+    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex  # noqa: N802
+                      ) -> None:
+        assert isinstance(editor, QLineEdit)
+        text = index.data(Qt.ItemDataRole.EditRole)
+        editor.setText(text)
+        editor.setProperty(_STARTED_WITH, text)
+        editor.selectAll()  # typing replaces the old value, as in a spreadsheet
+
+    def setModelData(self, editor: QWidget, model: QAbstractItemModel,  # noqa: N802
+                     index: QModelIndex | QPersistentModelIndex) -> None:
+        assert isinstance(editor, QLineEdit)
+        if editor.text() != editor.property(_STARTED_WITH):
+            super().setModelData(editor, model, index)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if (isinstance(watched, QLineEdit) and event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)):  # type: ignore[attr-defined]
+            try:
+                parse_weight(watched.text())
+            except ValueError:
+                # Committing lets the model explain what is wrong; the editor stays.
+                self.commitData.emit(watched)
+                return True
+        return super().eventFilter(watched, event)
+
+
+class GradientBarDelegate(QStyledItemDelegate):
+    """The number on the right; on the left a bar from a zero line, blue right if positive.
+
+    Bar and number get separate parts of the cell, so neither hides the other.
+    """
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text = opt.text
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else QApplication.style()
+        # Background and selection highlight exactly as an ordinary cell draws them.
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        cell = QRectF(opt.rect).adjusted(4, 3, -4, -3)
+        # The number always gets its full width (a clipped sign would lie), at least that
+        # of a typical "-0.001234" so the numbers line up; the bar gets the rest.
+        metrics = opt.fontMetrics
+        text_width = max(metrics.horizontalAdvance("-0.0012345"),
+                         metrics.horizontalAdvance(text)) + 4
+        text_rect = QRectF(cell.right() - text_width, cell.top(), text_width, cell.height())
+        bar_area = QRectF(cell.left(), cell.top(), cell.width() - text_width - 6,
+                          cell.height())
+        painter.save()
+        fraction = index.data(BAR_ROLE) or 0.0
+        if bar_area.width() > 4:
+            middle = bar_area.center().x()
+            length = fraction * bar_area.width() / 2
+            bar = QRectF(min(middle, middle + length), bar_area.top() + 1, abs(length),
+                         bar_area.height() - 2)
+            painter.fillRect(bar, POSITIVE if fraction > 0 else NEGATIVE)
+            if opt.state & QStyle.StateFlag.State_Selected:
+                # A blue bar on the blue selection highlight needs an edge to be seen.
+                painter.setPen(QColor("white"))
+                painter.drawRect(bar)
+            painter.setPen(QColor(0, 0, 0, 90))
+            painter.drawLine(QPointF(middle, bar_area.top()), QPointF(middle, bar_area.bottom()))
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        group = (QPalette.ColorGroup.Active if opt.state & QStyle.StateFlag.State_Active
+                 else QPalette.ColorGroup.Inactive)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.setPen(opt.palette.color(group, role))
+        painter.setFont(opt.font)
+        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignRight
+                                        | Qt.AlignmentFlag.AlignVCenter), text)
+        painter.restore()
+
+
+class ParametersView(QWidget):
+    """The parameter table above a small plot of the selected parameter's history."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setAccessibleName("Parameters and gradients")
+        self._syncing = False  # true while the table follows the controller's selection
+        self._history_index = -1  # parameter index the history plot shows
+        self._history_key: tuple[Any, ...] | None = None  # what the last fetch was for
+        self._fetch_sent = -math.inf  # time.monotonic() of the request in flight, if any
+
+        self.model = ParameterTableModel(self)
+        self.proxy = SourceSortProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        # It filters by name only, and names change only with a model reset: re-filtering
+        # every changed row (a data() call per row, 66,561 for a 256x256 network) on each
+        # snapshot would be for nothing.
+        self.proxy.setDynamicSortFilter(False)
+        self.proxy.setFilterKeyColumn(NAME)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter, e.g. layers.1 or .b")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setAccessibleName("Filter parameters by name")
+        self.filter.setToolTip("Show only the parameters whose name contains this text")
+        self.fixed_scale = QCheckBox("Fixed scale")
+        self.fixed_scale.setObjectName("parameters_fixed_scale")
+        self.fixed_scale.setAccessibleName("Gradient bars on a fixed scale")
+        self.fixed_scale.setToolTip(
+            "Draw the gradient bars against the largest |gradient| of the run so far, "
+            "instead of this step's largest, so gradients that grow are seen growing. "
+            "On by default while Forget zero_grad is on")
+        self._forgetting = False  # the switch as last seen, to follow its changes
+        self.summary = QLabel()
+        self.summary.setAccessibleName("Parameter summary")
+        self.summary.setToolTip("How many parameters there are and the largest gradient")
+        self.warning = QLabel()
+        self.warning.setAccessibleName("zero_grad warning")
+        self.warning.setToolTip(
+            "Shown while Forget zero_grad is on. The update moves each weight by lr × the "
+            "held sum: momentum with no decay. While the gradients point the same way (a "
+            "plateau) that speeds training up; old gradients never fade, so once the "
+            "slope turns they keep pushing and the weights overshoot. The ghost column "
+            "is the correct run's gradient")
+        self.warning.setWordWrap(True)
+        self.warning.setStyleSheet("color: #b3261e; font-weight: bold;")
+        self.warning.hide()
+        self.edit_status = QLabel(EDIT_HINT)
+        self.edit_status.setAccessibleName("Weight editing")
+        self.edit_status.setToolTip("How to type a weight in, and what the last edit did "
+                                    "or why a typed value was refused")
+        self.edit_status.setWordWrap(True)
+        self._edits: tuple[ParameterEdit, ...] = ()
+        self._complaining = False  # edit_status shows why typed text was refused
+
+        self.table = QTableView()
+        self.table.setModel(self.proxy)
+        self.table.setAccessibleName("Parameter table")
+        self.table.setToolTip("Every parameter with its value and gradient. Click a header "
+                              "to sort (gradients sort by size); select a row to see its "
+                              "history below")
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(NAME, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # Only the value column is editable (see the model's flags); F2 for the keyboard.
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                   | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.table.setAlternatingRowColors(True)
+        # Names start with the layer and end with the neuron and weight: keep both ends.
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.verticalHeader().hide()
+        # Fixed row heights: no per-row measuring on every update of a big network.
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(
+            self.table.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
+        for column in (VALUE, GRAD, GHOST, HELD):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnHidden(HELD, True)
+        self.table.viewport().installEventFilter(self)
+        self.bar_delegate = GradientBarDelegate(self.table)
+        self.table.setItemDelegateForColumn(GRAD, self.bar_delegate)
+        self.table.setItemDelegateForColumn(GHOST, self.bar_delegate)
+        self.value_delegate = ValueEditDelegate(self.table)
+        self.table.setItemDelegateForColumn(VALUE, self.value_delegate)
+
+        self.history_title = QLabel("Select a row to follow that parameter's value and "
+                                    "gradient step by step")
+        self.history_title.setWordWrap(True)
+        self.history_title.setAccessibleName("History title")
+        self.history_title.setToolTip("Which parameter the plot below follows")
+        self.history = pg.GraphicsLayoutWidget()
+        self.history.setBackground("w")
+        self.history.setAccessibleName("Parameter history plot")
+        self.history.setToolTip("The selected parameter's value (top) and gradient (bottom) "
+                                "after each step")
+        self.value_plot, self.grad_plot = (
+            self.history.addPlot(row=row, col=0, axisItems={"bottom": StepAxis("bottom")})
+            for row in range(2))
+        self.grad_plot.setXLink(self.value_plot)
+        # A few steps of one parameter: vertical grid lines help count them.
+        style_plot(self.value_plot, "value", x_grid=True)
+        style_plot(self.grad_plot, "gradient", "step", x_grid=True)
+        for plot in (self.value_plot, self.grad_plot):
+            plot.getAxis("left").setWidth(56)
+            plot.setMenuEnabled(False)
+        self.value_plot.getAxis("bottom").setStyle(showValues=False)
+        # The same colours as the loss curve: blue is the model, purple a gradient.
+        self.value_curve = add_curve(self.value_plot, TRAIN, dots=True)
+        self.grad_curve = add_curve(self.grad_plot, GRAD_COLOUR, dots=True)
+        self.grad_plot.addItem(pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#bbb")),
+                               ignoreBounds=True)
+        # Values typed in by hand, in the loss curve's edit colour.
+        self.edit_points = pg.ScatterPlotItem(symbol="d", size=9, pen=None, brush=EDIT)
+        self.value_plot.addItem(self.edit_points)
+
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.fixed_scale)
+        self.summary.setWordWrap(True)  # its own line, full width: room for a long name
+        upper = QWidget()
+        upper_layout = QVBoxLayout(upper)
+        upper_layout.setContentsMargins(0, 0, 0, 0)
+        upper_layout.addLayout(top)
+        upper_layout.addWidget(self.summary)
+        upper_layout.addWidget(self.warning)
+        upper_layout.addWidget(self.edit_status)
+        upper_layout.addWidget(self.table, 1)
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.addWidget(self.history_title)
+        lower_layout.addWidget(self.history, 1)
+        self._lower = lower
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(upper)
+        self.splitter.addWidget(lower)
+        # The table is the main thing; the history plot gets about a third.
+        self.splitter.setSizes([600, 400])
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.splitter)
+        # An empty plot explains nothing: until a row is chosen only its hint shows, and
+        # the table takes the room.
+        self.history.hide()
+        self._fit_hint()
+
+        self._history_timer = QTimer(self)
+        self._history_timer.setSingleShot(True)
+        self._history_timer.timeout.connect(self._fetch_history)
+
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.fixed_scale.toggled.connect(self._on_fixed_scale_toggled)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.table.doubleClicked.connect(self._on_double_clicked)
+        self.model.edit_requested.connect(controller.set_parameter)
+        self.model.edit_rejected.connect(self._on_edit_rejected)
+        self.value_delegate.closeEditor.connect(self._on_editor_closed)
+        self.value_delegate.text_edited.connect(self._on_edit_text_changed)
+        self._shown_at = -math.inf  # time.monotonic() the table last took a snapshot
+        self._behind = False  # a snapshot was skipped while running
+        self._turn_pending = False  # the table's own turn is queued, after a frame
+        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.running_changed.connect(self._on_running_changed)
+        controller.parameter_selected.connect(self._on_parameter_selected)
+        self._on_snapshot(controller.snapshot)
+
+    @Slot(bool)
+    def _on_running_changed(self, running: bool) -> None:
+        if not running and self._behind:
+            self._show(self.controller.snapshot,
+                       self.controller.snapshot.param_names != self.model.names)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        # The table's own viewport, not this widget: its width is final only after the
+        # layout (and the splitter) placed it.
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_hint()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # teacher mode
+            self._fit_hint()
+
+    def _fit_hint(self) -> None:
+        """Until a row is chosen, the lower part is its hint alone: as tall as the hint's
+        lines at its width and font (in a narrow dock or teacher mode's large font it
+        wraps to more lines, which a height fixed at three single lines cut off)."""
+        if not self.history.isHidden():
+            return
+        label = self.history_title
+        margins = self.layout().contentsMargins() if self.layout() else None
+        width = self.width() - (margins.left() + margins.right() if margins else 0)
+        # Never less than the three lines it always had room for.
+        height = max(label.heightForWidth(width), 3 * label.sizeHint().height())
+        if self._lower.maximumHeight() != height:
+            self._lower.setMaximumHeight(height)
+
+    def _fit_columns(self) -> None:
+        """Share the width by fractions, so a narrow dock still shows every column."""
+        width = self.table.viewport().width()
+        ghost = not self.table.isColumnHidden(GHOST)
+        held = not self.table.isColumnHidden(HELD)
+        value, grad = (0.18, 0.27) if ghost else (0.22, 0.4)
+        if held:  # room for "×11.3", taken from the others
+            value, grad = value * 0.85, grad * 0.85
+        header = self.table.horizontalHeader()
+        header.resizeSection(VALUE, int(width * value))
+        header.resizeSection(GRAD, int(width * grad))
+        header.resizeSection(GHOST, int(width * grad))
+        # A ratio cut to "×…5" says nothing: room for "×-60.5" however narrow the dock.
+        header.resizeSection(HELD, max(int(width * 0.14),
+                                       self.table.fontMetrics().horizontalAdvance("×-60.55")))
+        # The name column stretches into what is left.
+
+    # --- snapshot -------------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        reset = snapshot.param_names != self.model.names
+        now = time.monotonic()
+        speed = self.controller.speed
+        fast = self.controller.running and (speed is None or speed * TABLE_INTERVAL_S > 1)
+        if fast and not reset:
+            self._behind = True  # (the run's end shows the last snapshot)
+            if now - self._shown_at >= TABLE_INTERVAL_S and not self._turn_pending:
+                # Its own turn, just after this frame: the frame and the table's repaint
+                # are then two short waits for the event loop rather than one long one.
+                self._shown_at, self._turn_pending = now, True
+                QTimer.singleShot(0, self._take_turn)
+            return
+        self._show(snapshot, reset)
+
+    @Slot()
+    def _take_turn(self) -> None:
+        self._turn_pending = False
+        if self._behind:
+            self._show(self.controller.snapshot, False)
+
+    def _show(self, snapshot: Snapshot, reset: bool) -> None:
+        self._shown_at, self._behind = time.monotonic(), False
+        if snapshot.forget_zero_grad != self._forgetting:
+            # Growth is the point while gradients pile up: a fixed scale shows it. The
+            # user may still untick it; the switch's next change decides again.
+            self._forgetting = snapshot.forget_zero_grad
+            self.fixed_scale.blockSignals(True)
+            self.fixed_scale.setChecked(snapshot.forget_zero_grad)
+            self.fixed_scale.blockSignals(False)
+            self.model.fixed_scale = snapshot.forget_zero_grad
+        self.model.set_snapshot(snapshot)
+        held = snapshot.grad_passes > 1 or (snapshot.forget_zero_grad
+                                            and snapshot.grad_passes > 0)
+        if self.table.isColumnHidden(GHOST) == snapshot.ghost or \
+                self.table.isColumnHidden(HELD) == held:
+            self.table.setColumnHidden(GHOST, not snapshot.ghost)
+            self.table.setColumnHidden(HELD, not held)
+            self._fit_columns()
+        if reset:
+            # Rows were replaced: select the controller's parameter again if it still exists.
+            self._on_parameter_selected(self.controller.selected_parameter)
+        self._update_labels(snapshot)
+        self._show_edits(snapshot.edits)
+        self._schedule_history(snapshot)
+
+    def _update_labels(self, snapshot: Snapshot) -> None:
+        grads = np.abs(np.asarray(snapshot.grads))
+        text = f"{len(snapshot.param_names):,} parameters"
+        if len(grads) and np.nanmax(grads, initial=0) > 0:
+            i = int(np.nanargmax(grads))
+            text += f" · largest gradient {grads[i]:.3g} in {snapshot.param_names[i]}"
+        elif snapshot.phase == "backward" and not snapshot.forget_zero_grad:
+            text += " · zero_grad set every gradient to 0: backward fills them again"
+        else:
+            text += " · no gradients yet: Step runs a backward pass"
+        self.summary.setText(text)
+        # The scale the bars are drawn against, where the switch is (no extra line).
+        self.fixed_scale.setText(f"Fixed scale: {self.model.scale:.3g}"
+                                 if self.model.fixed_scale and snapshot.grad_peak > 0
+                                 else "Fixed scale")
+        if snapshot.forget_zero_grad:
+            self.warning.setText(self._forgetting_text(snapshot))
+        self.warning.setVisible(snapshot.forget_zero_grad)
+
+    @staticmethod
+    def _forgetting_text(snapshot: Snapshot) -> str:
+        """What the pile-up is, in numbers from this snapshot only: nothing to contradict."""
+        k = snapshot.grad_passes
+        if k == 0:
+            return ("Forget zero_grad is on: from the next backward pass on, gradients "
+                    "pile up, each step's added to the last")
+        held = f"{k} backward pass{'es' if k != 1 else ''}"
+        text = f"zero_grad skipped: each gradient is the sum of {held}"
+        ratios = held_ratios(np.asarray(snapshot.grads), snapshot.step_grads)
+        finite = np.abs(ratios[np.isfinite(ratios)])
+        if k > 1 and len(finite):
+            text += (f", median {float(np.median(finite)):.3g}× the true one "
+                     f"(max {float(finite.max()):.3g}×)")
+        else:
+            text += ": they pile up"
+        return text
+
+    @Slot(bool)
+    def _on_fixed_scale_toggled(self, on: bool) -> None:
+        self.model.fixed_scale = on
+        self.model.set_snapshot(self.controller.snapshot)
+        self._update_labels(self.controller.snapshot)
+        self.table.viewport().update()
+
+    # --- editing by hand --------------------------------------------------------------------------
+    @Slot(QModelIndex)
+    def _on_double_clicked(self, index: QModelIndex) -> None:
+        # A double-click anywhere on the row means "edit this weight": only its value can be.
+        if index.column() != VALUE:
+            value = index.siblingAtColumn(VALUE)
+            self.table.setCurrentIndex(value)  # so Enter and Esc reach its editor's cell
+            self.table.edit(value)
+
+    @Slot(str)
+    def _on_edit_rejected(self, message: str) -> None:
+        self.edit_status.setText(message)
+        self.edit_status.setStyleSheet("color: #b3261e;")
+        self._complaining = True
+
+    @Slot()
+    def _on_edit_text_changed(self) -> None:
+        if self._complaining:  # about text that is gone now
+            self._show_edits(self._edits, force=True)
+
+    @Slot(QWidget, QStyledItemDelegate.EndEditHint)
+    def _on_editor_closed(self, _editor: QWidget, hint: QStyledItemDelegate.EndEditHint) -> None:
+        # Esc: the user gave up, so a complaint about what they typed is old news. (A
+        # click elsewhere also closes the editor, after a last commit whose complaint
+        # must stay.)
+        if hint == QStyledItemDelegate.EndEditHint.RevertModelCache:
+            self._show_edits(self._edits, force=True)
+
+    def _show_edits(self, edits: tuple[ParameterEdit, ...], force: bool = False) -> None:
+        """Say what the latest edit did; the hint again once it is rewound away."""
+        if edits == self._edits and not force:
+            return
+        self._edits = edits
+        if edits:
+            last = edits[-1]
+            undo = f"rewind to step {last.step - 1} to undo" if last.step else "Reset to undo"
+            self.edit_status.setText(f"<span style='color:{EDIT}'>✎</span> Edited after "
+                                     f"step {last.step}: <b>{edit_text(last)}</b> ({undo})")
+        else:
+            self.edit_status.setText(EDIT_HINT)
+        self.edit_status.setStyleSheet("")
+        self._complaining = False
+
+    # --- selection ------------------------------------------------------------------------------
+    def selected_name(self) -> str:
+        index = self.table.selectionModel().currentIndex()
+        return self._name_at(index) if index.isValid() else ""
+
+    def _name_at(self, index: QModelIndex) -> str:
+        """The parameter name shown in the table row of `index` (a proxy index)."""
+        return self.model.names[self.model.parameter_at(self.proxy.mapToSource(index).row())]
+
+    @Slot(QModelIndex, QModelIndex)
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        name = self._name_at(current)
+        self._show_history_of(name)
+        if not self._syncing:
+            self.controller.select_parameter(name)
+
+    @Slot(str)
+    def _on_parameter_selected(self, name: str) -> None:
+        if name not in self.model.names or name == self.selected_name():
+            return
+        source = self.model.index(self.model.row_of(self.model.names.index(name)), NAME)
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid():  # hidden by the filter: clear it so the row can be shown
+            self.filter.clear()
+            index = self.proxy.mapFromSource(source)
+        self._syncing = True  # the controller already knows: don't tell it again
+        try:
+            self.table.selectionModel().setCurrentIndex(
+                index, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                | QItemSelectionModel.SelectionFlag.Rows)
+            self.table.scrollTo(index)
+        finally:
+            self._syncing = False
+
+    # --- history --------------------------------------------------------------------------------
+    @staticmethod
+    def _history_title(name: str, edits: tuple[ParameterEdit, ...] = ()) -> str:
+        title = f"History of <b>{name}</b>"
+        if edits:
+            after = ", ".join(str(e.step) for e in edits)
+            title += (f" · <span style='color:{EDIT}'>◆ typed in by hand after step "
+                      f"{after}</span>")
+        return title
+
+    def _show_history_of(self, name: str) -> None:
+        self._history_index = self.model.names.index(name)
+        self.history_title.setText(self._history_title(name))
+        if self.history.isHidden():
+            self.history.show()
+            self._lower.setMaximumHeight(QWIDGETSIZE_MAX)
+            total = sum(self.splitter.sizes())
+            self.splitter.setSizes([total * 3 // 5, total * 2 // 5])
+        self._history_key = None
+        self._history_timer.start(0)
+
+    def _schedule_history(self, snapshot: Snapshot) -> None:
+        if self._history_index < 0 or self._history_index >= len(snapshot.param_names):
+            return
+        if self._key(snapshot) == self._history_key or self._history_timer.isActive():
+            return
+        # While running, fetch at most every HISTORY_INTERVAL_MS; a single Step at once.
+        self._history_timer.start(HISTORY_INTERVAL_MS if self.controller.running else 0)
+
+    def _key(self, snapshot: Snapshot) -> tuple[Any, ...]:
+        """What the history depends on; a snapshot that changes none of it needs no fetch.
+
+        (The worker sends a snapshot after every command, this fetch included: without
+        this check each fetch would trigger the next.)
+        """
+        i = self._history_index
+        return (snapshot.param_names, i, snapshot.step, snapshot.phase,
+                float(snapshot.params[i]), float(snapshot.grads[i]))
+
+    @Slot()
+    def _fetch_history(self) -> None:
+        snapshot = self.controller.snapshot
+        index = self._history_index
+        if not 0 <= index < len(snapshot.param_names):
+            return
+        # One request at a time; its answer schedules the next. If no answer comes (the
+        # worker reports a failing command instead), a later snapshot may ask again.
+        if time.monotonic() - self._fetch_sent < FETCH_PATIENCE:
+            return
+        self._fetch_sent = time.monotonic()
+        self._history_key = self._key(snapshot)
+        name = snapshot.param_names[index]
+
+        def fetch(trainer: Trainer) -> History | None:
+            # The network may have changed since the request was sent.
+            if index >= len(trainer.param_names) or trainer.param_names[index] != name:
+                return None
+            steps, values, grad_steps, grads = trainer.parameter_history(index)
+            # Read with the history, in the worker, so the two always agree.
+            edits = tuple(e for e in trainer.edits if e.name == name)
+            return name, steps, values, grad_steps, grads, edits
+
+        self.controller.query(fetch, self._on_history)
+
+    def _on_history(self, result: History | None) -> None:
+        if not shiboken6.isValid(self):  # the answer came back after the view was closed
+            return
+        self._fetch_sent = -math.inf
+        names = self.model.names
+        current = names[self._history_index] if 0 <= self._history_index < len(names) else ""
+        if result is not None and result[0] == current:
+            _, steps, values, grad_steps, grads, edits = result
+            steps = steps.astype(np.float64)
+            grad_steps = grad_steps.astype(np.float64)
+            # Dots mark single steps while there are few; later they would be a smear.
+            # (A long run is known at its kept checkpoints: every step near the end,
+            # sparser further back.)
+            symbol = "o" if len(values) <= 100 else None
+            edits = tuple(e for e in edits if e.step < steps[-1])
+            # values[k] is the weight after step steps[k] and the edits that followed it:
+            # an edit is a vertical jump at its step from what that step left, not a slope
+            # that would look like training's doing. (A step with an edit is always kept.)
+            # From the back, so that the positions still to come keep their places.
+            for edit in reversed(edits):
+                at = int(np.searchsorted(steps, edit.step))
+                steps = np.insert(steps, at, edit.step)
+                values = np.insert(values, at, edit.old)
+            self.value_curve.setData(steps, values, symbol=symbol)
+            self.grad_curve.setData(grad_steps, grads, symbol=symbol)
+            self.edit_points.setData([e.step for e in edits], [e.new for e in edits])
+            self.history_title.setText(self._history_title(current, edits))
+        if self._key(self.controller.snapshot) != self._history_key:
+            self._schedule_history(self.controller.snapshot)
+
+    def history_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(steps, values, gradient steps, gradients) the history plot holds (all of it:
+        getData() would give only what is in view, and the view catches up later)."""
+        vx, vy = self.value_curve.xData, self.value_curve.yData
+        gx, gy = self.grad_curve.xData, self.grad_curve.yData
+        empty = np.zeros(0)
+        return (empty if vx is None else vx, empty if vy is None else vy,
+                empty if gx is None else gx, empty if gy is None else gy)
+
+    # --- export ---------------------------------------------------------------------------------
+    def export_csv(self, path: str | Path) -> None:
+        """Write name, value, gradient (and the ghost's gradient) of every parameter."""
+        snapshot = self.controller.snapshot
+        with Path(path).open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            ghost = snapshot.ghost_grads
+            writer.writerow(["name", "value", "grad"] + (["ghost_grad"] if ghost is not None
+                                                          else []))
+            for i, name in enumerate(snapshot.param_names):
+                row = [name, repr(float(snapshot.params[i])), repr(float(snapshot.grads[i]))]
+                if ghost is not None:
+                    row.append(repr(float(ghost[i])))
+                writer.writerow(row)

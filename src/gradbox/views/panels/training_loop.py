@@ -1,0 +1,144 @@
+"""The training loop as code, live: the line just run highlighted, figures beside each line.
+
+The code and the figures come from `gradbox.teaching.loop_code`; this widget only draws them.
+`optimizer.zero_grad()` is struck through while Forget zero_grad skips it, so the bug is
+visible in the very line a learner would otherwise type without thinking.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QEvent, Slot
+from PySide6.QtGui import QFontDatabase, QFontMetricsF
+from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
+
+from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
+from gradbox.training.trainer import Snapshot
+from gradbox.views.controller import SessionController
+
+DONE_BACKGROUND = "#fff1b8"  # the lesson panel's highlight: "this is what just happened"
+NEXT_COLOUR = "#1f5fa8"
+SKIPPED_COLOUR = "#b3261e"
+FIGURE_COLOUR = "#6b3fa0"
+PENDING_COLOUR = "#999999"
+# Beside a phase not run yet in this step: what its figure will be.
+PENDING = {"forward": "loss = …", "zero_grad": "…", "backward": "|grad| = …",
+           "update": "step size |Δw| = …"}
+
+
+class TrainingLoopPanel(QWidget):
+    """PyTorch-shaped code of the loop the app runs, following every sub-step."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setObjectName("training_loop_panel")
+        self.setAccessibleName("Training loop as code")
+        self.lines: tuple[CodeLine, ...] = ()
+        self.state: LoopState | None = None
+        self._html = ""
+
+        self.code = QTextBrowser()
+        self.code.setObjectName("training_loop_code")
+        self.code.setAccessibleName("Training loop code")
+        self.code.setToolTip("The loop the app runs, as you would write it with PyTorch. "
+                             "The highlighted line is the phase just run; ▶ marks the "
+                             "next. Figures on the right are this step's.")
+        self.code.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
+        self.caption = QLabel()
+        self.caption.setObjectName("training_loop_caption")
+        self.caption.setAccessibleName("Phase just run and next")
+        self.caption.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.code, 1)
+        layout.addWidget(self.caption)
+
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._on_snapshot(controller.snapshot)
+
+    # --- what the panel shows, for tests and the lesson ------------------------------------------
+    def highlighted(self) -> list[str]:
+        """The code of the lines highlighted as just run."""
+        done = self.state.done if self.state else ""
+        return [line.code.strip() for line in self.lines if done and line.phase == done]
+
+    def next_lines(self) -> list[str]:
+        upcoming = self.state.next if self.state else ""
+        return [line.code.strip() for line in self.lines if line.phase == upcoming]
+
+    def struck_through(self) -> list[str]:
+        skipping = self.state is not None and self.state.skipping_zero_grad
+        return [line.code.strip() for line in self.lines
+                if skipping and line.phase == "zero_grad"]
+
+    def figure(self, phase: str) -> str:
+        return self.state.figures[phase] if self.state else ""
+
+    # --- drawing ----------------------------------------------------------------------------------
+    def _indent(self) -> float:
+        """Six characters of the code's font at the panel's size (teacher mode scales it)."""
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(self.code.font().pointSizeF())
+        return 6 * QFontMetricsF(font).horizontalAdvance(" ")
+
+    def code_width(self) -> int:
+        """The width that shows the longest line of code whole, without scrolling sideways
+        (code is not wrapped: its indentation is its meaning)."""
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(self.code.font().pointSizeF())
+        metrics = QFontMetricsF(font)
+        widest = max(metrics.horizontalAdvance("▶ " + line.code) for line in self.lines)
+        frame = 2 * self.code.frameWidth() + 2 * self.code.document().documentMargin()
+        scroll = self.code.verticalScrollBar().sizeHint().width()
+        margins = self.layout().contentsMargins()
+        # + a cell's padding and spacing on each side of the table
+        return int(widest + frame + scroll + margins.left() + margins.right() + 8)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # teacher mode: indent at the new size
+            self._html = ""
+            self._on_snapshot(self.controller.snapshot)
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        self.lines = loop_lines(snapshot.config)
+        self.state = loop_state(snapshot)
+        text = self._render(self.lines, self.state, self._indent())
+        if text != self._html:  # unchanged while paused: no relayout, no flicker
+            self._html = text
+            self.code.setHtml(text)
+        done_text, next_text = phase_summary(snapshot)
+        self.caption.setText(f"{done_text} · <b>{next_text}</b>")
+
+    @staticmethod
+    def _render(lines: tuple[CodeLine, ...], state: LoopState, indent: float) -> str:
+        """One row per line of code; under each phase's last line, its figure as a
+        comment (on a row of its own: beside a long loss line it would be cut off)."""
+        rows = []
+        for k, line in enumerate(lines):
+            code = html.escape(line.code).replace(" ", "&nbsp;")
+            style = ""
+            marker = "&nbsp;&nbsp;"
+            if line.phase and line.phase == state.done:
+                style = f"background:{DONE_BACKGROUND}; font-weight:bold;"
+            if line.phase and line.phase == state.next:
+                marker = f"<span style='color:{NEXT_COLOUR}'>▶</span>&nbsp;"
+            if line.phase == "zero_grad" and state.skipping_zero_grad:
+                code = f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
+            # Code never wraps (its indentation is its meaning); the comments below may.
+            rows.append(f"<tr><td style='{style} white-space:pre'><code>{marker}{code}</code>"
+                        "</td></tr>")
+            last_of_phase = line.phase and (k + 1 == len(lines)
+                                            or lines[k + 1].phase != line.phase)
+            if last_of_phase:
+                figure = state.figures.get(line.phase, "")
+                colour = FIGURE_COLOUR if figure else PENDING_COLOUR
+                text = html.escape(figure or PENDING[line.phase])
+                # Indented like the code, in pixels, so that a wrapped comment stays
+                # indented too.
+                rows.append(f"<tr><td style='color:{colour}; padding-left:{indent:.0f}px'>"
+                            f"<code># {text}</code></td></tr>")
+        return "<table cellspacing='0' cellpadding='1'>" + "".join(rows) + "</table>"

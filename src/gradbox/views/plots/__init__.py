@@ -1,0 +1,1 @@
+"""pyqtgraph views: decision boundary, loss curve, landscape, per-layer statistics."""

@@ -1,0 +1,264 @@
+"""Per-layer statistics over time: each layer's mean |gradient|, and how its activations
+are spread -- the picture of vanishing gradients and saturated units.
+
+Top: mean |∂L/∂θ| of every layer per step, on a log axis (a factor of 10 between the
+layers is one grid step). Below: one small plot per layer, its outputs' percentiles over
+the steps as bands (10-90 % light, 25-75 % darker, the median as a line), as
+TensorBoard's distributions show them. Everything comes from the step records
+(`gradbox.training.statistics`), appended as new steps arrive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from gradbox.training.history import History
+from gradbox.training.statistics import QUANTILES, layer_names
+from gradbox.training.trainer import Snapshot
+from gradbox.views.controller import SessionController
+from gradbox.views.plots.log_axis import LogAxis
+from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot
+
+MAX_LAYER_PLOTS = 6  # activation plots shown; deeper networks show the last ones
+MIN_HEIGHT_FOR_ACTIVATIONS = 420  # pixels of view below which only gradients show
+PLOT_WIDTH = 200  # pixels an activation plot needs; as many per row as fit (1 to 3)
+_BANDS = ((1, 5, 60), (2, 4, 110))  # (low, high) QUANTILES columns and the band's alpha
+_MEDIAN = QUANTILES.index(50)
+WIDEST_LABEL = "8.88·10⁻⁸⁸"  # three digits and a two-digit power: the longest gradient label
+EMPTY_TEXT = "Press Step (Space): each layer's gradient size appears here, step by step"
+
+
+def layer_colours(count: int) -> list[tuple[int, int, int]]:
+    """Input side light, output side dark, along one hue ramp: depth reads as shade."""
+    cmap = pg.colormap.get("viridis")
+    return [tuple(int(c) for c in cmap.map(0.85 - 0.75 * k / max(count - 1, 1), mode="byte"
+                                           )[:3]) for k in range(count)]
+
+
+def _fmt(value: float) -> str:
+    return "–" if not math.isfinite(value) else f"{value:.2g}"
+
+
+class LayerStatsView(QWidget):
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setAccessibleName("Per-layer statistics")
+        self._history: History = History.empty()
+        self._sizes: tuple[int, ...] = ()
+        self._activation = ""
+        self._names: list[str] = []
+        self._act_layers: list[int] = []
+        self._dirty = True
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("Gradient size and activation plots per layer")
+        self.graphics.setToolTip(
+            "Top: each layer's mean |gradient| per step (log scale; light = input side, "
+            "dark = output).\nBelow: each hidden layer's outputs over the steps — the "
+            "line is the median, the dark band the middle half, the light band 10–90 %.")
+        # Its own log axis: pyqtgraph's piles its labels up when the gradients span
+        # less than a decade or two (see `log_axis`).
+        self.grad_axis = LogAxis("left")
+        self.grad_plot = self.graphics.addPlot(
+            row=0, col=0, axisItems={"bottom": StepAxis("bottom"), "left": self.grad_axis})
+        style_plot(self.grad_plot, "mean |gradient|", "step")
+        self.grad_plot.setLogMode(y=True)
+        # Wide enough for the longest label it writes, so the plot never jumps sideways.
+        self.grad_axis.setWidth(self.grad_axis.width_for(WIDEST_LABEL))
+        self.grad_plot.setMinimumHeight(150)  # the picture the tab is about
+        # Above the plot, as text that wraps: in the plot seven layers' names would cover
+        # the lines, and beside it they would be cut off in a narrow window.
+        self.legend = QLabel()
+        self.legend.setAccessibleName("Layer colours")
+        self.legend.setWordWrap(True)
+        self._columns = 3
+        self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
+        self.act_row = self.graphics.addLayout(row=1, col=0)
+        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(1, 2)
+        self.grad_curves: list[pg.PlotDataItem] = []
+        self.act_plots: list[pg.PlotItem] = []
+        self._act_items: list[dict[str, pg.GraphicsObject]] = []
+
+        self.readout = QLabel()
+        self.readout.setAccessibleName("Layer statistics at the latest step")
+        self.readout.setWordWrap(True)
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.legend)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.readout)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._on_snapshot(controller.snapshot)
+
+    # --- data -------------------------------------------------------------------------------
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        sizes = snapshot.layer_sizes
+        history = snapshot.history
+        if sizes != self._sizes or snapshot.config.activation != self._activation:
+            self._sizes, self._activation = sizes, snapshot.config.activation
+            self._build_plots()
+            self._dirty = True
+        # The history's columns are arrays already: nothing to collect step by step.
+        if history is not self._history:
+            self._dirty = self._dirty or len(history) != len(self._history) or not (
+                history.extends(self._history))
+            self._history = history
+        if self._dirty and self.isVisible():
+            self._redraw()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if self._dirty:
+            self._redraw()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        # Too short a view squashes the activation plots into unreadable lines: then the
+        # gradients get the room, and the layers' activations wait for a taller window.
+        tall = self.height() >= MIN_HEIGHT_FOR_ACTIVATIONS
+        self.act_row.setVisible(tall)
+        self.graphics.ci.layout.setRowStretchFactor(1, 2 if tall else 0)
+        self.graphics.ci.layout.setRowMaximumHeight(1, 10_000 if tall else 0)
+        columns = int(np.clip(self.width() // PLOT_WIDTH, 1, 3))
+        if columns != self._columns and self._sizes:
+            self._columns = columns
+            self._build_plots()
+            self._redraw()
+
+    def stack(self) -> np.ndarray:
+        """(steps, layers, columns): every recorded step's table (none if not measured)."""
+        table = self._history.layers()
+        if table is None:
+            return np.zeros((0, max(len(self._sizes) - 1, 0), 2 + len(QUANTILES)))
+        return table
+
+    def steps(self) -> np.ndarray:
+        if self._history.layers() is None:
+            return np.zeros(0)
+        return np.asarray(self._history.column("step"), dtype=np.float64)
+
+    # --- drawing ------------------------------------------------------------------------------
+    def _build_plots(self) -> None:
+        for curve in self.grad_curves:
+            self.grad_plot.removeItem(curve)
+        self.act_row.clear()
+        names = layer_names(self._sizes)
+        colours = layer_colours(len(names))
+        self.grad_curves = [self.grad_plot.plot(pen=pg.mkPen(c, width=2), antialias=True,
+                                                symbolBrush=c, symbolPen=None, symbolSize=7)
+                            for c in colours]
+        self.legend.setText("Mean |gradient| per layer: " + " &nbsp; ".join(
+            f"<span style='color:rgb{c}'>■</span> {n}" for n, c in zip(names, colours)))
+        self.act_plots, self._act_items = [], []
+        hidden = list(range(len(names) - 1))[-MAX_LAYER_PLOTS:]
+        for i, k in enumerate(hidden):
+            plot = self.act_row.addPlot(row=i // self._columns, col=i % self._columns,
+                                        axisItems={"bottom": StepAxis("bottom")})
+            # No grid: with one, pyqtgraph drops the labels at the plot's edges (0 and 1).
+            style_plot(plot, "", None, y_grid=False)
+            plot.getAxis("left").setWidth(34)
+            plot.setMouseEnabled(x=False, y=False)
+            colour = colours[k]
+            items: dict[str, pg.GraphicsObject] = {}
+            for low, high, alpha in _BANDS:
+                # An invisible pen, not None: without a pen the edges keep no path
+                # and the band between them stays empty.
+                lo = pg.PlotDataItem(pen=pg.mkPen(0, 0, 0, 0))
+                hi = pg.PlotDataItem(pen=pg.mkPen(0, 0, 0, 0))
+                fill = pg.FillBetweenItem(lo, hi, brush=pg.mkBrush(*colour, alpha))
+                plot.addItem(lo)
+                plot.addItem(hi)
+                plot.addItem(fill)
+                items[f"{low}"], items[f"{high}"] = lo, hi
+            items["median"] = plot.plot(pen=pg.mkPen(colour, width=2))
+            if self._activation in ("tanh", "sigmoid"):
+                low = -1 if self._activation == "tanh" else 0
+                plot.setYRange(low, 1, padding=0.05)
+                plot.enableAutoRange(axis="y", enable=False)
+                # Three ticks: the range's ends and middle are what matter, and a short
+                # plot cannot hold more without overlap.
+                ticks = [(v, f"{v:g}") for v in (low, (low + 1) / 2, 1)]
+                plot.getAxis("left").setTicks([ticks, []])
+            self.act_plots.append(plot)
+            self._act_items.append(items)
+        self._act_layers = hidden
+        self._names = names
+        if len(names) - 1 > MAX_LAYER_PLOTS:
+            self.act_row.addLabel(f"(the last {MAX_LAYER_PLOTS} of {len(names) - 1} hidden "
+                                  "layers)", color="#555", row=3, col=0, colspan=self._columns)
+        if not hidden:
+            self.act_row.addLabel("No hidden layer: nothing is activated", color="#555")
+
+    def _redraw(self) -> None:
+        self._dirty = False
+        data = self.stack()
+        steps = self.steps()
+        empty = len(steps) == 0
+        if empty and self.empty_text.scene() is None:
+            self.grad_plot.addItem(self.empty_text, ignoreBounds=True)
+        self.empty_text.setVisible(empty)
+        if empty:
+            self.grad_plot.setXRange(0, 10, padding=0)
+            self.grad_plot.setYRange(-4, 0, padding=0)
+            self.empty_text.setPos(5, -2)
+        # A line needs two points: until the second step, the first is drawn as dots.
+        symbol = "o" if len(steps) == 1 else None
+        for k, curve in enumerate(self.grad_curves):
+            # A gradient of exactly 0 has no logarithm: it is left out rather than drawn.
+            values = data[:, k, 0] if len(data) else np.zeros(0)
+            values = np.where(values > 0, values, np.nan)
+            curve.setData(steps, values, connect="finite", symbol=symbol)
+        if not empty:
+            # Ranges that hold still while the data fits them (as the loss curve's): a
+            # moved log axis chooses its labels afresh, 1-4 ms each time.
+            steady_range(self.grad_plot, float(steps[-1]))
+        for items, k in zip(self._act_items, self._act_layers):
+            q = data[:, k, 2:] if len(data) else np.zeros((0, len(QUANTILES)))
+            for low, high, _ in _BANDS:
+                items[f"{low}"].setData(steps, q[:, low])
+                items[f"{high}"].setData(steps, q[:, high])
+            items["median"].setData(steps, q[:, _MEDIAN], symbol=symbol, symbolSize=5,
+                                    symbolPen=None, symbolBrush=items["median"].opts["pen"].color())
+        self._update_titles(data)
+        self._update_readout(data)
+
+    def _update_titles(self, data: np.ndarray) -> None:
+        """Each activation plot's title: the layer, and its share of flat outputs now."""
+        flat = "at 0" if self._activation == "relu" else "saturated"
+        for plot, k in zip(self.act_plots, self._act_layers):
+            title = self._names[k].split(" (")[0]  # the size is in the legend above
+            if len(data) and math.isfinite(data[-1, k, 1]):
+                title += f" · {100 * data[-1, k, 1]:.0f}% {flat}"
+            plot.setTitle(f"<span style='color:#222'>{title}</span>", size="8pt")
+
+    def _update_readout(self, data: np.ndarray) -> None:
+        """One short line (a small window has room for little more); every layer's
+        number in the tooltip."""
+        if len(data) == 0:
+            self.readout.setText("No steps yet.")
+            self.readout.setToolTip("")
+            return
+        names = self._names
+        last = data[-1]
+        parts = [f"<b>Step {int(self.steps()[-1])}</b>"]
+        first, out = last[0, 0], last[-1, 0]
+        if len(names) > 1 and first > 0 and math.isfinite(out / first):
+            parts.append(f"mean |grad|: output layer {_fmt(out)}, first layer {_fmt(first)}"
+                         f" — output layer / first layer: <b>{out / first:.3g}×</b>")
+        else:
+            parts.append(f"mean |grad| {_fmt(out)}")
+        self.readout.setText(" · ".join(parts))
+        self.readout.setToolTip("Mean |gradient| of each layer's weights and biases now:\n"
+                                + "\n".join(f"{name}: {_fmt(last[k, 0])}"
+                                            for k, name in enumerate(names)))

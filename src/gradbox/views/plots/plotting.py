@@ -1,0 +1,203 @@
+"""What the plots share: the colours, dark axes on white, and image/SVG export.
+
+One place for these, so the boundary, the loss curve and the parameter history look like
+one application (the same blue means the same thing everywhere) and an export fix is made
+once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+import pyqtgraph.exporters
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsItem
+
+from gradbox.formatting import fmt
+from gradbox.training.trainer import ParameterEdit, TrainingConfig
+
+# TensorFlow Playground's orange and blue for the two classes (negative score = class 0
+# = orange, positive = class 1 = blue, its sign convention and ours), then well-separated
+# hues for up to six blobs.
+CLASS_COLOURS = ("#f59322", "#0877bd", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+CLASS_NAMES = ("orange", "blue", "green", "red", "purple", "brown")
+# Signs use the classes' colours: a positive gradient is blue like a positive score.
+POSITIVE, NEGATIVE = QColor(CLASS_COLOURS[1]), QColor(CLASS_COLOURS[0])
+
+# Curves: one colour per quantity, whichever plot shows it.
+TRAIN, TEST, GHOST, GRAD = "#1f5fa8", "#e8710a", "#6b6b6b", "#8e44ad"
+# Weights typed in by hand: a colour no curve uses, so a marker is never read as data.
+EDIT = "#c2185b"
+
+AXIS_PEN, AXIS_TEXT = "#555", "#222"
+
+
+def style_plot(plot: pg.PlotItem, left: str, bottom: str | None = None, *,
+               x_grid: bool = False, y_grid: bool = True) -> None:
+    """Dark axes on the white background (pyqtgraph's defaults are for black)."""
+    for name in ("left", "bottom"):
+        axis = plot.getAxis(name)
+        axis.setPen(pg.mkPen(AXIS_PEN))
+        axis.setTextPen(pg.mkPen(AXIS_TEXT))
+        # "loss (x0.001)" with ticks 300..800 reads as a loss of 300: plain numbers only.
+        axis.enableAutoSIPrefix(False)
+        # An axis is repainted whenever a curve next to it changes (their rectangles
+        # touch), replaying all its ticks and text: several ms a frame for a plot's two
+        # axes. Cached as a pixmap, it is redrawn only when its own range changes.
+        axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    plot.setLabel("left", left)
+    if bottom is not None:
+        plot.setLabel("bottom", bottom)
+    if x_grid or y_grid:
+        plot.showGrid(x=x_grid, y=y_grid, alpha=0.15)
+    # The "A" auto-range button is a mystery to newcomers; the plots range themselves.
+    plot.hideButtons()
+
+
+class StepAxis(pg.AxisItem):
+    """An axis of training steps: whole numbers only, so no tick reads "step 2.5"."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float  # noqa: N802, N803
+                    ) -> list[tuple[float, float]]:
+        levels = [(spacing, offset) for spacing, offset in
+                  super().tickSpacing(minVal, maxVal, size) if spacing >= 1]
+        return levels or [(1.0, 0.0)]
+
+
+def add_curve(plot: pg.PlotItem, colour: str, name: str | None = None, *,
+              dashed: bool = False, dots: bool = False) -> pg.PlotDataItem:
+    """A 2-px line that stays cheap however long the run gets."""
+    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    pen = pg.mkPen(colour, width=2, style=style)
+    symbol = {"symbol": "o", "symbolSize": 4, "symbolBrush": colour,
+              "symbolPen": None} if dots else {}
+    # connect="finite": a missing value (a NaN test loss) leaves a gap, not a dive to 0.
+    curve = plot.plot(pen=pen, name=name, connect="finite", antialias=True, **symbol)
+    # Long runs stay cheap: draw at most ~ one point per pixel of what is visible.
+    curve.setDownsampling(auto=True, method="peak")
+    curve.setClipToView(True)
+    return curve
+
+
+# The "nice" upper ends a growing step axis snaps to: each at most a third past the last,
+# so the curve always fills three quarters of the width or more.
+_NICE = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest m * 10^k >= value with m in 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 (>= 10)."""
+    if not math.isfinite(value) or value <= 10:
+        return 10.0
+    scale = 10.0 ** math.floor(math.log10(value))
+    return next(m * scale for m in _NICE if m * scale >= value)
+
+
+def steady_range(plot: pg.PlotItem, last_step: float | None, *, y: bool = True) -> None:
+    """Range a plot over steps to its data, moving the range only when the data needs it.
+
+    pyqtgraph's auto-range follows every new point: on a growing curve both axes change
+    at every step, and each change regenerates their ticks and text and repaints the plot
+    whole (a third of a frame's time on the loss curve). Here the step axis runs from 0 to
+    a nice number above `last_step` (None: leave it) that grows by jumps, and the value
+    axis stays where it is while the data fills at least half of it, then moves with a
+    margin. Auto-range is switched off: call this after each change of the data (items
+    added with `ignoreBounds` do not count).
+    """
+    view = plot.getViewBox()
+    if any(view.autoRangeEnabled()):
+        view.disableAutoRange()
+    if last_step is not None:
+        # From the caller, not from the items' bounds: a curve clipped to the view
+        # reports only what is in view, so the range would creep up a notch a frame.
+        want = [0.0, nice_ceiling(last_step)]
+        if view.viewRange()[0] != want:
+            view.setXRange(*want, padding=0)
+    if not y:
+        return
+    y0, y1 = view.viewRange()[1]
+    bounds = view.childrenBounds()[1]
+    if bounds is None:
+        return
+    lo, hi = bounds
+    span = hi - lo if hi > lo else max(abs(hi), 1.0) * 0.1
+    inside = y0 <= lo and hi <= y1
+    if not inside or (hi - lo) < 0.5 * (y1 - y0):
+        # A margin of 5 % on the side the data is still, 15 % where it is heading.
+        below = 0.15 if lo < y0 else 0.05
+        above = 0.15 if hi > y1 else 0.05
+        view.setYRange(lo - below * span, hi + above * span, padding=0)
+
+
+def weight(value: float) -> str:
+    """A weight for people: 4 significant digits, and "2.0" rather than "2" so that a
+    round number still reads as a weight, not a count."""
+    text = fmt(value)
+    return text + ".0" if text.lstrip("-").isdigit() else text
+
+
+def penalty_text(config: TrainingConfig) -> str:
+    """"L1 + L2", "L2" or '': the penalties the training loss includes (the test loss is
+    the data loss alone)."""
+    return " + ".join(name for name, on in (("L1", config.l1), ("L2", config.l2)) if on)
+
+
+def edit_text(edit: ParameterEdit) -> str:
+    """"layers.0.neurons.1.w.0: 0.3 → 2.0"."""
+    return f"{edit.name}: {weight(edit.old)} → {weight(edit.new)}"
+
+
+def export_plot(item: QGraphicsItem, path: str | Path) -> None:
+    """Export a pyqtgraph item (a PlotItem, a GraphicsLayout) to PNG/JPEG/... or SVG."""
+    path = str(path)
+    if not path.lower().endswith(".svg"):
+        # The exporter reports a failed write only by returning False.
+        if not pyqtgraph.exporters.ImageExporter(item).export(path):
+            raise OSError(f"could not write {path} (is the folder there and writable, "
+                          "and is the name one of an image type?)")
+        return
+    try:
+        pyqtgraph.exporters.SVGExporter(item).export(path)
+    except ValueError:
+        # pyqtgraph 0.14's SVG exporter cannot parse the "Z" (close path) that Qt >= 6.9
+        # writes in path data (pyqtgraph issue #3495). Retry with each "Z" spelled out
+        # as a line back to the subpath's start, which draws the same shape.
+        with _explicit_path_closing():
+            pyqtgraph.exporters.SVGExporter(item).export(path)
+
+
+def _spell_out_closing(d: str) -> str:
+    tokens, start = [], ""
+    for token in re.sub(r"[Zz]", " Z ", d).split():
+        if token[0] in "Mm":
+            start = token[1:]
+        if token == "Z":
+            if start:
+                tokens.append("L" + start)
+            continue
+        tokens.append(token)
+    return " ".join(tokens)
+
+
+@contextlib.contextmanager
+def _explicit_path_closing() -> Iterator[None]:
+    module = importlib.import_module("pyqtgraph.exporters.SVGExporter")
+    original = module.correctCoordinates
+
+    def correct(node: Any, defs: Any, item: Any, options: Any) -> Any:
+        for element in node.getElementsByTagName("path"):
+            element.setAttribute("d", _spell_out_closing(element.getAttribute("d")))
+        return original(node, defs, item, options)
+
+    module.correctCoordinates = correct
+    try:
+        yield
+    finally:
+        module.correctCoordinates = original

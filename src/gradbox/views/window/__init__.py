@@ -1,0 +1,1 @@
+"""The window: main window, menus, toolbar, message bar, error dialogs, keys, saving."""

@@ -1,0 +1,93 @@
+"""The current numbers in big type above the plot, as TensorFlow Playground shows them:
+training and test loss, training and test accuracy."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
+
+from gradbox.formatting import fmt
+from gradbox.training.trainer import Snapshot
+from gradbox.views.controller import SessionController
+from gradbox.views.plots.plotting import TEST, TRAIN, penalty_text
+
+# (key, caption, colour): the curves' colours, so a number and its curve read as one.
+FIGURES = (("loss", "Train loss", TRAIN), ("test_loss", "Test loss", TEST),
+           ("accuracy", "Train accuracy", TRAIN), ("test_accuracy", "Test accuracy", TEST))
+
+
+def figure_text(key: str, value: float, digits: int = 4) -> str:
+    if not math.isfinite(value):
+        return "–"
+    return f"{100 * value:.1f}%" if "accuracy" in key else fmt(value, digits=digits)
+
+
+class Headline(QWidget):
+    """Four captions over four big numbers, for the step on screen."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Current loss and accuracy")
+        layout = QGridLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        layout.setHorizontalSpacing(8)
+        layout.setVerticalSpacing(0)
+        big = QFont(self.font())
+        big.setPointSizeF(big.pointSizeF() * 1.4)
+        big.setBold(True)
+        self.values: dict[str, QLabel] = {}
+        self.captions: dict[str, QLabel] = {}
+        for column, (key, caption, colour) in enumerate(FIGURES):
+            label = QLabel(caption)
+            label.setStyleSheet("color: #555;")
+            value = QLabel("–")
+            value.setFont(big)
+            # A fixed size: a number's new width must not lay the window out again (and
+            # make the plot below it recompute its heat map) at every step.
+            # Room for a loss to two digits however small ("0.00012"); more digits where
+            # the column has them (see `_fitting_text`).
+            metrics = QFontMetrics(big)
+            value.setMinimumWidth(metrics.horizontalAdvance(
+                "100.0%" if "accuracy" in key else "0.00012"))
+            value.setFixedHeight(metrics.height())
+            value.setStyleSheet(f"color: {colour};")
+            value.setAccessibleName(caption)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            layout.addWidget(label, 0, column)
+            layout.addWidget(value, 1, column)
+            self.values[key], self.captions[key] = value, label
+        layout.setColumnStretch(len(FIGURES), 1)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._on_snapshot(controller.snapshot)
+
+    def _fitting_text(self, key: str, value: float) -> str:
+        """The figure with as many significant digits (4 down to 2) as its column surely
+        shows: a clipped digit would be a wrong number ("0.005368" read "0.00536" at
+        1024 px). A column is at least as wide as the figure's minimum and its caption."""
+        label = self.values[key]
+        room = max(label.minimumWidth(),
+                   self.captions[key].fontMetrics().horizontalAdvance(self.captions[key].text()))
+        for digits in (4, 3):
+            text = figure_text(key, value, digits)
+            if label.fontMetrics().horizontalAdvance(text) <= room:
+                return text
+        return figure_text(key, value, 2)
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        last = snapshot.history[-1] if len(snapshot.history) else None
+        penalty = penalty_text(snapshot.config)
+        for key, caption, _colour in FIGURES:
+            value = getattr(last, key) if last is not None else math.nan
+            self.values[key].setText(self._fitting_text(key, value))
+            tip = f"{caption} after step {snapshot.step}" if last else f"{caption}: no step yet"
+            if last is not None and math.isfinite(value) and "accuracy" not in key:
+                tip += f": {value!r}"
+            if key == "loss" and penalty:
+                tip += f" (includes the {penalty} penalty, which the test loss does not)"
+            self.values[key].setToolTip(tip)
+            self.captions[key].setToolTip(tip)
+        self.captions["loss"].setText("Train loss" + (f" (+{penalty})" if penalty else ""))

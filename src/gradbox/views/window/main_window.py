@@ -1,0 +1,939 @@
+"""The main window: panels in docks around the decision boundary, menus, settings."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Slot
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QLayout,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QStyle,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradbox.files import export_torch, exports
+from gradbox.files import sessions as persistence
+from gradbox.teaching import lessons
+from gradbox.training import datasets
+from gradbox.training.trainer import (
+    Snapshot,
+    StepRecord,
+    Trainer,
+    TrainingConfig,
+    config_for,
+    divergence,
+)
+from gradbox.views.controller import SessionController
+from gradbox.views.panels.designer import DesignerPanel
+from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode
+from gradbox.views.panels.parameters import ParametersView
+from gradbox.views.panels.playground import PlaygroundPanel
+from gradbox.views.panels.training_loop import TrainingLoopPanel
+from gradbox.views.plots.boundary import DecisionBoundaryView
+from gradbox.views.plots.landscape_view import LandscapeView
+from gradbox.views.plots.layer_stats_view import LayerStatsView
+from gradbox.views.plots.loss_curve import LossCurveView
+from gradbox.views.window.autosave import Autosaver, describe, set_aside
+from gradbox.views.window.errors import ErrorReporter
+from gradbox.views.window.headline import Headline
+from gradbox.views.window.keys import FieldKeys
+from gradbox.views.window.message_bar import MessageBar
+from gradbox.views.window.phase_bar import PhaseBar
+from gradbox.views.window.saving import SessionSaver
+from gradbox.views.window.toolbar import TrainingToolbar
+
+log = logging.getLogger(__name__)
+
+SHORTCUTS = """<table>
+<tr><td><b>Space</b></td><td>Step: one whole iteration</td></tr>
+<tr><td><b>N</b></td><td>Sub-step: the next phase only</td></tr>
+<tr><td><b>R</b></td><td>Run / Pause</td></tr>
+<tr><td><b>Enter / Tab</b></td><td>in a number box: use the typed value (keys work again)</td></tr>
+<tr><td><b>Esc</b></td><td>leave a field (a number box gets its old value back)</td></tr>
+<tr><td><b>Ctrl+Shift+R</b></td><td>Reset to the same initial weights</td></tr>
+<tr><td><b>Ctrl+I</b></td><td>Re-initialize with new weights</td></tr>
+<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo / redo what replaced the run</td></tr>
+<tr><td><b>← → Home End</b> on the timeline</td><td>move back and forth; steps stay</td></tr>
+<tr><td><b>Click</b> on the plot</td><td>select a point, or add one of the picked class</td></tr>
+<tr><td><b>Shift+click</b></td><td>add a point of the next class</td></tr>
+<tr><td><b>Right-click</b></td><td>remove the nearest point</td></tr>
+<tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save a session</td></tr>
+</table>"""
+
+
+LAYOUT_VERSION = 2  # of the docks and toolbars saved in the settings: 2 has the timeline row
+# The loss curve beside the training loop needs this much width of its own; less, and it
+# goes under the Designer (see MainWindow._place_loss_curve), taking this share of its height.
+LOSS_MIN_WIDTH = 340
+LOSS_COLUMN_SHARE = 0.5
+ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
+
+TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
+    "history": ("Export loss history", "CSV files (*.csv)", ".csv"),
+    "parameters": ("Export parameters", "CSV files (*.csv)", ".csv"),
+    "model": ("Export model", "JSON files (*.json)", ".json"),
+    "pytorch": ("Export as PyTorch script", "Python files (*.py)", ".py"),
+}
+
+
+def load_saved_config(settings: QSettings) -> TrainingConfig | None:
+    """The configuration of the last launch, or None if there is none or it is unusable."""
+    text = settings.value("config", "")
+    if not text:
+        return None
+    try:
+        data = json.loads(str(text))
+        data["hidden"] = tuple(data["hidden"])
+        return TrainingConfig(**data)
+    except (ValueError, TypeError, KeyError):
+        log.warning("ignoring an unusable saved configuration: %r", text)
+        return None
+
+
+def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
+    """Let a tall or wide panel scroll rather than force a window bigger than the screen."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.NoFrame)
+    if vertical_only:
+        # A form cut off at the side hides its values; keep it whole, scroll up and down.
+        area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        area.setMinimumWidth(widget.sizeHint().width()
+                             + area.verticalScrollBar().sizeHint().width() + 4)
+    # The scroll area takes the panel's name: it is what a tab or dock holds, so it is
+    # what teacher mode must find to hide or keep.
+    name = widget.objectName() or type(widget).__name__
+    widget.setObjectName(f"{name}_content")
+    area.setObjectName(name)
+    return area
+
+
+def _last_key(history: Sequence[StepRecord]) -> tuple[int, float] | None:
+    """Tells one run's last step from another's."""
+    return (history[-1].step, history[-1].loss) if history else None
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, controller: SessionController, settings: QSettings | None = None,
+                 autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.settings = settings
+        self.session_path: Path | None = None
+        self.error_box: QMessageBox | None = None
+        self.errors = ErrorReporter(self)
+        self._mark_saved_on_next = False
+        self._ended_by = ""  # the signal that is ending the app, if one is
+        self._layout_restored = False  # the docks as the user left them last time
+        self._shown_once = False
+        self._offering_restore = False
+        self._alarm: tuple[int, float, tuple[int, float] | None] | None = None
+        # Autosave only where asked (the launcher asks; tests and screenshots don't).
+        # Sessions are written by a writer thread, never by the UI or the training thread.
+        self.saver = SessionSaver(controller, self)
+        self.autosaver = (Autosaver(controller, autosave_path, saver=self.saver)
+                          if autosave_path else None)
+        if self.autosaver is not None:
+            self.autosaver.dirty_changed.connect(self.setWindowModified)
+            self.autosaver.failed.connect(
+                lambda text: self.show_error("Autosave failed", text))
+        self.setWindowTitle("untitled[*] — gradbox")
+
+        self.toolbar = TrainingToolbar(controller, self)
+        self.addToolBar(Qt.TopToolBarArea, self.toolbar)
+        self.addToolBarBreak(Qt.TopToolBarArea)
+        self.phase_bar = PhaseBar(controller, self)  # teacher mode's large phase indicator
+        self.addToolBar(Qt.TopToolBarArea, self.phase_bar)
+        self.phase_bar.hide()
+        self.addToolBar(Qt.TopToolBarArea, self.toolbar.timeline_bar)
+
+        self.boundary = DecisionBoundaryView(controller)
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Main views")
+        self.tabs.addTab(self.boundary, "Decision boundary")
+        self.boundary.setObjectName(lessons.BOUNDARY)
+        self.graph = self._make_graph_view()
+        if self.graph is not None:
+            self.graph.setObjectName(lessons.GRAPH_TAB)
+            self.tabs.addTab(self.graph, "Computation graph")
+        self.layer_stats = LayerStatsView(controller)
+        self.layer_stats.setObjectName(lessons.LAYERS_TAB)
+        self.tabs.addTab(self.layer_stats, "Layers")
+        self.landscape = LandscapeView(controller)
+        self.landscape.setObjectName(lessons.LANDSCAPE_TAB)
+        self.tabs.addTab(self.landscape, "Landscape")
+        self.playground = PlaygroundPanel(controller)
+        self.tabs.addTab(_scrolling(self.playground), "Playground")
+        self.headline = Headline(controller)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.headline)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        # Clicking a tab takes the focus out of a field, as clicking elsewhere would.
+        self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
+        self.field_keys = FieldKeys(self)
+        self._parameters_moved = False  # to the left column, by teacher mode
+        # docks a tab put away for its room, to bring back when another tab shows
+        self._put_away: list[QDockWidget] = []
+        self._kept_on_tab: dict[int, set[str]] = {}
+        self._put_away_note = ""  # the message that said so, while it shows
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
+        self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
+        self.toolbar.ghost.setObjectName(lessons.GHOST)
+
+        self.designer = DesignerPanel(controller)
+        self.loss_curve = LossCurveView(controller)
+        self.parameters = ParametersView(controller)
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("Designer", _scrolling(self.designer, vertical_only=True),
+                   Qt.LeftDockWidgetArea)
+        parameters = self._dock("Parameters && gradients", self.parameters,
+                                Qt.RightDockWidgetArea)
+        loss = self._dock("Loss curve", self.loss_curve, Qt.BottomDockWidgetArea)
+        self.training_loop = TrainingLoopPanel(controller)
+        loop = self._dock("Training loop", self.training_loop, Qt.BottomDockWidgetArea)
+        self.splitDockWidget(loss, loop, Qt.Horizontal)
+        self.lessons = LessonPanel(self)
+        # The lessons get a dock of their own above the parameters, never a tab behind
+        # another panel: a lesson step that sends you to a panel must not hide the lesson.
+        lesson_dock = self._dock("Lessons", self.lessons, Qt.RightDockWidgetArea)
+        self.splitDockWidget(lesson_dock, parameters, Qt.Vertical)
+        # The right column runs down to the status bar: the lesson and the parameters
+        # get the window's height, the loss curve and the loop share the width beside it.
+        self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        # The Designer takes the left side from top to bottom (it is tall).
+        self.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+        self.resize(1400, 900)
+        self.resizeDocks([lesson_dock, parameters], [330, 470], Qt.Vertical)
+        self.resizeDocks([loss, loop], [500, 400], Qt.Horizontal)
+        self._fit_docks()
+
+        self.banner = QLabel()
+        self.banner.setAccessibleName("Alert")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("background: #fde7e4; color: #8c1d18; padding: 6px; "
+                                  "border: 1px solid #e4a29b; font-weight: bold;")
+        self.banner.hide()
+        self.messages = MessageBar()
+        # Both permanent: a button's status tip, shown on hover, hides neither.
+        self.statusBar().addPermanentWidget(self.messages, 1)
+        self.statusBar().addPermanentWidget(self.banner, 1)
+
+        self._make_menus()
+        controller.message.connect(self._on_message)
+        controller.error.connect(self._on_error)
+        controller.stopped.connect(self._on_stopped)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._restore_layout()
+
+    # --- construction -----------------------------------------------------------------
+    def _make_graph_view(self) -> QWidget | None:
+        try:
+            from gradbox.views.graph.panel import GraphPanel
+        except ImportError:
+            return None
+        return GraphPanel(self.controller)
+
+    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(title.lower().replace(" ", "_").replace("&&", "and"))
+        dock.setWidget(widget)
+        dock.setAccessibleName(title.replace("&&", "&"))
+        self.addDockWidget(area, dock)
+        self.docks[title] = dock
+        return dock
+
+    def _menu_action(self, menu_text: str, text: str, slot: object, shortcut: str | None = None,
+                     tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setToolTip(tip or text)
+        action.setStatusTip(tip or text)
+        action.triggered.connect(slot)
+        self.menus[menu_text].addAction(action)
+        return action
+
+    def _make_menus(self) -> None:
+        bar = self.menuBar()
+        self.menus = {name: bar.addMenu(name)
+                      for name in ("&File", "&Edit", "&Training", "&View", "&Help")}
+        m = self._menu_action
+        m("&File", "&New", self.new_session, "Ctrl+N", "Start again from the default settings")
+        m("&File", "&Open session…", self.open_session_dialog, "Ctrl+O", "Open a saved session")
+        self.recent_menu = self.menus["&File"].addMenu("Open &recent")
+        self.recent_menu.setToolTip("Sessions opened or saved lately")
+        self._refresh_recent_menu()
+        m("&File", "&Save session", self.save_session, "Ctrl+S", "Save this session")
+        m("&File", "Save session &as…", self.save_session_as, "Ctrl+Shift+S",
+          "Save this session to a new file")
+        self.menus["&File"].addSeparator()
+        m("&File", "&Import dataset CSV…", self.import_csv_dialog, None,
+          "Load points from a CSV file with columns x,y,label")
+        m("&File", "&Export dataset CSV…", self.export_csv_dialog, None,
+          "Save the points as a CSV file with columns x,y,label")
+        export = self.menus["&File"].addMenu("E&xport")
+        self.menus["Export"] = export
+        m("Export", "&Decision boundary image…",
+          lambda: self.export_plot_dialog(self.boundary), None, "Save the plot as PNG or SVG")
+        m("Export", "&Loss curve image…",
+          lambda: self.export_plot_dialog(self.loss_curve), None, "Save the plot as PNG or SVG")
+        if self.graph is not None:
+            m("Export", "Computation &graph…", self.export_graph_dialog, None,
+              "Save the computation graph as PNG, SVG or Graphviz DOT")
+        export.addSeparator()
+        m("Export", "Loss &history as CSV…", lambda: self.export_text_dialog("history"), None,
+          "Every step's losses, accuracies, gradient norm and learning rate")
+        m("Export", "&Parameters as CSV…", lambda: self.export_text_dialog("parameters"), None,
+          "Every parameter's value and gradient now")
+        m("Export", "&Model as JSON…", lambda: self.export_text_dialog("model"), None,
+          "The architecture and weights")
+        m("Export", "As &PyTorch script…", lambda: self.export_text_dialog("pytorch"), None,
+          "A standalone script that trains the same network from the same weights with "
+          "torch, and checks it gets the same losses")
+        self.menus["&File"].addSeparator()
+        m("&File", "&Quit", self.close, "Ctrl+Q")
+
+        self.undo_action = m("&Edit", "&Undo", self.controller.undo, "Ctrl+Z",
+                             "Bring back the run the last action replaced")
+        self.redo_action = m("&Edit", "&Redo", self.controller.redo, "Ctrl+Shift+Z",
+                             "Replace it again")
+        self.controller.undo_changed.connect(self._on_undo_changed)
+        self._on_undo_changed("", "")
+
+        training = self.menus["&Training"]
+        t = self.toolbar
+        for action in (t.step_action, t.substep_action, t.run_action):
+            training.addAction(action)
+        training.addSeparator()
+        training.addAction(t.reset_action)
+        training.addAction(t.reinit_action)
+        training.addSeparator()
+        forget = QAction("Forget zero_grad", self, checkable=True)
+        forget.setToolTip(t.forget_zero_grad.toolTip())
+        forget.toggled.connect(t.forget_zero_grad.setChecked)
+        t.forget_zero_grad.toggled.connect(forget.setChecked)
+        ghost = QAction("Ghost run", self, checkable=True)
+        ghost.setToolTip(t.ghost.toolTip())
+        ghost.toggled.connect(t.ghost.setChecked)
+        t.ghost.toggled.connect(ghost.setChecked)
+        training.addAction(forget)
+        training.addAction(ghost)
+        training.addSeparator()
+        m("&Training", "&Pin this run", self.controller.pin_run, "Ctrl+P",
+          "Keep this run's loss and accuracy curves, dotted, to compare the next run with")
+        m("&Training", "&Unpin", self.controller.unpin_run, None,
+          "Stop showing the pinned run's curves")
+
+        view = self.menus["&View"]
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+            dock.toggleViewAction().triggered.connect(
+                lambda checked, d=dock: self._on_dock_toggled(d, checked))
+        view.addAction(self.toolbar.toggleViewAction())
+        view.addAction(self.toolbar.timeline_bar.toggleViewAction())
+
+        lesson_menu = self.lessons.build_menu(self.menuBar())
+        self.menuBar().insertMenu(self.menus["&Help"].menuAction(), lesson_menu)
+        m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
+        m("&Help", "&About gradbox", self.show_about)
+
+    def _put_away_for(self, page: QWidget | None) -> list[QDockWidget]:
+        """The docks a tab needs the room of: the playground needs the whole width and
+        none of the training panels; the computation graph needs the room the Designer
+        and the panels below take (at 1024 x 700 they left it 360 x 115 pixels)."""
+        if page is self.playground.parent().parent():
+            names: tuple[str, ...] = ("Designer", "Parameters && gradients", "Loss curve",
+                                      "Training loop")
+        elif page is not None and page is self.graph:
+            names = ("Designer", "Loss curve", "Training loop")
+        else:
+            names = ()
+        # a panel the user brought back while this tab showed stays
+        kept = self._kept_on_tab.get(id(page), set())
+        return [self.docks[name] for name in names if name not in kept]
+
+    @Slot(int)
+    def _on_tab_changed(self, _index: int) -> None:
+        """Put away the panels the new tab needs the room of, and bring back as they were
+        the ones an earlier tab put away that this one does not."""
+        page = self.tabs.currentWidget()
+        on_playground = page is self.playground.parent().parent()
+        # The big numbers are the training run's: the playground needs the height.
+        self.headline.setVisible(not on_playground)
+        wanted = self._put_away_for(page)
+        back = [d for d in self._put_away if d not in wanted]
+        for dock in back:
+            self._put_away.remove(dock)
+            dock.show()
+        if back and not self._put_away and self._loss_place_changes():
+            QTimer.singleShot(0, self._fit_docks)  # resized while they were away
+        if back and self.messages.text() == self._put_away_note:
+            self.messages.dismiss()  # it said they were away: no longer true
+        hidden = [d for d in wanted if d.isVisible() and d not in self._put_away]
+        for dock in hidden:
+            dock.hide()
+        self._put_away.extend(hidden)
+        if hidden:
+            names = ", ".join(d.windowTitle().replace("&&", "&") for d in hidden)
+            self._put_away_note = (f"Put away while this tab shows: {names} "
+                                   "(the View menu brings any of them back)")
+            self._on_message(self._put_away_note)
+
+    def _on_dock_toggled(self, dock: QDockWidget, checked: bool) -> None:
+        """The user brought back a panel a tab had put away: it stays on that tab."""
+        if checked and dock in self._put_away:
+            self._put_away.remove(dock)
+            page = self.tabs.currentWidget()
+            self._kept_on_tab.setdefault(id(page), set()).add(
+                next(name for name, d in self.docks.items() if d is dock))
+
+    # --- the lesson host: what a lesson may ask of the window --------------------------
+    def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
+                        retain_graph: bool, tab: str = "variables") -> None:
+        self.tabs.setCurrentIndex(self.tabs.indexOf(self.playground.parent().parent()))
+        self.playground.setup(expression, values, variant, retain_graph, tab)
+
+    def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
+                      ghost: bool, tab: str = "") -> None:
+        """A lesson starts from its own step 0, whatever ran before it."""
+        page = self.tabs.findChild(QWidget, tab) if tab else None
+        self.tabs.setCurrentWidget(page if page is not None else self.boundary)
+        if self.controller.running:
+            self.controller.pause()
+
+        def fresh(_old: Trainer) -> Trainer:
+            trainer = Trainer(config)
+            trainer.set_forget_zero_grad(forget_zero_grad)
+            trainer.set_ghost(ghost)
+            return trainer
+        self.controller.replace_trainer(fresh, "Lesson set up: a fresh run at step 0")
+
+    def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
+        size = self.size()
+        # While the fonts change and the docks move, the layout's minimum passes through
+        # sizes bigger than the window (the old places with the new fonts): without this,
+        # the window grew to them (1186 x 852 on a 1024 x 700 screen) and stayed.
+        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
+        # The phase, large enough for the back of the room, on a row of its own.
+        self.phase_bar.setVisible(on)
+        self.toolbar.phase_action.setVisible(not on)
+        if on:
+            self.docks["Lessons"].show()
+            self.docks["Lessons"].raise_()
+        self._place_parameters(teacher=on)
+        # Fonts and hidden docks changed what fits where: fit the docks to the window,
+        # not the window to the docks (on a 1024 x 700 screen it ran past the bottom).
+        self._fit_docks()
+        # Back to the size it had, once the new fonts are laid out (a panel refits to
+        # them in its own queued call): a window that grew on a small screen stays big.
+        QTimer.singleShot(0, lambda: self._keep_size(size))
+
+    def _keep_size(self, size: QSize) -> None:
+        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
+        self.layout().activate()
+        if self.size() != size:
+            self.resize(size.expandedTo(self.minimumSizeHint()))
+
+    def _place_parameters(self, teacher: bool) -> None:
+        """In teacher mode the lesson's large text needs the right column's height, and
+        the Designer is hidden: the parameters take the left column instead, and go back
+        under the lesson after. A dock the user moved elsewhere stays put."""
+        parameters, lesson = self.docks["Parameters && gradients"], self.docks["Lessons"]
+        if parameters.isFloating() or self.tabifiedDockWidgets(parameters):
+            return
+        area = self.dockWidgetArea(parameters)
+        if teacher and area == Qt.RightDockWidgetArea and self.docks["Designer"].isHidden():
+            self.addDockWidget(Qt.LeftDockWidgetArea, parameters)
+            self._parameters_moved = True
+        elif not teacher and self._parameters_moved and area == Qt.LeftDockWidgetArea:
+            self.splitDockWidget(lesson, parameters, Qt.Vertical)
+            self._parameters_moved = False
+
+    @Slot(str, str)
+    def _on_undo_changed(self, undo: str, redo: str) -> None:
+        for action, verb, what in ((self.undo_action, "Undo", undo),
+                                   (self.redo_action, "Redo", redo)):
+            action.setEnabled(bool(what))
+            action.setText(f"&{verb}: {what}" if what else f"&{verb}")
+            action.setStatusTip(f"{verb} “{what}”" if what else f"Nothing to {verb.lower()}")
+
+    # --- messages and errors ---------------------------------------------------------------
+    @Slot(str)
+    def _on_message(self, text: str) -> None:
+        self.messages.show_message(text)
+
+    @Slot(str, str)
+    def _on_error(self, text: str, detail: str = "") -> None:
+        self.show_error("Something went wrong", text, detail)
+
+    def show_error(self, title: str, text: str, detail: str = "") -> None:
+        """A non-blocking error dialog: the app keeps running behind it."""
+        self.error_box = self.errors.show(title, text, detail)
+
+    @Slot(str)
+    def _on_stopped(self, reason: str) -> None:
+        """A Run paused on a problem (a non-finite loss, a diverging one): say so until
+        the state it describes is gone."""
+        s = self.controller.snapshot
+        self._alarm = (s.step, s.lr, _last_key(s.history))
+        self.banner.setText(f"Training paused: {reason}")
+        self.banner.show()
+
+    def _alarm_still_holds(self, snapshot: Snapshot) -> bool:
+        """The paused-on state is still the one on screen: not rewound past, not a new
+        run, no new learning rate, and no successful step since a non-finite one."""
+        if self._alarm is None:
+            return False
+        step, lr, key = self._alarm
+        history = snapshot.history
+        if snapshot.lr != lr or len(history) < step or _last_key(history[:step]) != key:
+            return False
+        return not (len(history) > step and not snapshot.stop_reason
+                    and not divergence(history, snapshot.forget_zero_grad))
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if self.banner.isVisible() and not self._alarm_still_holds(snapshot):
+            self.banner.hide()
+            self._alarm = None
+        title = self.session_path.name if self.session_path else "untitled"
+        self.setWindowTitle(f"{title}[*] — gradbox")
+        if self._mark_saved_on_next and self.autosaver is not None:
+            self._mark_saved_on_next = False
+            self.autosaver.mark_saved(snapshot)
+
+    # --- files ---------------------------------------------------------------------------
+    def _file_dialog_dir(self) -> str:
+        return str(self.session_path.parent) if self.session_path else str(Path.home())
+
+    @Slot()
+    def new_session(self) -> None:
+        self.session_path = None
+        self.controller.replace_trainer(lambda _old: Trainer(TrainingConfig()),
+                                        "New session with the default settings")
+
+    @Slot()
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._file_dialog_dir(),
+                                              "gradbox sessions (*.gradbox *.gradbox.json *.json)")
+        if path:
+            self.open_session(Path(path))
+
+    def open_session(self, path: Path) -> None:
+        """Load a session; on any problem, show why and keep the current one."""
+        try:
+            trainer = persistence.load_session(path)
+        except (persistence.SessionError, OSError) as error:
+            self.show_error("Could not open the session",
+                            f"{path.name} could not be opened: {error}\n\n"
+                            "Your current session is unchanged.")
+            return
+        self.session_path = path
+        self._mark_saved_on_next = True
+        self._remember_recent(path)
+        self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
+
+    @Slot()
+    def save_session(self) -> None:
+        if self.session_path is None:
+            self.save_session_as()
+        else:
+            self._save_to(self.session_path)
+
+    @Slot()
+    def save_session_as(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", self._file_dialog_dir(),
+                                              "gradbox sessions (*.gradbox)")
+        if path:
+            if not path.endswith((".gradbox", ".json")):
+                path += ".gradbox"
+            self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> None:
+        self.session_path = path
+        self._remember_recent(path)
+
+        def done(written: Snapshot, error: BaseException | None) -> None:
+            if error is not None:
+                reason = error if isinstance(error, persistence.SessionError) else (
+                    "there was not enough memory" if isinstance(error, MemoryError)
+                    else getattr(error, "strerror", None) or error)
+                self.show_error("Could not save the session",
+                                f"{path.name} was not saved: {reason}\n\nThe session is "
+                                "still open; any earlier copy of the file is unchanged.")
+                return
+            if self.autosaver is not None:
+                self.autosaver.mark_saved(written)
+            self.setWindowTitle(f"{path.name}[*] — gradbox")
+            self.controller.message.emit(f"Saved {path.name}")
+        self.saver.save(path, done)
+
+    def _remember_recent(self, path: Path) -> None:
+        if self.settings is None:
+            return
+        recent = [str(path.resolve())] + [p for p in self._recent() if p != str(path.resolve())]
+        self.settings.setValue("recent_sessions", recent[:8])
+        self._refresh_recent_menu()
+
+    def _recent(self) -> list[str]:
+        if self.settings is None:
+            return []
+        value = self.settings.value("recent_sessions", [])
+        return [str(v) for v in (value if isinstance(value, list) else [value]) if v]
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for text in self._recent():
+            action = self.recent_menu.addAction(Path(text).name)
+            action.setToolTip(text)
+            action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
+        self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
+
+    def offer_restore(self, path: Path, ask: Callable[[str], bool] | None = None,
+                      ended_by: str = "") -> bool:
+        """At launch, with a crash copy found: read it, say what it holds, and offer it.
+        A copy that cannot be read is a message (and is set aside); the app goes on.
+        `ended_by` names the signal that ended the last run, if one did. Returns True if
+        the session was restored."""
+        try:
+            saved_at = datetime.fromtimestamp(path.stat().st_mtime)
+            trainer = persistence.load_session(path)
+        except (persistence.SessionError, OSError, ValueError, MemoryError) as error:
+            aside = set_aside(path)
+            kept = f"\n\nThe file was kept as {aside}." if aside else ""
+            self.show_error("Could not restore",
+                            f"The autosaved session could not be read: {error}{kept}")
+            return False
+        why = (f"gradbox was ended by {ended_by} before this session was saved."
+               if ended_by else "gradbox did not close normally last time.")
+        text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
+        question = ask or (lambda text: QMessageBox.question(
+            self, "Restore the last session?", text,
+            QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
+        self._offering_restore = True  # the copy must outlive an end while we ask
+        try:
+            if self._ended_by or not question(text):
+                return False
+        finally:
+            self._offering_restore = False
+        self.controller.replace_trainer(lambda _old: trainer,
+                                        f"Restored the session autosaved at {saved_at:%H:%M}")
+        return True
+
+    def end_by_signal(self, name: str) -> None:
+        """SIGTERM or SIGINT (a logout, `kill`, Ctrl+C): close as Quit would, without
+        asking anything. Unsaved changes stay in the autosave and are offered next time,
+        saying which signal ended the run; with nothing unsaved the autosave is removed."""
+        self._ended_by = name
+        self.close()
+        QApplication.quit()  # also ends a question's own event loop, if one is open
+
+    def ask_unsaved(self) -> str:
+        """'save', 'discard' or 'cancel'. Tests replace this method."""
+        answer = QMessageBox.question(
+            self, "Unsaved changes", "This session has changes that are not saved. Save them?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel)
+        return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
+
+    @Slot()
+    def import_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import dataset", self._file_dialog_dir(),
+                                              "CSV files (*.csv)")
+        if path:
+            self.import_csv(Path(path))
+
+    def import_csv(self, path: Path) -> None:
+        try:
+            dataset = datasets.load_csv(path, self.controller.snapshot.config.test_ratio)
+        except (datasets.DatasetError, OSError) as error:
+            self.show_error("Could not import the points",
+                            f"{path.name}: {error}\n\nYour current points are unchanged.")
+            return
+        config = config_for(dataset, self.controller.snapshot.config)
+
+        def replace(old: Trainer) -> Trainer:
+            if config == old.config:
+                old.replace_dataset(dataset)
+                return old
+            return Trainer(config, dataset, init_seed=old.init_seed)
+        self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
+                                        f"from {path.name}")
+
+    @Slot()
+    def export_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export dataset", self._file_dialog_dir(),
+                                              "CSV files (*.csv)")
+        if path:
+            self.export_csv(Path(path))
+
+    def export_csv(self, path: Path) -> None:
+        s = self.controller.snapshot
+        try:
+            datasets.save_csv(datasets.Dataset(
+                s.points, s.labels, s.is_test, s.classes, s.targets,
+                s.config.dataset in datasets.ONE_D_KINDS), path)
+        except OSError as error:
+            self.show_error("Could not export the points", f"{path.name} was not saved: {error}")
+            return
+        self._on_message(f"Exported {len(s.labels)} points to {path.name}")
+
+    def export_plot_dialog(self, view: QWidget) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export image", self._file_dialog_dir(),
+                                              "PNG image (*.png);;SVG image (*.svg)")
+        if path:
+            self.export_plot(view, Path(path))
+
+    def export_plot(self, view: QWidget, path: Path) -> bool:
+        """Save a plot's image; on failure say so, naming the file. True if written."""
+        try:
+            view.export_image(path)  # type: ignore[attr-defined]
+        except (OSError, ValueError) as error:
+            self.show_error("Could not export the image", f"{path.name} was not saved: {error}")
+            return False
+        self._on_message(f"Saved {path.name}")
+        return True
+
+    def export_text_dialog(self, kind: str) -> None:
+        title, pattern, suffix = TEXT_EXPORTS[kind]
+        path, _ = QFileDialog.getSaveFileName(self, title, self._file_dialog_dir(), pattern)
+        if path:
+            self.export_text(kind, Path(path if path.endswith(suffix) else path + suffix))
+
+    def export_text(self, kind: str, path: Path) -> None:
+        """Write one of the text exports; the PyTorch script is made by the worker thread,
+        which owns the trainer."""
+        s = self.controller.snapshot
+
+        def write(text: str) -> None:
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as error:
+                self.show_error("Could not export", f"{path.name} was not saved: {error}")
+                return
+            self.controller.message.emit(f"Exported {path.name}")
+
+        if kind == "pytorch":
+            self.controller.query(export_torch.pytorch_script, write)
+        elif kind == "history":
+            write(exports.history_csv(s.history))
+        elif kind == "parameters":
+            write(exports.parameters_csv(s.param_names, s.params, s.grads))
+        else:
+            write(exports.model_json(s))
+
+    def export_graph_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export computation graph", self._file_dialog_dir(),
+            "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)")
+        if path and self.graph is not None:
+            suffix = Path(path).suffix.lower()
+            exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
+            try:
+                getattr(self.graph, exporter)(path)
+            except (OSError, ValueError) as error:
+                self.show_error("Could not export the graph",
+                                f"{Path(path).name} was not saved: {error}")
+                return
+            self._on_message(f"Saved {Path(path).name}")
+
+    # --- help ------------------------------------------------------------------------------
+    @Slot()
+    def show_shortcuts(self) -> None:
+        QMessageBox.information(self, "Keyboard and mouse", SHORTCUTS)
+
+    @Slot()
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About gradbox",
+                          "<b>gradbox</b> — build the machine behind <code>loss.backward()</code>"
+                          " and watch it run.<br><br>A scalar autograd engine, a small MLP "
+                          "library, and views of every value and gradient.")
+
+    # --- settings ----------------------------------------------------------------------------
+    def _fit_docks(self) -> None:
+        """Dock sizes for this window size: the Designer as narrow as it can be without
+        cutting anything off, the right-hand panels and the loss curve a share of the
+        window, so the plot in the middle keeps room at 1024 x 700 as at 1920 x 1080."""
+        width, height = self.width(), self.height()
+        designer = self.docks["Designer"]
+        right = self.docks["Parameters && gradients"]
+        self.resizeDocks([designer, right],
+                         [designer.widget().minimumWidth(),
+                          min(max(int(0.29 * width), 300), 480)], Qt.Horizontal)
+        if self._place_loss_curve():
+            self.layout().activate()  # the sizes below read the docks' new places
+        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
+        bottom = min(max(int(0.32 * height), 190), 320)
+        if self.dockWidgetArea(loss) == Qt.BottomDockWidgetArea:
+            self.resizeDocks([loss], [bottom], Qt.Vertical)
+            # the code's width and the dock's own frame around it
+            frame = max(loop.width() - self.training_loop.width(), 0)  # 0 until laid out
+            code = self.training_loop.code_width() + frame
+            # Sizes that do not add up to the room are scaled to it: leave out the handle.
+            handle = self.style().pixelMetric(QStyle.PM_DockWidgetSeparatorExtent, None, self)
+            rest = self._middle_width() - code - handle
+            self.resizeDocks([loss, loop], [max(rest, 1), code], Qt.Horizontal)
+        else:
+            self.resizeDocks([loop], [bottom], Qt.Vertical)
+            column = designer.height() + loss.height()
+            share = max(int(LOSS_COLUMN_SHARE * column), 1)
+            self.resizeDocks([designer, loss], [max(column - share, 1), share], Qt.Vertical)
+
+    def _middle_width(self) -> int:
+        """The width under the main views, between the left and right columns."""
+        self.layout().activate()
+        return self.centralWidget().width()
+
+    def _loss_beside_loop(self) -> bool:
+        """Does the middle column hold the loss curve and the training loop side by side,
+        each readable? (The loop's code is not wrapped: it needs its widest line.)"""
+        return self._middle_width() >= LOSS_MIN_WIDTH + self.training_loop.code_width()
+
+    def _place_loss_curve(self) -> bool:
+        """The loss curve beside the training loop under the main views when both fit;
+        in a narrow window (1024 x 700) under the Designer instead, where it gets the
+        height its three plots and readout need, and the loop takes the middle's width.
+        Docks the user moved elsewhere (floating, tabbed, another side) stay put.
+        True if the loss curve moved."""
+        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
+        designer = self.docks["Designer"]
+        if any(d.isFloating() or self.tabifiedDockWidgets(d) for d in (loss, loop, designer)):
+            return False
+        if self._put_away:
+            return False  # the middle is wider while a tab has panels away: decided on return
+        places = (self.dockWidgetArea(loss), self.dockWidgetArea(loop))
+        beside = (Qt.BottomDockWidgetArea, Qt.BottomDockWidgetArea)
+        under = (Qt.LeftDockWidgetArea, Qt.BottomDockWidgetArea)
+        if places not in (beside, under) or self.dockWidgetArea(designer) != under[0]:
+            return False
+        # With the Designer hidden (teacher mode) the left column would be the loss
+        # curve's alone, a whole column's width taken from the rest: it goes beside the loop.
+        wanted = beside if self._loss_beside_loop() or designer.isHidden() else under
+        if places == wanted:
+            return False
+        if wanted == beside:
+            self.addDockWidget(Qt.BottomDockWidgetArea, loss)
+            self.splitDockWidget(loss, loop, Qt.Horizontal)
+        else:
+            self.splitDockWidget(designer, loss, Qt.Vertical)
+        return True
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if not self._shown_once and not self._layout_restored:
+            self._shown_once = True
+            self._fit_docks()  # for the size the window is shown at
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        # Shrunk a lot (a laptop screen, a projector): the docks would keep their size
+        # and squeeze the plot; give them their share of the new size instead. Across
+        # the width at which the loss curve changes place, refit too.
+        old = event.oldSize()
+        if old.isValid() and (event.size().width() < 0.85 * old.width()
+                              or event.size().height() < 0.85 * old.height()
+                              or (not self._put_away and self._loss_place_changes())):
+            QTimer.singleShot(0, self._fit_docks)
+
+    def _loss_place_changes(self) -> bool:
+        beside = self.dockWidgetArea(self.docks["Loss curve"]) == Qt.BottomDockWidgetArea
+        return beside != self._loss_beside_loop()
+
+    def _restore_layout(self) -> None:
+        if self.settings is None:
+            return
+        geometry = self.settings.value("geometry")
+        state = self.settings.value("window_state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            # A layout saved by an older window (other toolbars and docks) is ignored.
+            self._layout_restored = self.restoreState(state, LAYOUT_VERSION)
+
+    def save_settings(self) -> None:
+        if self.settings is None:
+            return
+        self.settings.setValue("geometry", self.saveGeometry())
+        # The docks as the user has them, not as a tab put them away for its room: the
+        # next launch opens on the decision boundary.
+        put_away = list(self._put_away)
+        for dock in put_away:
+            dock.setVisible(True)
+        self.settings.setValue("window_state", self.saveState(LAYOUT_VERSION))
+        for dock in put_away:
+            dock.setVisible(False)
+        self.settings.setValue("config", json.dumps(self.controller.snapshot.config.to_dict()))
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
+        answer = "discard"
+        if self._ended_by:
+            self._close_for_signal()
+            super().closeEvent(event)
+            return
+        if self.autosaver is not None and self.autosaver.dirty:
+            answer = self.ask_unsaved()
+            if answer == "cancel" or (answer == "save" and self.session_path is None):
+                event.ignore()
+                if answer == "save":
+                    self.save_session_as()
+                return
+        self.save_settings()
+        self.landscape.shutdown()
+        self.controller.shutdown()
+        keep_crash_copy = False
+        if answer == "save" and self.session_path is not None:
+            # The window goes first: the app, not a person, waits for the file.
+            self.hide()
+            try:  # the worker has stopped, so the trainer is ours to read here
+                self.saver.write_stopped(self.controller.stopped_trainer(), self.session_path)
+            except (OSError, persistence.SessionError) as error:
+                # Nothing is lost: the autosave stays and is offered at the next launch.
+                log.error("saving %s on exit failed: %s", self.session_path, error)
+                keep_crash_copy = True
+        if self.autosaver is not None and not keep_crash_copy:
+            self.autosaver.discard()
+        super().closeEvent(event)
+
+
+    def _close_for_signal(self) -> None:
+        self.save_settings()
+        self.controller.shutdown()
+        if self.autosaver is None:
+            return
+        if self._offering_restore:
+            # The last run's copy is still unanswered: it stays, and is offered again.
+            self.autosaver.enabled = False
+            return
+        if not self.autosaver.dirty:
+            self.autosaver.discard()
+            return
+        self.autosaver.enabled = False
+        self.hide()
+        try:  # the worker has stopped: the trainer is ours, and the app is ending
+            self.saver.write_stopped(self.controller.stopped_trainer(), self.autosaver.path)
+        except (OSError, persistence.SessionError) as error:
+            log.error("keeping the unsaved session on %s failed: %s", self._ended_by, error)
+        if self.settings is not None:
+            self.settings.setValue(ENDED_BY_KEY, self._ended_by)
+            self.settings.sync()

@@ -1,0 +1,57 @@
+"""The latest message, in the status bar until it is dismissed or replaced."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
+from superqt import QElidingLabel
+
+from gradbox.views.window.toolbar import icon
+
+
+class MessageBar(QWidget):
+    """What the app has to say: what a change replaced and how to get it back, why a
+    network was refused, where a file was saved.
+
+    Kept on screen until its × is clicked or another message takes its place. (A status
+    bar message that vanished after 8 seconds, or as soon as the mouse passed over a
+    button and its tip took the place, could go unread.) A long one elides; its tooltip
+    holds all of it.
+    """
+
+    shown = Signal(str)  # each message, as it is put up
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Message")
+        self.label = QElidingLabel()
+        self.label.setElideMode(Qt.TextElideMode.ElideRight)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = QToolButton()
+        self.close_button.setIcon(icon("close"))
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Dismiss this message")
+        self.close_button.setAccessibleName("Dismiss the message")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addWidget(self.close_button)
+        layout.addWidget(self.label, 1)
+        self.close_button.clicked.connect(self.dismiss)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        self.label.setText(text)
+        self.label.setToolTip(text)
+        self.show()
+        self.shown.emit(text)
+
+    @Slot()
+    def dismiss(self) -> None:
+        self.label.setText("")
+        self.label.setToolTip("")
+        self.hide()
+
+    def text(self) -> str:
+        """The message on screen ('' when there is none)."""
+        return "" if self.isHidden() else self.label.text()

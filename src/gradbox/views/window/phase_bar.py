@@ -1,0 +1,42 @@
+"""Teacher mode's phase indicator: step, phase just run and next, large, on a row of its own.
+
+In the training toolbar the indicator is two small lines; at projector size it would push
+the Forget zero_grad switch and the step counter off the toolbar, so teacher mode shows
+this bar instead, under the toolbar, where a whole row is free.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtWidgets import QLabel, QToolBar, QWidget
+
+from gradbox.teaching.loop_code import phase_summary
+from gradbox.training.trainer import Snapshot
+from gradbox.views.controller import SessionController
+
+STYLE = "QLabel { font-size: 22pt; font-weight: bold; color: #1f5fa8; padding: 2px 8px; }"
+
+
+class PhaseBar(QToolBar):
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__("Phase", parent)
+        self.setObjectName("phase_bar")
+        self.setMovable(False)
+        self.label = QLabel()
+        self.label.setObjectName("phase_bar_label")
+        self.label.setAccessibleName("Phase just run and next phase")
+        self.label.setToolTip("The phase the last Sub-step ran, and the one the next runs")
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setStyleSheet(STYLE)
+        self.addWidget(self.label)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        self._on_snapshot(controller.snapshot)
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        done_text, next_text = phase_summary(snapshot)
+        if "skipped" in next_text:
+            next_text = f"<span style='color:#b3261e'>{next_text}</span>"
+        # The step number too: lessons say "press Step until step 10", and the toolbar's
+        # counter is small.
+        self.label.setText(f"step {snapshot.step} · {done_text}  →  {next_text}")

@@ -1,0 +1,67 @@
+"""Saving a session without making anyone wait: the Qt side of `SessionWriter`.
+
+The training thread is asked for the run's state between two steps (a cheap, immutable
+value, with the snapshot it corresponds to); the writer thread writes it; the answer
+comes back to the UI thread as a queued signal. Neither the UI nor training touches the
+disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from gradbox.files.session_writer import SessionWriter
+from gradbox.training.trainer import Snapshot, Trainer
+from gradbox.views.controller import SessionController
+
+# done(snapshot written, error or None), called on the UI thread.
+SaveDone = Callable[[Snapshot, BaseException | None], None]
+
+
+class SessionSaver(QObject):
+    """Saves the controller's session to files, from a writer thread."""
+
+    _written = Signal(object, object, object)  # (callback, snapshot, error), any thread
+
+    def __init__(self, controller: SessionController, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.writer = SessionWriter()
+        self._written.connect(self._on_written)
+        controller.destroyed.connect(lambda *_: self.writer.close())
+
+    def save(self, path: Path, done: SaveDone) -> None:
+        """Write the session as it is when the worker next reads it."""
+        def take(trainer: Trainer) -> tuple[object, Snapshot]:
+            return trainer.state(), trainer.snapshot()
+
+        def taken(result: tuple[object, Snapshot]) -> None:
+            state, snapshot = result
+            self.writer.submit(state, path,  # type: ignore[arg-type]
+                               lambda error: self._written.emit(done, snapshot, error))
+        self.controller.query(take, taken)
+
+    @Slot(object, object, object)
+    def _on_written(self, done: SaveDone, snapshot: Snapshot,
+                    error: BaseException | None) -> None:
+        done(snapshot, error)
+
+    def write_stopped(self, trainer: Trainer, path: Path) -> None:
+        """Write a trainer whose worker has stopped (the app is ending) from the writer
+        thread, and wait for it: the one writer, with its atomic replace, writes every
+        file. Raises what the write raised."""
+        errors: list[BaseException | None] = []
+        self.writer.submit(trainer.state(), path, errors.append)
+        self.writer.wait()
+        if errors and errors[0] is not None:
+            raise errors[0]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every submitted write is on disk (for quitting and tests)."""
+        return self.writer.wait(timeout)
+
+    def close(self) -> None:
+        self.writer.close()

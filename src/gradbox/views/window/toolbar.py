@@ -1,0 +1,223 @@
+"""The training toolbar: Step, Sub-step, Run/Pause with its speed and goal, Reset; and a
+second row (`timeline_bar`) with the broken switches, the step counter and the timeline."""
+
+from __future__ import annotations
+
+import time
+
+import qtawesome
+from PySide6.QtCore import Qt, Slot
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QSlider, QToolBar, QWidget
+
+from gradbox.teaching.loop_code import phase_done, phase_summary
+from gradbox.training.trainer import Snapshot
+from gradbox.views.controller import SessionController, splits_steps
+from gradbox.views.window.run_controls import RunControls
+
+PHASE_TEXT = {
+    "forward": "forward: build the graph, compute the loss",
+    "zero_grad": "zero_grad: set every gradient to 0",
+    "backward": "backward: pass gradients from the loss to every weight",
+    "update": "update: move each weight against its gradient",
+}
+
+
+# Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
+ICONS = {"step": "fa5s.step-forward", "substep": "mdi6.debug-step-into", "run": "fa5s.play",
+         "pause": "fa5s.pause", "reset": "mdi6.restore", "reinit": "mdi6.dice-5",
+         "close": "fa5s.times"}
+
+
+def icon(name: str) -> QIcon:
+    return qtawesome.icon(ICONS[name], color="#1f3f66")
+
+
+def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None,
+            icon_name: str = "") -> QAction:
+    action = QAction(icon(icon_name), text, parent) if icon_name else QAction(text, parent)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+        tip = f"{tip} ({QKeySequence(shortcut).toString(QKeySequence.NativeText)})"
+    action.setToolTip(tip)
+    action.setStatusTip(tip)
+    return action
+
+
+class TrainingToolbar(QToolBar):
+    """Drives the session; every action is also offered in the main window's menus."""
+
+    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+        super().__init__("Training", parent)
+        self.setObjectName("training_toolbar")
+        self.controller = controller
+        self.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+
+        self.step_action = _action(self, "Step", "Run one training iteration: forward, "
+                                   "zero_grad, backward, update", "Space", "step")
+        self.substep_action = _action(self, "Sub-step", "Run only the next phase of the "
+                                      "iteration, so you can stop between them", "N", "substep")
+        self.run_action = _action(self, "Run", "Train at the chosen speed until paused or the "
+                                  "chosen goal is reached", "R", "run")
+        self.run_action.setCheckable(True)
+        self._run_tip = self.run_action.toolTip()
+        self.reset_action = _action(self, "Reset", "Back to step 0 with the same initial "
+                                    "weights", "Ctrl+Shift+R", "reset")
+        self.reinit_action = _action(self, "Re-initialize", "Back to step 0 with new random "
+                                     "initial weights", "Ctrl+I", "reinit")
+        for action in (self.step_action, self.substep_action, self.run_action):
+            self.addAction(action)
+        self.run_controls = RunControls(controller)
+        self.addWidget(self.run_controls)
+        self.phase_label = QLabel()
+        self.phase_label.setAccessibleName("Phase just run and next phase")
+        # A toolbar shows or hides a widget through the action that holds it.
+        self.phase_action = self.addWidget(self.phase_label)
+        self.addSeparator()
+        self.addAction(self.reset_action)
+        self.addAction(self.reinit_action)
+        self.addSeparator()
+
+        self.forget_zero_grad = QCheckBox("Forget zero_grad")
+        self.forget_zero_grad.setAccessibleName("Forget zero_grad")
+        self.forget_zero_grad.setToolTip(
+            "Break the machine on purpose: skip zero_grad, so each step's gradients are "
+            "added to the last ones and pile up. Turns the ghost run on, from this step")
+        self.forget_zero_grad.setStyleSheet(
+            "QCheckBox { font-weight: bold; color: #b3261e; padding: 2px 6px; }")
+        self.ghost = QCheckBox("Ghost run")
+        self.ghost.setAccessibleName("Ghost run")
+        self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
+                              "loss and gradients beside the broken run")
+        # The second row: the switches, where the run stands, and the timeline, which
+        # gets the rest of the width (a step per pixel or so on a wide window).
+        self.timeline_bar = QToolBar("Timeline", parent)
+        self.timeline_bar.setObjectName("timeline_toolbar")
+        self.timeline_bar.addWidget(self.forget_zero_grad)
+        self.timeline_bar.addWidget(self.ghost)
+        self.timeline_bar.addSeparator()
+
+        self.counter = QLabel()
+        self.counter.setAccessibleName("Step counter")
+        self.counter.setToolTip("Steps trained so far, and steps per second while running")
+        self.counter.setMinimumWidth(130)
+        self.timeline_bar.addWidget(self.counter)
+        self.timeline = QSlider(Qt.Horizontal)
+        self.timeline.setAccessibleName("Timeline")
+        self.timeline.setToolTip("Drag back to see any earlier step; the later steps stay "
+                                 "(faded in the loss curve) and dragging forward brings them "
+                                 "back exactly. A step taken from the earlier point replaces "
+                                 "them (Edit → Undo brings them back)")
+        self.timeline.setMinimumWidth(160)
+        self.timeline.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.timeline.setRange(0, 0)
+        self.timeline_bar.addWidget(self.timeline)
+
+        self.step_action.triggered.connect(controller.step)
+        self.substep_action.triggered.connect(controller.substep)
+        self.run_action.triggered.connect(self._on_run_triggered)
+        self.reset_action.triggered.connect(controller.reset)
+        self.reinit_action.triggered.connect(controller.reinitialize)
+        self.forget_zero_grad.toggled.connect(controller.set_forget_zero_grad)
+        self.forget_zero_grad.toggled.connect(self._on_forget_toggled)
+        self.ghost.toggled.connect(controller.set_ghost)
+        self.timeline.sliderReleased.connect(self._on_timeline_released)
+        self.timeline.actionTriggered.connect(self._on_timeline_action)
+        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.running_changed.connect(self._on_running_changed)
+        controller.pause_requested.connect(self._on_pause_requested)
+        self._rate_start: tuple[float, int] | None = None
+        self._steps_per_second = 0.0
+        self._on_snapshot(controller.snapshot)
+
+    @Slot(bool)
+    def _on_run_triggered(self, checked: bool) -> None:
+        if checked:
+            self.controller.run()
+        else:
+            self.controller.pause()
+
+    @Slot(bool)
+    def _on_forget_toggled(self, on: bool) -> None:
+        # The damage is seen beside a correct run: the ghost starts with it, from this
+        # very step (unticking it again is allowed).
+        if on and not self.ghost.isChecked():
+            self.ghost.setChecked(True)
+
+    @Slot(bool)
+    def _on_running_changed(self, running: bool) -> None:
+        self.run_action.setChecked(running)
+        self.run_action.setText("Pause" if running else "Run")
+        self.run_action.setToolTip(self._run_tip)
+        self.run_action.setIcon(icon("pause" if running else "run"))
+        for action in (self.step_action, self.substep_action, self.reset_action,
+                       self.reinit_action):
+            action.setEnabled(not running)
+        self.timeline.setEnabled(not running)
+        snapshot = self.controller.snapshot
+        self._rate_start = (time.perf_counter(), snapshot.step) if running else None
+        self._steps_per_second = 0.0
+        self._show_counter(snapshot)
+
+    @Slot()
+    def _on_pause_requested(self) -> None:
+        """Pause answers at once, even when the worker needs a while to stop: a big
+        network's phase takes seconds, and a button that still says Pause would look
+        like the click was lost. Pressing it again runs on."""
+        self.run_action.setChecked(False)
+        self.run_action.setText("Pausing…")
+        self.run_action.setIcon(icon("run"))
+        # A small network stops after the step it is in; a big one, whose steps go
+        # phase by phase, after the phase.
+        unit = "phase" if splits_steps(self.controller.snapshot.config) else "step"
+        self.run_action.setToolTip(f"Pausing: the {unit} being computed finishes first "
+                                   "(click to run on instead)")
+
+    @Slot()
+    def _on_timeline_released(self) -> None:
+        if self.timeline.value() != self.controller.snapshot.step:
+            self.controller.rewind(self.timeline.value())
+
+    @Slot(int)
+    def _on_timeline_action(self, action: int) -> None:
+        # Keyboard and page clicks (not drags) rewind as soon as they land.
+        if not self.timeline.isSliderDown() and action != QSlider.SliderMove:
+            self.timeline.setValue(self.timeline.sliderPosition())
+            self._on_timeline_released()
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        phase, done = snapshot.phase, phase_done(snapshot)
+        done_text, next_text = phase_summary(snapshot)
+        # Two short lines: narrow enough for a full toolbar at 1024 px.
+        self.phase_label.setText(f"{done_text}<br><b>{next_text}</b>")
+        # Room for the longest line, or a full toolbar cuts "(skipped)" off.
+        self.phase_label.setMinimumWidth(self.phase_label.sizeHint().width())
+        self.phase_label.setToolTip(
+            (f"Just ran {PHASE_TEXT[done]}" if done else "No phase has run yet")
+            + f"\nThe next Sub-step runs {PHASE_TEXT[phase]}")
+        if self._rate_start is not None:
+            start_time, start_step = self._rate_start
+            elapsed = time.perf_counter() - start_time
+            if elapsed > 0.2:
+                self._steps_per_second = (snapshot.step - start_step) / elapsed
+        self._show_counter(snapshot)
+        if not self.timeline.isSliderDown():
+            # Moved back, the timeline still reaches the run's end: later steps are kept.
+            ahead = self.controller.ahead
+            self.timeline.blockSignals(True)
+            self.timeline.setRange(0, max(snapshot.step, len(ahead) if ahead else 0))
+            self.timeline.setValue(snapshot.step)
+            self.timeline.blockSignals(False)
+        for box, value in ((self.forget_zero_grad, snapshot.forget_zero_grad),
+                           (self.ghost, snapshot.ghost)):
+            if box.isChecked() != value:
+                box.blockSignals(True)
+                box.setChecked(value)
+                box.blockSignals(False)
+
+    def _show_counter(self, snapshot: Snapshot) -> None:
+        text = f"step {snapshot.step}"
+        if self.controller.running and self._steps_per_second:
+            text += f"  ·  {self._steps_per_second:.0f} steps/s"
+        self.counter.setText(text)
