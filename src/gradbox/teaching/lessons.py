@@ -103,10 +103,19 @@ class Setup:
 
 @dataclass(frozen=True)
 class Step:
-    """One thing to do, and what to look for once it is done."""
+    """One thing to do, and what to look for once it is done.
+
+    `panels` names, by objectName, every panel, tab, table or control the step's words
+    point at (to press or to read). Teacher mode presents the step: these are shown, large,
+    and the other panels are put away; tests check each is visible and readable at
+    1024 x 700. `loop_line` is the training loop line the step points at, if any (a key
+    of gradbox.views.panels.training_loop's lines), which the code panel scrolls to.
+    """
 
     do: str
     look: str
+    panels: tuple[str, ...] = ()
+    loop_line: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,19 +151,24 @@ CHAIN_RULE = Lesson(
     ),
     steps=(
         Step("Look at the graph: a and b go into ×, the product and c go into +.",
-             "Each box shows its data: a·b = −6, and −6 + 10 = 4 at the output."),
+             "Each box shows its data: a·b = −6, and −6 + 10 = 4 at the output.",
+             panels=(PLAYGROUND_TAB, PG_EXPRESSION, PG_GRAPH)),
         Step("Press Backward and watch the graph light up.",
              "The output gets grad 1 first (dL/dL = 1). Then the + node hands that 1 "
-             "unchanged to both of its inputs: the slope of x + c is 1."),
+             "unchanged to both of its inputs: the slope of x + c is 1.",
+             panels=(PLAYGROUND_TAB, PG_BACKWARD, PG_GRAPH)),
         Step("Read the grad of a and of b in the table.",
              "a gets −3, which is b's value; b gets 2, which is a's value. The × node "
-             "swaps its inputs on the way back — its local derivative."),
+             "swaps its inputs on the way back — its local derivative.",
+             panels=(PLAYGROUND_TAB, PG_TABLE)),
         Step("Press Gradient check.",
              "Finite differences appear beside each gradient and agree to about 1e-10. "
-             "The worst row is highlighted: it still passes."),
+             "The worst row is highlighted: it still passes.",
+             panels=(PLAYGROUND_TAB, PG_CHECK, PG_TABLE)),
         Step("Type 5 as the value of a in the table, press Zero grads, then Backward.",
              "b's gradient is now 5: it is always whatever a is. The rule did not "
-             "change, only the number that flows through it."),
+             "change, only the number that flows through it.",
+             panels=(PLAYGROUND_TAB, PG_TABLE, PG_ZERO, PG_BACKWARD)),
     ),
     formulas=(
         "∂(x + c)/∂x = 1,  ∂(x + c)/∂c = 1",
@@ -178,18 +192,23 @@ ACCUMULATE = Lesson(
     steps=(
         Step("Press Backward.",
              "a + a: the + node sends 1 to its first input and 1 to its second — both "
-             "are a. a.grad = 2, and the double border marks a node used twice."),
+             "are a. a.grad = 2, and the double border marks a node used twice.",
+             panels=(PLAYGROUND_TAB, PG_BACKWARD, PG_GRAPH, PG_TABLE)),
         Step("Choose “assign instead of accumulate (=)” as the backward variant, then "
              "press Backward.",
              "Two columns: the correct 2 and the broken 1, in red. With =, the second "
-             "delivery overwrote the first."),
+             "delivery overwrote the first.",
+             panels=(PLAYGROUND_TAB, PG_VARIANT, PG_BACKWARD, PG_TABLE)),
         Step("Press Gradient check.",
-             "The finite difference says 2. The check fails and points at a."),
+             "The finite difference says 2. The check fails and points at a.",
+             panels=(PLAYGROUND_TAB, PG_CHECK, PG_TABLE)),
         Step("Type a * a in the expression box and press Forward, then Backward.",
-             "Correct: 2a = 6. Assign: 3 — only one of the two uses counted."),
+             "Correct: 2a = 6. Assign: 3 — only one of the two uses counted.",
+             panels=(PLAYGROUND_TAB, PG_EXPRESSION, PG_FORWARD, PG_BACKWARD, PG_TABLE)),
         Step("Type (x1*w1 + x2*w2 + b).tanh() and press Forward, then Backward.",
              "Same numbers in both columns. Every value is used once (a tree), so "
-             "assigning cannot go wrong — the bug waits for the first reused value."),
+             "assigning cannot go wrong — the bug waits for the first reused value.",
+             panels=(PLAYGROUND_TAB, PG_EXPRESSION, PG_FORWARD, PG_BACKWARD, PG_TABLE)),
     ),
     formulas=(
         "∂(a + a)/∂a = 1 + 1 = 2",
@@ -211,19 +230,24 @@ TOPOLOGICAL = Lesson(
     ),
     steps=(
         Step("Press Backward.",
-             "b = a + a and c = b + b. Correct: a.grad = 4. Wrong order: 8, in red."),
+             "b = a + a and c = b + b. Correct: a.grad = 4. Wrong order: 8, in red.",
+             panels=(PLAYGROUND_TAB, PG_BACKWARD, PG_TABLE)),
         Step("Read the message under the table.",
              "The recursion fired c, b, a, a, b, a, a: b passed its gradient on twice, "
-             "and a collected both deliveries."),
+             "and a collected both deliveries.",
+             panels=(PLAYGROUND_TAB, PG_TABLE, PG_MESSAGE)),
         Step("Press Gradient check.",
-             "The finite difference says 4; the wrong-order column fails the check."),
+             "The finite difference says 4; the wrong-order column fails the check.",
+             panels=(PLAYGROUND_TAB, PG_CHECK, PG_TABLE)),
         Step("Pick “neuron with a reused hidden value” from the examples, press "
              "Backward.",
              "h feeds two weights, as every hidden unit feeds every neuron of the next "
-             "layer. x gets the wrong gradient; the weights stay right."),
+             "layer. x gets the wrong gradient; the weights stay right.",
+             panels=(PLAYGROUND_TAB, PG_EXAMPLES, PG_BACKWARD, PG_TABLE)),
         Step("Pick the plain neuron (x1*w1 + x2*w2 + b).tanh() and press Backward.",
              "Both columns agree: on a tree any order that starts at the output works. "
-             "That is why this bug survives small tests."),
+             "That is why this bug survives small tests.",
+             panels=(PLAYGROUND_TAB, PG_EXAMPLES, PG_BACKWARD, PG_TABLE)),
     ),
     formulas=(
         "reverse topological order: a node fires after all of its consumers",
@@ -251,23 +275,29 @@ ZERO_GRAD = Lesson(
     steps=(
         Step("Press Sub-step four times, watching the Training loop panel.",
              "optimizer.zero_grad() is struck through: the highlighted line skips it. "
-             "Step 1 matches the ghost exactly, since the gradients started at zero."),
+             "Step 1 matches the ghost exactly, since the gradients started at zero.",
+             panels=(TRAINING_TOOLBAR, TRAINING_LOOP), loop_line="zero_grad"),
         Step("Press Sub-step four more times.",
              "After loss.backward() the panel says the gradient is the sum of 2 passes. "
              "Parameters & gradients says the same in red, and its × true column gives "
-             "each gradient as a multiple of the true one: this pass's own."),
+             "each gradient as a multiple of the true one: this pass's own.",
+             panels=(TRAINING_TOOLBAR, TRAINING_LOOP, PARAMETERS), loop_line="backward"),
         Step("Press Step until the counter says step 10.",
              "The bars are on a fixed scale (the largest gradient so far), so the pile-up "
              "shows as bars that grow. The loss curve shows the broken run (blue) beside "
-             "the correct one (grey, dashed), both from step 0."),
+             "the correct one (grey, dashed), both from step 0.",
+             panels=(TRAINING_TOOLBAR, PARAMETERS, LOSS_CURVE)),
         Step("Press Step until step 30 and read the loss curve.",
              "The broken run's loss is at least twice the ghost's: we checked these "
              "settings over ten seeds. Beside optimizer.step(), the step size |Δw| has "
-             "grown and stays large: the sum of all past gradients keeps pushing."),
+             "grown and stays large: the sum of all past gradients keeps pushing.",
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, TRAINING_LOOP), loop_line="update"),
         Step("Untick Forget zero_grad and press Step.",
              "zero_grad runs again: the gradients hold 1 pass, this step's own, and "
              "the × true column goes away. The run continues from wherever the "
-             "overshoot left it."),
+             "overshoot left it.",
+             panels=(TRAINING_TOOLBAR, FORGET_ZERO_GRAD, TRAINING_LOOP, PARAMETERS),
+             loop_line="zero_grad"),
     ),
     formulas=(
         "without zero_grad: grad after k steps = Σᵢ≤ₖ ∇L(θᵢ)",
@@ -301,16 +331,22 @@ BACKWARD_TWICE = Lesson(
     steps=(
         Step("Press Backward, then Backward again.",
              "PyTorch's own RuntimeError, word for word: the × node's saved values were "
-             "freed by the first call."),
+             "freed by the first call.",
+             panels=(PLAYGROUND_TAB, PG_BACKWARD, PG_BACKWARD_AGAIN, PG_MESSAGE)),
         Step("Pick a + a from the examples, press Backward, then Backward again.",
              "No error. The gradient goes from 2 to 4: nothing was saved, nothing "
-             "freed, so the second pass simply adds."),
+             "freed, so the second pass simply adds.",
+             panels=(PLAYGROUND_TAB, PG_EXAMPLES, PG_BACKWARD, PG_BACKWARD_AGAIN, PG_TABLE)),
         Step("Pick a * b again, tick retain_graph, press Backward, then Backward again.",
-             "It runs now, and both gradients double."),
+             "It runs now, and both gradients double.",
+             panels=(PLAYGROUND_TAB, PG_EXAMPLES, PG_RETAIN, PG_BACKWARD, PG_BACKWARD_AGAIN,
+                     PG_TABLE)),
         Step("Press Gradient check.",
-             "The check fails: two passes put twice the gradient in .grad."),
+             "The check fails: two passes put twice the gradient in .grad.",
+             panels=(PLAYGROUND_TAB, PG_CHECK, PG_TABLE)),
         Step("Press Zero grads, then Backward.",
-             "One pass, one gradient, and the check passes again."),
+             "One pass, one gradient, and the check passes again.",
+             panels=(PLAYGROUND_TAB, PG_ZERO, PG_BACKWARD, PG_CHECK, PG_TABLE)),
     ),
     formulas=(
         "∂(a·b)/∂a = b — needs b kept until backward",
@@ -334,18 +370,23 @@ MOONS = Lesson(
     steps=(
         Step("Press Sub-step four times, reading the Training loop panel.",
              "forward builds the graph and the loss; zero_grad clears; backward fills "
-             "every weight's gradient; update moves each weight against it."),
+             "every weight's gradient; update moves each weight against it.",
+             panels=(TRAINING_TOOLBAR, TRAINING_LOOP)),
         Step("Look at the decision boundary.",
              "The background is the network's score over the plane: orange for one "
-             "class, blue for the other. Points are the data."),
+             "class, blue for the other. Points are the data.",
+             panels=(BOUNDARY,)),
         Step("Open the Computation graph tab.",
              "Network level: one line per weight, thickness = size. Double-click a "
-             "neuron to see its operations, the same boxes as in the playground."),
+             "neuron to see its operations, the same boxes as in the playground.",
+             panels=(GRAPH_TAB,)),
         Step("Go back to the Decision boundary tab and press Run.",
              "The loss curve falls and the boundary bends around the two moons; within "
-             "a hundred steps every training point is on its side."),
+             "a hundred steps every training point is on its side.",
+             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE)),
         Step("Open Parameters & gradients and pick any weight.",
-             "Its gradient shrinks as the loss falls: less error, less to correct."),
+             "Its gradient shrinks as the loss falls: less error, less to correct.",
+             panels=(TRAINING_TOOLBAR, PARAMETERS, LOSS_CURVE)),
     ),
     formulas=(
         "neuron: out = tanh(b + Σᵢ wᵢ xᵢ),  ∂out/∂wᵢ = (1 − out²) · xᵢ",
@@ -373,13 +414,16 @@ MICROBATCHES = Lesson(
     steps=(
         Step("Read the two columns.",
              "Full batch on the left, the sum of the micro-batches on the right: the "
-             "same numbers, the difference about 1e-16."),
+             "same numbers, the difference about 1e-16.",
+             panels=(PLAYGROUND_TAB, PG_EXTRAS)),
         Step("Change k.",
              "Any k gives the same gradient: the mean of a batch is the weighted sum of "
-             "the means of its parts."),
+             "the means of its parts.",
+             panels=(PLAYGROUND_TAB, PG_EXTRAS)),
         Step("Open the Forget zero_grad tab and press its button.",
              "k backward passes on the same values without zero_grad: every gradient "
-             "is k times the true one. Same +=, used by mistake."),
+             "is k times the true one. Same +=, used by mistake.",
+             panels=(PLAYGROUND_TAB, PG_EXTRAS, PG_MESSAGE)),
     ),
     formulas=(
         "L = (1/n) Σᵢ ℓᵢ = Σⱼ (nⱼ/n) · Lⱼ,  Lⱼ = mean over micro-batch j",
@@ -401,22 +445,26 @@ FEATURES_OR_DEPTH = Lesson(
     steps=(
         Step("Press Run.",
              "The boundary is a straight cut and the accuracy stalls well short of 100%: "
-             "whatever the line, part of the ring is on the inside's side."),
+             "whatever the line, part of the ring is on the inside's side.",
+             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE)),
         Step("In Designer > Network > Inputs, untick x₁ and x₂, tick x₁² and x₂², and press "
              "Run.",
              "Full accuracy within a few dozen steps, still one neuron (read the "
              "parameter count under the layers): in x₁², x₂² the circle x₁² + x₂² = r² "
-             "is a straight line."),
+             "is a straight line.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY, LOSS_CURVE)),
         Step("Open the Computation graph tab, press Operations and zoom in on the left "
              "(wheel or +).",
              "x₁² = × takes x₁ on both of its inputs: the feature is computed by the "
              "engine like any other node. Click x₁: backward adds the shares of both "
-             "uses into its gradient."),
+             "uses into its gradient.",
+             panels=(GRAPH_TAB,)),
         Step("Back on the Decision boundary tab, tick x₁ and x₂ again, untick the "
              "squares, press + layer and Run.",
              "Eight tanh units learn the curve themselves: full accuracy too, with many "
              "more parameters and more steps. Depth finds features; a good feature "
-             "saves it the work."),
+             "saves it the work.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY, LOSS_CURVE)),
     ),
     formulas=(
         "a line: score = b + w₁x₁ + w₂x₂",
@@ -442,19 +490,23 @@ START_AT_ZERO = Lesson(
     steps=(
         Step("Press Run.",
              "The loss hardly moves and the boundary stays one flat colour: only the "
-             "output's bias learns, so the accuracy stays near half."),
+             "output's bias learns, so the accuracy stays near half.",
+             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE)),
         Step("Open Parameters & gradients.",
              "Every weight is 0, and so is its gradient: the output weights are 0, so "
              "nothing flows back to the hidden layers, and the hidden units all output "
-             "tanh(0) = 0, so the output weights get nothing either."),
+             "tanh(0) = 0, so the output weights get nothing either.",
+             panels=(TRAINING_TOOLBAR, PARAMETERS)),
         Step("In Designer > Network choose Init: constant (scale 0.5) and press Run.",
              "Now it learns, but every neuron of a layer keeps the same weights as its "
              "neighbours, step after step: same inputs, same weights, same gradient. "
              "Eight neurons act as one, and the boundary is a single smooth cut that "
-             "misses the moons' tips."),
+             "misses the moons' tips.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY)),
         Step("Choose Xavier/Glorot, set the scale to 1, and press Run.",
              "Random starts make the neurons differ; each learns its own piece of the "
-             "curve and the boundary wraps around both moons."),
+             "curve and the boundary wraps around both moons.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY)),
     ),
     formulas=(
         "δᵢ = tanh'(zᵢ) · Σₖ vₖᵢ δₖ,  ∂L/∂wᵢⱼ = δᵢ xⱼ",
@@ -484,20 +536,25 @@ VANISHING = Lesson(
         Step("Press Step once and read the Layers tab.",
              "One line per layer, on a log scale: the output layer's gradient on top, the "
              "first hidden layer's far below. The readout gives the factor between them: "
-             "more than 50×."),
+             "more than 50×.",
+             panels=(TRAINING_TOOLBAR, LAYERS_TAB)),
         Step("Press Run, and Pause after about 100 steps.",
              "The loss curve stays flat near 0.69 — log 2, a coin toss: the network "
-             "answers ½ for every point, and the boundary shows no shape."),
+             "answers ½ for every point, and the boundary shows no shape.",
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, BOUNDARY)),
         Step("Look at the small plots under the gradients.",
              "Each layer's outputs over the steps: the band holds the middle of them. "
              "Sigmoid outputs live between 0 and 1, never negative, so every layer feeds "
-             "the next an offset it must undo."),
+             "the next an offset it must undo.",
+             panels=(LAYERS_TAB,)),
         Step("In the Designer, set the activation to tanh, then press Step once.",
              "A fresh run, the same depth. Now the factor between the output layer and "
-             "the first is below 10×: tanh's slope is 1 at 0, four times the sigmoid's."),
+             "the first is below 10×: tanh's slope is 1 at 0, four times the sigmoid's.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, LAYERS_TAB)),
         Step("Press Run again and Pause after about 100 steps.",
              "The same network learns: the loss falls below 0.25 and the boundary bends "
-             "around the moons."),
+             "around the moons.",
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, BOUNDARY)),
     ),
     formulas=(
         "∂L/∂h₁ = ∂L/∂out · Πₖ Wₖ · σ'(zₖ)",
@@ -525,19 +582,24 @@ MOMENTUM = Lesson(
     steps=(
         Step("Press Run and Pause after about 100 steps.",
              "Plain SGD with a small learning rate (0.05): the path on the landscape is "
-             "a short, even walk from ○ to ★, and the loss curve falls slowly."),
+             "a short, even walk from ○ to ★, and the loss curve falls slowly.",
+             panels=(TRAINING_TOOLBAR, LANDSCAPE_TAB, LOSS_CURVE)),
         Step("Under the loss curve, press Pin run.",
-             "The run's curves are kept, dotted, to compare with the next one."),
+             "The run's curves are kept, dotted, to compare with the next one.",
+             panels=(LOSS_CURVE,)),
         Step("In the Designer, set momentum to 0.9.",
-             "A fresh run from the same weights (the pinned curves stay)."),
+             "A fresh run from the same weights (the pinned curves stay).",
+             panels=(DESIGNER,)),
         Step("Press Run and Pause after about 100 steps.",
              "The new loss curve falls well below the dotted one: at step 100 the "
              "momentum run's loss is lower. On the landscape the path is longer — the "
-             "weights moved further from where they started."),
+             "weights moved further from where they started.",
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, LANDSCAPE_TAB)),
         Step("Choose “Random, filter-normalised” as the plane.",
              "Two random directions through the same weights: the path nearly vanishes, "
              "because a random direction among hundreds is almost orthogonal to it. "
-             "That is why the default plane follows the path (Li et al. 2018)."),
+             "That is why the default plane follows the path (Li et al. 2018).",
+             panels=(LANDSCAPE_TAB,)),
     ),
     formulas=(
         "SGD: θ ← θ − lr · ∇L",
