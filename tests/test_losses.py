@@ -216,3 +216,17 @@ def test_loss_names_and_labels_are_checked_first() -> None:
         losses.compute_loss("bogus", [a, b], np.array([0, 1]))
     with pytest.raises(ValueError, match=r"labels must be class numbers 0\.\.1"):
         losses.softmax_cross_entropy([a, b], np.array([0, 2]))
+
+
+def test_one_record_per_loss_and_task_and_one_text_per_name() -> None:
+    keys = [(loss.task, loss.name) for loss in losses.TABLE]
+    assert len(keys) == len(set(keys))
+    assert losses.LOSSES == ("hinge", "mse", "logistic", "softmax")
+    assert losses.REGRESSION_LOSSES == ("mse", "mae", "huber")
+    for loss in losses.TABLE:
+        assert losses.lookup(loss.name, loss.task == losses.REGRESSION) is loss
+        # Where a name serves both tasks, the menu and the readout call it the same.
+        assert losses.MENU[loss.name] == loss.menu and losses.LOSS_LABELS[loss.name] == loss.label
+        assert loss.loop_call.endswith("(scores, y)") and loss.torch_lines[-1].startswith("return")
+    with pytest.raises(ValueError, match="unknown regression loss 'hinge'"):
+        losses.lookup("hinge", regression=True)

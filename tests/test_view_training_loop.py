@@ -64,3 +64,19 @@ def test_the_code_follows_the_configuration() -> None:
                                                                         batch_size=10))]
     assert lines[0] == "for x, y in batches:"
     assert "loss = F.mse_loss(scores, y)" in lines
+
+
+@pytest.mark.parametrize(("loss", "line"), [("mse", "loss = F.mse_loss(scores, y)"),
+                                            ("mae", "loss = F.l1_loss(scores, y)"),
+                                            ("huber", "loss = F.huber_loss(scores, y)")])
+def test_a_regression_run_shows_its_own_loss_line(loss, line, make_session, show_widget,  # type: ignore[no-untyped-def]
+                                                  step_session) -> None:
+    # The panel had no line for MAE or Huber: KeyError 'mae' on every frame, and the
+    # previous run's `loss = ...` stayed on screen.
+    controller = make_session(dataset="sine", hidden=(4,), loss=loss)
+    panel = show_widget(TrainingLoopPanel(controller), 600, 260)
+    assert line in panel.next_lines()
+    step_session(controller, 1)
+    assert line in [code.code.strip() for code in panel.lines]
+    assert line.replace(" ", "&nbsp;") in panel._html
+    assert panel.figure("forward") == f"loss = {controller.snapshot.history[-1].loss:.4g}"

@@ -7,17 +7,12 @@ i.e. class 0 -> -1 and class 1 -> +1; a positive score means class 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from gradbox.autograd.engine import Value
-
-LOSSES = ("hinge", "mse", "logistic", "softmax")
-# Regression compares the score with a float target as it is (no class signs).
-REGRESSION_LOSSES = ("mse", "mae", "huber")
-LOSS_LABELS = {"hinge": "hinge", "mse": "MSE", "logistic": "logistic", "softmax": "softmax",
-               "mae": "MAE (|error|)", "huber": "Huber"}
 
 
 def signed(labels: np.ndarray) -> np.ndarray:
@@ -85,7 +80,79 @@ def huber_terms(score: Value, targets: np.ndarray) -> Value:
     return 0.5 * m * m + (a - m)
 
 
-REGRESSION = {"mse": squared_error_terms, "mae": absolute_error_terms, "huber": huber_terms}
+CLASSIFICATION = "classification"
+REGRESSION = "regression"
+_SIGNS = "y = 2.0 * labels - 1.0  # class 0 -> -1, class 1 -> +1"
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Everything gradbox says about one loss, in one place: the trainer, the Designer,
+    the training-loop panel and the PyTorch export all read this record.
+
+    A name may serve both tasks ('mse': on class signs ±1, or on target numbers as they
+    are); (task, name) picks the record.
+    """
+
+    name: str  # the configuration's and the files' spelling
+    task: str  # CLASSIFICATION or REGRESSION
+    label: str  # short, for readouts
+    menu: str  # the Designer's loss menu
+    title: str  # the PyTorch script's comment over its loss
+    loop_call: str  # the training-loop panel's `loss = ...` right-hand side
+    torch_lines: tuple[str, ...]  # the PyTorch script's data_loss body
+    terms: Callable[..., Value]  # per-sample terms (scores, labels or targets) -> Value
+    per_class: bool = False  # one score per class (softmax), else one output
+
+
+TABLE: tuple[Loss, ...] = (
+    Loss("hinge", CLASSIFICATION, "hinge", "Hinge (max-margin)", "hinge (max-margin)",
+         "hinge_loss(scores, y)",
+         (_SIGNS, "return torch.relu(1.0 - y * scores).mean()  # mean(relu(1 - y*score))"),
+         hinge_terms),
+    Loss("mse", CLASSIFICATION, "MSE", "Mean squared error", "mean squared error",
+         "F.mse_loss(scores, y)", (_SIGNS, "return ((scores - y) ** 2).mean()"), mse_terms),
+    Loss("logistic", CLASSIFICATION, "logistic", "Logistic (cross-entropy)",
+         "logistic (binary cross-entropy)", "F.soft_margin_loss(scores, y)",
+         (_SIGNS, "return F.softplus(-y * scores).mean()  # mean(log(1 + exp(-y*score)))"),
+         logistic_terms),
+    Loss("softmax", CLASSIFICATION, "softmax", "Softmax cross-entropy",
+         "softmax cross-entropy", "F.cross_entropy(scores, y)",
+         ("return F.cross_entropy(scores, labels)  # -log softmax(scores)[label], mean",),
+         softmax_terms, per_class=True),
+    # Regression: `labels` holds each point's target number as it is.
+    Loss("mse", REGRESSION, "MSE", "Mean squared error", "mean squared error (regression)",
+         "F.mse_loss(scores, y)",
+         ("return F.mse_loss(scores, labels)  # mean((score - target)²)",),
+         squared_error_terms),
+    Loss("mae", REGRESSION, "MAE (|error|)", "Mean absolute error",
+         "mean absolute error (regression)", "F.l1_loss(scores, y)",
+         ("return F.l1_loss(scores, labels)  # mean(|score - target|)",),
+         absolute_error_terms),
+    Loss("huber", REGRESSION, "Huber", "Huber", "Huber, delta 1 (regression)",
+         "F.huber_loss(scores, y)",  # torch's default delta is 1
+         ("return F.huber_loss(scores, labels, delta=1.0)  # e²/2 near, |e| - 1/2 far",),
+         huber_terms),
+)
+_BY_KEY = {(loss.task, loss.name): loss for loss in TABLE}
+LOSSES = tuple(loss.name for loss in TABLE if loss.task == CLASSIFICATION)
+# Regression compares the score with a float target as it is (no class signs).
+REGRESSION_LOSSES = tuple(loss.name for loss in TABLE if loss.task == REGRESSION)
+ALL_LOSSES = tuple(dict.fromkeys(loss.name for loss in TABLE))
+# A name's label and menu text are the same whatever the task (checked by a test).
+LOSS_LABELS = {loss.name: loss.label for loss in TABLE}
+MENU = {loss.name: loss.menu for loss in TABLE}
+
+
+def lookup(name: str, regression: bool = False) -> Loss:
+    """The record of the loss `name` for regression or classification."""
+    task = REGRESSION if regression else CLASSIFICATION
+    try:
+        return _BY_KEY[task, name]
+    except KeyError:
+        allowed = REGRESSION_LOSSES if regression else LOSSES
+        kind = "regression loss" if regression else "loss"
+        raise ValueError(f"unknown {kind} {name!r}; choose from {allowed}") from None
 
 
 def squared_error(score: Value, targets: np.ndarray) -> Value:
@@ -104,11 +171,10 @@ def huber(score: Value, targets: np.ndarray) -> Value:
 
 def regression_terms(name: str, output: Value | Sequence[Value], targets: np.ndarray) -> Value:
     """The regression loss of each sample against its float target."""
-    if name not in REGRESSION_LOSSES:
-        raise ValueError(f"unknown regression loss {name!r}; choose from {REGRESSION_LOSSES}")
+    loss = lookup(name, regression=True)
     if isinstance(output, (list, tuple)):
         raise ValueError(f"regression needs a network with one output, got {len(output)}")
-    return REGRESSION[name](output, targets)
+    return loss.terms(output, targets)
 
 
 def compute_regression_loss(name: str, output: Value | Sequence[Value],
@@ -122,17 +188,15 @@ def per_sample(name: str, output: Value | Sequence[Value], labels: np.ndarray,
     `regression`, `labels` are float targets and `name` a regression loss."""
     if regression:
         return regression_terms(name, output, labels)
-    if name not in LOSSES:
-        raise ValueError(f"unknown loss {name!r}; choose from {LOSSES}")
-    if name == "softmax":
+    loss = lookup(name)
+    if loss.per_class:
         scores = output if isinstance(output, (list, tuple)) else [output]
         if len(scores) < 2:
-            raise ValueError("softmax cross-entropy needs one output per class (at least 2)")
-        return softmax_terms(scores, labels)
+            raise ValueError(f"{loss.title} needs one output per class (at least 2)")
+        return loss.terms(scores, labels)
     if isinstance(output, (list, tuple)):
         raise ValueError(f"the {name} loss needs a network with one output, got {len(output)}")
-    return {"hinge": hinge_terms, "mse": mse_terms, "logistic": logistic_terms}[name](
-        output, labels)
+    return loss.terms(output, labels)
 
 
 def hinge(score: Value, labels: np.ndarray) -> Value:

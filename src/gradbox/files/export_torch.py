@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from gradbox.autograd import features
+from gradbox.autograd import features, losses
 from gradbox.autograd.nn import INIT_LABELS, parse_parameter_name
 from gradbox.autograd.optim import Adam
 from gradbox.formatting import counted
@@ -46,30 +46,6 @@ WIDTH = 96  # wrap embedded lists to about this many characters a line
 
 _ACTIVATION_MODULES = {"relu": "torch.nn.ReLU()", "tanh": "torch.nn.Tanh()",
                        "sigmoid": "torch.nn.Sigmoid()", "linear": None}
-
-# One line of torch per gradbox loss (see gradbox.autograd.losses); `y` is the ±1 target.
-_LOSS_LINES = {
-    "hinge": ["y = 2.0 * labels - 1.0  # class 0 -> -1, class 1 -> +1",
-              "return torch.relu(1.0 - y * scores).mean()  # mean(relu(1 - y*score))"],
-    "mse": ["y = 2.0 * labels - 1.0  # class 0 -> -1, class 1 -> +1",
-            "return ((scores - y) ** 2).mean()"],
-    "logistic": ["y = 2.0 * labels - 1.0  # class 0 -> -1, class 1 -> +1",
-                 "return F.softplus(-y * scores).mean()  # mean(log(1 + exp(-y*score)))"],
-    "softmax": ["return F.cross_entropy(scores, labels)  # -log softmax(scores)[label], mean"],
-}
-# Regression: `labels` holds each point's target number as it is.
-_REGRESSION_LOSS_LINES = {
-    "mse": ["return F.mse_loss(scores, labels)  # mean((score - target)²)"],
-    "mae": ["return F.l1_loss(scores, labels)  # mean(|score - target|)"],
-    "huber": ["return F.huber_loss(scores, labels, delta=1.0)  # e²/2 near, |e| - 1/2 far"],
-}
-_REGRESSION_LOSS_TITLES = {"mse": "mean squared error (regression)",
-                           "mae": "mean absolute error (regression)",
-                           "huber": "Huber, delta 1 (regression)"}
-_LOSS_TITLES = {"hinge": "hinge (max-margin)", "mse": "mean squared error",
-                "logistic": "logistic (binary cross-entropy)",
-                "softmax": "softmax cross-entropy"}
-
 
 def _float(v: float) -> str:
     v = float(v)
@@ -165,7 +141,6 @@ def pytorch_script(trainer: Trainer) -> str:
     history = list(trainer.history[: trainer.step_count])
     steps = len(history)
     sizes = list(c.layer_sizes)
-    loss_name = c.effective_loss
     ds = trainer.dataset
     batches = _batches(trainer)
     optimizer = trainer.run.optimizer
@@ -174,7 +149,7 @@ def pytorch_script(trainer: Trainer) -> str:
     n_test = int(np.count_nonzero(ds.is_test))
     single = c.outputs == 1
     regression = c.is_regression
-    loss_title = (_REGRESSION_LOSS_TITLES if regression else _LOSS_TITLES)[loss_name]
+    loss = losses.lookup(c.effective_loss, regression)  # its title and torch lines
     names = c.effective_features
 
     out: list[str] = []
@@ -217,7 +192,7 @@ def pytorch_script(trainer: Trainer) -> str:
     add("                     layers.L.neurons.J.w.I is net[L].weight[J, I] here, and")
     add("                     layers.L.neurons.J.b is net[L].bias[J].")
     penalties = f"L1 {c.l1:g}, L2 {c.l2:g}"
-    add(f"  4. Loss            Designer > Training: {loss_title}, {penalties};")
+    add(f"  4. Loss            Designer > Training: {loss.title}, {penalties};")
     add("                     the loss curve plots this number, penalties included.")
     if isinstance(optimizer, Adam):
         b1, b2 = optimizer.betas
@@ -346,8 +321,8 @@ def pytorch_script(trainer: Trainer) -> str:
     add("")
     add("")
     add("def data_loss(scores, labels):")
-    add(f"    # {loss_title}, averaged over the points")
-    for line in (_REGRESSION_LOSS_LINES if regression else _LOSS_LINES)[loss_name]:
+    add(f"    # {loss.title}, averaged over the points")
+    for line in loss.torch_lines:
         add(f"    {line}")
     add("")
     add("")

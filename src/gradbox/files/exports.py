@@ -286,8 +286,7 @@ def load_model_json(text: str | bytes) -> ModelFile:
                              f"at most {MAX_PARAMETERS:,} can be read")
     activation = _choice(data["activation"], "activation", ACTIVATIONS)
     output_activation = _choice(data["output_activation"], "output_activation", ACTIVATIONS)
-    loss = _choice(data["loss"], "loss",
-                   tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES)))
+    loss = _choice(data["loss"], "loss", losses.ALL_LOSSES)
     classes = _whole(data["classes"], "classes", 2, MAX_CLASSES_IN_FILE)
     names_in = data["features"]
     if type(names_in) is not list or not all(type(n) is str for n in names_in) \

@@ -12,19 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gradbox.autograd import losses
 from gradbox.formatting import fmt
 from gradbox.training.trainer import PHASES, Snapshot, TrainingConfig
 
 __all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
-
-# What each loss is called in the loop, in PyTorch's spelling where it has one.
-_LOSS_CALLS = {
-    "hinge": "hinge_loss(scores, y)",
-    "mse": "F.mse_loss(scores, y)",
-    "logistic": "F.soft_margin_loss(scores, y)",
-    "softmax": "F.cross_entropy(scores, y)",
-}
-
 
 @dataclass(frozen=True)
 class CodeLine:
@@ -37,11 +29,12 @@ def loop_lines(config: TrainingConfig) -> tuple[CodeLine, ...]:
     # Penalties on lines of their own: short lines fit a narrow panel.
     penalties = [f"    loss += {strength:g} * {name}(model)"
                  for name, strength in (("l2", config.l2), ("l1", config.l1)) if strength]
+    loss = losses.lookup(config.effective_loss, config.is_regression)
     batch = "for x, y in batches:" if config.batch_size else "for step in range(steps):"
     return (
         CodeLine("", batch),
         CodeLine("forward", "    scores = model(x)"),
-        CodeLine("forward", f"    loss = {_LOSS_CALLS[config.effective_loss]}"),
+        CodeLine("forward", f"    loss = {loss.loop_call}"),
         *(CodeLine("forward", line) for line in penalties),
         CodeLine("zero_grad", "    optimizer.zero_grad()"),
         CodeLine("backward", "    loss.backward()"),

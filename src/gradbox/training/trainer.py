@@ -142,9 +142,8 @@ class TrainingConfig:
             p.append(f"every hidden layer needs at least 1 neuron, got {list(self.hidden)}")
         if self.activation not in ACTIVATIONS:
             p.append(f"activation must be one of {', '.join(ACTIVATIONS)}")
-        all_losses = tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES))
-        if self.loss not in all_losses:
-            p.append(f"loss must be one of {', '.join(all_losses)}, got {self.loss!r}")
+        if self.loss not in losses.ALL_LOSSES:
+            p.append(f"loss must be one of {', '.join(losses.ALL_LOSSES)}, got {self.loss!r}")
         if self.optimizer not in OPTIMIZERS:
             p.append(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if not math.isfinite(self.lr) or self.lr < 0:

@@ -28,10 +28,6 @@ from gradbox.views.controller import SessionController
 from gradbox.views.panels.typed import parse_number
 
 APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
-LOSS_NAMES = {"hinge": "Hinge (max-margin)", "mse": "Mean squared error",
-              "logistic": "Logistic (cross-entropy)", "softmax": "Softmax cross-entropy",
-              "mae": "Mean absolute error", "huber": "Huber"}
-ALL_LOSSES = tuple(dict.fromkeys(losses.LOSSES + losses.REGRESSION_LOSSES))
 FEATURE_COLUMNS = 4  # x₁ x₂ x₁² x₂² / x₁x₂ sin x₁ sin x₂: two short rows
 LOSS_TIP = "How wrong the scores are; more than two classes always use softmax cross-entropy"
 RATES = ("0.001", "0.003", "0.01", "0.03", "0.1", "0.3", "1", "3")
@@ -191,8 +187,8 @@ class DesignerPanel(QWidget):
         self.loss.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.loss.setMinimumContentsLength(12)
         self._two_class_loss = "hinge"
-        for name in ALL_LOSSES:
-            self.loss.addItem(LOSS_NAMES[name], name)
+        for name in losses.ALL_LOSSES:
+            self.loss.addItem(losses.MENU[name], name)
         self.optimizer = _tip(QComboBox(), "Optimizer", "How the weights move against their "
                               "gradients")
         for name in OPTIMIZERS:
@@ -337,7 +333,7 @@ class DesignerPanel(QWidget):
         self.loss.setEnabled(not forced)
         self.loss.setToolTip(
             f"{config.effective_classes} classes need one score per class, and only softmax "
-            f"cross-entropy compares several scores; {LOSS_NAMES[config.loss]} scores one "
+            f"cross-entropy compares several scores; {losses.MENU[config.loss]} scores one "
             "output and comes back with two classes" if forced else LOSS_TIP)
 
     def _refresh_hints(self, config: TrainingConfig) -> None:
@@ -361,7 +357,7 @@ class DesignerPanel(QWidget):
         if config.effective_loss != config.loss:
             notes.append(f"Loss: softmax cross-entropy, because {config.effective_classes} "
                          "classes need one output per class (the loss chosen for two classes, "
-                         f"{LOSS_NAMES[config.loss]}, scores one output).")
+                         f"{losses.MENU[config.loss]}, scores one output).")
         if config.effective_features != config.features:
             notes.append("A 1-D function has x₁ alone: inputs of x₂ are left out.")
         if notes:
