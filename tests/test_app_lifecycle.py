@@ -101,7 +101,7 @@ def test_a_signal_with_unsaved_work_keeps_it_and_says_which_signal(qtbot, saving
         fresh = MainWindow(controller)
         qtbot.addWidget(fresh)
         asked: list[str] = []
-        assert not fresh.offer_restore(path, ask=lambda text: asked.append(text) and False,
+        assert not fresh.files.offer_restore(path, ask=lambda text: asked.append(text) and False,
                                        ended_by="SIGTERM")
         assert asked[0].startswith("gradbox was ended by SIGTERM before this session was saved")
         assert "1 training step." in asked[0]

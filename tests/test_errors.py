@@ -100,7 +100,7 @@ def test_csv_label_of_5000_digits_is_refused_with_a_short_message(
     before = window.controller.snapshot.points
     path = tmp_path / "huge.csv"
     path.write_text("x,y,label\n0.1,0.2,0\n0.3,0.4," + "1" * 5000 + "\n")
-    window.import_csv(path)
+    window.files.import_csv(path)
     assert window.error_box is not None and window.error_box.isVisible()
     text = window.error_box.text()
     assert "line 3: label must be a class number" in text
@@ -114,13 +114,13 @@ def test_failed_png_export_says_so_and_names_the_file(qtbot, window: MainWindow,
     messages: list[str] = []
     window.messages.shown.connect(messages.append)
     target = tmp_path / "no such folder" / "plot.png"
-    assert not window.export_plot(getattr(window, plot), target)
+    assert not window.files.export_plot(getattr(window, plot), target)
     assert window.error_box is not None and window.error_box.isVisible()
     assert "plot.png was not saved" in window.error_box.text()
     assert not any("Saved" in m for m in messages)
     assert not target.exists()
     # and a writable path still works, and says so
-    assert window.export_plot(getattr(window, plot), tmp_path / "plot.png")
+    assert window.files.export_plot(getattr(window, plot), tmp_path / "plot.png")
     assert (tmp_path / "plot.png").stat().st_size > 0
     assert any("Saved plot.png" in m for m in messages)
 

@@ -129,7 +129,7 @@ def test_corrupt_session_shows_error_and_keeps_session(qtbot, window: MainWindow
     before = window.controller.snapshot
     bad = tmp_path / "broken.gradbox.json"
     bad.write_text('{"format": "gradbox-session", "version": 1, "config": ', encoding="utf-8")
-    window.open_session(bad)
+    window.files.open_session(bad)
     assert window.error_box is not None and window.error_box.isVisible()
     assert "unchanged" in window.error_box.text()
     assert window.controller.snapshot is before
@@ -142,13 +142,13 @@ def test_save_and_open_session(qtbot, window: MainWindow, tmp_path: Path) -> Non
         step_once(qtbot, window)
     path = tmp_path / "run.gradbox.json"
     with qtbot.waitSignal(window.controller.message, timeout=5000):
-        window._save_to(path)
+        window.files._save_to(path)
     assert path.exists()
     saved = window.controller.snapshot
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
         window.toolbar.reset_action.trigger()
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
-        window.open_session(path)
+        window.files.open_session(path)
     np.testing.assert_array_equal(window.controller.snapshot.params, saved.params)
     assert window.controller.snapshot.step == 3
     assert "run.gradbox.json" in window.windowTitle()
@@ -268,10 +268,10 @@ def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: Ma
     step_once(qtbot, win)
     assert win.isWindowModified()
     with qtbot.waitSignal(win.controller.message, timeout=5000):
-        win._save_to(tmp_path / "mine.gradbox.json")
+        win.files._save_to(tmp_path / "mine.gradbox.json")
     qtbot.waitUntil(lambda: not win.isWindowModified(), timeout=5000)
     assert win.windowTitle().startswith("mine.gradbox.json")
-    assert str((tmp_path / "mine.gradbox.json").resolve()) in win._recent()
+    assert str((tmp_path / "mine.gradbox.json").resolve()) in win.files.recent()
 
 
 def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
@@ -294,7 +294,7 @@ def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
         qtbot.addWidget(fresh)
         asked: list[str] = []
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-            assert fresh.offer_restore(path, ask=lambda text: asked.append(text) or True)
+            assert fresh.files.offer_restore(path, ask=lambda text: asked.append(text) or True)
         assert "did not close normally" in asked[0]
         assert "moons data (100 points), network 2-8-8-1 (tanh), 3 training steps" in asked[0]
         assert "Saved automatically at " in asked[0]
@@ -341,7 +341,7 @@ def test_text_exports_write_files_that_parse_back(qtbot, window: MainWindow,
         step_once(qtbot, window)
     for kind, name in (("history", "h.csv"), ("parameters", "p.csv"), ("model", "m.json")):
         with qtbot.waitSignal(window.controller.message, timeout=5000):
-            window.export_text(kind, tmp_path / name)
+            window.files.export_text(kind, tmp_path / name)
     rows = list(csv.DictReader(io.StringIO((tmp_path / "h.csv").read_text())))
     assert [int(r["step"]) for r in rows] == [1, 2, 3]
     params = list(csv.DictReader(io.StringIO((tmp_path / "p.csv").read_text())))
@@ -350,7 +350,7 @@ def test_text_exports_write_files_that_parse_back(qtbot, window: MainWindow,
     np.testing.assert_array_equal(model.predict(np.zeros((1, 2))),
                                   window.controller.snapshot.predict(np.zeros((1, 2))))
     with qtbot.waitSignal(window.controller.message, timeout=10000):
-        window.export_text("pytorch", tmp_path / "run.py")
+        window.files.export_text("pytorch", tmp_path / "run.py")
     ast.parse((tmp_path / "run.py").read_text())
 
 
@@ -399,12 +399,12 @@ def test_regression_points_go_out_and_come_back_in_as_csv(qtbot, window: MainWin
         controller.apply_config(TrainingConfig(dataset="sine", hidden=(4,)))
     qtbot.waitUntil(lambda: controller.snapshot.targets is not None, timeout=5000)
     targets = controller.snapshot.targets
-    window.export_csv(tmp_path / "sine.csv")
+    window.files.export_csv(tmp_path / "sine.csv")
     assert (tmp_path / "sine.csv").read_text().startswith("x,y,target")
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
         controller.apply_config(TrainingConfig())
     qtbot.waitUntil(lambda: controller.snapshot.targets is None, timeout=5000)
-    window.import_csv(tmp_path / "sine.csv")
+    window.files.import_csv(tmp_path / "sine.csv")
     qtbot.waitUntil(lambda: controller.snapshot.config.dataset == "sine", timeout=5000)
     np.testing.assert_array_equal(controller.snapshot.targets, targets)
 

@@ -62,16 +62,16 @@ def open_file(_qtbot, win: MainWindow, tmp: Path) -> None:  # type: ignore[no-un
     other = Trainer(TrainingConfig(dataset="circle"))
     other.step()
     persistence.save_session(other, tmp / "other.gradbox")
-    win.open_session(tmp / "other.gradbox")
+    win.files.open_session(tmp / "other.gradbox")
 
 
 def import_csv(_qtbot, win: MainWindow, tmp: Path) -> None:  # type: ignore[no-untyped-def]
     datasets.save_csv(datasets.make("xor", 40, 0.1, 1, 0.0, 2), tmp / "points.csv")
-    win.import_csv(tmp / "points.csv")
+    win.files.import_csv(tmp / "points.csv")
 
 
 def new_session(_qtbot, win: MainWindow, _tmp: Path) -> None:  # type: ignore[no-untyped-def]
-    win.new_session()
+    win.files.new_session()
 
 
 @pytest.mark.parametrize("action", [seed_5, add_layer, lesson, reinitialize, reset, open_file,

@@ -131,13 +131,13 @@ def test_the_pinned_run_survives_save_and_load_in_the_window(  # type: ignore[no
     step_session(controller, 3)
     after_snapshot(controller, controller.pin_run)
     path = tmp_path / "pinned.gradbox.json"
-    window._save_to(path)
+    window.files._save_to(path)
     qtbot.waitUntil(path.exists)
     pinned = controller.snapshot.pinned
-    after_snapshot(controller, window.new_session)
+    after_snapshot(controller, window.files.new_session)
     assert controller.snapshot.pinned is None
     assert window.loss_curve.pinned.curves["loss"].isVisible() is False
-    after_snapshot(controller, window.open_session, path)
+    after_snapshot(controller, window.files.open_session, path)
     assert controller.snapshot.pinned.history == pinned.history
     xs, _ = window.loss_curve.pinned.curves["loss"].getData()
     np.testing.assert_array_equal(xs, [1, 2, 3])

@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             ended_by = str(settings.value(ENDED_BY_KEY, "")) if settings is not None else ""
             if settings is not None:
                 settings.remove(ENDED_BY_KEY)
-            QTimer.singleShot(0, lambda: window.offer_restore(crashed, ended_by=ended_by))
+            QTimer.singleShot(0, lambda: window.files.offer_restore(crashed, ended_by=ended_by))
         return app.exec()
     finally:
         controller.shutdown()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Slot
@@ -13,7 +12,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QSho
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QFileDialog,
     QLabel,
     QLayout,
     QMainWindow,
@@ -25,16 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.files import export_torch, exports
 from gradbox.files import sessions as persistence
 from gradbox.teaching import lessons
-from gradbox.training import datasets
 from gradbox.training.trainer import (
     Snapshot,
     StepRecord,
     Trainer,
     TrainingConfig,
-    config_for,
     divergence,
 )
 from gradbox.views.controller import SessionController
@@ -47,13 +42,14 @@ from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
-from gradbox.views.window.autosave import Autosaver, describe, set_aside
+from gradbox.views.window.autosave import Autosaver
 from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
 from gradbox.views.window.saving import SessionSaver
+from gradbox.views.window.session_files import SessionFiles
 from gradbox.views.window.toolbar import TrainingToolbar
 
 log = logging.getLogger(__name__)
@@ -81,14 +77,6 @@ LAYOUT_VERSION = 2  # of the docks and toolbars saved in the settings: 2 has the
 LOSS_MIN_WIDTH = 340
 LOSS_COLUMN_SHARE = 0.5
 ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
-
-TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
-    "history": ("Export loss history", "CSV files (*.csv)", ".csv"),
-    "parameters": ("Export parameters", "CSV files (*.csv)", ".csv"),
-    "model": ("Export model", "JSON files (*.json)", ".json"),
-    "pytorch": ("Export as PyTorch script", "Python files (*.py)", ".py"),
-}
-
 
 def load_saved_config(settings: QSettings) -> TrainingConfig | None:
     """The configuration of the last launch, or None if there is none or it is unusable."""
@@ -137,11 +125,9 @@ class MainWindow(QMainWindow):
         self.session_path: Path | None = None
         self.error_box: QMessageBox | None = None
         self.errors = ErrorReporter(self)
-        self._mark_saved_on_next = False
         self._ended_by = ""  # the signal that is ending the app, if one is
         self._layout_restored = False  # the docks as the user left them last time
         self._shown_once = False
-        self._offering_restore = False
         self._alarm: tuple[int, float, tuple[int, float] | None] | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
@@ -238,6 +224,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.messages, 1)
         self.statusBar().addPermanentWidget(self.banner, 1)
 
+        self.files = SessionFiles(self, settings)
         self._make_menus()
         controller.message.connect(self._on_message)
         controller.error.connect(self._on_error)
@@ -278,38 +265,7 @@ class MainWindow(QMainWindow):
         self.menus = {name: bar.addMenu(name)
                       for name in ("&File", "&Edit", "&Training", "&View", "&Help")}
         m = self._menu_action
-        m("&File", "&New", self.new_session, "Ctrl+N", "Start again from the default settings")
-        m("&File", "&Open session…", self.open_session_dialog, "Ctrl+O", "Open a saved session")
-        self.recent_menu = self.menus["&File"].addMenu("Open &recent")
-        self.recent_menu.setToolTip("Sessions opened or saved lately")
-        self._refresh_recent_menu()
-        m("&File", "&Save session", self.save_session, "Ctrl+S", "Save this session")
-        m("&File", "Save session &as…", self.save_session_as, "Ctrl+Shift+S",
-          "Save this session to a new file")
-        self.menus["&File"].addSeparator()
-        m("&File", "&Import dataset CSV…", self.import_csv_dialog, None,
-          "Load points from a CSV file with columns x,y,label")
-        m("&File", "&Export dataset CSV…", self.export_csv_dialog, None,
-          "Save the points as a CSV file with columns x,y,label")
-        export = self.menus["&File"].addMenu("E&xport")
-        self.menus["Export"] = export
-        m("Export", "&Decision boundary image…",
-          lambda: self.export_plot_dialog(self.boundary), None, "Save the plot as PNG or SVG")
-        m("Export", "&Loss curve image…",
-          lambda: self.export_plot_dialog(self.loss_curve), None, "Save the plot as PNG or SVG")
-        if self.graph is not None:
-            m("Export", "Computation &graph…", self.export_graph_dialog, None,
-              "Save the computation graph as PNG, SVG or Graphviz DOT")
-        export.addSeparator()
-        m("Export", "Loss &history as CSV…", lambda: self.export_text_dialog("history"), None,
-          "Every step's losses, accuracies, gradient norm and learning rate")
-        m("Export", "&Parameters as CSV…", lambda: self.export_text_dialog("parameters"), None,
-          "Every parameter's value and gradient now")
-        m("Export", "&Model as JSON…", lambda: self.export_text_dialog("model"), None,
-          "The architecture and weights")
-        m("Export", "As &PyTorch script…", lambda: self.export_text_dialog("pytorch"), None,
-          "A standalone script that trains the same network from the same weights with "
-          "torch, and checks it gets the same losses")
+        self.files.add_menu_entries(self.menus, self._menu_action)
         self.menus["&File"].addSeparator()
         m("&File", "&Quit", self.close, "Ctrl+Q")
 
@@ -519,127 +475,12 @@ class MainWindow(QMainWindow):
             self._alarm = None
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
-        if self._mark_saved_on_next and self.autosaver is not None:
-            self._mark_saved_on_next = False
-            self.autosaver.mark_saved(snapshot)
 
-    # --- files ---------------------------------------------------------------------------
-    def _file_dialog_dir(self) -> str:
-        return str(self.session_path.parent) if self.session_path else str(Path.home())
 
-    @Slot()
-    def new_session(self) -> None:
-        self.session_path = None
-        self.controller.replace_trainer(lambda _old: Trainer(TrainingConfig()),
-                                        "New session with the default settings")
-
-    @Slot()
-    def open_session_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._file_dialog_dir(),
-                                              "gradbox sessions (*.gradbox *.gradbox.json *.json)")
-        if path:
-            self.open_session(Path(path))
-
-    def open_session(self, path: Path) -> None:
-        """Load a session; on any problem, show why and keep the current one."""
-        try:
-            trainer = persistence.load_session(path)
-        except (persistence.SessionError, OSError) as error:
-            self.show_error("Could not open the session",
-                            f"{path.name} could not be opened: {error}\n\n"
-                            "Your current session is unchanged.")
-            return
-        self.session_path = path
-        self._mark_saved_on_next = True
-        self._remember_recent(path)
-        self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
-
-    @Slot()
-    def save_session(self) -> None:
-        if self.session_path is None:
-            self.save_session_as()
-        else:
-            self._save_to(self.session_path)
-
-    @Slot()
-    def save_session_as(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save session", self._file_dialog_dir(),
-                                              "gradbox sessions (*.gradbox)")
-        if path:
-            if not path.endswith((".gradbox", ".json")):
-                path += ".gradbox"
-            self._save_to(Path(path))
-
-    def _save_to(self, path: Path) -> None:
-        self.session_path = path
-        self._remember_recent(path)
-
-        def done(written: Snapshot, error: BaseException | None) -> None:
-            if error is not None:
-                reason = error if isinstance(error, persistence.SessionError) else (
-                    "there was not enough memory" if isinstance(error, MemoryError)
-                    else getattr(error, "strerror", None) or error)
-                self.show_error("Could not save the session",
-                                f"{path.name} was not saved: {reason}\n\nThe session is "
-                                "still open; any earlier copy of the file is unchanged.")
-                return
-            if self.autosaver is not None:
-                self.autosaver.mark_saved(written)
-            self.setWindowTitle(f"{path.name}[*] — gradbox")
-            self.controller.message.emit(f"Saved {path.name}")
-        self.saver.save(path, done)
-
-    def _remember_recent(self, path: Path) -> None:
-        if self.settings is None:
-            return
-        recent = [str(path.resolve())] + [p for p in self._recent() if p != str(path.resolve())]
-        self.settings.setValue("recent_sessions", recent[:8])
-        self._refresh_recent_menu()
-
-    def _recent(self) -> list[str]:
-        if self.settings is None:
-            return []
-        value = self.settings.value("recent_sessions", [])
-        return [str(v) for v in (value if isinstance(value, list) else [value]) if v]
-
-    def _refresh_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for text in self._recent():
-            action = self.recent_menu.addAction(Path(text).name)
-            action.setToolTip(text)
-            action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
-        self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
-
-    def offer_restore(self, path: Path, ask: Callable[[str], bool] | None = None,
-                      ended_by: str = "") -> bool:
-        """At launch, with a crash copy found: read it, say what it holds, and offer it.
-        A copy that cannot be read is a message (and is set aside); the app goes on.
-        `ended_by` names the signal that ended the last run, if one did. Returns True if
-        the session was restored."""
-        try:
-            saved_at = datetime.fromtimestamp(path.stat().st_mtime)
-            trainer = persistence.load_session(path)
-        except (persistence.SessionError, OSError, ValueError, MemoryError) as error:
-            aside = set_aside(path)
-            kept = f"\n\nThe file was kept as {aside}." if aside else ""
-            self.show_error("Could not restore",
-                            f"The autosaved session could not be read: {error}{kept}")
-            return False
-        why = (f"gradbox was ended by {ended_by} before this session was saved."
-               if ended_by else "gradbox did not close normally last time.")
-        text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
-        question = ask or (lambda text: QMessageBox.question(
-            self, "Restore the last session?", text,
-            QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
-        self._offering_restore = True  # the copy must outlive an end while we ask
-        try:
-            if self._ended_by or not question(text):
-                return False
-        finally:
-            self._offering_restore = False
-        self.controller.replace_trainer(lambda _old: trainer,
-                                        f"Restored the session autosaved at {saved_at:%H:%M}")
-        return True
+    # --- files: see session_files.py ---------------------------------------------------
+    def is_ending(self) -> bool:
+        """A signal is ending the app: no question may wait for an answer."""
+        return bool(self._ended_by)
 
     def end_by_signal(self, name: str) -> None:
         """SIGTERM or SIGINT (a logout, `kill`, Ctrl+C): close as Quit would, without
@@ -656,106 +497,6 @@ class MainWindow(QMainWindow):
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel)
         return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 
-    @Slot()
-    def import_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import dataset", self._file_dialog_dir(),
-                                              "CSV files (*.csv)")
-        if path:
-            self.import_csv(Path(path))
-
-    def import_csv(self, path: Path) -> None:
-        try:
-            dataset = datasets.load_csv(path, self.controller.snapshot.config.test_ratio)
-        except (datasets.DatasetError, OSError) as error:
-            self.show_error("Could not import the points",
-                            f"{path.name}: {error}\n\nYour current points are unchanged.")
-            return
-        config = config_for(dataset, self.controller.snapshot.config)
-
-        def replace(old: Trainer) -> Trainer:
-            if config == old.config:
-                old.replace_dataset(dataset)
-                return old
-            return Trainer(config, dataset, init_seed=old.init_seed)
-        self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
-                                        f"from {path.name}")
-
-    @Slot()
-    def export_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export dataset", self._file_dialog_dir(),
-                                              "CSV files (*.csv)")
-        if path:
-            self.export_csv(Path(path))
-
-    def export_csv(self, path: Path) -> None:
-        s = self.controller.snapshot
-        try:
-            datasets.save_csv(datasets.Dataset(
-                s.points, s.labels, s.is_test, s.classes, s.targets,
-                s.config.dataset in datasets.ONE_D_KINDS), path)
-        except OSError as error:
-            self.show_error("Could not export the points", f"{path.name} was not saved: {error}")
-            return
-        self._on_message(f"Exported {len(s.labels)} points to {path.name}")
-
-    def export_plot_dialog(self, view: QWidget) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export image", self._file_dialog_dir(),
-                                              "PNG image (*.png);;SVG image (*.svg)")
-        if path:
-            self.export_plot(view, Path(path))
-
-    def export_plot(self, view: QWidget, path: Path) -> bool:
-        """Save a plot's image; on failure say so, naming the file. True if written."""
-        try:
-            view.export_image(path)  # type: ignore[attr-defined]
-        except (OSError, ValueError) as error:
-            self.show_error("Could not export the image", f"{path.name} was not saved: {error}")
-            return False
-        self._on_message(f"Saved {path.name}")
-        return True
-
-    def export_text_dialog(self, kind: str) -> None:
-        title, pattern, suffix = TEXT_EXPORTS[kind]
-        path, _ = QFileDialog.getSaveFileName(self, title, self._file_dialog_dir(), pattern)
-        if path:
-            self.export_text(kind, Path(path if path.endswith(suffix) else path + suffix))
-
-    def export_text(self, kind: str, path: Path) -> None:
-        """Write one of the text exports; the PyTorch script is made by the worker thread,
-        which owns the trainer."""
-        s = self.controller.snapshot
-
-        def write(text: str) -> None:
-            try:
-                path.write_text(text, encoding="utf-8")
-            except OSError as error:
-                self.show_error("Could not export", f"{path.name} was not saved: {error}")
-                return
-            self.controller.message.emit(f"Exported {path.name}")
-
-        if kind == "pytorch":
-            self.controller.query(export_torch.pytorch_script, write)
-        elif kind == "history":
-            write(exports.history_csv(s.history))
-        elif kind == "parameters":
-            write(exports.parameters_csv(s.param_names, s.params, s.grads))
-        else:
-            write(exports.model_json(s))
-
-    def export_graph_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export computation graph", self._file_dialog_dir(),
-            "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)")
-        if path and self.graph is not None:
-            suffix = Path(path).suffix.lower()
-            exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
-            try:
-                getattr(self.graph, exporter)(path)
-            except (OSError, ValueError) as error:
-                self.show_error("Could not export the graph",
-                                f"{Path(path).name} was not saved: {error}")
-                return
-            self._on_message(f"Saved {Path(path).name}")
 
     # --- help ------------------------------------------------------------------------------
     @Slot()
@@ -896,7 +637,7 @@ class MainWindow(QMainWindow):
             if answer == "cancel" or (answer == "save" and self.session_path is None):
                 event.ignore()
                 if answer == "save":
-                    self.save_session_as()
+                    self.files.save_session_as()
                 return
         self.save_settings()
         self.landscape.shutdown()
@@ -921,7 +662,7 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         if self.autosaver is None:
             return
-        if self._offering_restore:
+        if self.files.offering_restore:
             # The last run's copy is still unanswered: it stays, and is offered again.
             self.autosaver.enabled = False
             return

@@ -1,0 +1,314 @@
+"""The File menu and what it does: sessions (new, open, save, recent, the autosaved copy
+offered at launch), dataset CSV import and export, and the exports of plots, graph,
+history, parameters, model and PyTorch script. Every dialog is parented to the window; a
+file that cannot be read or written is a message naming it, and loses nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QSettings, Slot
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+
+from gradbox.files import export_torch, exports
+from gradbox.files import sessions as persistence
+from gradbox.training import datasets
+from gradbox.training.trainer import Snapshot, Trainer, TrainingConfig, config_for
+from gradbox.views.window.autosave import describe, set_aside
+
+if TYPE_CHECKING:
+    from gradbox.views.window.main_window import MainWindow
+
+TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
+    "history": ("Export loss history", "CSV files (*.csv)", ".csv"),
+    "parameters": ("Export parameters", "CSV files (*.csv)", ".csv"),
+    "model": ("Export model", "JSON files (*.json)", ".json"),
+    "pytorch": ("Export as PyTorch script", "Python files (*.py)", ".py"),
+}
+
+MenuAction = Callable[..., QAction]  # MainWindow._menu_action: (menu, text, slot, keys, tip)
+
+
+class SessionFiles(QObject):
+    """The window's files: which session is open, and every dialog that reads or writes."""
+
+    def __init__(self, window: MainWindow, settings: QSettings | None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = window.controller
+        self.settings = settings
+        self.recent_menu: QMenu | None = None
+        # The autosaved copy is being offered: it must outlive an end while the question is up.
+        self.offering_restore = False
+        self._mark_saved_on_next = False
+        self.controller.snapshot_changed.connect(self._on_snapshot)
+
+    def add_menu_entries(self, menus: dict[str, QMenu], m: MenuAction) -> None:
+        """The File menu's entries (Quit is the window's) and its Export submenu."""
+        file = menus["&File"]
+        m("&File", "&New", self.new_session, "Ctrl+N", "Start again from the default settings")
+        m("&File", "&Open session…", self.open_session_dialog, "Ctrl+O", "Open a saved session")
+        self.recent_menu = file.addMenu("Open &recent")
+        self.recent_menu.setToolTip("Sessions opened or saved lately")
+        self._refresh_recent_menu()
+        m("&File", "&Save session", self.save_session, "Ctrl+S", "Save this session")
+        m("&File", "Save session &as…", self.save_session_as, "Ctrl+Shift+S",
+          "Save this session to a new file")
+        file.addSeparator()
+        m("&File", "&Import dataset CSV…", self.import_csv_dialog, None,
+          "Load points from a CSV file with columns x,y,label")
+        m("&File", "&Export dataset CSV…", self.export_csv_dialog, None,
+          "Save the points as a CSV file with columns x,y,label")
+        export = file.addMenu("E&xport")
+        menus["Export"] = export
+        m("Export", "&Decision boundary image…",
+          lambda: self.export_plot_dialog(self.window.boundary), None,
+          "Save the plot as PNG or SVG")
+        m("Export", "&Loss curve image…",
+          lambda: self.export_plot_dialog(self.window.loss_curve), None,
+          "Save the plot as PNG or SVG")
+        if self.window.graph is not None:
+            m("Export", "Computation &graph…", self.export_graph_dialog, None,
+              "Save the computation graph as PNG, SVG or Graphviz DOT")
+        export.addSeparator()
+        m("Export", "Loss &history as CSV…", lambda: self.export_text_dialog("history"), None,
+          "Every step's losses, accuracies, gradient norm and learning rate")
+        m("Export", "&Parameters as CSV…", lambda: self.export_text_dialog("parameters"), None,
+          "Every parameter's value and gradient now")
+        m("Export", "&Model as JSON…", lambda: self.export_text_dialog("model"), None,
+          "The architecture and weights")
+        m("Export", "As &PyTorch script…", lambda: self.export_text_dialog("pytorch"), None,
+          "A standalone script that trains the same network from the same weights with "
+          "torch, and checks it gets the same losses")
+
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        """An opened session is the saved state: the first snapshot after it is marked so."""
+        if self._mark_saved_on_next and self.window.autosaver is not None:
+            self._mark_saved_on_next = False
+            self.window.autosaver.mark_saved(snapshot)
+
+    def _file_dialog_dir(self) -> str:
+        path = self.window.session_path
+        return str(path.parent) if path else str(Path.home())
+
+    @Slot()
+    def new_session(self) -> None:
+        self.window.session_path = None
+        self.controller.replace_trainer(lambda _old: Trainer(TrainingConfig()),
+                                        "New session with the default settings")
+
+    @Slot()
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self._file_dialog_dir(),
+                                              "gradbox sessions (*.gradbox *.gradbox.json *.json)")
+        if path:
+            self.open_session(Path(path))
+
+    def open_session(self, path: Path) -> None:
+        """Load a session; on any problem, show why and keep the current one."""
+        try:
+            trainer = persistence.load_session(path)
+        except (persistence.SessionError, OSError) as error:
+            self.window.show_error("Could not open the session",
+                            f"{path.name} could not be opened: {error}\n\n"
+                            "Your current session is unchanged.")
+            return
+        self.window.session_path = path
+        self._mark_saved_on_next = True
+        self._remember_recent(path)
+        self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
+
+    @Slot()
+    def save_session(self) -> None:
+        if self.window.session_path is None:
+            self.save_session_as()
+        else:
+            self._save_to(self.window.session_path)
+
+    @Slot()
+    def save_session_as(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", self._file_dialog_dir(),
+                                              "gradbox sessions (*.gradbox)")
+        if path:
+            if not path.endswith((".gradbox", ".json")):
+                path += ".gradbox"
+            self._save_to(Path(path))
+
+    def _save_to(self, path: Path) -> None:
+        self.window.session_path = path
+        self._remember_recent(path)
+
+        def done(written: Snapshot, error: BaseException | None) -> None:
+            if error is not None:
+                reason = error if isinstance(error, persistence.SessionError) else (
+                    "there was not enough memory" if isinstance(error, MemoryError)
+                    else getattr(error, "strerror", None) or error)
+                self.window.show_error("Could not save the session",
+                                f"{path.name} was not saved: {reason}\n\nThe session is "
+                                "still open; any earlier copy of the file is unchanged.")
+                return
+            if self.window.autosaver is not None:
+                self.window.autosaver.mark_saved(written)
+            self.window.setWindowTitle(f"{path.name}[*] — gradbox")
+            self.controller.message.emit(f"Saved {path.name}")
+        self.window.saver.save(path, done)
+
+    def _remember_recent(self, path: Path) -> None:
+        if self.settings is None:
+            return
+        recent = [str(path.resolve())] + [p for p in self.recent() if p != str(path.resolve())]
+        self.settings.setValue("recent_sessions", recent[:8])
+        self._refresh_recent_menu()
+
+    def recent(self) -> list[str]:
+        if self.settings is None:
+            return []
+        value = self.settings.value("recent_sessions", [])
+        return [str(v) for v in (value if isinstance(value, list) else [value]) if v]
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for text in self.recent():
+            action = self.recent_menu.addAction(Path(text).name)
+            action.setToolTip(text)
+            action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
+        self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
+
+    def offer_restore(self, path: Path, ask: Callable[[str], bool] | None = None,
+                      ended_by: str = "") -> bool:
+        """At launch, with a crash copy found: read it, say what it holds, and offer it.
+        A copy that cannot be read is a message (and is set aside); the app goes on.
+        `ended_by` names the signal that ended the last run, if one did. Returns True if
+        the session was restored."""
+        try:
+            saved_at = datetime.fromtimestamp(path.stat().st_mtime)
+            trainer = persistence.load_session(path)
+        except (persistence.SessionError, OSError, ValueError, MemoryError) as error:
+            aside = set_aside(path)
+            kept = f"\n\nThe file was kept as {aside}." if aside else ""
+            self.window.show_error("Could not restore",
+                            f"The autosaved session could not be read: {error}{kept}")
+            return False
+        why = (f"gradbox was ended by {ended_by} before this session was saved."
+               if ended_by else "gradbox did not close normally last time.")
+        text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
+        question = ask or (lambda text: QMessageBox.question(
+            self.window, "Restore the last session?", text,
+            QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
+        self.offering_restore = True  # the copy must outlive an end while we ask
+        try:
+            if self.window.is_ending() or not question(text):
+                return False
+        finally:
+            self.offering_restore = False
+        self.controller.replace_trainer(lambda _old: trainer,
+                                        f"Restored the session autosaved at {saved_at:%H:%M}")
+        return True
+
+    @Slot()
+    def import_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import dataset",
+                                              self._file_dialog_dir(), "CSV files (*.csv)")
+        if path:
+            self.import_csv(Path(path))
+
+    def import_csv(self, path: Path) -> None:
+        try:
+            dataset = datasets.load_csv(path, self.controller.snapshot.config.test_ratio)
+        except (datasets.DatasetError, OSError) as error:
+            self.window.show_error("Could not import the points",
+                            f"{path.name}: {error}\n\nYour current points are unchanged.")
+            return
+        config = config_for(dataset, self.controller.snapshot.config)
+
+        def replace(old: Trainer) -> Trainer:
+            if config == old.config:
+                old.replace_dataset(dataset)
+                return old
+            return Trainer(config, dataset, init_seed=old.init_seed)
+        self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
+                                        f"from {path.name}")
+
+    @Slot()
+    def export_csv_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export dataset",
+                                              self._file_dialog_dir(), "CSV files (*.csv)")
+        if path:
+            self.export_csv(Path(path))
+
+    def export_csv(self, path: Path) -> None:
+        s = self.controller.snapshot
+        try:
+            datasets.save_csv(datasets.Dataset(
+                s.points, s.labels, s.is_test, s.classes, s.targets,
+                s.config.dataset in datasets.ONE_D_KINDS), path)
+        except OSError as error:
+            self.window.show_error("Could not export the points",
+                                   f"{path.name} was not saved: {error}")
+            return
+        self.controller.message.emit(f"Exported {len(s.labels)} points to {path.name}")
+
+    def export_plot_dialog(self, view: QWidget) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export image", self._file_dialog_dir(),
+                                              "PNG image (*.png);;SVG image (*.svg)")
+        if path:
+            self.export_plot(view, Path(path))
+
+    def export_plot(self, view: QWidget, path: Path) -> bool:
+        """Save a plot's image; on failure say so, naming the file. True if written."""
+        try:
+            view.export_image(path)  # type: ignore[attr-defined]
+        except (OSError, ValueError) as error:
+            self.window.show_error("Could not export the image",
+                                   f"{path.name} was not saved: {error}")
+            return False
+        self.controller.message.emit(f"Saved {path.name}")
+        return True
+
+    def export_text_dialog(self, kind: str) -> None:
+        title, pattern, suffix = TEXT_EXPORTS[kind]
+        path, _ = QFileDialog.getSaveFileName(self.window, title, self._file_dialog_dir(), pattern)
+        if path:
+            self.export_text(kind, Path(path if path.endswith(suffix) else path + suffix))
+
+    def export_text(self, kind: str, path: Path) -> None:
+        """Write one of the text exports; the PyTorch script is made by the worker thread,
+        which owns the trainer."""
+        s = self.controller.snapshot
+
+        def write(text: str) -> None:
+            try:
+                path.write_text(text, encoding="utf-8")
+            except OSError as error:
+                self.window.show_error("Could not export", f"{path.name} was not saved: {error}")
+                return
+            self.controller.message.emit(f"Exported {path.name}")
+
+        if kind == "pytorch":
+            self.controller.query(export_torch.pytorch_script, write)
+        elif kind == "history":
+            write(exports.history_csv(s.history))
+        elif kind == "parameters":
+            write(exports.parameters_csv(s.param_names, s.params, s.grads))
+        else:
+            write(exports.model_json(s))
+
+    def export_graph_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self.window, "Export computation graph", self._file_dialog_dir(),
+            "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)")
+        if path and self.window.graph is not None:
+            suffix = Path(path).suffix.lower()
+            exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
+            try:
+                getattr(self.window.graph, exporter)(path)
+            except (OSError, ValueError) as error:
+                self.window.show_error("Could not export the graph",
+                                f"{Path(path).name} was not saved: {error}")
+                return
+            self.controller.message.emit(f"Saved {Path(path).name}")
