@@ -6,6 +6,7 @@
     nn         `Neuron`, `Layer`, `MLP`: a PyTorch-shaped module library on `Value`
     optim      SGD, momentum, Adam, schedules
     losses     the loss functions, one record each
+    phases     the four phases of a training step, by name
     features   input features computed by the engine (x₁², sin x₁, ...)
     gradcheck  gradients against finite differences
 

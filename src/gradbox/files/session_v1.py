@@ -30,6 +30,7 @@ import numpy as np
 
 from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.autograd.optim import make_optimizer
+from gradbox.autograd.phases import Phase
 from gradbox.files.session_json import (
     FORMAT,
     MAX_PARAMETERS,
@@ -64,7 +65,7 @@ from gradbox.training.state import (
     frozen_dataset,
     frozen_optimizer,
 )
-from gradbox.training.trainer import PHASES, TrainingConfig
+from gradbox.training.trainer import TrainingConfig
 
 VERSION = 1
 
@@ -136,7 +137,7 @@ def _parse_session(data: Any) -> _Session:
         raise SessionError(f"config.hidden: layers {sizes} have {n_params:,} parameters; "
                            f"at most {MAX_PARAMETERS:,} can be loaded")
     dataset, dataset_version = _parse_dataset(data["dataset"], config)
-    check_str(data["phase"], "phase", (PHASES[0],))
+    check_str(data["phase"], "phase", (Phase.FORWARD,))
 
     def params(value: Any, path: str, nonfinite: bool = False) -> np.ndarray:
         if type(value) is list and len(value) != n_params:

@@ -62,6 +62,7 @@ import numpy as np
 
 from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.autograd.optim import make_optimizer
+from gradbox.autograd.phases import Phase
 from gradbox.files.session_json import (
     FORMAT,
     MAX_PARAMETERS,
@@ -219,9 +220,9 @@ def session_members(state: TrainingState) -> tuple[dict[str, Any], dict[str, np.
 
 def _at_step_boundary(state: TrainingState) -> TrainingState:
     """A state between phases, as it was at the start of its step."""
-    if state.phase == "forward":
+    if state.phase == Phase.FORWARD:
         return state
-    return replace(state, phase="forward", zero_grad_skipped=False)
+    return replace(state, phase=Phase.FORWARD, zero_grad_skipped=False)
 
 
 def write_session(state: TrainingState, file: io.BufferedIOBase | Any) -> None:

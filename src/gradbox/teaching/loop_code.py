@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradbox.autograd import losses
+from gradbox.autograd.phases import PHASES, Phase
 from gradbox.formatting import fmt
-from gradbox.training.trainer import PHASES, Snapshot, TrainingConfig
+from gradbox.training.trainer import Snapshot, TrainingConfig
 
 __all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
 
@@ -33,12 +34,12 @@ def loop_lines(config: TrainingConfig) -> tuple[CodeLine, ...]:
     batch = "for x, y in batches:" if config.batch_size else "for step in range(steps):"
     return (
         CodeLine("", batch),
-        CodeLine("forward", "    scores = model(x)"),
-        CodeLine("forward", f"    loss = {loss.loop_call}"),
-        *(CodeLine("forward", line) for line in penalties),
-        CodeLine("zero_grad", "    optimizer.zero_grad()"),
-        CodeLine("backward", "    loss.backward()"),
-        CodeLine("update", "    optimizer.step()"),
+        CodeLine(Phase.FORWARD, "    scores = model(x)"),
+        CodeLine(Phase.FORWARD, f"    loss = {loss.loop_call}"),
+        *(CodeLine(Phase.FORWARD, line) for line in penalties),
+        CodeLine(Phase.ZERO_GRAD, "    optimizer.zero_grad()"),
+        CodeLine(Phase.BACKWARD, "    loss.backward()"),
+        CodeLine(Phase.UPDATE, "    optimizer.step()"),
     )
 
 
@@ -52,16 +53,16 @@ def phase_done(snapshot: Snapshot) -> str:
 
 def numbered(phase: str) -> str:
     """'2/4 zero_grad': where a phase sits in the step."""
-    return f"{PHASES.index(phase) + 1}/{len(PHASES)} {phase}"
+    return f"{Phase(phase).number}/{len(PHASES)} {phase}"
 
 
 def phase_summary(snapshot: Snapshot) -> tuple[str, str]:
     """('done: 2/4 zero_grad (skipped)', 'next: 3/4 backward'): the phase indicator."""
     phase, done = snapshot.phase, phase_done(snapshot)
     skipped = " (skipped)" if snapshot.forget_zero_grad else ""
-    done_text = (f"done: {numbered(done)}" + (skipped if done == "zero_grad" else "")
+    done_text = (f"done: {numbered(done)}" + (skipped if done == Phase.ZERO_GRAD else "")
                  if done else "nothing run yet")
-    return done_text, f"next: {numbered(phase)}" + (skipped if phase == "zero_grad" else "")
+    return done_text, f"next: {numbered(phase)}" + (skipped if phase == Phase.ZERO_GRAD else "")
 
 
 @dataclass(frozen=True)
@@ -93,22 +94,23 @@ def loop_state(snapshot: Snapshot) -> LoopState:
     skipping = snapshot.forget_zero_grad
     record = snapshot.history[-1] if snapshot.history else None
     figures = dict.fromkeys(PHASES, "")
-    if "forward" in ran:
+    if Phase.FORWARD in ran:
         loss = record.loss if finished and record is not None else snapshot.forward_loss
-        figures["forward"] = f"loss = {_fmt(loss)}"
-    if "zero_grad" in ran:
+        figures[Phase.FORWARD] = f"loss = {_fmt(loss)}"
+    if Phase.ZERO_GRAD in ran:
         skipped = record.zero_grad_skipped if finished and record is not None else skipping
-        held = snapshot.grad_passes - (1 if "backward" in ran else 0)
-        figures["zero_grad"] = (f"skipped: .grad keeps {_plural(held)}" if skipped
+        held = snapshot.grad_passes - (1 if Phase.BACKWARD in ran else 0)
+        figures[Phase.ZERO_GRAD] = (f"skipped: .grad keeps {_plural(held)}" if skipped
                                 else ".grad = 0 everywhere")
-    if "backward" in ran:
+    if Phase.BACKWARD in ran:
         norm = float(np.linalg.norm(snapshot.grads))
         text = f"|grad| = {_fmt(norm)}"
         if snapshot.grad_passes > 1:
             text += f", the sum of {snapshot.grad_passes} passes"
             if snapshot.step_grads is not None:
                 text += f"; this one alone: {_fmt(float(np.linalg.norm(snapshot.step_grads)))}"
-        figures["backward"] = text
-    if "update" in ran and finished and record is not None:
-        figures["update"] = f"step size |Δw| = {_fmt(snapshot.update_norm)}, lr = {record.lr:g}"
+        figures[Phase.BACKWARD] = text
+    if Phase.UPDATE in ran and finished and record is not None:
+        figures[Phase.UPDATE] = (f"step size |Δw| = {_fmt(snapshot.update_norm)}, "
+                                 f"lr = {record.lr:g}")
     return LoopState(done, snapshot.phase, skipping, figures)

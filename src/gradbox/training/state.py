@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gradbox.autograd.phases import Phase
 from gradbox.training.datasets import Dataset
 from gradbox.training.history import History
 
@@ -165,7 +166,7 @@ class TrainingState:
     events: tuple[Event, ...]
     checkpoints: tuple[Checkpoint, ...]  # sorted by step, all before `current`
     current: Checkpoint
-    phase: str = "forward"
+    phase: str = Phase.FORWARD
     zero_grad_skipped: bool = False
     stop_reason: str = ""
     pinned: PinnedRun | None = None  # a run kept to compare with (gradbox.training.compare)

@@ -27,6 +27,7 @@ from gradbox.autograd import features, losses
 from gradbox.autograd.engine import Value, release_graph
 from gradbox.autograd.nn import ACTIVATIONS, INITIALIZERS, MLP, numpy_forward, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES, Optimizer, Schedule, make_optimizer
+from gradbox.autograd.phases import PHASES  # re-exported: older imports read it here
 from gradbox.formatting import fmt
 from gradbox.graph import Graph, trace
 from gradbox.training import datasets, limits
@@ -53,7 +54,6 @@ __all__ = ["PHASES", "SLOW_WORK", "Checkpoint", "CheckpointPolicy", "ConfigChang
            "StepRecord", "Trainer", "TrainingConfig", "TrainingState", "history_arrays",
            "plan_config_change"]
 
-PHASES = ("forward", "zero_grad", "backward", "update")
 # A step estimated to take this long or more gets a warning.
 SLOW_STEP_SECONDS = 0.5
 # A configuration this many parameter-samples per step or more is run phase by phase.

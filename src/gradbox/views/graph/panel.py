@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.autograd.phases import Phase
 from gradbox.graph import network_level
 from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController
@@ -61,17 +62,17 @@ def phase_caption(snapshot: Snapshot, running: bool = False) -> str:
                 "forward pass, gradients from its backward pass). Pause to look closer.")
     current = snapshot.step + 1  # the step being taken, when it is half done
     phase = snapshot.phase  # the phase the next Sub-step will run
-    if phase == "zero_grad":
+    if phase == Phase.ZERO_GRAD:
         return (f"After forward of step {current}: values only, gradients not yet "
                 "computed (the weights still hold the last step's).")
-    if phase == "backward":
+    if phase == Phase.BACKWARD:
         if snapshot.forget_zero_grad:
             return (f"After zero_grad of step {current} — skipped, Forget zero_grad is "
                     "on: the weights keep the last step's gradients and backward will add "
                     "to them.")
         return (f"After zero_grad of step {current}: every gradient is 0, ready for "
                 "backward.")
-    if phase == "update":
+    if phase == Phase.UPDATE:
         return (f"After backward of step {current}: every gradient computed. Press Play "
                 "backward to watch them arrive node by node.")
     return (f"Step {snapshot.step} done: values from its forward pass, gradients from its "
@@ -486,7 +487,7 @@ class GraphPanel(QWidget):
         snapshot = self._shown
         has_graph = view.graph() is not None
         current = snapshot is not None and graph_is_current(snapshot)
-        backward_done = current and snapshot.phase in ("update", "forward")
+        backward_done = current and snapshot.phase in (Phase.UPDATE, Phase.FORWARD)
         can_replay = has_graph and not self.controller.running and backward_done
         view.play_action.setEnabled(can_replay)
         view.step_action.setEnabled(can_replay)
@@ -510,7 +511,7 @@ class GraphPanel(QWidget):
         base = "Replay backward: nodes light up in the order they receive their gradient"
         view.play_action.setToolTip(f"{base}. {why}" if why else base + ", each numbered")
         # Right after the backward phase, the replay is the thing to do next: say so.
-        offer = can_replay and snapshot is not None and snapshot.phase == "update"
+        offer = can_replay and snapshot is not None and snapshot.phase == Phase.UPDATE
         # Bold by a font that sets only the weight, not by a style sheet: a widget with
         # a style sheet stops following the window's font (teacher mode's bigger text).
         bold = QFont()

@@ -52,6 +52,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.autograd.phases import Phase
 from gradbox.formatting import fmt
 from gradbox.training.trainer import ParameterEdit, Snapshot, Trainer
 from gradbox.views.controller import SessionController
@@ -742,7 +743,7 @@ class ParametersView(QWidget):
         if len(grads) and np.nanmax(grads, initial=0) > 0:
             i = int(np.nanargmax(grads))
             text += f" · largest gradient {grads[i]:.3g} in {snapshot.param_names[i]}"
-        elif snapshot.phase == "backward" and not snapshot.forget_zero_grad:
+        elif snapshot.phase == Phase.BACKWARD and not snapshot.forget_zero_grad:
             text += " · zero_grad set every gradient to 0: backward fills them again"
         else:
             text += " · no gradients yet: Step runs a backward pass"

@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, Slot
 from PySide6.QtGui import QFontDatabase, QFontMetricsF
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
+from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
 from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController
@@ -23,8 +24,8 @@ SKIPPED_COLOUR = "#b3261e"
 FIGURE_COLOUR = "#6b3fa0"
 PENDING_COLOUR = "#999999"
 # Beside a phase not run yet in this step: what its figure will be.
-PENDING = {"forward": "loss = …", "zero_grad": "…", "backward": "|grad| = …",
-           "update": "step size |Δw| = …"}
+PENDING = {Phase.FORWARD: "loss = …", Phase.ZERO_GRAD: "…", Phase.BACKWARD: "|grad| = …",
+           Phase.UPDATE: "step size |Δw| = …"}
 
 
 class TrainingLoopPanel(QWidget):
@@ -71,7 +72,7 @@ class TrainingLoopPanel(QWidget):
     def struck_through(self) -> list[str]:
         skipping = self.state is not None and self.state.skipping_zero_grad
         return [line.code.strip() for line in self.lines
-                if skipping and line.phase == "zero_grad"]
+                if skipping and line.phase == Phase.ZERO_GRAD]
 
     def figure(self, phase: str) -> str:
         return self.state.figures[phase] if self.state else ""
@@ -126,7 +127,7 @@ class TrainingLoopPanel(QWidget):
                 style = f"background:{DONE_BACKGROUND}; font-weight:bold;"
             if line.phase and line.phase == state.next:
                 marker = f"<span style='color:{NEXT_COLOUR}'>▶</span>&nbsp;"
-            if line.phase == "zero_grad" and state.skipping_zero_grad:
+            if line.phase == Phase.ZERO_GRAD and state.skipping_zero_grad:
                 code = f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
             # Code never wraps (its indentation is its meaning); the comments below may.
             rows.append(f"<tr><td style='{style} white-space:pre'><code>{marker}{code}</code>"

@@ -10,18 +10,11 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QSlider, QToolBar, QWidget
 
+from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import phase_done, phase_summary
 from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController, splits_steps
 from gradbox.views.window.run_controls import RunControls
-
-PHASE_TEXT = {
-    "forward": "forward: build the graph, compute the loss",
-    "zero_grad": "zero_grad: set every gradient to 0",
-    "backward": "backward: pass gradients from the loss to every weight",
-    "update": "update: move each weight against its gradient",
-}
-
 
 # Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
 ICONS = {"step": "fa5s.step-forward", "substep": "mdi6.debug-step-into", "run": "fa5s.play",
@@ -194,8 +187,8 @@ class TrainingToolbar(QToolBar):
         # Room for the longest line, or a full toolbar cuts "(skipped)" off.
         self.phase_label.setMinimumWidth(self.phase_label.sizeHint().width())
         self.phase_label.setToolTip(
-            (f"Just ran {PHASE_TEXT[done]}" if done else "No phase has run yet")
-            + f"\nThe next Sub-step runs {PHASE_TEXT[phase]}")
+            (f"Just ran {Phase(done).what}" if done else "No phase has run yet")
+            + f"\nThe next Sub-step runs {Phase(phase).what}")
         if self._rate_start is not None:
             start_time, start_step = self._rate_start
             elapsed = time.perf_counter() - start_time
