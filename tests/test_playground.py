@@ -95,7 +95,7 @@ NEURON_VALUES = {"x1": 2.0, "w1": -3.0, "x2": 0.5, "w2": 1.0, "b": 6.5}
 def test_backward_shows_the_engines_gradients_and_they_pass_the_check(
         qtbot, panel: PlaygroundPanel, text: str, values: dict[str, float]) -> None:  # type: ignore[no-untyped-def]
     panel.setup(text, values)
-    assert set(column(panel, C_GRAD).values()) == {"—"}  # nothing has flowed yet
+    assert set(column(panel, C_GRAD).values()) == {"–"}  # nothing has flowed yet
     backward(qtbot, panel)
     expected = engine_grads(text, values)
     shown = numbers(panel, C_GRAD)

@@ -1,4 +1,5 @@
-"""How numbers and counts are written on screen: one formatter, one ordinal, one count."""
+"""How numbers and counts are written on screen: one formatter, one ordinal, one count,
+and one mark for a number that is not there."""
 
 from __future__ import annotations
 
@@ -18,6 +19,25 @@ def fmt(x: float, signed: bool = False, digits: int = 4) -> str:
     if x == 0:
         return "+0" if signed else "0"
     return f"{x:+.{digits}g}" if signed else f"{x:.{digits}g}"
+
+
+# A number not measured (no test points, no run yet, no gradient flowed): one dash, everywhere.
+MISSING = "–"
+
+
+def number(x: float | None, digits: int = 4) -> str:
+    """`fmt(x)`, or MISSING where there is no number (None or nan). Infinity is written
+    'inf': an overflowed loss or gradient was measured, and says so."""
+    if x is None or math.isnan(float(x)):
+        return MISSING
+    return fmt(x, digits=digits)
+
+
+def percent(x: float | None) -> str:
+    """0.975 -> '97.5%', or MISSING where there is no finite fraction."""
+    if x is None or not math.isfinite(float(x)):
+        return MISSING
+    return f"{100 * float(x):.1f}%"
 
 
 def ordinal(n: int) -> str:

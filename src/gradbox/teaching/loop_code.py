@@ -7,14 +7,13 @@ loop the app really runs (see `gradbox.training.trainer`): forward, zero_grad, b
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gradbox.autograd import losses
 from gradbox.autograd.phases import PHASES, Phase
-from gradbox.formatting import fmt
+from gradbox.formatting import number
 from gradbox.training.trainer import Snapshot, TrainingConfig
 
 __all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
@@ -75,10 +74,6 @@ class LoopState:
     figures: dict[str, str]  # phase -> text shown beside its line ('' when not run yet)
 
 
-def _fmt(value: float) -> str:
-    return "–" if math.isnan(value) else fmt(value)
-
-
 def _plural(n: int) -> str:
     return f"{n} backward pass" + ("" if n == 1 else "es")
 
@@ -96,7 +91,7 @@ def loop_state(snapshot: Snapshot) -> LoopState:
     figures = dict.fromkeys(PHASES, "")
     if Phase.FORWARD in ran:
         loss = record.loss if finished and record is not None else snapshot.forward_loss
-        figures[Phase.FORWARD] = f"loss = {_fmt(loss)}"
+        figures[Phase.FORWARD] = f"loss = {number(loss)}"
     if Phase.ZERO_GRAD in ran:
         skipped = record.zero_grad_skipped if finished and record is not None else skipping
         held = snapshot.grad_passes - (1 if Phase.BACKWARD in ran else 0)
@@ -104,13 +99,13 @@ def loop_state(snapshot: Snapshot) -> LoopState:
                                 else ".grad = 0 everywhere")
     if Phase.BACKWARD in ran:
         norm = float(np.linalg.norm(snapshot.grads))
-        text = f"|grad| = {_fmt(norm)}"
+        text = f"|grad| = {number(norm)}"
         if snapshot.grad_passes > 1:
             text += f", the sum of {snapshot.grad_passes} passes"
             if snapshot.step_grads is not None:
-                text += f"; this one alone: {_fmt(float(np.linalg.norm(snapshot.step_grads)))}"
+                text += f"; this one alone: {number(float(np.linalg.norm(snapshot.step_grads)))}"
         figures[Phase.BACKWARD] = text
     if Phase.UPDATE in ran and finished and record is not None:
-        figures[Phase.UPDATE] = (f"step size |Δw| = {_fmt(snapshot.update_norm)}, "
+        figures[Phase.UPDATE] = (f"step size |Δw| = {number(snapshot.update_norm)}, "
                                  f"lr = {record.lr:g}")
     return LoopState(done, snapshot.phase, skipping, figures)

@@ -53,7 +53,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.phases import Phase
-from gradbox.formatting import fmt
+from gradbox.formatting import fmt, number
 from gradbox.training.trainer import ParameterEdit, Snapshot, Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.typed import parse_number as parse_weight
@@ -332,7 +332,7 @@ class ParameterTableModel(QAbstractTableModel):
 
 
     def _held_data(self, parameter: int, ratio: float, role: int) -> Any:
-        ratio_text = "×–" if math.isnan(ratio) else f"×{ratio:.3g}"
+        ratio_text = f"×{number(ratio, digits=3)}"
         if role == Qt.ItemDataRole.DisplayRole:
             return ratio_text
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.gradcheck import GradCheck
-from gradbox.formatting import fmt
+from gradbox.formatting import MISSING, fmt, number
 from gradbox.graph import trace
 from gradbox.teaching import lessons as names
 from gradbox.teaching.expression import (
@@ -94,10 +94,6 @@ def _cell(text: str, tip: str = "", editable: bool = False) -> QTableWidgetItem:
     if tip:
         item.setToolTip(tip)
     return item
-
-
-def _number(x: float | None) -> str:
-    return "—" if x is None else fmt(float(x))
 
 
 CARET_CONTEXT = 56  # characters of the offending line shown around the caret
@@ -714,15 +710,15 @@ class PlaygroundPanel(QWidget):
                 self.table.setItem(r, C_VALUE, _cell(
                     f"{row.value:g}", f"{row.name} = {row.value!r}; double-click to change",
                     editable=True))
-                self.table.setItem(r, C_GRAD, _cell(_number(row.grad)))
-                variant = _cell(_number(row.variant_grad))
+                self.table.setItem(r, C_GRAD, _cell(number(row.grad)))
+                variant = _cell(number(row.variant_grad))
                 if row.wrong:
                     variant.setBackground(_RED)
-                    variant.setToolTip(f"Wrong: the correct gradient is {_number(row.grad)}")
+                    variant.setToolTip(f"Wrong: the correct gradient is {number(row.grad)}")
                     _bold(variant)
                 self.table.setItem(r, C_VARIANT, variant)
-                self.table.setItem(r, C_NUMERIC, _cell(_number(row.numeric)))
-                error = _cell("—" if row.error is None else f"{row.error:.1e}")
+                self.table.setItem(r, C_NUMERIC, _cell(number(row.numeric)))
+                error = _cell(MISSING if row.error is None else f"{row.error:.1e}")
                 if row.worst:
                     error.setBackground(_RED if failed else _WORST_OK)
                     error.setToolTip("The worst relative error of the check" +

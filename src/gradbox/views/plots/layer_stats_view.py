@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from gradbox.formatting import number
 from gradbox.training.history import History
 from gradbox.training.statistics import QUANTILES, layer_names
 from gradbox.training.trainer import Snapshot
@@ -41,8 +42,8 @@ def layer_colours(count: int) -> list[tuple[int, int, int]]:
                                            )[:3]) for k in range(count)]
 
 
-def _fmt(value: float) -> str:
-    return "–" if not math.isfinite(value) else f"{value:.2g}"
+def _short(value: float) -> str:
+    return number(value, digits=2)
 
 
 class LayerStatsView(QWidget):
@@ -254,11 +255,11 @@ class LayerStatsView(QWidget):
         parts = [f"<b>Step {int(self.steps()[-1])}</b>"]
         first, out = last[0, 0], last[-1, 0]
         if len(names) > 1 and first > 0 and math.isfinite(out / first):
-            parts.append(f"mean |grad|: output layer {_fmt(out)}, first layer {_fmt(first)}"
+            parts.append(f"mean |grad|: output layer {_short(out)}, first layer {_short(first)}"
                          f" — output layer / first layer: <b>{out / first:.3g}×</b>")
         else:
-            parts.append(f"mean |grad| {_fmt(out)}")
+            parts.append(f"mean |grad| {_short(out)}")
         self.readout.setText(" · ".join(parts))
         self.readout.setToolTip("Mean |gradient| of each layer's weights and biases now:\n"
-                                + "\n".join(f"{name}: {_fmt(last[k, 0])}"
+                                + "\n".join(f"{name}: {_short(last[k, 0])}"
                                             for k, name in enumerate(names)))

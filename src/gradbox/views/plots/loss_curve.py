@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.formatting import counted, fmt
+from gradbox.formatting import counted, number, percent
 from gradbox.training.trainer import History, ParameterEdit, Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.pinned_overlay import PinnedOverlay
@@ -60,14 +60,6 @@ def _plain_text(rich: str) -> str:
 
 def _edit_pen() -> QPen:
     return pg.mkPen(EDIT, width=1.5, style=Qt.PenStyle.DashLine)
-
-
-def _fmt(value: float) -> str:
-    return "–" if not math.isfinite(value) else fmt(value)
-
-
-def _pct(value: float) -> str:
-    return "–" if not math.isfinite(value) else f"{100 * value:.1f}%"
 
 
 class LossCurveView(QWidget):
@@ -485,17 +477,17 @@ class LossCurveView(QWidget):
         where = f"Step {int(c['step'])}" + ("" if self._hover_step else
                                              f" {kept or '(latest)'}")
         penalty = f" (+{self._penalty})" if self._penalty else ""  # as the headline says
-        parts = [f"<b>{where}</b>", f"train loss {_fmt(c['loss'])}{penalty}"]
+        parts = [f"<b>{where}</b>", f"train loss {number(c['loss'])}{penalty}"]
         if math.isfinite(c["test_loss"]):
-            parts.append(f"test loss {_fmt(c['test_loss'])}")
+            parts.append(f"test loss {number(c['test_loss'])}")
         if math.isfinite(c["ghost_loss"]):
-            parts.append(f"ghost loss {_fmt(c['ghost_loss'])}")
+            parts.append(f"ghost loss {number(c['ghost_loss'])}")
         if self.accuracy_plot.isVisible():
-            accuracy = f"accuracy {_pct(c['accuracy'])}"
+            accuracy = f"accuracy {percent(c['accuracy'])}"
             if math.isfinite(c["test_accuracy"]):
-                accuracy += f" train / {_pct(c['test_accuracy'])} test"
+                accuracy += f" train / {percent(c['test_accuracy'])} test"
             parts.append(accuracy)
-        parts.append(f"grad norm {_fmt(c['grad_norm'])}")  # as its axis says
+        parts.append(f"grad norm {number(c['grad_norm'])}")  # as its axis says
         parts += self.pinned.readout(int(c["step"]))
         step = int(c["step"])
         parts += self._edit_parts(step - 1, "before this step")

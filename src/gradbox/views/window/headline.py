@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
-from gradbox.formatting import fmt
+from gradbox.formatting import MISSING, number, percent
 from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.plotting import TEST, TRAIN, penalty_text
@@ -20,9 +20,7 @@ FIGURES = (("loss", "Train loss", TRAIN), ("test_loss", "Test loss", TEST),
 
 
 def figure_text(key: str, value: float, digits: int = 4) -> str:
-    if not math.isfinite(value):
-        return "–"
-    return f"{100 * value:.1f}%" if "accuracy" in key else fmt(value, digits=digits)
+    return percent(value) if "accuracy" in key else number(value, digits)
 
 
 class Headline(QWidget):
@@ -43,7 +41,7 @@ class Headline(QWidget):
         for column, (key, caption, colour) in enumerate(FIGURES):
             label = QLabel(caption)
             label.setStyleSheet("color: #555;")
-            value = QLabel("–")
+            value = QLabel(MISSING)
             value.setFont(big)
             # A fixed size: a number's new width must not lay the window out again (and
             # make the plot below it recompute its heat map) at every step.
