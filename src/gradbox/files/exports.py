@@ -49,6 +49,7 @@ from gradbox.autograd.nn import (
     parameter_names,
     parse_parameter_name,
 )
+from gradbox.files.session_json import MAX_PARAMETERS, SessionError, parse_session_text
 from gradbox.training.trainer import Snapshot, StepRecord, Trainer
 
 # The per-layer statistics are a table per step, not a number: they stay out of the CSV.
@@ -62,9 +63,6 @@ _MODEL_FIELDS = ("format", "version", "layer_sizes", "activation", "output_activ
                  "loss", "classes", "step", "parameter_order", "parameters", "flat",
                  "features")
 # gradbox's parameter names: layers.<layer>.neurons.<neuron>.w.<input> or ...b
-# A model larger than this is not one gradbox trains; refusing keeps a hostile file from
-# making the loader allocate without bound.
-MAX_PARAMETERS = 1_000_000
 MAX_CLASSES_IN_FILE = 1_000
 
 
@@ -192,30 +190,6 @@ class ModelFile:
                              features.transform(points, self.features), self.output_activation)
 
 
-class _RejectedError(Exception):
-    """Raised inside json's hooks (only an exception stops the parser there)."""
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _RejectedError(f"the field {key!r} appears twice in one object")
-        out[key] = value
-    return out
-
-
-def _reject_constant(name: str) -> Any:
-    raise _RejectedError(f"{name} is not a number a model can hold")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _RejectedError(f"the number {text[:40]} is too large for a float")
-    return value
-
-
 def _number(value: Any, path: str) -> float:
     # bool is an int in Python, but true is not a weight.
     if type(value) not in (int, float):
@@ -250,15 +224,9 @@ def load_model_json(text: str | bytes) -> ModelFile:
         except UnicodeDecodeError as error:
             raise ModelFileError(f"byte {error.start} is not UTF-8 text") from None
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates,
-                          parse_constant=_reject_constant, parse_float=_finite_float)
-    except json.JSONDecodeError as error:
-        raise ModelFileError(f"not valid JSON at line {error.lineno} column {error.colno}: "
-                             f"{error.msg}") from None
-    except _RejectedError as error:
+        data = parse_session_text(text)  # the one strict JSON reader
+    except SessionError as error:
         raise ModelFileError(str(error)) from None
-    except (RecursionError, ValueError) as error:
-        raise ModelFileError(f"unreadable JSON: {error}") from None
     if type(data) is not dict:
         raise ModelFileError("a model file is a JSON object")
     if data.get("format") != MODEL_FORMAT:
