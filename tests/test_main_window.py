@@ -13,6 +13,7 @@ from PySide6.QtCore import QSettings, Qt
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
 from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.resume import START_FRESH_KEY
 
 
 @pytest.fixture
@@ -249,6 +250,9 @@ def test_a_training_lesson_starts_from_step_zero(qtbot, window: MainWindow) -> N
 def saving_window(qtbot, settings: QSettings, tmp_path: Path):  # type: ignore[no-untyped-def]
     controller = SessionController(Trainer(TrainingConfig()))
     try:
+        # These tests are about quitting with "always start fresh" on: then Quit asks
+        # about unsaved changes (tests/test_resume.py: quitting otherwise keeps them).
+        settings.setValue(START_FRESH_KEY, True)
         win = MainWindow(controller, settings, autosave_path=tmp_path / "auto" / "a.json")
         assert win.autosaver is not None
         win.autosaver._timer.setInterval(50)
@@ -422,9 +426,9 @@ def test_closing_with_save_writes_from_the_writer_thread_once_the_window_is_gone
     writes: list[tuple[str, bool]] = []  # (thread, window visible) of each write
     original = persistence.save_session
 
-    def spy(state, path):  # type: ignore[no-untyped-def]
+    def spy(state, path, controls=None):  # type: ignore[no-untyped-def]
         writes.append((threading.current_thread().name, win.isVisible()))
-        return original(state, path)
+        return original(state, path, controls)
     monkeypatch.setattr(persistence, "save_session", spy)
     assert win.close()
     assert writes and all(thread != threading.main_thread().name and not visible

@@ -120,11 +120,11 @@ def test_the_writer_writes_on_its_own_thread_and_keeps_only_the_newest_state(
     threads: list[str] = []
     steps: list[int] = []
 
-    def slow_save(state: object, path: object) -> None:
+    def slow_save(state: object, path: object, controls: object = None) -> None:
         threads.append(threading.current_thread().name)
         started.set()
         release.wait(10)
-        real(state, path)  # type: ignore[arg-type]
+        real(state, path, controls)  # type: ignore[arg-type]
         steps.append(load_session(path).step_count)  # type: ignore[arg-type]
 
     monkeypatch.setattr(persistence, "save_session", slow_save)

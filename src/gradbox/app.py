@@ -116,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     from gradbox.views.window.autosave import crash_copy, default_autosave_path
     from gradbox.views.window.errors import install_excepthook, log_to_file
     from gradbox.views.window.main_window import ENDED_BY_KEY, MainWindow, load_saved_config
+    from gradbox.views.window.resume import last_session_path, load_kept, starts_fresh
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -133,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     autosave_path = None if args.screenshot else default_autosave_path()
     crashed = crash_copy(autosave_path) if autosave_path else None
     trainer: Trainer
+    # The session a normal quit kept, unless a file was named, the last run crashed (its
+    # copy is offered instead) or the user starts fresh always.
+    kept, unreadable = None, ""
+    if not args.session and crashed is None and autosave_path is not None \
+            and not starts_fresh(settings):
+        kept, unreadable = load_kept(last_session_path(autosave_path))
     if args.session:
         persistence.remove_stale_temp_files(args.session)  # what a killed save left
         try:
@@ -140,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         except (persistence.SessionError, OSError) as error:
             print(f"gradbox: cannot open {args.session}: {error}", file=sys.stderr)
             return 2
+    elif kept is not None:
+        trainer = kept[0]
     else:
         config = load_saved_config(settings) if settings is not None else None
         trainer = Trainer(config) if config is not None else Trainer()
@@ -155,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
             log_path = autosave_path.with_name("gradbox.log")
             if log_to_file(log_path):
                 window.errors.log_path = log_path
+        if kept is not None and window.resume is not None:
+            window.resume.reopened(*kept)
+        elif unreadable:
+            window.show_error("Could not reopen the last session", unreadable)
         if args.session:
             window.session_path = args.session
             if window.autosaver is not None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gradbox.files import sessions as persistence
+from gradbox.files.session_controls import SessionControls
 from gradbox.training.state import TrainingState
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class _Job:
     state: TrainingState
     path: Path
     done: list[Done] = field(default_factory=list)
+    controls: SessionControls | None = None
 
 
 class SessionWriter:
@@ -53,19 +55,21 @@ class SessionWriter:
         self._thread: threading.Thread | None = None
 
     def submit(self, state: TrainingState, path: str | os.PathLike[str],
-               done: Done | None = None) -> None:
-        """Write `state` to `path` soon; `done(error or None)` runs on the writer thread."""
+               done: Done | None = None, controls: SessionControls | None = None) -> None:
+        """Write `state` (and the run `controls`, if given) to `path` soon;
+        `done(error or None)` runs on the writer thread."""
         path = Path(path)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the session writer is closed")
             for job in self._queue:
                 if job.path == path:  # not started yet: write the newer state instead
-                    job.state = state
+                    job.state, job.controls = state, controls
                     if done is not None:
                         job.done.append(done)
                     return
-            self._queue.append(_Job(state, path, [done] if done is not None else []))
+            self._queue.append(_Job(state, path, [done] if done is not None else [],
+                                    controls))
             if self._thread is None:
                 # A daemon, so a forgotten writer never keeps the process alive; at exit,
                 # writes under way get a few seconds to finish (and an interrupted one
@@ -87,7 +91,7 @@ class SessionWriter:
                 self._busy = True
             error: BaseException | None = None
             try:
-                persistence.save_session(job.state, job.path)
+                persistence.save_session(job.state, job.path, job.controls)
             except Exception as failure:  # MemoryError too: reported, the thread goes on
                 error = failure
             for done in job.done:

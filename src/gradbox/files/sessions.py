@@ -13,7 +13,8 @@ compressed: writing must be quick, and float noise barely compresses) holds
                      "events": [{"kind": "edit", "step", "name", "old", "new"}
                                 | {"kind": "rate", "step", "lr"}
                                 | {"kind": "ghost", "step", "on"}
-                                | {"kind": "data", "step", "dataset": index, "version"}]}
+                                | {"kind": "data", "step", "dataset": index, "version"}],
+                     "controls": {...} (optional; gradbox.files.session_controls)}
     initial_params.npy                      (P,) float64
     history/<StepRecord field>.npy          (n,) float64 (step int64, zero_grad_skipped bool)
     history/layers.npy                      (n, layers, 9) float64 per-layer statistics
@@ -63,6 +64,7 @@ import numpy as np
 from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.autograd.optim import make_optimizer
 from gradbox.autograd.phases import Phase
+from gradbox.files.session_controls import SessionControls, parse_controls
 from gradbox.files.session_json import (
     FORMAT,
     MAX_PARAMETERS,
@@ -103,7 +105,8 @@ from gradbox.training.state import (
 from gradbox.training.statistics import COLUMNS as LAYER_COLUMNS
 from gradbox.training.trainer import ConfigError, Trainer, check_task
 
-__all__ = ["FORMAT", "MAX_FILE_BYTES", "VERSION", "SessionError", "load_session", "load_state",
+__all__ = ["FORMAT", "MAX_FILE_BYTES", "VERSION", "SessionControls", "SessionError",
+           "load_session", "load_session_with_controls", "load_state", "load_state_with_controls",
            "remove_stale_temp_files", "save_session", "temp_files"]
 
 VERSION = 2
@@ -225,9 +228,12 @@ def _at_step_boundary(state: TrainingState) -> TrainingState:
     return replace(state, phase=Phase.FORWARD, zero_grad_skipped=False)
 
 
-def write_session(state: TrainingState, file: io.BufferedIOBase | Any) -> None:
+def write_session(state: TrainingState, file: io.BufferedIOBase | Any,
+                  controls: SessionControls | None = None) -> None:
     """Write the session to an open binary file (see the module docstring)."""
     manifest, arrays = session_members(_at_step_boundary(state))
+    if controls is not None:
+        manifest["controls"] = controls.to_json()
     with zipfile.ZipFile(file, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
         z.writestr("manifest.json", json.dumps(manifest, allow_nan=False,
                                                separators=(",", ":")))
@@ -243,7 +249,8 @@ def check_state(state: TrainingState) -> None:
         raise SessionError("this session cannot be saved: a weight is not a finite number")
 
 
-def save_session(source: Trainer | TrainingState, path: str | os.PathLike[str]) -> None:
+def save_session(source: Trainer | TrainingState, path: str | os.PathLike[str],
+                 controls: SessionControls | None = None) -> None:
     """Write a session to `path` atomically: the old file survives any failure.
 
     `source` may be a Trainer (its state is taken) or a state (safe to write from any
@@ -266,7 +273,7 @@ def save_session(source: Trainer | TrainingState, path: str | os.PathLike[str]) 
     try:
         # "x" creates the file with the usual permissions (umask), unlike mkstemp's 0600.
         with open(tmp, "xb") as f:
-            write_session(state, f)
+            write_session(state, f, controls)
             f.flush()
             os.fsync(f.fileno())
         if mode is not None:
@@ -337,15 +344,29 @@ def remove_stale_temp_files(target: str | os.PathLike[str]) -> int:
 # --- loading -------------------------------------------------------------------------------
 def load_session(path: str | os.PathLike[str]) -> Trainer:
     """Read, validate and rebuild a session as a new Trainer; SessionError if anything is off."""
-    state = load_state(path)
+    return load_session_with_controls(path)[0]
+
+
+def load_session_with_controls(path: str | os.PathLike[str],
+                               ) -> tuple[Trainer, SessionControls | None]:
+    """The session as a new Trainer, and the run controls the file keeps (None: it keeps
+    none). The trainer stands at the run's end; `controls.position` says where the
+    timeline stood."""
+    state, controls = load_state_with_controls(path)
     try:
-        return Trainer.from_state(state)
+        return Trainer.from_state(state), controls
     except ConfigError as error:  # e.g. a network too big for this machine's memory
         raise SessionError(str(error)) from None
 
 
 def load_state(path: str | os.PathLike[str]) -> TrainingState:
     """Read and validate a session file (either version) as a state."""
+    return load_state_with_controls(path)[0]
+
+
+def load_state_with_controls(path: str | os.PathLike[str],
+                             ) -> tuple[TrainingState, SessionControls | None]:
+    """Read and validate a session file (either version): its state and run controls."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -365,7 +386,7 @@ def load_state(path: str | os.PathLike[str]) -> TrainingState:
     data = parse_session_text(raw)
     if type(data) is dict and data.get("format") == FORMAT and data.get("version") == VERSION:
         raise SessionError("version 2 sessions are zip files; this one is JSON text")
-    return state_from_v1(data)
+    return state_from_v1(data), None
 
 
 class _Reader:
@@ -415,7 +436,7 @@ class _Reader:
         return array
 
 
-def _read_zip(f: Any) -> TrainingState:
+def _read_zip(f: Any) -> tuple[TrainingState, SessionControls | None]:
     try:
         z = zipfile.ZipFile(f)
     except (zipfile.BadZipFile, OSError, EOFError) as error:
@@ -427,7 +448,8 @@ def _read_zip(f: Any) -> TrainingState:
         extra = sorted(r.names - r.used)
         if extra:
             raise SessionError(f"unknown member {extra[0]} in the file")
-        return state
+        controls = data.get("controls")  # a dict: _parse_v2 checked
+        return state, (None if controls is None else parse_controls(controls, state.step))
 
 
 def _parse_v2(data: Any, r: _Reader) -> TrainingState:
@@ -441,7 +463,8 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
         newer = " (made by a newer gradbox)" if type(version) is int and version > VERSION else ""
         raise SessionError(f"unsupported session version {short(version)}{newer}; "
                            f"this gradbox reads versions 1 and {VERSION}")
-    m = check_object({k: v for k, v in data.items() if k != "pinned"}, "", _MANIFEST_FIELDS)
+    m = check_object({k: v for k, v in data.items() if k not in ("pinned", "controls")}, "",
+                     _MANIFEST_FIELDS)
     config = parse_config(m["config"])
     sizes = config.layer_sizes
     p = parameter_count(sizes)

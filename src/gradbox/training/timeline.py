@@ -55,6 +55,13 @@ class Timeline:
         assert history is not None
         return history[step - 1]
 
+    def whole_run(self) -> tuple[TrainingState, int | None]:
+        """The run to its end, and the step the timeline stands at when that is before
+        the end (None at the end): what a file keeps so the timeline comes back as it is."""
+        if self.ahead is None:
+            return self.trainer.state(), None
+        return self.ahead, self.trainer.step_count
+
     # --- moving ------------------------------------------------------------------------------
     def move_to(self, step: int) -> None:
         """Show the state after `step` steps, keeping every later step to come back to."""

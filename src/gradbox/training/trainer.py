@@ -891,6 +891,7 @@ class Trainer:
         self._restore(cp)
         self._dataset = self._data_at(cp.step)
         history = self._history.view()
+        before = None
         with np.errstate(all="ignore"), cyclic_gc_paused():
             for s in range(cp.step, step):
                 record = history[s]
@@ -902,7 +903,26 @@ class Trainer:
                 if self.ghost is not None:
                     self._train_ghost(batch, record.lr)
                 self.run.optimizer.lr = record.lr
+                if s == step - 1:
+                    before = self.run.values()
                 self.run.optimizer.step()
+        if before is not None:  # the training loop's |Δw| of the last step, as it was
+            self._update_norm = float(np.linalg.norm(self.run.values() - before))
+
+    def _last_update_norm(self) -> float:
+        """|Δw| of the last step, from the kept weights at its start and now (its own
+        update: a weight typed in after it is taken back out); NaN if its start is not
+        kept."""
+        last = self.step_count
+        start = next((cp for cp in (*self._sparse, *self._recent) if cp.step == last - 1),
+                     None)
+        if start is None:
+            return math.nan
+        after = self.run.values().copy()
+        for event in reversed(self._events):
+            if isinstance(event, ParameterEdit) and event.step == last:
+                after[self.param_names.index(event.name)] = event.old
+        return float(np.linalg.norm(after - start.run.params))
 
     def rewind(self, step: int) -> None:
         """Go back to the state just after `step` steps (0 = the initial weights).
@@ -935,6 +955,8 @@ class Trainer:
         self._start = None
         self._phase_index = 0
         self.stop_reason = ""
+        if math.isnan(self._update_norm):
+            self._update_norm = self._last_update_norm()
 
     def reset(self) -> None:
         """Back to step 0 with the same initial weights (and the current points and rate)."""
@@ -1050,6 +1072,7 @@ class Trainer:
         for cp in state.checkpoints[1:]:
             trainer._path.add(cp.step, cp.run.params)
         trainer._restore(state.current)
+        trainer._update_norm = trainer._last_update_norm()
         trainer.stop_reason = state.stop_reason
         phases = PHASES.index(state.phase)
         if phases:

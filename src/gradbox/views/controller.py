@@ -489,6 +489,24 @@ class SessionController(QObject):
         """Like `call` for a read-only `question`: no snapshot follows, nothing redraws."""
         self._command.emit(question, callback, None)
 
+    def query_timeline(self, question: Callable[[Timeline], Any],
+                       callback: Callable[[Any], None]) -> None:
+        """Like `query`, for a question about the timeline (the run and the steps it holds
+        ahead of the one on show): asked in the worker thread, which owns it."""
+        worker = self._worker
+        self._command.emit(lambda _trainer: question(worker.timeline), callback, None)
+
+    def move_timeline(self, step: int) -> None:
+        """Move the timeline to `step` of whatever run it holds when the request arrives
+        (`rewind` checks the request against the run on screen; a run just opened is not
+        on screen yet)."""
+        self._move.emit(step, None)
+
+    def stopped_timeline(self) -> Timeline:
+        """The timeline itself, for the UI thread to read once `shutdown()` has returned."""
+        self.stopped_trainer()  # raises while the thread runs
+        return self._worker.timeline
+
     def _show_timeline(self, ahead: History | None, undo: str, redo: str) -> None:
         self.ahead = ahead
         if (undo, redo) != (self.undo_text, self.redo_text):

@@ -113,6 +113,12 @@ class Autosaver(QObject):
         self._saved_signature = signature(snapshot or self.controller.snapshot)
         self._set_dirty(False)
 
+    def mark_unsaved(self) -> None:
+        """The session on screen has changes no file of the user's holds (a session
+        kept at quit that had them)."""
+        self._saved_signature = ""
+        self._set_dirty(True)
+
     @Slot()
     def autosave_now(self) -> None:
         if not self.enabled:

@@ -48,6 +48,7 @@ from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
+from gradbox.views.window.resume import Resume, current_controls
 from gradbox.views.window.saving import SessionSaver
 from gradbox.views.window.session_files import SessionFiles
 from gradbox.views.window.toolbar import TrainingToolbar
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
+        self.saver.controls = lambda: current_controls(self)
         self.autosaver = (Autosaver(controller, autosave_path, saver=self.saver)
                           if autosave_path else None)
         if self.autosaver is not None:
@@ -139,6 +141,10 @@ class MainWindow(QMainWindow):
             self.autosaver.failed.connect(
                 lambda text: self.show_error("Autosave failed", text))
         self.setWindowTitle("untitled[*] — gradbox")
+        # A normal quit keeps the session for the next start (only where the launcher
+        # gives the window its settings and data directory; tests and screenshots don't).
+        self.resume = (Resume(self, settings, autosave_path)
+                       if settings is not None and autosave_path is not None else None)
 
         self.toolbar = TrainingToolbar(controller, self)
         self.addToolBar(Qt.TopToolBarArea, self.toolbar)
@@ -267,6 +273,8 @@ class MainWindow(QMainWindow):
         m = self._menu_action
         self.files.add_menu_entries(self.menus, self._menu_action)
         self.menus["&File"].addSeparator()
+        if self.resume is not None:
+            self.resume.add_menu_entry(self.menus["&File"])
         m("&File", "&Quit", self.close, "Ctrl+Q")
 
         self.undo_action = m("&Edit", "&Undo", self.controller.undo, "Ctrl+Z",
@@ -632,6 +640,16 @@ class MainWindow(QMainWindow):
             self._close_for_signal()
             super().closeEvent(event)
             return
+        if self.resume is not None and self.resume.enabled:
+            # Kept for the next start, unsaved changes and all, as an editor does.
+            self.save_settings()
+            self.landscape.shutdown()
+            self.controller.shutdown()
+            self.hide()  # the app, not a person, waits for the file
+            if self.resume.keep() and self.autosaver is not None:
+                self.autosaver.discard()
+            super().closeEvent(event)
+            return
         if self.autosaver is not None and self.autosaver.dirty:
             answer = self.ask_unsaved()
             if answer == "cancel" or (answer == "save" and self.session_path is None):
@@ -647,7 +665,7 @@ class MainWindow(QMainWindow):
             # The window goes first: the app, not a person, waits for the file.
             self.hide()
             try:  # the worker has stopped, so the trainer is ours to read here
-                self.saver.write_stopped(self.controller.stopped_trainer(), self.session_path)
+                self.saver.write_stopped(self.controller.stopped_timeline(), self.session_path)
             except (OSError, persistence.SessionError) as error:
                 # Nothing is lost: the autosave stays and is offered at the next launch.
                 log.error("saving %s on exit failed: %s", self.session_path, error)
@@ -672,7 +690,7 @@ class MainWindow(QMainWindow):
         self.autosaver.enabled = False
         self.hide()
         try:  # the worker has stopped: the trainer is ours, and the app is ending
-            self.saver.write_stopped(self.controller.stopped_trainer(), self.autosaver.path)
+            self.saver.write_stopped(self.controller.stopped_timeline(), self.autosaver.path)
         except (OSError, persistence.SessionError) as error:
             log.error("keeping the unsaved session on %s failed: %s", self._ended_by, error)
         if self.settings is not None:

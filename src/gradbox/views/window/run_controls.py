@@ -67,6 +67,16 @@ class RunControls(QWidget):
         self._on_speed()
         self._on_stop_kind()
 
+    def set_controls(self, speed: float | None, stop: str, value: float) -> None:
+        """Show (and apply) a speed and a stop condition, as a session file kept them. A
+        speed not on the menu takes the nearest one that is."""
+        known = [s for s in SPEEDS if s is not None]
+        choice = None if speed is None else min(known, key=lambda s: abs(s - speed))
+        self.speed.setCurrentIndex(SPEEDS.index(choice))
+        if stop in STOPS:
+            self.stop_kind.setCurrentIndex(list(STOPS).index(stop))
+            self.stop_value.setValue(value)  # clamped to the kind's range
+
     def kind(self) -> str:
         return str(self.stop_kind.currentData())
 

@@ -9,12 +9,15 @@ disk.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from gradbox.files.session_controls import SessionControls
 from gradbox.files.session_writer import SessionWriter
-from gradbox.training.trainer import Snapshot, Trainer
+from gradbox.training.timeline import Timeline
+from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController
 
 # done(snapshot written, error or None), called on the UI thread.
@@ -30,31 +33,40 @@ class SessionSaver(QObject):
         super().__init__(parent)
         self.controller = controller
         self.writer = SessionWriter()
+        # The window's run controls, read on the UI thread when a save is asked for
+        # (None: files keep no controls).
+        self.controls: Callable[[], SessionControls] | None = None
         self._written.connect(self._on_written)
         controller.destroyed.connect(lambda *_: self.writer.close())
 
     def save(self, path: Path, done: SaveDone) -> None:
-        """Write the session as it is when the worker next reads it."""
-        def take(trainer: Trainer) -> tuple[object, Snapshot]:
-            return trainer.state(), trainer.snapshot()
+        """Write the session as it is when the worker next reads it: the whole run, the
+        timeline's place in it and the run controls."""
+        controls = self.controls() if self.controls is not None else None
 
-        def taken(result: tuple[object, Snapshot]) -> None:
-            state, snapshot = result
+        def take(timeline: Timeline) -> tuple[object, int | None, Snapshot]:
+            return (*timeline.whole_run(), timeline.trainer.snapshot())
+
+        def taken(result: tuple[object, int | None, Snapshot]) -> None:
+            state, position, snapshot = result
             self.writer.submit(state, path,  # type: ignore[arg-type]
-                               lambda error: self._written.emit(done, snapshot, error))
-        self.controller.query(take, taken)
+                               lambda error: self._written.emit(done, snapshot, error),
+                               _placed(controls, position))
+        self.controller.query_timeline(take, taken)
 
     @Slot(object, object, object)
     def _on_written(self, done: SaveDone, snapshot: Snapshot,
                     error: BaseException | None) -> None:
         done(snapshot, error)
 
-    def write_stopped(self, trainer: Trainer, path: Path) -> None:
-        """Write a trainer whose worker has stopped (the app is ending) from the writer
+    def write_stopped(self, timeline: Timeline, path: Path) -> None:
+        """Write a timeline whose worker has stopped (the app is ending) from the writer
         thread, and wait for it: the one writer, with its atomic replace, writes every
         file. Raises what the write raised."""
         errors: list[BaseException | None] = []
-        self.writer.submit(trainer.state(), path, errors.append)
+        controls = self.controls() if self.controls is not None else None
+        state, position = timeline.whole_run()
+        self.writer.submit(state, path, errors.append, _placed(controls, position))
         self.writer.wait()
         if errors and errors[0] is not None:
             raise errors[0]
@@ -65,3 +77,7 @@ class SessionSaver(QObject):
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _placed(controls: SessionControls | None, position: int | None) -> SessionControls | None:
+    return None if controls is None else replace(controls, position=position)

@@ -19,6 +19,7 @@ from gradbox.files import sessions as persistence
 from gradbox.training import datasets
 from gradbox.training.trainer import Snapshot, Trainer, TrainingConfig, config_for
 from gradbox.views.window.autosave import describe, set_aside
+from gradbox.views.window.resume import apply_controls
 
 if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
@@ -44,7 +45,8 @@ class SessionFiles(QObject):
         self.recent_menu: QMenu | None = None
         # The autosaved copy is being offered: it must outlive an end while the question is up.
         self.offering_restore = False
-        self._mark_saved_on_next = False
+        # Once a snapshot at this step arrives, the session on screen is the file's.
+        self._mark_saved_at: int | None = None
         self.controller.snapshot_changed.connect(self._on_snapshot)
 
     def add_menu_entries(self, menus: dict[str, QMenu], m: MenuAction) -> None:
@@ -88,8 +90,8 @@ class SessionFiles(QObject):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         """An opened session is the saved state: the first snapshot after it is marked so."""
-        if self._mark_saved_on_next and self.window.autosaver is not None:
-            self._mark_saved_on_next = False
+        if self._mark_saved_at == snapshot.step and self.window.autosaver is not None:
+            self._mark_saved_at = None
             self.window.autosaver.mark_saved(snapshot)
 
     def _file_dialog_dir(self) -> str:
@@ -112,16 +114,26 @@ class SessionFiles(QObject):
     def open_session(self, path: Path) -> None:
         """Load a session; on any problem, show why and keep the current one."""
         try:
-            trainer = persistence.load_session(path)
+            trainer, controls = persistence.load_session_with_controls(path)
         except (persistence.SessionError, OSError) as error:
             self.window.show_error("Could not open the session",
                             f"{path.name} could not be opened: {error}\n\n"
                             "Your current session is unchanged.")
             return
         self.window.session_path = path
-        self._mark_saved_on_next = True
         self._remember_recent(path)
         self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
+        self.show_controls(controls, trainer.step_count)
+
+    def show_controls(self, controls: persistence.SessionControls | None, end: int,
+                      saved: bool = True) -> None:
+        """A run from a file is coming in: show the run controls it kept, and (if the file
+        is the user's own, `saved`) count the run saved once it shows at the step the
+        file's timeline stood at."""
+        position = controls.position if controls is not None else None
+        self._mark_saved_at = (end if position is None else position) if saved else None
+        if controls is not None:
+            apply_controls(self.window, controls)
 
     @Slot()
     def save_session(self) -> None:
@@ -187,7 +199,7 @@ class SessionFiles(QObject):
         the session was restored."""
         try:
             saved_at = datetime.fromtimestamp(path.stat().st_mtime)
-            trainer = persistence.load_session(path)
+            trainer, controls = persistence.load_session_with_controls(path)
         except (persistence.SessionError, OSError, ValueError, MemoryError) as error:
             aside = set_aside(path)
             kept = f"\n\nThe file was kept as {aside}." if aside else ""
@@ -208,6 +220,7 @@ class SessionFiles(QObject):
             self.offering_restore = False
         self.controller.replace_trainer(lambda _old: trainer,
                                         f"Restored the session autosaved at {saved_at:%H:%M}")
+        self.show_controls(controls, trainer.step_count, saved=False)
         return True
 
     @Slot()

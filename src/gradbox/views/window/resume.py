@@ -1,0 +1,161 @@
+"""Pick up where you left off: a normal quit keeps the session, the next start reopens it.
+
+On quit the whole run (to its end, with the timeline's place in it) and the run controls
+-- speed, stop condition, the tab on show, teacher mode -- are written to
+`last-session.gradbox` beside the autosave, by the session writer thread (the app waits
+for it, as it does for a save on exit). The settings remember which of the user's files
+it was (if any) and whether it had unsaved changes. The next start without a file to open
+reopens it and says so in one line; File → New starts afresh, and a setting (File ▸
+"Reopen the last session at start") turns the reopening off. With it off, quitting asks
+about unsaved changes as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from gradbox.files import sessions as persistence
+from gradbox.files.session_controls import SessionControls
+from gradbox.formatting import counted
+from gradbox.training.trainer import Trainer
+from gradbox.views.window.autosave import set_aside
+from gradbox.views.window.run_controls import speed_text
+
+if TYPE_CHECKING:
+    from gradbox.views.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+LAST_SESSION_NAME = "last-session.gradbox"
+START_FRESH_KEY = "start_fresh"  # settings: True -> every start is a fresh run
+FILE_KEY = "last_session/file"  # the user's file the kept session was, "" if untitled
+DIRTY_KEY = "last_session/unsaved"  # it had changes not saved to that file
+
+
+def last_session_path(autosave_path: Path) -> Path:
+    return autosave_path.with_name(LAST_SESSION_NAME)
+
+
+def starts_fresh(settings: QSettings | None) -> bool:
+    return settings is None or _flag(settings.value(START_FRESH_KEY, False))
+
+
+def _flag(value: object) -> bool:
+    # QSettings gives back "true"/"false" strings from an INI file, bools elsewhere.
+    return value is True or str(value).lower() == "true"
+
+
+def current_controls(window: MainWindow) -> SessionControls:
+    """What the window's run controls show now (the position is the saver's to fill)."""
+    run = window.toolbar.run_controls
+    return SessionControls(
+        speed=run.speed.currentData(), stop=run.kind(),
+        stop_value=float(run.stop_value.value()),
+        tab=window.tabs.tabText(window.tabs.currentIndex()),
+        teacher=window.lessons.teacher.isChecked())
+
+
+def apply_controls(window: MainWindow, controls: SessionControls) -> None:
+    """Show the controls a file kept; the timeline goes to its step once the run is in."""
+    window.toolbar.run_controls.set_controls(controls.speed, controls.stop,
+                                             controls.stop_value)
+    for index in range(window.tabs.count()):
+        if window.tabs.tabText(index) == controls.tab:
+            window.tabs.setCurrentIndex(index)
+    if window.lessons.teacher.isChecked() != controls.teacher:
+        window.lessons.set_teacher_mode(controls.teacher)
+    if controls.position is not None:
+        window.controller.move_timeline(controls.position)
+
+
+def describe(controls: SessionControls | None, end: int, name: str) -> str:
+    """The one line that says what came back (`end`: the steps the run holds)."""
+    at = (f"step {controls.position} of {end}" if controls is not None
+          and controls.position is not None else counted(end, "step"))
+    parts = [f"Picked up where you left off: {name}, {at}"]
+    if controls is not None:
+        parts.append(speed_text(controls.speed))
+        if controls.teacher:
+            parts.append("teacher mode")
+    return " · ".join(parts) + " (File → New starts afresh)"
+
+
+def load_kept(path: Path) -> tuple[tuple[Trainer, SessionControls | None] | None, str]:
+    """The session kept at the last quit, read at start (before the window is up, as a
+    file named on the command line is): ((trainer, controls), "") or (None, why not) --
+    (None, "") when there is none. One that cannot be read is set aside, not offered
+    again and not thrown away."""
+    if not path.is_file():
+        return None, ""
+    try:
+        return persistence.load_session_with_controls(path), ""
+    except (persistence.SessionError, OSError, MemoryError) as error:
+        log.warning("the last session %s cannot be reopened: %s", path, error)
+        aside = set_aside(path)
+        kept = f" The file was kept as {aside}." if aside else ""
+        return None, (f"The session kept at the last quit could not be read: {error}. "
+                      f"A fresh run is open instead.{kept}")
+
+
+class Resume:
+    """Keeps the session on quit and brings it back at the next start."""
+
+    def __init__(self, window: MainWindow, settings: QSettings, autosave_path: Path) -> None:
+        self.window = window
+        self.settings = settings
+        self.path = last_session_path(autosave_path)
+
+    def add_menu_entry(self, menu: QMenu) -> None:
+        reopen = QAction("Reopen the last session at start", menu, checkable=True)
+        reopen.setChecked(self.enabled)
+        reopen.setToolTip("On: quitting keeps this session and the next start brings it "
+                          "back as it was. Off: every start is a fresh run")
+        reopen.setStatusTip(reopen.toolTip())
+        reopen.toggled.connect(self.set_enabled)
+        menu.addAction(reopen)
+
+    @property
+    def enabled(self) -> bool:
+        return not starts_fresh(self.settings)
+
+    def set_enabled(self, on: bool) -> None:
+        self.settings.setValue(START_FRESH_KEY, not on)
+        self.settings.sync()
+
+    def keep(self) -> bool:
+        """At quit, with the training thread stopped: write the session for the next
+        start. False (and logged) if it could not be written."""
+        w = self.window
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            w.saver.write_stopped(w.controller.stopped_timeline(), self.path)
+        except (OSError, persistence.SessionError, MemoryError) as error:
+            log.error("keeping the session in %s failed: %s", self.path, error)
+            return False
+        dirty = w.autosaver is not None and w.autosaver.dirty
+        self.settings.setValue(FILE_KEY, str(w.session_path) if w.session_path else "")
+        self.settings.setValue(DIRTY_KEY, dirty)
+        self.settings.sync()
+        return True
+
+    def reopened(self, trainer: Trainer, controls: SessionControls | None) -> None:
+        """The window now shows the kept run: put the controls, the title and the
+        unsaved mark back as they were, and say so. (`trainer` is the training thread's
+        from now on: only its length is read, before the timeline moves.)"""
+        w = self.window
+        end = trainer.step_count
+        file = str(self.settings.value(FILE_KEY, "") or "")
+        w.session_path = Path(file) if file else None
+        unsaved = _flag(self.settings.value(DIRTY_KEY, False))
+        w.files.show_controls(controls, end, saved=not unsaved)
+        if unsaved and w.autosaver is not None:
+            w.autosaver.mark_unsaved()
+        name = w.session_path.name if w.session_path else "untitled"
+        w.setWindowTitle(f"{name}[*] — gradbox")
+        w.messages.show_message(describe(controls, end, name))
