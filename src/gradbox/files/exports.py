@@ -50,7 +50,9 @@ from gradbox.autograd.nn import (
     parse_parameter_name,
 )
 from gradbox.files.session_json import MAX_PARAMETERS, SessionError, parse_session_text
-from gradbox.training.trainer import Snapshot, StepRecord, Trainer
+from gradbox.training.history import StepRecord
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.trainer import Trainer
 
 # The per-layer statistics are a table per step, not a number: they stay out of the CSV.
 HISTORY_COLUMNS = tuple(f.name for f in fields(StepRecord) if f.name != "layers")

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from gradbox.training import datasets
+from gradbox.training.config import ConfigError, TrainingConfig
 from gradbox.training.state import ParameterEdit
-from gradbox.training.trainer import ConfigError, TrainingConfig
 
 FORMAT = "gradbox-session"
 # A scalar-autograd network this large already takes seconds per step; the cap keeps a

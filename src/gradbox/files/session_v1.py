@@ -52,6 +52,7 @@ from gradbox.files.session_json import (
     short,
 )
 from gradbox.training import datasets
+from gradbox.training.config import TrainingConfig
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import RECORD_FIELDS, History, StepRecord
 from gradbox.training.state import (
@@ -65,7 +66,6 @@ from gradbox.training.state import (
     frozen_dataset,
     frozen_optimizer,
 )
-from gradbox.training.trainer import TrainingConfig
 
 VERSION = 1
 

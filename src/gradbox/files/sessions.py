@@ -88,6 +88,7 @@ from gradbox.files.session_json import (
 from gradbox.files.session_v1 import state_from_v1
 from gradbox.training import datasets
 from gradbox.training.compare import PinnedRun
+from gradbox.training.config import ConfigError, check_task
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
 from gradbox.training.state import (
@@ -103,7 +104,7 @@ from gradbox.training.state import (
     frozen_optimizer,
 )
 from gradbox.training.statistics import COLUMNS as LAYER_COLUMNS
-from gradbox.training.trainer import ConfigError, Trainer, check_task
+from gradbox.training.trainer import Trainer
 
 __all__ = ["FORMAT", "MAX_FILE_BYTES", "VERSION", "SessionControls", "SessionError",
            "load_session", "load_session_with_controls", "load_state", "load_state_with_controls",

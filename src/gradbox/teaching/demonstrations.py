@@ -20,7 +20,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 __all__ = [
     "CLAIM_FACTOR",

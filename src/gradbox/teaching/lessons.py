@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from gradbox.training.trainer import TrainingConfig
+from gradbox.training.config import TrainingConfig
 
 __all__ = [
     "ALL_CONTROLS",

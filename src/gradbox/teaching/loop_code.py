@@ -14,7 +14,8 @@ import numpy as np
 from gradbox.autograd import losses
 from gradbox.autograd.phases import PHASES, Phase
 from gradbox.formatting import number
-from gradbox.training.trainer import Snapshot, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.snapshots import Snapshot
 
 __all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the trainer holds a PinnedRun, so this module cannot import it at run time
+    from gradbox.training.config import TrainingConfig
     from gradbox.training.history import History
-    from gradbox.training.trainer import TrainingConfig
 
 # Shown in this order when two configurations differ (the fields a learner changes most).
 _FIELDS = ("optimizer", "lr", "momentum", "schedule", "batch_size", "activation", "hidden",

@@ -26,7 +26,7 @@ from gradbox.autograd import losses
 from gradbox.autograd.nn import MLP
 
 if TYPE_CHECKING:
-    from gradbox.training.trainer import TrainingConfig
+    from gradbox.training.config import TrainingConfig
 
 # Refuse a network whose step needs more than this share of the memory available now.
 MEMORY_SHARE = 0.7

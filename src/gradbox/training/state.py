@@ -39,7 +39,7 @@ from gradbox.training.history import History
 
 if TYPE_CHECKING:
     from gradbox.training.compare import PinnedRun
-    from gradbox.training.trainer import TrainingConfig
+    from gradbox.training.config import TrainingConfig
 
 
 def frozen(array: np.ndarray, dtype: type | None = None) -> np.ndarray:

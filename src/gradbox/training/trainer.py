@@ -7,6 +7,15 @@ reads only the immutable `Snapshot`s it hands out.
     zero_grad -> set every parameter's gradient to 0 (skipped when forget_zero_grad is on)
     backward  -> loss.backward(): gradients flow from the loss to every parameter
     update    -> the optimizer moves each parameter against its gradient
+
+What a run is made of lives beside it: its configuration (`config`), what it keeps of
+its past (`checkpoints`), what views see (`snapshots`), when a Run stops (`goals`). The
+names are also importable from here, where they were first defined.
+
+Why the Trainer stays one module past 700 lines: what is left is one object's state --
+the run, the ghost, the history, the events and the checkpoints -- changed together by
+the phases, rewind (a replay of the phases) and the saved state; split further, each
+part would reach into the others' private fields.
 """
 
 from __future__ import annotations
@@ -14,27 +23,45 @@ from __future__ import annotations
 import contextlib
 import gc
 import math
-import operator
 import time
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from gradbox.autograd import features, losses
 from gradbox.autograd.engine import Value, release_graph
-from gradbox.autograd.nn import ACTIVATIONS, INITIALIZERS, MLP, numpy_forward, parameter_count
-from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES, Optimizer, Schedule, make_optimizer
+from gradbox.autograd.nn import MLP, numpy_forward
+from gradbox.autograd.optim import Optimizer, Schedule, make_optimizer
 from gradbox.autograd.phases import PHASES  # re-exported: older imports read it here
-from gradbox.formatting import fmt
 from gradbox.graph import Graph, trace
 from gradbox.training import datasets, limits
 from gradbox.training import statistics as layer_stats
+from gradbox.training.checkpoints import (
+    PATH_BYTES,
+    PATH_POINTS,
+    CheckpointPolicy,
+    CheckpointStore,
+    WeightPath,
+)
 from gradbox.training.compare import PinnedRun
+from gradbox.training.config import (
+    DATA_FIELDS,
+    SLOW_STEP_SECONDS,
+    SLOW_WORK,
+    ConfigChange,
+    ConfigError,
+    TrainingConfig,
+    check_task,
+    config_for,
+    plan_config_change,
+    splits_steps,
+)
 from gradbox.training.datasets import Dataset
+from gradbox.training.goals import DIVERGED_LOSS, DIVERGED_RATIO, RunGoal, divergence
 from gradbox.training.history import History, HistoryBuffer, StepRecord, history_arrays
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import (
     Checkpoint,
     DataChange,
@@ -49,315 +76,12 @@ from gradbox.training.state import (
     frozen_optimizer,
 )
 
-__all__ = ["PHASES", "SLOW_WORK", "Checkpoint", "CheckpointPolicy", "ConfigChange", "ConfigError",
-           "DataChange", "GhostChange", "History", "ParameterEdit", "RateChange", "Snapshot",
-           "StepRecord", "Trainer", "TrainingConfig", "TrainingState", "history_arrays",
-           "plan_config_change"]
-
-# A step estimated to take this long or more gets a warning.
-SLOW_STEP_SECONDS = 0.5
-# A configuration this many parameter-samples per step or more is run phase by phase.
-SLOW_WORK = 2_000_000
-
-
-class ConfigError(ValueError):
-    """A training configuration that cannot be used; the message names the field."""
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
-
-
-@dataclass(frozen=True)
-class TrainingConfig:
-    """Everything that defines a run. Every field has a default that trains at once."""
-
-    dataset: str = "moons"
-    n_samples: int = 100
-    noise: float = 0.1
-    test_ratio: float = 0.2
-    classes: int = 2
-    hidden: tuple[int, ...] = (8, 8)
-    # tanh at 0.5 separates the default moons in about 50 steps from most seeds.
-    activation: str = "tanh"
-    loss: str = "hinge"
-    optimizer: str = "sgd"
-    lr: float = 0.5
-    momentum: float = 0.0
-    schedule: str = "constant"
-    batch_size: int | None = None
-    l1: float = 0.0
-    l2: float = 1e-4
-    seed: int = 0
-    steps: int = 100
-    # The network's inputs (gradbox.autograd.features names), kept in canonical order.
-    features: tuple[str, ...] = features.DEFAULT
-    # How the weights start (gradbox.autograd.nn.INITIALIZERS) and its one knob (bound, σ, gain).
-    init: str = "uniform"
-    init_scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        try:
-            hidden = tuple(operator.index(h) for h in self.hidden)
-        except TypeError:
-            raise ConfigError(f"hidden must be whole numbers, got {self.hidden!r}") from None
-        object.__setattr__(self, "hidden", hidden)
-        if not isinstance(self.features, str):
-            object.__setattr__(self, "features", tuple(self.features))
-            if not features.problems(self.features):
-                object.__setattr__(self, "features", features.canonical(self.features))
-        problems = self.problems()
-        if problems:
-            raise ConfigError("; ".join(problems))
-        # The loss field says what trains: a class loss on numbers to fit becomes MSE, a
-        # regression-only loss on classes becomes hinge (switching datasets both ways).
-        if self.is_regression and self.loss not in losses.REGRESSION_LOSSES:
-            object.__setattr__(self, "loss", "mse")
-        elif not self.is_regression and self.loss not in losses.LOSSES:
-            object.__setattr__(self, "loss", "hinge")
-
-    def problems(self) -> list[str]:
-        p = []
-        if self.dataset not in datasets.KINDS:
-            p.append(f"dataset must be one of {', '.join(datasets.KINDS)}, got {self.dataset!r}")
-        if not 2 <= self.n_samples <= 100_000:
-            p.append(f"n_samples must be between 2 and 100000, got {self.n_samples}")
-        if not 0 <= self.noise <= datasets.NOISE_MAX:
-            p.append(f"noise must be between 0 and {datasets.NOISE_MAX}, got {self.noise}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            p.append(f"seed must be a whole number >= 0, got {self.seed!r}")
-        if not (math.isfinite(self.momentum) and 0 <= self.momentum < 1):
-            p.append(f"momentum must be in [0, 1), got {self.momentum}")
-        for name in ("n_samples", "classes", "steps", "batch_size"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
-                p.append(f"{name} must be a whole number, got {v!r}")
-        if p:
-            return p
-        if not 0 <= self.test_ratio < 1:
-            p.append(f"test_ratio must be in [0, 1), got {self.test_ratio}")
-        if not 2 <= self.classes <= datasets.MAX_CLASSES:
-            p.append(f"classes must be between 2 and {datasets.MAX_CLASSES}, got {self.classes}")
-        if any(h < 1 for h in self.hidden):
-            p.append(f"every hidden layer needs at least 1 neuron, got {list(self.hidden)}")
-        if self.activation not in ACTIVATIONS:
-            p.append(f"activation must be one of {', '.join(ACTIVATIONS)}")
-        if self.loss not in losses.ALL_LOSSES:
-            p.append(f"loss must be one of {', '.join(losses.ALL_LOSSES)}, got {self.loss!r}")
-        if self.optimizer not in OPTIMIZERS:
-            p.append(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
-        if not math.isfinite(self.lr) or self.lr < 0:
-            p.append(f"learning rate must be a finite number >= 0, got {self.lr}")
-        if self.schedule not in SCHEDULES:
-            p.append(f"schedule must be one of {', '.join(SCHEDULES)}, got {self.schedule!r}")
-        if self.batch_size is not None and self.batch_size < 1:
-            p.append(f"batch size must be at least 1 (None: full batch), got {self.batch_size}")
-        if not (math.isfinite(self.l1) and math.isfinite(self.l2)) or self.l1 < 0 or self.l2 < 0:
-            p.append("L1 and L2 strengths must be finite numbers >= 0")
-        if self.steps < 1:
-            p.append(f"steps must be at least 1, got {self.steps}")
-        p.extend(features.problems(self.features))
-        if self.init not in INITIALIZERS:
-            p.append(f"init must be one of {', '.join(INITIALIZERS)}, got {self.init!r}")
-        if isinstance(self.init_scale, bool) or not isinstance(self.init_scale, (int, float)) \
-                or not math.isfinite(self.init_scale) or not 0 <= self.init_scale <= 100:
-            p.append(f"init scale must be a number between 0 and 100, got {self.init_scale!r}")
-        return p
-
-    @property
-    def is_regression(self) -> bool:
-        return self.dataset in datasets.REGRESSION_KINDS
-
-    @property
-    def effective_features(self) -> tuple[str, ...]:
-        """The features the network takes: those of x₁ alone for a 1-D dataset."""
-        if self.dataset in datasets.ONE_D_KINDS:
-            return features.for_one_dimension(self.features)
-        return self.features
-
-    @property
-    def effective_classes(self) -> int:
-        return self.classes if self.dataset == "blobs" else 2
-
-    @property
-    def effective_loss(self) -> str:
-        """More than two classes need one score per class: softmax cross-entropy."""
-        if self.effective_classes > 2 and not self.is_regression:
-            return "softmax"
-        return self.loss
-
-    @property
-    def outputs(self) -> int:
-        return self.effective_classes if self.effective_loss == "softmax" else 1
-
-    @property
-    def layer_sizes(self) -> list[int]:
-        return [len(self.effective_features), *self.hidden, self.outputs]
-
-    @property
-    def network_key(self) -> tuple[Any, ...]:
-        """What defines the network and its initial weights: a change makes a new model."""
-        return (tuple(self.layer_sizes), self.activation, self.effective_features, self.init,
-                self.init_scale)
-
-    def make_model(self, seed: int | None) -> MLP:
-        """A freshly initialized network for this configuration."""
-        return MLP(len(self.effective_features), [*self.hidden, self.outputs],
-                   activation=self.activation, seed=seed, init=self.init,
-                   init_scale=float(self.init_scale))
-
-    def inputs(self, points: np.ndarray) -> np.ndarray:
-        """The network's input values (n, inputs) for points of the plane."""
-        return features.transform(points, self.effective_features)
-
-    def work_per_step(self) -> int:
-        return parameter_count(self.layer_sizes) * self.n_samples
-
-    def slow_warning(self) -> str:
-        """A plain warning when a step will take long on this machine, or ''. The time
-        comes from measured per-node costs (gradbox.training.limits); a network that would not
-        fit in memory is refused when it is built, not warned about."""
-        estimate = limits.estimate_step(self)
-        if estimate.seconds < SLOW_STEP_SECONDS:
-            return ""
-        return (f"{parameter_count(self.layer_sizes):,} parameters × {self.n_samples:,} "
-                f"samples: each step will take about {_duration(estimate.seconds)} on this "
-                f"machine and need about {estimate.bytes / 2**20:,.0f} MB")
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["hidden"] = list(self.hidden)
-        d["features"] = list(self.features)
-        return d
-
-    def with_changes(self, **changes: Any) -> TrainingConfig:
-        return replace(self, **changes)
-
-
-# --- what a configuration change means for the run ---------------------------------------
-# Fields that define the points: changing one makes new data (and so a new model).
-DATA_FIELDS = ("dataset", "n_samples", "noise", "test_ratio", "classes", "seed")
-
-
-@dataclass(frozen=True)
-class ConfigChange:
-    """What applying a new configuration does to a run (see `plan_config_change`)."""
-
-    kind: str  # "none", "lr", "restart", "network" or "data"
-    message: str
-
-
-def plan_config_change(old: TrainingConfig, new: TrainingConfig) -> ConfigChange:
-    """Decide what a new configuration needs: nothing, a new learning rate from the next
-    step on, a restart from the same initial weights (other training settings), a new
-    model (the network's shape changed) or new data and a new model."""
-    if new == old:
-        return ConfigChange("none", "")
-    if new == old.with_changes(lr=new.lr):
-        return ConfigChange("lr", f"Learning rate set to {new.lr:g} from the next step on")
-    if any(getattr(new, f) != getattr(old, f) for f in DATA_FIELDS):
-        kind, text = "data", "New data: the model was re-created"
-    elif new.network_key != old.network_key:
-        kind, text = "network", "Network changed: a new model was created"
-    else:
-        kind, text = "restart", "Training settings changed: restarted from the same initial weights"
-    warning = new.slow_warning()
-    return ConfigChange(kind, text + (f". Warning: {warning}" if warning else ""))
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """An immutable picture of the trainer, safe to hand to another thread."""
-
-    step: int
-    phase: str
-    config: TrainingConfig
-    layer_sizes: tuple[int, ...]
-    param_names: tuple[str, ...]
-    params: np.ndarray
-    grads: np.ndarray
-    history: History
-    points: np.ndarray
-    labels: np.ndarray
-    is_test: np.ndarray
-    classes: int
-    forget_zero_grad: bool
-    ghost: bool
-    ghost_grads: np.ndarray | None
-    stop_reason: str
-    lr: float
-    dataset_version: int
-    # The computation graph of the last forward pass, numbers frozen after the last phase
-    # run (None unless the trainer was asked to capture it), and the dataset index of
-    # each of its samples.
-    graph: Graph | None = None
-    graph_batch: np.ndarray | None = None
-    edits: tuple[ParameterEdit, ...] = ()
-    # How many backward passes the gradients now hold (1 while zero_grad runs each step;
-    # k after k steps without it), and the last backward pass's own contribution: the
-    # true gradient at these weights, what zero_grad would have left (None before any).
-    grad_passes: int = 0
-    step_grads: np.ndarray | None = None
-    # The largest |gradient| of the run so far (main and ghost), for bars on a fixed scale.
-    grad_peak: float = 0.0
-    # The size of the last update, |Δθ| (NaN before the first update of this history).
-    update_norm: float = math.nan
-    # The loss of the last forward pass, also mid-step (NaN after a rewind).
-    forward_loss: float = math.nan
-    # A regression dataset's float targets (None for classes).
-    targets: np.ndarray | None = None
-    # The dataset indices of the last forward pass's batch (empty before the first).
-    batch: np.ndarray = field(default_factory=lambda: np.arange(0))
-    # A run pinned for comparison, or None.
-    pinned: PinnedRun | None = None
-
-    def graph_position(self, sample: int) -> int:
-        """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
-        if self.graph_batch is None:
-            return -1
-        position = int(np.searchsorted(self.graph_batch, sample))
-        found = position < len(self.graph_batch) and self.graph_batch[position] == sample
-        return position if found else -1
-
-    @property
-    def loss(self) -> float:
-        return self.history[-1].loss if self.history else math.nan
-
-    def predict(self, points: np.ndarray, dtype: type = np.float64) -> np.ndarray:
-        """Network output (n, outputs) for the given points, from this snapshot's weights
-        (in `dtype`: float32 is 3x faster, for pictures)."""
-        return numpy_forward(self.params, self.layer_sizes, self.config.activation,
-                             self.config.inputs(points), dtype=dtype)
-
-
-@dataclass(frozen=True)
-class CheckpointPolicy:
-    """How far apart full checkpoints are kept (see `Trainer` and gradbox.training.state).
-
-    A checkpoint is kept once `replay_seconds` of measured training have passed since the
-    last one -- so reaching any step replays at most that long -- but never closer than
-    `bytes_per_step` of checkpoint per step of history allows. The last steps are also
-    kept whole (up to `recent_bytes`), so stepping back a little is instant. `every`, if
-    set, replaces the measured rule by a fixed spacing (tests and benchmarks).
-    """
-
-    replay_seconds: float = 0.2
-    bytes_per_step: int = 700
-    recent_bytes: int = 2 * 2**20
-    min_recent: int = 2
-    max_recent: int = 256
-    every: int | None = None
-
-    def recent_count(self, checkpoint_bytes: int) -> int:
-        fit = self.recent_bytes // max(checkpoint_bytes, 1)
-        return int(min(max(fit, self.min_recent), self.max_recent))
-
-    def keep(self, steps_since: int, seconds_since: float, checkpoint_bytes: int) -> bool:
-        if self.every is not None:
-            return steps_since >= self.every
-        return (seconds_since >= self.replay_seconds
-                and steps_since * self.bytes_per_step >= checkpoint_bytes)
-
+__all__ = ["DATA_FIELDS", "DIVERGED_LOSS", "DIVERGED_RATIO", "PATH_BYTES", "PATH_POINTS",
+           "PHASES", "SLOW_STEP_SECONDS", "SLOW_WORK", "Checkpoint", "CheckpointPolicy",
+           "ConfigChange", "ConfigError", "DataChange", "GhostChange", "History",
+           "ParameterEdit", "RateChange", "RunGoal", "Snapshot", "StepRecord", "Trainer",
+           "TrainingConfig", "TrainingState", "check_task", "config_for", "divergence",
+           "history_arrays", "passes_after", "plan_config_change", "splits_steps"]
 
 @dataclass
 class _Run:
@@ -409,37 +133,6 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check_task(config: TrainingConfig, dataset: Dataset) -> None:
-    """Refuse data whose kind (classes, targets over the plane, y = f(x)) the network
-    is not set up for, with words that say what to choose instead."""
-    if dataset.is_regression != config.is_regression:
-        have = "targets to fit (regression)" if dataset.is_regression else "classes"
-        want = ("a regression dataset (" + ", ".join(datasets.REGRESSION_KINDS) + ")"
-                if dataset.is_regression else "a classification dataset")
-        raise ConfigError(f"these points have {have} but the network is set up for "
-                          f"{config.dataset}; choose {want} first")
-    one_d = config.dataset in datasets.ONE_D_KINDS
-    if dataset.is_regression and dataset.one_dimensional != one_d:
-        raise ConfigError("these points are " + ("a 1-D function y = f(x)" if
-                          dataset.one_dimensional else "targets over the plane")
-                          + f" but the network is set up for {config.dataset}; choose "
-                          + ("sine, abs or step" if dataset.one_dimensional else
-                             "plane or multi_gaussian") + " first")
-
-
-def config_for(dataset: Dataset, config: TrainingConfig) -> TrainingConfig:
-    """`config`, or the nearest one that can train on `dataset` (imported points): a
-    dataset kind of the data's task, and blobs with one output per class for > 2 classes."""
-    if dataset.is_regression:
-        one_d = config.dataset in datasets.ONE_D_KINDS
-        if not config.is_regression or dataset.one_dimensional != one_d:
-            config = config.with_changes(dataset="sine" if dataset.one_dimensional else "plane")
-    elif config.is_regression:
-        config = config.with_changes(dataset="moons")
-    if dataset.classes > max(config.outputs, 2):
-        config = config.with_changes(dataset="blobs", classes=dataset.classes, loss="softmax")
-    return config
-
 
 class Trainer:
     """Owns the dataset, the model, the optimizer and the history of one run.
@@ -488,14 +181,11 @@ class Trainer:
         self.param_names = tuple(name for name, _ in self.model.named_parameters())
         self._history = HistoryBuffer()
         self._events: list[Event] = [DataChange(0, self._dataset, self.dataset_version)]
-        self._sparse: list[Checkpoint] = []
-        self._recent: deque[Checkpoint] = deque()
-        self._start: Checkpoint | None = None  # the step under way began here
-        self._since_sparse = 0.0  # seconds of training since the last sparse checkpoint
+        self._checkpoints = CheckpointStore(self.policy)
         self._phase_index = 0
         self._zero_grad_skipped = False
         self.stop_reason = ""
-        self._path = _Path(self.initial_params)
+        self._path = WeightPath(self.initial_params)
         self._clear_graph()
         # Cumulative largest |gradient| after each step (see `_grad_peak`).
         self._peaks: list[float] = []
@@ -601,12 +291,9 @@ class Trainer:
         then: they act in the update), the step's starting checkpoint takes it in too, so
         that it stays 'the start of this step, after its events'."""
         self._events.append(event)
-        if self._start is not None:
+        if self._checkpoints.start is not None:
             ghost = self.ghost.state() if self.ghost is not None else None
-            self._start = replace(self._start, lr=self.lr, ghost=ghost)
-            self._recent[-1] = self._start
-            if self._sparse and self._sparse[-1].step == self._start.step:
-                self._sparse[-1] = self._start
+            self._checkpoints.amend_start(self.lr, ghost)
 
     # --- the four phases ---------------------------------------------------------------------
     def batch_indices(self, step: int, dataset: Dataset | None = None) -> np.ndarray:
@@ -642,7 +329,7 @@ class Trainer:
             if self.capture_graph and not self.stop_reason and phase != "update" and (
                     capture_every_phase or phase == "backward"):
                 self._capture_graph()
-        self._since_sparse += time.perf_counter() - started
+        self._checkpoints.trained(time.perf_counter() - started)
         if not self.stop_reason:
             self._phase_index = (self._phase_index + 1) % len(PHASES)
         return phase
@@ -655,9 +342,10 @@ class Trainer:
         """
         if self.last_root is None:
             return
-        if self._phase_index == 0 and self._recent:
+        latest = self._checkpoints.latest()
+        if self._phase_index == 0 and latest is not None:
             current = self.run.values()
-            self.run.set_values(self._recent[-1].run.params)
+            self.run.set_values(latest.run.params)
             try:
                 self._capture_graph()
             finally:
@@ -677,7 +365,8 @@ class Trainer:
 
     def _phase_forward(self) -> None:
         step = self.step_count
-        self._keep_checkpoint(self._checkpoint())
+        cp = self._checkpoint()
+        self._checkpoints.begin_step(cp, evented=self._events[-1].step == cp.step)
         self.last_batch = self.batch_indices(step)
         if len(self.last_batch) == 0:
             self._stop("there are no training points: add some, or hold fewer out for testing")
@@ -760,7 +449,7 @@ class Trainer:
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
             zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss, layers=stats))
         self._path.add(step + 1, self.run.values())
-        self._start = None
+        self._checkpoints.start = None
         self._update_norm = float(np.linalg.norm(after - before))
         self._mid_passes = None
         self._peaks.append(max(self._peaks[-1] if self._peaks else 0.0,
@@ -770,9 +459,10 @@ class Trainer:
         self.stop_reason = reason
         self._phase_index = 0
         # Drop the half-done step: the last finite state stays the current one.
-        assert self._start is not None
-        self._restore(self._start)
-        self._start = None
+        start = self._checkpoints.start
+        assert start is not None
+        self._restore(start)
+        self._checkpoints.start = None
 
     def step(self, pause: Callable[[], bool] | None = None) -> StepRecord | None:
         """One whole iteration (finishing a partly sub-stepped one). None if it stopped
@@ -835,25 +525,6 @@ class Trainer:
         ghost = self.ghost.state() if self.ghost is not None else None
         return Checkpoint(self.step_count, self.lr, self.run.state(), ghost)
 
-    def _keep_checkpoint(self, cp: Checkpoint) -> None:
-        """The start of a step: kept as the step under way's start, among the last few
-        steps, and sparsely for good (always at step 0 and after any event)."""
-        self._start = cp
-        while self._recent and self._recent[-1].step >= cp.step:
-            self._recent.pop()
-        self._recent.append(cp)
-        while len(self._recent) > self.policy.recent_count(cp.nbytes):
-            self._recent.popleft()
-        if self._sparse and self._sparse[-1].step == cp.step:
-            self._sparse[-1] = cp
-            return
-        last = self._sparse[-1].step if self._sparse else -1
-        evented = self._events[-1].step == cp.step
-        if (last < 0 or evented
-                or self.policy.keep(cp.step - last, self._since_sparse, cp.nbytes)):
-            self._sparse.append(cp)
-            self._since_sparse = 0.0
-
     def _restore(self, cp: Checkpoint) -> None:
         self.run.load(cp.run)
         self.config = self.config.with_changes(lr=cp.lr)
@@ -863,14 +534,6 @@ class Trainer:
             self.ghost = self._new_run(cp.ghost.params)
             self.ghost.load(cp.ghost)
         self._clear_graph()
-
-    def _nearest_checkpoint(self, step: int) -> Checkpoint:
-        best = None
-        for cp in (*self._sparse, *self._recent):
-            if cp.step <= step and (best is None or cp.step > best.step):
-                best = cp
-        assert best is not None, "step 0 is always kept"
-        return best
 
     def _data_at(self, step: int) -> Dataset:
         """The points the step after `step` steps trained on."""
@@ -914,8 +577,7 @@ class Trainer:
         update: a weight typed in after it is taken back out); NaN if its start is not
         kept."""
         last = self.step_count
-        start = next((cp for cp in (*self._sparse, *self._recent) if cp.step == last - 1),
-                     None)
+        start = self._checkpoints.at(last - 1)
         if start is None:
             return math.nan
         after = self.run.values().copy()
@@ -937,22 +599,20 @@ class Trainer:
             return
         data, version = self._dataset, self.dataset_version
         if step == self.step_count:
-            assert self._start is not None
-            self._restore(self._start)
+            start = self._checkpoints.start
+            assert start is not None
+            self._restore(start)
         else:
-            self._replay(self._nearest_checkpoint(step), step)
+            self._replay(self._checkpoints.nearest(step), step)
             self._history.truncate(step)
             del self._peaks[step:]
             self._path.truncate(step)
             self._events = [e for e in self._events if e.step <= step]
-            self._sparse = [cp for cp in self._sparse if cp.step <= step]
-            self._recent = deque(cp for cp in self._recent if cp.step <= step)
+            self._checkpoints.truncate(step)
             self._dataset = data
             if self._data_at(step) is not data:
                 self._events.append(DataChange(step, data, version))
-            last = self._sparse[-1].step
-            self._since_sparse = 0.0 if step == last else self.policy.replay_seconds / 2
-        self._start = None
+        self._checkpoints.start = None
         self._phase_index = 0
         self.stop_reason = ""
         if math.isnan(self._update_norm):
@@ -993,12 +653,11 @@ class Trainer:
         edits); gradients[i] is what the backward pass of step grad_steps[i] left. Known at
         every kept checkpoint (every step near the end, sparser further back) and now.
         """
-        kept = {cp.step: cp for cp in (*self._sparse, *self._recent)
-                if cp.step < self.step_count}
-        steps = sorted(kept)
-        values = [kept[s].run.params[index] for s in steps]
-        grad_steps = [s for s in steps if s > 0]
-        grads = [kept[s].run.grads[index] for s in grad_steps]
+        kept = self._checkpoints.kept(below=self.step_count)
+        steps = [cp.step for cp in kept]
+        values = [cp.run.params[index] for cp in kept]
+        grad_steps = [cp.step for cp in kept if cp.step > 0]
+        grads = [cp.run.grads[index] for cp in kept if cp.step > 0]
         steps.append(self.step_count)
         values.append(self.run.params[index].data)
         grad_steps.append(self.step_count)
@@ -1042,13 +701,13 @@ class Trainer:
     # --- state ----------------------------------------------------------------------------------
     def state(self) -> TrainingState:
         """The whole run as an immutable value (cheap: only the current weights are copied)."""
-        current = self._start if self._start is not None else self._checkpoint()
-        kept = {cp.step: cp for cp in (*self._sparse, *self._recent) if cp.step < current.step}
+        start = self._checkpoints.start
+        current = start if start is not None else self._checkpoint()
         return TrainingState(
             config=self.config, init_seed=self.init_seed, initial_params=self.initial_params,
             dataset=self._dataset, dataset_version=self.dataset_version,
             forget_zero_grad=self.forget_zero_grad, history=self._history.view(),
-            events=tuple(self._events), checkpoints=tuple(kept[s] for s in sorted(kept)),
+            events=tuple(self._events), checkpoints=self._checkpoints.kept(below=current.step),
             current=current, phase=self.phase, zero_grad_skipped=self._zero_grad_skipped,
             stop_reason=self.stop_reason, pinned=self.pinned)
 
@@ -1064,9 +723,7 @@ class Trainer:
         trainer.forget_zero_grad = state.forget_zero_grad
         trainer._history = HistoryBuffer(state.history)
         trainer._events = list(state.events)
-        trainer._sparse = list(state.checkpoints)
-        recent = trainer.policy.recent_count(state.current.nbytes)
-        trainer._recent = deque(state.checkpoints[-recent:])
+        trainer._checkpoints.load(state.checkpoints, state.current.nbytes)
         trainer.pinned = state.pinned
         # The path so far is known where the weights are: at the kept checkpoints.
         for cp in state.checkpoints[1:]:
@@ -1098,9 +755,8 @@ class Trainer:
         if len(self._peaks) < self.step_count:
             # A run restored from a state: its steps' gradients are known only at the
             # kept checkpoints (checkpoint s holds those after step s); use those.
-            kept = sorted((cp.step, float(np.abs(cp.run.grads).max(initial=0.0)))
-                          for cp in (*self._sparse, *self._recent))
-            known = dict(kept)
+            known = {cp.step: float(np.abs(cp.run.grads).max(initial=0.0))
+                     for cp in self._checkpoints.kept()}
             while len(self._peaks) < self.step_count:
                 s = len(self._peaks) + 1
                 self._peaks.append(max(self._peaks[-1] if self._peaks else 0.0,
@@ -1168,91 +824,3 @@ def passes_after(history: Sequence[StepRecord]) -> int:
     if len(ran) == 0:
         return len(skipped)
     return len(skipped) - int(ran[-1])
-
-PATH_POINTS = 512  # weights kept along a run, for the loss landscape's path
-PATH_BYTES = 8 * 2**20
-
-
-class _Path:
-    """The weights after every `stride`-th step, from step 0: when more than PATH_POINTS
-    (or PATH_BYTES) are held, every other one is dropped and the stride doubles. Cheap and
-    bounded however long the run; kept apart from the checkpoints, which may be far apart."""
-
-    def __init__(self, initial: np.ndarray) -> None:
-        self.steps: list[int] = [0]
-        self.weights: list[np.ndarray] = [frozen(initial, np.float64)]
-        self.stride = 1
-        self.limit = max(16, min(PATH_POINTS, PATH_BYTES // max(8 * len(initial), 1)))
-
-    def add(self, step: int, weights: np.ndarray) -> None:
-        if step % self.stride or (self.steps and step <= self.steps[-1]):
-            return
-        self.steps.append(step)
-        self.weights.append(frozen(weights, np.float64))
-        if len(self.steps) > self.limit:
-            self.stride *= 2
-            keep = [i for i, s in enumerate(self.steps) if s % self.stride == 0]
-            self.steps = [self.steps[i] for i in keep]
-            self.weights = [self.weights[i] for i in keep]
-
-    def truncate(self, step: int) -> None:
-        while len(self.steps) > 1 and self.steps[-1] > step:
-            self.steps.pop()
-            self.weights.pop()
-
-    def arrays(self, now: int, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        steps, weights = list(self.steps), list(self.weights)
-        if steps[-1] == now:
-            weights[-1] = current  # an edit typed in since may have changed them
-        else:
-            steps.append(now)
-            weights.append(current)
-        return np.array(steps, np.int64), np.stack(weights)
-
-# --- when a Run stops by itself --------------------------------------------------------------
-# A loss this far above its best (and above where it started), or past DIVERGED_LOSS, is
-# a run going the wrong way: Run pauses as it does for a non-finite loss.
-DIVERGED_RATIO = 100.0
-DIVERGED_LOSS = 1e6
-
-
-def divergence(history: History | Sequence[StepRecord], forget_zero_grad: bool = False) -> str:
-    """Why the run of `history` is diverging, naming the likely cause, or '' if it is not.
-    (One pass over the loss column: cheap enough to ask after every step.)"""
-    if not len(history):
-        return ""
-    history = history if isinstance(history, History) else History.from_records(history)
-    losses = history.column("loss")
-    last = history[-1]
-    best = history[int(np.argmin(losses))]
-    far_above = (last.loss > DIVERGED_RATIO * best.loss and last.loss > losses[0]
-                 and best.loss > 0)
-    if not (last.loss > DIVERGED_LOSS or far_above):
-        return ""
-    cause = ("zero_grad is skipped, so every step's gradient piles onto the last ones"
-             if forget_zero_grad else
-             f"the learning rate ({last.lr:g}) is probably too large. Rewind or lower it")
-    times = f"{last.loss / best.loss:,.0f} ×" if best.loss > 0 else "far above"
-    return (f"the loss rose to {fmt(last.loss)} at step {last.step}, {times} its best "
-            f"({fmt(best.loss)} at step {best.step}): {cause}.")
-
-
-@dataclass(frozen=True)
-class RunGoal:
-    """When a Run stops by itself: after `steps` steps, at a train loss <= `loss`, at a
-    train accuracy >= `accuracy` (each None: no such limit)."""
-
-    steps: int | None = None
-    loss: float | None = None
-    accuracy: float | None = None
-
-    def reached(self, record: StepRecord, steps_done: int) -> str:
-        """What was reached after this step of the run, or ''."""
-        if self.loss is not None and record.loss <= self.loss:
-            return f"reached loss {fmt(record.loss)} ≤ {self.loss:g} at step {record.step}"
-        if self.accuracy is not None and record.accuracy >= self.accuracy:
-            return (f"reached accuracy {record.accuracy:.1%} ≥ {self.accuracy:.0%} "
-                    f"at step {record.step}")
-        if self.steps is not None and steps_done >= self.steps:
-            return f"ran {steps_done} step{'s' if steps_done != 1 else ''}"
-        return ""

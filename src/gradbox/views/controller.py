@@ -65,19 +65,13 @@ from PySide6.QtCore import (
 )
 from threadpoolctl import threadpool_limits
 
-from gradbox.training.history import History
+from gradbox.training.config import TrainingConfig, plan_config_change, splits_steps
+from gradbox.training.goals import RunGoal, divergence
+from gradbox.training.history import History, StepRecord
 from gradbox.training.limits import describe_error
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.timeline import Timeline
-from gradbox.training.trainer import (
-    SLOW_WORK,
-    RunGoal,
-    Snapshot,
-    StepRecord,
-    Trainer,
-    TrainingConfig,
-    divergence,
-    plan_config_change,
-)
+from gradbox.training.trainer import Trainer
 from gradbox.views.plots.plotting import edit_text
 
 log = logging.getLogger(__name__)
@@ -149,11 +143,6 @@ def freeze_big_young_generation() -> None:
 
 
 Command = Callable[[Trainer], Any]
-
-
-def splits_steps(config: TrainingConfig) -> bool:
-    """Whether a run of this network goes one phase per tick (see TrainingWorker)."""
-    return config.work_per_step() >= SLOW_WORK
 
 
 class TrainingWorker(QObject):

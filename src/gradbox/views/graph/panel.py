@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from gradbox.autograd.phases import Phase
 from gradbox.graph import network_level
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.graph.view import GraphView
 from gradbox.views.plots.boundary import PADDING

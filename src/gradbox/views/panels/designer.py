@@ -23,7 +23,8 @@ from gradbox.autograd import features, losses
 from gradbox.autograd.nn import ACTIVATIONS, INIT_LABELS, INITIALIZERS, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import datasets, limits
-from gradbox.training.trainer import ConfigError, Snapshot, TrainingConfig
+from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.typed import parse_number
 

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
-from gradbox.training.trainer import TrainingConfig
+from gradbox.training.config import TrainingConfig
 
 TEACHER_SCALE = 1.5
 # Dynamic properties that remember what teacher mode changed, so turning it off puts

@@ -54,7 +54,9 @@ from PySide6.QtWidgets import (
 
 from gradbox.autograd.phases import Phase
 from gradbox.formatting import fmt, number
-from gradbox.training.trainer import ParameterEdit, Snapshot, Trainer
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import ParameterEdit
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.typed import parse_number as parse_weight
 from gradbox.views.plots.plotting import (

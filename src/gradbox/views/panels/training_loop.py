@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 
 DONE_BACKGROUND = "#fff1b8"  # the lesson panel's highlight: "this is what just happened"

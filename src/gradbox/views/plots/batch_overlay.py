@@ -15,7 +15,7 @@ from PySide6.QtGui import QHelpEvent
 from PySide6.QtWidgets import QCheckBox, QToolTip
 
 from gradbox.autograd import losses
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.plots.plotting import CLASS_NAMES
 
 HOVER_PIXELS = 8.0  # how close (in screen pixels) the mouse must be to a point

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from gradbox.formatting import fmt
 from gradbox.training.datasets import ONE_D_KINDS
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.batch_overlay import BatchOverlay
 from gradbox.views.plots.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot

@@ -33,7 +33,8 @@ from PySide6.QtWidgets import (
 
 from gradbox.training import landscape
 from gradbox.training.landscape import Landscape, LandscapeError, Problem, Request
-from gradbox.training.trainer import Snapshot, Trainer
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.plotting import export_plot, style_plot
 

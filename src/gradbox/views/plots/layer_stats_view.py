@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gradbox.formatting import number
 from gradbox.training.history import History
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.statistics import QUANTILES, layer_names
-from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.log_axis import LogAxis
 from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot

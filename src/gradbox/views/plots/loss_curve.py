@@ -22,7 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.formatting import counted, number, percent
-from gradbox.training.trainer import History, ParameterEdit, Snapshot
+from gradbox.training.history import History
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.pinned_overlay import PinnedOverlay
 from gradbox.views.plots.plotting import (

@@ -17,7 +17,7 @@ from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QPushButton
 
 from gradbox.training.compare import PinnedRun, describe, differences
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.plotting import TEST, TRAIN
 

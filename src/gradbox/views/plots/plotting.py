@@ -22,7 +22,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem
 
 from gradbox.formatting import fmt
-from gradbox.training.trainer import ParameterEdit, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.state import ParameterEdit
 
 # TensorFlow Playground's orange and blue for the two classes (negative score = class 0
 # = orange, positive = class 1 = blue, its sign convention and ours), then well-separated

@@ -26,7 +26,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
 
 from gradbox.files import sessions as persistence
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.window.saving import SessionSaver
 

@@ -25,13 +25,11 @@ from PySide6.QtWidgets import (
 
 from gradbox.files import sessions as persistence
 from gradbox.teaching import lessons
-from gradbox.training.trainer import (
-    Snapshot,
-    StepRecord,
-    Trainer,
-    TrainingConfig,
-    divergence,
-)
+from gradbox.training.config import TrainingConfig
+from gradbox.training.goals import divergence
+from gradbox.training.history import StepRecord
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode

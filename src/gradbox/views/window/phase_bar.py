@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QLabel, QToolBar, QWidget
 
 from gradbox.teaching.loop_code import phase_summary
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 
 STYLE = "QLabel { font-size: 22pt; font-weight: bold; color: #1f5fa8; padding: 2px 8px; }"

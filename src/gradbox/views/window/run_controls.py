@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QWidget
 
-from gradbox.training.trainer import RunGoal
+from gradbox.training.goals import RunGoal
 from gradbox.views.controller import SessionController
 
 # Steps per second a Run can take; None: as fast as the machine allows.

@@ -16,8 +16,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from gradbox.files.session_controls import SessionControls
 from gradbox.files.session_writer import SessionWriter
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.timeline import Timeline
-from gradbox.training.trainer import Snapshot
 from gradbox.views.controller import SessionController
 
 # done(snapshot written, error or None), called on the UI thread.

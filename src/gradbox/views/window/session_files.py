@@ -17,7 +17,9 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 from gradbox.files import export_torch, exports
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
-from gradbox.training.trainer import Snapshot, Trainer, TrainingConfig, config_for
+from gradbox.training.config import TrainingConfig, config_for
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.trainer import Trainer
 from gradbox.views.window.autosave import describe, set_aside
 from gradbox.views.window.resume import apply_controls
 

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QSlider, QToolBar,
 
 from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import phase_done, phase_summary
-from gradbox.training.trainer import Snapshot
-from gradbox.views.controller import SessionController, splits_steps
+from gradbox.training.config import splits_steps
+from gradbox.training.snapshots import Snapshot
+from gradbox.views.controller import SessionController
 from gradbox.views.window.run_controls import RunControls
 
 # Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.

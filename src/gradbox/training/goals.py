@@ -1,0 +1,59 @@
+"""When a Run stops by itself: a diverging loss (an alarm), or the goal chosen in the
+window (a step count, a train loss, an accuracy)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gradbox.formatting import fmt
+from gradbox.training.history import History, StepRecord
+
+# A loss this far above its best (and above where it started), or past DIVERGED_LOSS, is
+# a run going the wrong way: Run pauses as it does for a non-finite loss.
+DIVERGED_RATIO = 100.0
+DIVERGED_LOSS = 1e6
+
+
+def divergence(history: History | Sequence[StepRecord], forget_zero_grad: bool = False) -> str:
+    """Why the run of `history` is diverging, naming the likely cause, or '' if it is not.
+    (One pass over the loss column: cheap enough to ask after every step.)"""
+    if not len(history):
+        return ""
+    history = history if isinstance(history, History) else History.from_records(history)
+    losses = history.column("loss")
+    last = history[-1]
+    best = history[int(np.argmin(losses))]
+    far_above = (last.loss > DIVERGED_RATIO * best.loss and last.loss > losses[0]
+                 and best.loss > 0)
+    if not (last.loss > DIVERGED_LOSS or far_above):
+        return ""
+    cause = ("zero_grad is skipped, so every step's gradient piles onto the last ones"
+             if forget_zero_grad else
+             f"the learning rate ({last.lr:g}) is probably too large. Rewind or lower it")
+    times = f"{last.loss / best.loss:,.0f} ×" if best.loss > 0 else "far above"
+    return (f"the loss rose to {fmt(last.loss)} at step {last.step}, {times} its best "
+            f"({fmt(best.loss)} at step {best.step}): {cause}.")
+
+
+@dataclass(frozen=True)
+class RunGoal:
+    """When a Run stops by itself: after `steps` steps, at a train loss <= `loss`, at a
+    train accuracy >= `accuracy` (each None: no such limit)."""
+
+    steps: int | None = None
+    loss: float | None = None
+    accuracy: float | None = None
+
+    def reached(self, record: StepRecord, steps_done: int) -> str:
+        """What was reached after this step of the run, or ''."""
+        if self.loss is not None and record.loss <= self.loss:
+            return f"reached loss {fmt(record.loss)} ≤ {self.loss:g} at step {record.step}"
+        if self.accuracy is not None and record.accuracy >= self.accuracy:
+            return (f"reached accuracy {record.accuracy:.1%} ≥ {self.accuracy:.0%} "
+                    f"at step {record.step}")
+        if self.steps is not None and steps_done >= self.steps:
+            return f"ran {steps_done} step{'s' if steps_done != 1 else ''}"
+        return ""

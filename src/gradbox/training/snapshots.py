@@ -1,0 +1,81 @@
+"""What views see of a run: an immutable `Snapshot` of the trainer, safe to hand to
+another thread."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gradbox.autograd.nn import numpy_forward
+from gradbox.graph import Graph
+from gradbox.training.compare import PinnedRun
+from gradbox.training.config import TrainingConfig
+from gradbox.training.history import History
+from gradbox.training.state import ParameterEdit
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable picture of the trainer, safe to hand to another thread."""
+
+    step: int
+    phase: str
+    config: TrainingConfig
+    layer_sizes: tuple[int, ...]
+    param_names: tuple[str, ...]
+    params: np.ndarray
+    grads: np.ndarray
+    history: History
+    points: np.ndarray
+    labels: np.ndarray
+    is_test: np.ndarray
+    classes: int
+    forget_zero_grad: bool
+    ghost: bool
+    ghost_grads: np.ndarray | None
+    stop_reason: str
+    lr: float
+    dataset_version: int
+    # The computation graph of the last forward pass, numbers frozen after the last phase
+    # run (None unless the trainer was asked to capture it), and the dataset index of
+    # each of its samples.
+    graph: Graph | None = None
+    graph_batch: np.ndarray | None = None
+    edits: tuple[ParameterEdit, ...] = ()
+    # How many backward passes the gradients now hold (1 while zero_grad runs each step;
+    # k after k steps without it), and the last backward pass's own contribution: the
+    # true gradient at these weights, what zero_grad would have left (None before any).
+    grad_passes: int = 0
+    step_grads: np.ndarray | None = None
+    # The largest |gradient| of the run so far (main and ghost), for bars on a fixed scale.
+    grad_peak: float = 0.0
+    # The size of the last update, |Δθ| (NaN before the first update of this history).
+    update_norm: float = math.nan
+    # The loss of the last forward pass, also mid-step (NaN after a rewind).
+    forward_loss: float = math.nan
+    # A regression dataset's float targets (None for classes).
+    targets: np.ndarray | None = None
+    # The dataset indices of the last forward pass's batch (empty before the first).
+    batch: np.ndarray = field(default_factory=lambda: np.arange(0))
+    # A run pinned for comparison, or None.
+    pinned: PinnedRun | None = None
+
+    def graph_position(self, sample: int) -> int:
+        """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""
+        if self.graph_batch is None:
+            return -1
+        position = int(np.searchsorted(self.graph_batch, sample))
+        found = position < len(self.graph_batch) and self.graph_batch[position] == sample
+        return position if found else -1
+
+    @property
+    def loss(self) -> float:
+        return self.history[-1].loss if self.history else math.nan
+
+    def predict(self, points: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+        """Network output (n, outputs) for the given points, from this snapshot's weights
+        (in `dtype`: float32 is 3x faster, for pictures)."""
+        return numpy_forward(self.params, self.layer_sizes, self.config.activation,
+                             self.config.inputs(points), dtype=dtype)
