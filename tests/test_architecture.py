@@ -6,8 +6,8 @@ Layers, lowest first. A module may import its own layer and the layers below it:
     autograd          the engine and the module library
     graph             the computation graph as data (a run's snapshot carries one)
     training          a run of a network
-    files, teaching   what leaves the app; lessons and the wrong variants (side by side:
-                      neither imports the other)
+    files, teaching,  what leaves the app; lessons and the wrong variants; the trainer in
+    runner            its own process (side by side: none imports another)
     views             Qt
     app               main(): the application, the window, the command line
 """
@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "training": 3,
     "files": 4,
     "teaching": 4,
+    "runner": 4,
     "views": 5,
     "app": 6,
     "__main__": 7,

@@ -1,0 +1,11 @@
+"""The runner: the trainer in its own process, so training never waits for the window.
+
+    process  the window's handle: start the training process, send named commands,
+             receive snapshots and answers, notice a death and say it in words
+    child    the training process: hosts the trainer, runs, abandons a step on Pause
+    wire     a snapshot across the boundary: arrays in shared memory, metadata pickled
+    shared   shared memory blocks with numpy views that keep their mapping alive
+
+May import: `gradbox.training` and what it may import, numpy, the standard library.
+Never Qt, `.views`, `.files` or `.teaching` (tests/test_architecture.py checks).
+"""

@@ -1,0 +1,313 @@
+"""The window's handle on the training process: start it, send commands, read snapshots.
+
+Qt-free: the window watches `fileno()` (a QSocketNotifier) and calls `receive()` when
+something arrived; tests and benchmarks call `receive(timeout)` or `request()`.
+
+Commands travel by name with plain-data arguments (`call`), answers come back as
+events in the order they were sent. Snapshots arrive as views of shared memory (see
+gradbox.runner.wire); of several waiting, only the newest is built. If the process dies
+(killed, out of memory, a crash in native code), the pipe ends, `receive` returns a
+`Died` event that says what happened in words, and `latest` still holds the last
+snapshot shown, `last_state` the last whole state fetched, to continue from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gradbox.runner import child
+from gradbox.runner.shared import Segment, remove_leftovers
+from gradbox.runner.wire import (
+    CONTROL_BYTES,
+    PAUSED_UPTO,
+    READY,
+    STEPPING,
+    STEPS,
+    WANTED,
+    Receiver,
+    control_view,
+)
+from gradbox.training.state import TrainingState
+from gradbox.training.trainer import RunGoal, Snapshot, TrainingConfig
+
+QUIT_PATIENCE_S = 2.0  # how long a quit waits for the process before it is killed
+_numbers = itertools.count()
+
+
+@dataclass(frozen=True)
+class Reply:
+    number: int  # what `call` returned
+    result: Any
+
+
+@dataclass(frozen=True)
+class Failed:
+    number: int  # the call's, or 0 for a step of a Run
+    text: str  # in words
+    detail: str  # the traceback
+
+
+@dataclass(frozen=True)
+class NewSnapshot:
+    snapshot: Snapshot
+
+
+@dataclass(frozen=True)
+class RunChanged:
+    running: bool
+    number: int
+
+
+@dataclass(frozen=True)
+class Stopped:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+
+
+@dataclass(frozen=True)
+class Died:
+    text: str
+    exitcode: int | None
+
+
+Event = Reply | Failed | NewSnapshot | RunChanged | Stopped | Note | Died
+
+
+class CommandError(RuntimeError):
+    def __init__(self, text: str, detail: str) -> None:
+        super().__init__(text)
+        self.detail = detail
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """Why the training process ended, in words."""
+    if exitcode is None:
+        return "The training process stopped answering."
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if name == "SIGKILL":
+            return ("The training process was killed (SIGKILL): by hand, or by the system "
+                    "when memory ran out.")
+        if name == "SIGSEGV":
+            return "The training process crashed (a segmentation fault in native code)."
+        return f"The training process ended on {name}."
+    return f"The training process exited (code {exitcode})."
+
+
+class TrainingProcess:
+    """A trainer in a child process (see the module's docstring)."""
+
+    def __init__(self, start: TrainingState | TrainingConfig | None = None,
+                 context: str = "spawn") -> None:
+        self.prefix = f"gbx{os.getpid()}_{next(_numbers)}_"
+        # The control block is the window's: it outlives a trainer that dies.
+        self._control_segment = Segment(self.prefix + "c", CONTROL_BYTES, create=True)
+        self.control = control_view(self._control_segment)
+        self.control[:] = 0
+        ctx = multiprocessing.get_context(context)
+        self._conn, theirs = ctx.Pipe()
+        started = time.perf_counter()
+        self._process = ctx.Process(
+            target=child.main, args=(theirs, self.prefix, self._control_segment.name, start),
+            name="gradbox-training", daemon=True)
+        self._process.start()
+        theirs.close()  # so the pipe ends when the child does
+        self.pid = self._process.pid
+        self._receiver = Receiver(self.control)
+        self._numbers = itertools.count(1)
+        self._backlog: list[Event] = []
+        self.latest: Snapshot | None = None
+        self.last_state: TrainingState | None = start if isinstance(start, TrainingState) \
+            else None
+        self.death: Died | None = None
+        self.started_in_s = 0.0  # until the first snapshot arrived
+        self._started = started
+        self._closed = False
+
+    # --- sending ------------------------------------------------------------------------
+    def fileno(self) -> int:
+        """Readable when a message arrived (or the process died)."""
+        return self._conn.fileno()
+
+    @property
+    def alive(self) -> bool:
+        return self.death is None and self._process.is_alive()
+
+    def _send(self, *message: Any) -> None:
+        if self.death is not None or self._closed:
+            return
+        with contextlib.suppress(OSError):  # the process died: `receive` says so
+            self._conn.send(message)
+
+    def call(self, command: str, /, **kwargs: Any) -> int:
+        """Send `command` (a name) with plain-data arguments; its Reply (or Failed) comes
+        with the number returned here."""
+        number = next(self._numbers)
+        self._send("call", number, command, kwargs)
+        return number
+
+    def run(self, number: int, goal: RunGoal | None = None, interval_s: float = 0.0) -> None:
+        """Start run `number` (numbers grow; a Pause names the runs it stops)."""
+        self._send("run", number, goal, interval_s)
+
+    def set_speed(self, interval_s: float) -> None:
+        self._send("speed", interval_s)
+
+    def pause(self, upto: int) -> None:
+        """Stop runs numbered up to `upto` now: a step under way is abandoned."""
+        self.control[PAUSED_UPTO] = max(int(self.control[PAUSED_UPTO]), upto)
+        # Before its handler is in place the signal would end the process.
+        if child.PAUSE_SIGNAL is not None and self.control[READY] and self.alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, child.PAUSE_SIGNAL)
+
+    def want_snapshot(self) -> None:
+        """The window is ready for a frame: the next step of a Run publishes one."""
+        self.control[WANTED] = 1
+
+    @property
+    def stepping(self) -> bool:
+        """A step is under way in the training process."""
+        return bool(self.control[STEPPING])
+
+    @property
+    def steps_done(self) -> int:
+        return int(self.control[STEPS])
+
+    # --- receiving ----------------------------------------------------------------------
+    def receive(self, timeout: float = 0.0) -> list[Event]:
+        """What arrived, in order (waiting up to `timeout` s for the first message)."""
+        events, self._backlog = self._backlog, []
+        messages: list[tuple[Any, ...]] = []
+        wait = 0.0 if events else timeout
+        while self.death is None:
+            try:
+                if not self._conn.poll(wait):
+                    break
+                messages.append(self._conn.recv())
+            except (EOFError, OSError):
+                self._died()
+                break
+            wait = 0.0
+        last_snapshot = max((i for i, m in enumerate(messages) if m[0] == "snapshot"),
+                            default=-1)
+        for i, message in enumerate(messages):
+            events.extend(self._event(message, i == last_snapshot))
+        if self.death is not None and not any(isinstance(e, Died) for e in events) \
+                and self._death_unreported:
+            events.append(self.death)
+        self._death_unreported = False
+        return events
+
+    _death_unreported = False
+
+    def _event(self, message: tuple[Any, ...], newest: bool) -> list[Event]:
+        kind = message[0]
+        if kind == "snapshot":
+            meta = message[1]
+            self._receiver.absorb(meta)
+            if not newest:
+                self._receiver.drop(meta)
+                return []
+            try:
+                self.latest = self._receiver.snapshot(meta)
+            except FileNotFoundError:
+                # Its block was already replaced by the writer: a newer snapshot follows.
+                self._receiver.drop(meta)
+                return []
+            if not self.started_in_s:
+                self.started_in_s = time.perf_counter() - self._started
+            return [NewSnapshot(self.latest)]
+        if kind == "reply":
+            if isinstance(message[2], TrainingState):
+                self.last_state = message[2]
+            return [Reply(message[1], message[2])]
+        if kind == "failed":
+            return [Failed(message[1], message[2], message[3])]
+        if kind == "running":
+            return [RunChanged(message[1], message[2])]
+        if kind == "stopped":
+            return [Stopped(message[1])]
+        if kind == "note":
+            return [Note(message[1])]
+        return []  # "ready"
+
+    def _died(self) -> None:
+        self._process.join(1.0)
+        code = self._process.exitcode
+        self.death = Died(describe_exit(code), code)
+        self._death_unreported = True
+        remove_leftovers(self.prefix + "s")
+        remove_leftovers(self.prefix + "h")
+
+    def request(self, command: str, /, timeout: float = 60.0, **kwargs: Any) -> Any:
+        """Send `command` and wait for its answer (tests, benchmarks, a quit's last
+        save). Events that arrive meanwhile are kept for the next `receive`."""
+        name = command
+        number = self.call(command, **kwargs)
+        deadline = time.perf_counter() + timeout
+        kept: list[Event] = []
+        try:
+            while True:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    raise TimeoutError(f"no answer to {name!r} in {timeout} s")
+                events = self.receive(left)
+                for i, event in enumerate(events):
+                    if isinstance(event, (Reply, Failed)) and event.number == number:
+                        kept.extend(events[i + 1:])
+                        if isinstance(event, Failed):
+                            raise CommandError(event.text, event.detail)
+                        return event.result
+                    kept.append(event)
+                    if isinstance(event, Died):
+                        raise CommandError(event.text, "")
+        finally:
+            self._backlog = kept + self._backlog
+
+    def wait_for(self, kind: type, timeout: float = 60.0) -> list[Event]:
+        """Receive until an event of `kind` arrives; every event received, in order."""
+        deadline = time.perf_counter() + timeout
+        seen: list[Event] = []
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(f"no {kind.__name__} in {timeout} s")
+            events = self.receive(left)
+            seen.extend(events)
+            if any(isinstance(e, kind) for e in events):
+                return seen
+            if self.death is not None:
+                raise CommandError(self.death.text, "")
+
+    # --- the end --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop the process (killed if it does not stop in time) and free every block
+        it named. Safe to call twice; the last snapshot stays readable."""
+        if self._closed:
+            return
+        self.pause(1 << 62)
+        self._send("quit")
+        self._closed = True
+        self._process.join(QUIT_PATIENCE_S)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self._conn.close()
+        remove_leftovers(self.prefix + "s")
+        remove_leftovers(self.prefix + "h")
+        self._control_segment.unlink()

@@ -1,0 +1,164 @@
+"""Shared memory between the window and the training process, with numpy views.
+
+The training process (the writer) creates every segment; the window (the reader) maps
+each one once and unlinks its name at once, so nothing outlives the two processes in
+`/dev/shm` (POSIX keeps the memory until both have unmapped it). A segment the reader
+never saw is unlinked by the writer when it retires it, and after a crash by the reader
+from the names' common prefix (`remove_leftovers`).
+
+Lifetimes follow the arrays: a reader's array keeps its mapping alive through its
+`base` chain (`Segment.view`), so a snapshot a view still holds stays valid after newer
+ones came, and the mapping goes with the last array that reads it. Python's resource
+tracker is kept out of it (it would unlink names still in use, or warn about names
+already gone): the two processes own the names between them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import os
+from multiprocessing import resource_tracker
+from multiprocessing.shared_memory import SharedMemory
+
+import numpy as np
+
+SHM_FOLDER = "/dev/shm"  # where POSIX shared memory shows as files (Linux)
+
+
+def _untracked(shm: SharedMemory) -> SharedMemory:
+    # Python 3.11 registers every segment, created or attached, with the resource
+    # tracker, which then unlinks (or warns about) it when the *tracker* exits.
+    if os.name == "posix":
+        resource_tracker.unregister(f"/{shm.name}", "shared_memory")
+    return shm
+
+
+def _unlink(shm: SharedMemory) -> bool:
+    if os.name == "posix":
+        # unlink() unregisters the name: register it first, so the tracker has it to
+        # forget (it prints a KeyError otherwise).
+        resource_tracker.register(f"/{shm.name}", "shared_memory")
+    try:
+        shm.unlink()
+    except FileNotFoundError:  # (then unlink() did not unregister it)
+        if os.name == "posix":
+            resource_tracker.unregister(f"/{shm.name}", "shared_memory")
+        return False
+    return True
+
+
+def unlink(name: str) -> bool:
+    """Remove a segment's name (its memory stays while mapped); False if already gone."""
+    try:
+        shm = _untracked(SharedMemory(name=name))
+    except FileNotFoundError:
+        return False
+    try:
+        return _unlink(shm)
+    finally:
+        shm.close()
+
+
+def remove_leftovers(prefix: str) -> list[str]:
+    """Unlink every segment whose name starts with `prefix` (after the writer died)."""
+    removed = []
+    for path in glob.glob(os.path.join(SHM_FOLDER, glob.escape(prefix) + "*")):
+        name = os.path.basename(path)
+        try:
+            os.unlink(path)
+            removed.append(name)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
+class Segment:
+    """One shared memory block mapped into this process.
+
+    `view()` gives numpy arrays over it whose `base` chain ends at this object, so the
+    mapping stays while any of them lives (an array made by `np.frombuffer` would let
+    the block be closed under it, or make closing it fail).
+    """
+
+    def __init__(self, name: str, size: int = 0, create: bool = False) -> None:
+        if create:
+            self._shm = _untracked(SharedMemory(name=name, create=True, size=max(1, size)))
+        else:
+            self._shm = _untracked(SharedMemory(name=name))
+        self.name = name
+        self.size = self._shm.size
+        # One export of the buffer, held here for as long as the mapping lives: every
+        # array is made from its address through `__array_interface__`.
+        self._anchor = ctypes.c_char.from_buffer(self._shm.buf)
+        self._address = ctypes.addressof(self._anchor)
+
+    def view(self, offset: int, shape: tuple[int, ...], dtype: np.dtype | type | str,
+             writeable: bool = False, keep: object = None) -> np.ndarray:
+        """An array of `shape` and `dtype` at byte `offset`, read-only unless asked; it
+        keeps this mapping alive, and `keep` too (see gradbox.runner.wire)."""
+        dtype = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        nbytes = count * dtype.itemsize
+        if offset < 0 or offset + nbytes > self.size:
+            raise ValueError(f"{nbytes} bytes at {offset} do not fit in {self.size}")
+        window = _Window(self, keep, self._address + offset, nbytes, not writeable)
+        return np.asarray(window).view(dtype).reshape(shape)
+
+    def unlink(self) -> None:
+        """Remove the name; the memory stays while this or another process maps it."""
+        _unlink(self._shm)
+
+    def __del__(self) -> None:
+        # The anchor's export first, or closing the block raises BufferError.
+        self._anchor = None
+        with contextlib.suppress(OSError, BufferError):
+            self._shm.close()
+
+
+class _Window:
+    """Bytes of a segment as seen by numpy; holds the segment (see `Segment.view`)."""
+
+    __slots__ = ("__array_interface__", "keep", "segment")
+
+    def __init__(self, segment: Segment, keep: object, address: int, nbytes: int,
+                 readonly: bool) -> None:
+        self.segment = segment
+        self.keep = keep
+        self.__array_interface__ = {"data": (address, readonly), "shape": (nbytes,),
+                                    "typestr": "|u1", "version": 3}
+
+
+def aligned(n: int, to: int = 64) -> int:
+    return (n + to - 1) // to * to
+
+
+class Layout:
+    """Where each named array sits in a block: offsets (64-byte aligned), shapes, dtypes."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.entries: dict[str, tuple[int, tuple[int, ...], str]] = {}
+        offset = 0
+        for key, array in arrays.items():
+            self.entries[key] = (offset, tuple(array.shape), array.dtype.str)
+            offset = aligned(offset + array.nbytes)
+        self.nbytes = max(offset, 64)
+
+    def write(self, segment: Segment, arrays: dict[str, np.ndarray]) -> None:
+        for key, array in arrays.items():
+            offset, shape, dtype = self.entries[key]
+            segment.view(offset, shape, dtype, writeable=True)[...] = array
+
+    def read(self, segment: Segment) -> dict[str, np.ndarray]:
+        return {key: segment.view(offset, shape, dtype)
+                for key, (offset, shape, dtype) in self.entries.items()}
+
+    def plain(self) -> dict[str, tuple[int, tuple[int, ...], str]]:
+        return dict(self.entries)
+
+    @classmethod
+    def from_plain(cls, entries: dict[str, tuple[int, tuple[int, ...], str]]) -> Layout:
+        layout = cls({})
+        layout.entries = dict(entries)
+        return layout

@@ -1,0 +1,169 @@
+"""The trainer in its own process: commands and snapshots across the boundary.
+
+Every test starts a real training process (spawn context, as the app does) and checks
+what the window would see against an in-process `Trainer` doing the same, bit for bit;
+and that nothing is left in /dev/shm afterwards.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from gradbox.runner.process import Died, NewSnapshot, RunChanged, TrainingProcess
+from gradbox.runner.shared import SHM_FOLDER
+from gradbox.training.trainer import RunGoal, Snapshot, Trainer, TrainingConfig
+
+CONFIG = TrainingConfig(hidden=(8, 8), n_samples=60, seed=3)
+# A step of seconds (2.3-2.7 s on a loaded 2-core machine): Pause must not wait for it.
+BIG = TrainingConfig(hidden=(200, 200), n_samples=100)
+
+pytestmark = pytest.mark.skipif(not os.path.isdir(SHM_FOLDER), reason="needs /dev/shm")
+
+
+def leftovers(process: TrainingProcess) -> list[str]:
+    return glob.glob(os.path.join(SHM_FOLDER, process.prefix + "*"))
+
+
+@pytest.fixture
+def start() -> Iterator[callable]:
+    started: list[TrainingProcess] = []
+
+    def make(config_or_state: object = CONFIG) -> TrainingProcess:
+        process = TrainingProcess(config_or_state)  # type: ignore[arg-type]
+        started.append(process)
+        process.wait_for(NewSnapshot, timeout=120)
+        return process
+
+    yield make
+    for process in started:
+        process.close()
+        assert leftovers(process) == [], "shared memory left in /dev/shm"
+
+
+def assert_same(shown: Snapshot, expected: Snapshot) -> None:
+    """The snapshot the window got is the in-process trainer's, bit for bit."""
+    assert shown.step == expected.step and shown.phase == expected.phase
+    for name in ("params", "grads", "batch", "points", "labels", "is_test"):
+        a, b = getattr(shown, name), getattr(expected, name)
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert a.tobytes() == b.tobytes(), name
+    assert shown.history == expected.history
+    assert shown.config == expected.config and shown.param_names == expected.param_names
+    assert shown.lr == expected.lr and shown.stop_reason == expected.stop_reason
+    same_nan = (shown.forward_loss == expected.forward_loss
+                or (np.isnan(shown.forward_loss) and np.isnan(expected.forward_loss)))
+    assert same_nan and shown.grad_passes == expected.grad_passes
+
+
+def test_a_step_through_the_process_shows_the_in_process_numbers(start) -> None:
+    process = start()
+    trainer = Trainer(CONFIG)
+    assert_same(process.latest, trainer.snapshot())
+    for _ in range(3):
+        process.request("step")
+        process.wait_for(NewSnapshot)
+        trainer.step()
+        assert_same(process.latest, trainer.snapshot())
+    process.request("substep")
+    process.wait_for(NewSnapshot)
+    trainer.substep()
+    assert_same(process.latest, trainer.snapshot())
+    assert not process.latest.params.flags.writeable  # a view of shared memory, read-only
+
+
+def test_a_run_to_a_goal_matches_the_in_process_run(start) -> None:
+    process = start()
+    process.want_snapshot()
+    process.run(1, RunGoal(steps=40))
+    events = process.wait_for(RunChanged)  # started
+    while not any(isinstance(e, RunChanged) and not e.running for e in events):
+        events = process.wait_for(RunChanged)
+        process.want_snapshot()
+    process.receive(0.5)
+    trainer = Trainer(CONFIG)
+    trainer.run_steps(40)
+    assert_same(process.latest, trainer.snapshot())
+
+
+def test_a_snapshot_held_by_the_window_never_changes(start) -> None:
+    """Newer snapshots go to other slots: the one a view keeps stays as it was."""
+    process = start()
+    process.request("step")
+    process.wait_for(NewSnapshot)
+    held = process.latest
+    params, history = held.params.copy(), held.history.column("loss").copy()
+    for _ in range(5):
+        process.request("step")
+        process.wait_for(NewSnapshot)
+    assert process.latest.step == held.step + 5
+    assert held.params.tobytes() == params.tobytes()
+    assert held.history.column("loss").tobytes() == history.tobytes()
+    # The history grows in place: the newer one extends the held one (plots append).
+    assert process.latest.history.extends(held.history)
+    process.request("rewind", step=2)
+    process.wait_for(NewSnapshot)
+    assert len(process.latest.history) == 2
+    assert not process.latest.history.extends(held.history)  # a new run of records
+
+
+def test_pause_abandons_a_long_step_and_restores_its_start(start) -> None:
+    process = start(BIG)
+    initial = process.latest.params.copy()
+    process.run(1)
+    process.wait_for(RunChanged)
+    while not process.stepping:  # the first step is under way
+        process.receive(0.01)
+    process.pause(1)
+    events = process.wait_for(RunChanged)
+    assert [e.running for e in events if isinstance(e, RunChanged)] == [False]
+    process.wait_for(NewSnapshot)
+    assert process.latest.step == 0 and process.latest.phase == "forward"
+    assert process.latest.params.tobytes() == initial.tobytes()
+    # The step's start was restored exactly: a step from here is the in-process step.
+    process.request("step", timeout=600)
+    process.wait_for(NewSnapshot)
+    trainer = Trainer(BIG)
+    trainer.step()
+    assert process.latest.params.tobytes() == trainer.snapshot().params.tobytes()
+
+
+def test_a_killed_training_process_is_reported_and_its_run_continues(start) -> None:
+    process = start()
+    for _ in range(4):
+        process.request("step")
+    state = process.request("state")
+    assert process.last_state is state
+    process.request("step")  # one step more than the state holds
+    os.kill(process.pid, signal.SIGKILL)
+    events = process.wait_for(Died)
+    died = [e for e in events if isinstance(e, Died)]
+    assert died and "killed" in died[0].text and "SIGKILL" in died[0].text
+    assert process.latest is not None and process.latest.step >= 4  # still readable
+    process.call("step")  # sending to a dead process does no harm
+    assert process.receive() == [] and not process.alive
+    # Continue from the last whole state the window holds.
+    again = start(process.last_state)
+    assert again.latest.step == 4
+    for _ in range(6):
+        again.request("step")
+    again.wait_for(NewSnapshot)
+    trainer = Trainer(CONFIG)
+    trainer.run_steps(10)
+    assert_same(again.latest, trainer.snapshot())
+
+
+def test_a_failing_command_is_an_answer_not_an_end(start) -> None:
+    process = start()
+    from gradbox.runner.process import CommandError
+    with pytest.raises(CommandError, match="no parameter named"):
+        process.request("set_parameter", name="nonsense", value=1.0)
+    with pytest.raises(CommandError, match="no command named"):
+        process.request("launch_rockets")
+    process.request("step")
+    assert process.alive
