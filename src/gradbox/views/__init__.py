@@ -1,6 +1,7 @@
 """The Qt side: widgets that observe snapshots and send named commands.
 
     controller  the worker that runs the trainer, and the controller views call
+    palette     the app's colours, each named once by what it means
     window/     the main window, menus, toolbar, messages, saving, keys
     plots/      pyqtgraph views: boundary, loss curve, landscape, layer statistics
     graph/      the computation graph drawn in Qt's graphics view

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from gradbox.autograd import ops
 from gradbox.formatting import fmt
 from gradbox.graph import Graph
+from gradbox.views.palette import NEGATIVE, POSITIVE, rgb
 
 # Scene units per layout unit, and node size (op level).
 DX, DY = 150.0, 56.0
@@ -56,8 +57,8 @@ MAP_RES = 20
 # the parameters panel (TensorFlow Playground's), so the same sign has the same colour
 # in every panel of the window. Six levels of |gradient| each, light to dark.
 POS = [QColor("#dcecf7"), QColor("#b3d5ee"), QColor("#7fb8e0"), QColor("#3e95d0"),
-        QColor("#0877bd"), QColor("#05548a")]
-NEG = [QColor("#fdebd6"), QColor("#fbd3a6"), QColor("#f8b56d"), QColor("#f59322"),
+        QColor(POSITIVE), QColor("#05548a")]
+NEG = [QColor("#fdebd6"), QColor("#fbd3a6"), QColor("#f8b56d"), QColor(NEGATIVE),
         QColor("#cf6f06"), QColor("#8f4a00")]
 ZERO = QColor("#ffffff")
 # The replay's current node and the edges its gradient flows along: a colour no sign
@@ -81,11 +82,11 @@ def _map_colours() -> np.ndarray:
     the weights' and the decision boundary's colours, so an output unit's map looks like
     the boundary."""
     t = np.linspace(-1.0, 1.0, 257)[:, None]
-    pos = np.array([0x08, 0x77, 0xBD], dtype=np.float64)
-    neg = np.array([0xF5, 0x93, 0x22], dtype=np.float64)
-    rgb = np.where(t >= 0, 255.0 + (pos - 255.0) * t, 255.0 + (neg - 255.0) * (-t))
+    pos = np.array(rgb(POSITIVE), dtype=np.float64)
+    neg = np.array(rgb(NEGATIVE), dtype=np.float64)
+    shades = np.where(t >= 0, 255.0 + (pos - 255.0) * t, 255.0 + (neg - 255.0) * (-t))
     colours = np.full((257, 4), 255, dtype=np.uint8)
-    colours[:, :3] = np.rint(rgb)
+    colours[:, :3] = np.rint(shades)
     return colours
 
 
@@ -93,7 +94,7 @@ MAP_COLOURS = _map_colours()
 FANOUT_PEN = QPen(QColor("#333333"), 1.2)
 BADGE_PEN, BADGE_BRUSH = QPen(QColor("#7a4a00"), 1.0), QBrush(QColor("#ffcc33"))
 PENDING_KEY = 99  # a colour class no gradient has (see OperationScene.refresh_boxes)
-WEIGHT_POS, WEIGHT_NEG = QColor("#0877bd"), QColor("#f59322")
+WEIGHT_POS, WEIGHT_NEG = QColor(POSITIVE), QColor(NEGATIVE)
 
 # A node that receives its gradient more than this many times in a custom replay
 # shows the first numbers and "…": the badge must stay smaller than the node.

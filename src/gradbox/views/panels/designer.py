@@ -26,6 +26,7 @@ from gradbox.training import datasets, limits
 from gradbox.training.config import ConfigError, TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number
 
 APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
@@ -380,7 +381,7 @@ class DesignerPanel(QWidget):
                 raise ConfigError(too_big)
         except ConfigError as error:
             self._apply_timer.stop()
-            self.status.setStyleSheet("color: #b3261e;")
+            self.status.setStyleSheet(f"color: {ALARM};")
             self.status.setText(f"Not applied: {error}")
             return None
         self._refresh_hints(config)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
 from gradbox.training.config import TrainingConfig
+from gradbox.views.palette import HIGHLIGHT
 
 TEACHER_SCALE = 1.5
 # Dynamic properties that remember what teacher mode changed, so turning it off puts
@@ -159,9 +160,9 @@ def lesson_html(lesson: Lesson, current: int, steps_first: bool = False,
     for k, step in enumerate(lesson.steps):
         do, look = html.escape(step.do), html.escape(step.look)
         if k == current:
-            steps.append(f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
+            steps.append(f"<li style='background: {HIGHLIGHT}'><a name='current'></a><b>{do}</b>"
                          f"<br><i>Look for:</i> {look}</li>" if with_look else
-                         f"<li style='background: #fff1b8'><a name='current'></a><b>{do}</b>"
+                         f"<li style='background: {HIGHLIGHT}'><a name='current'></a><b>{do}</b>"
                          "</li>")
         elif k < current:
             steps.append(f"<li style='color: #666666'>{do}</li>")
@@ -229,7 +230,7 @@ class LessonPanel(QWidget):
         self.current.setToolTip("What to do now, and what to look for once it is done")
         self.current.setWordWrap(True)
         self.current.setTextFormat(Qt.TextFormat.RichText)
-        self.current.setStyleSheet("QLabel { background: #fff1b8; padding: 6px; "
+        self.current.setStyleSheet(f"QLabel {{ background: {HIGHLIGHT}; padding: 6px; "
                                    "border: 1px solid #e6d48a; }")
         self.current.hide()
         self.text = QTextBrowser()

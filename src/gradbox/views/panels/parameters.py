@@ -58,6 +58,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
+from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number as parse_weight
 from gradbox.views.plots.plotting import (
     EDIT,
@@ -511,7 +512,7 @@ class ParametersView(QWidget):
             "slope turns they keep pushing and the weights overshoot. The ghost column "
             "is the correct run's gradient")
         self.warning.setWordWrap(True)
-        self.warning.setStyleSheet("color: #b3261e; font-weight: bold;")
+        self.warning.setStyleSheet(f"color: {ALARM}; font-weight: bold;")
         self.warning.hide()
         self.edit_status = QLabel(EDIT_HINT)
         self.edit_status.setAccessibleName("Weight editing")
@@ -795,7 +796,7 @@ class ParametersView(QWidget):
     @Slot(str)
     def _on_edit_rejected(self, message: str) -> None:
         self.edit_status.setText(message)
-        self.edit_status.setStyleSheet("color: #b3261e;")
+        self.edit_status.setStyleSheet(f"color: {ALARM};")
         self._complaining = True
 
     @Slot()

@@ -49,6 +49,7 @@ from gradbox.teaching.pitfalls import microbatch_demo, network_gradient_check
 from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.graph.view import GraphView
+from gradbox.views.palette import ERROR_BOX, HIGHLIGHT, NOTE_BOX
 
 # (what the examples box shows, the expression, starting values). The values keep tanh
 # off its flat ends, where every gradient would be too small to read.
@@ -66,11 +67,11 @@ EXAMPLES: tuple[tuple[str, str, dict[str, float]], ...] = (
 )
 TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
 _RED = QColor("#f6c9c4")
-_WORST_OK = QColor("#fff1b8")
+_WORST_OK = QColor(HIGHLIGHT)
 _MESSAGE_STYLE = {
     "info": "background: #eef4fb; color: #1d3557; border: 1px solid #b9cfe6;",
-    "warning": "background: #fff4d6; color: #5c4200; border: 1px solid #e8c66a;",
-    "error": "background: #fde7e4; color: #8c1d18; border: 1px solid #e4a29b;",
+    "warning": "background: {}; color: {}; border: 1px solid {};".format(*NOTE_BOX),
+    "error": "background: {}; color: {}; border: 1px solid {};".format(*ERROR_BOX),
 }
 _TABS = ("variables", "micro-batches", "forget zero_grad", "network check")
 
@@ -679,7 +680,7 @@ class PlaygroundPanel(QWidget):
             self.graph_caption.setText(
                 f"The graph holds the gradients of “{PLAYGROUND_VARIANTS[self.model.variant]}”"
                 " — broken on purpose; the table has the correct ones beside them.")
-            self.graph_caption.setStyleSheet("color: #8c1d18; font-weight: bold;")
+            self.graph_caption.setStyleSheet(f"color: {ERROR_BOX[1]}; font-weight: bold;")
         else:
             self.graph_caption.setText("The graph: data and grad of every node, computed by "
                                        "the engine. Click a node for its details.")

@@ -17,10 +17,11 @@ from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.palette import ALARM, HIGHLIGHT, NEXT
 
-DONE_BACKGROUND = "#fff1b8"  # the lesson panel's highlight: "this is what just happened"
-NEXT_COLOUR = "#1f5fa8"
-SKIPPED_COLOUR = "#b3261e"
+DONE_BACKGROUND = HIGHLIGHT  # the lesson panel's highlight: "this is what just happened"
+NEXT_COLOUR = NEXT
+SKIPPED_COLOUR = ALARM
 FIGURE_COLOUR = "#6b3fa0"
 PENDING_COLOUR = "#999999"
 # Beside a phase not run yet in this step: what its figure will be.

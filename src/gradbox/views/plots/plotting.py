@@ -24,19 +24,19 @@ from PySide6.QtWidgets import QGraphicsItem
 from gradbox.formatting import fmt
 from gradbox.training.config import TrainingConfig
 from gradbox.training.state import ParameterEdit
+from gradbox.views import palette
+from gradbox.views.palette import (  # noqa: F401 (re-exported: the plots import them here)
+    CLASS_COLOURS,
+    CLASS_NAMES,
+    EDIT,
+    GHOST,
+    GRAD,
+    TEST,
+    TRAIN,
+)
 
-# TensorFlow Playground's orange and blue for the two classes (negative score = class 0
-# = orange, positive = class 1 = blue, its sign convention and ours), then well-separated
-# hues for up to six blobs.
-CLASS_COLOURS = ("#f59322", "#0877bd", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-CLASS_NAMES = ("orange", "blue", "green", "red", "purple", "brown")
-# Signs use the classes' colours: a positive gradient is blue like a positive score.
-POSITIVE, NEGATIVE = QColor(CLASS_COLOURS[1]), QColor(CLASS_COLOURS[0])
-
-# Curves: one colour per quantity, whichever plot shows it.
-TRAIN, TEST, GHOST, GRAD = "#1f5fa8", "#e8710a", "#6b6b6b", "#8e44ad"
-# Weights typed in by hand: a colour no curve uses, so a marker is never read as data.
-EDIT = "#c2185b"
+# Signs use the classes' colours (gradbox.views.palette): blue positive, orange negative.
+POSITIVE, NEGATIVE = QColor(palette.POSITIVE), QColor(palette.NEGATIVE)
 
 AXIS_PEN, AXIS_TEXT = "#555", "#222"
 

@@ -31,6 +31,7 @@ from gradbox.training.history import StepRecord
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
+from gradbox.views.palette import ERROR_BOX
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.panels.parameters import ParametersView
@@ -220,8 +221,8 @@ class MainWindow(QMainWindow):
         self.banner = QLabel()
         self.banner.setAccessibleName("Alert")
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("background: #fde7e4; color: #8c1d18; padding: 6px; "
-                                  "border: 1px solid #e4a29b; font-weight: bold;")
+        self.banner.setStyleSheet("background: {}; color: {}; padding: 6px; border: 1px solid "
+                                  "{}; font-weight: bold;".format(*ERROR_BOX))
         self.banner.hide()
         self.messages = MessageBar()
         # Both permanent: a button's status tip, shown on hover, hides neither.

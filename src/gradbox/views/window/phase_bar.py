@@ -13,8 +13,9 @@ from PySide6.QtWidgets import QLabel, QToolBar, QWidget
 from gradbox.teaching.loop_code import phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.palette import ALARM, NEXT
 
-STYLE = "QLabel { font-size: 22pt; font-weight: bold; color: #1f5fa8; padding: 2px 8px; }"
+STYLE = f"QLabel {{ font-size: 22pt; font-weight: bold; color: {NEXT}; padding: 2px 8px; }}"
 
 
 class PhaseBar(QToolBar):
@@ -36,7 +37,7 @@ class PhaseBar(QToolBar):
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         done_text, next_text = phase_summary(snapshot)
         if "skipped" in next_text:
-            next_text = f"<span style='color:#b3261e'>{next_text}</span>"
+            next_text = f"<span style='color:{ALARM}'>{next_text}</span>"
         # The step number too: lessons say "press Step until step 10", and the toolbar's
         # counter is small.
         self.label.setText(f"step {snapshot.step} · {done_text}  →  {next_text}")

@@ -15,6 +15,7 @@ from gradbox.teaching.loop_code import phase_done, phase_summary
 from gradbox.training.config import splits_steps
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.palette import ALARM
 from gradbox.views.window.run_controls import RunControls
 
 # Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
@@ -78,7 +79,7 @@ class TrainingToolbar(QToolBar):
             "Break the machine on purpose: skip zero_grad, so each step's gradients are "
             "added to the last ones and pile up. Turns the ghost run on, from this step")
         self.forget_zero_grad.setStyleSheet(
-            "QCheckBox { font-weight: bold; color: #b3261e; padding: 2px 6px; }")
+            f"QCheckBox {{ font-weight: bold; color: {ALARM}; padding: 2px 6px; }}")
         self.ghost = QCheckBox("Ghost run")
         self.ghost.setAccessibleName("Ghost run")
         self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
