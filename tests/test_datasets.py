@@ -257,8 +257,12 @@ def test_csv_field_over_the_csv_module_limit_names_the_line() -> None:
 
 def test_binary_csv_file_is_refused(tmp_path) -> None:
     path = tmp_path / "bad.csv"
+    path.write_bytes(b"x,y,label\n1,1,0\n\x00\x01,1,0\n")
+    with pytest.raises(DatasetError, match="line 3: not a text file"):
+        datasets.load_csv(path)
+    # Bytes that are not UTF-8 are read as Windows-1252: the cell at fault is named.
     path.write_bytes(b"x,y,label\n\xff\xfe,1,0\n")
-    with pytest.raises(DatasetError, match="not a text file"):
+    with pytest.raises(DatasetError, match="line 2: x and y must be numbers, got '\xff\xfe'"):
         datasets.load_csv(path)
 
 

@@ -155,7 +155,7 @@ HOSTILE: list[tuple[str, str | bytes, str]] = [
     ("104 parameters", mutated(lambda d: d["model"]["params"].pop()),
      "model.params: 13 parameters expected for layers [2, 3, 1] but 12 given"),
     ("hidden 10**9", mutated(set_at("config.hidden", [10**9])),
-     "config.hidden: layers [2, 1000000000, 1] have 4,000,000,001 parameters"),
+     "config.hidden[0] must be between 1 and 4096, got 1000000000"),
     ("zero neurons", mutated(set_at("config.hidden", [0])), "config.hidden[0] must be"),
     ("nan weight", mutated(set_at("model.params.2", "nan")), r"model.params[2] must be a number"),
     ("weight as list", mutated(set_at("model.grads.0", [1.0])), "model.grads[0] must be a number"),

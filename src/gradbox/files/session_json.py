@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from gradbox.autograd.nn import parse_parameter_name
 from gradbox.training import datasets
 from gradbox.training.config import ConfigError, TrainingConfig
 from gradbox.training.state import ParameterEdit
@@ -25,6 +26,17 @@ FORMAT = "gradbox-session"
 MAX_PARAMETERS = 1_000_000
 MAX_POINTS = datasets.MAX_POINTS
 MAX_SEED = 2**128
+# Every dimension a file can set has a limit, each with a message: far above what the
+# Designer makes or a lesson uses, low enough that the views stay readable and a step
+# stays a step (a 100,000-layer network froze the window for good).
+MAX_HIDDEN_LAYERS = 64
+MAX_WIDTH = 4096
+# JSON is bounded before it is parsed: nesting, and the memory its values would take
+# (estimated from the brackets and commas, which overcounts only inside strings).
+MAX_JSON_DEPTH = 32
+JSON_OBJECT_BYTES = 250  # a small dict, its keys and values, as json.loads builds it
+JSON_LIST_BYTES = 64
+JSON_VALUE_BYTES = 32  # a float object and its slot in a list
 
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
@@ -75,8 +87,38 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parse_session_text(raw: bytes | str) -> Any:
-    """JSON text -> Python values, with every way of failing turned into SessionError."""
+def json_cost(raw: bytes) -> tuple[int, int]:
+    """(deepest nesting, bytes the parsed values would take), from the text alone: a
+    bracket or comma inside a string counts too, so both are at most overestimated."""
+    depth = deepest = 0
+    chunk = 1 << 20  # a few MB of temporaries at a time
+    view = memoryview(raw)
+    for start in range(0, len(raw), chunk):
+        part = np.frombuffer(view[start:start + chunk], np.uint8)
+        step = ((part == 91) | (part == 123)).astype(np.int32)
+        step -= (part == 93) | (part == 125)
+        running = np.cumsum(step, dtype=np.int64)
+        if len(running):
+            deepest = max(deepest, depth + int(running.max()))
+            depth += int(running[-1])
+    memory = (raw.count(b"{") * JSON_OBJECT_BYTES + raw.count(b"[") * JSON_LIST_BYTES
+              + raw.count(b",") * JSON_VALUE_BYTES)
+    return deepest, memory
+
+
+def parse_session_text(raw: bytes | str, budget: int | None = None, what: str = "the file"
+                       ) -> Any:
+    """JSON text -> Python values, with every way of failing turned into SessionError.
+    `budget` bounds the memory the parsed values may take (estimated before parsing)."""
+    if budget is not None:
+        data = raw.encode() if isinstance(raw, str) else raw
+        depth, memory = json_cost(data)
+        if depth > MAX_JSON_DEPTH:
+            raise SessionError(f"{what} is nested too deeply to be a session ({depth} "
+                               f"levels; a session has at most {MAX_JSON_DEPTH})")
+        if memory > budget:
+            raise SessionError(f"{what} would take about {memory / 2**20:,.0f} MB of memory "
+                               f"to read; at most {budget / 2**20:,.0f} MB are allowed")
     if isinstance(raw, bytes):
         try:
             # utf-8-sig: editors on Windows like to start the file with a byte-order mark.
@@ -216,6 +258,17 @@ def check_floats(value: Any, path: str, length: int, what: str = "numbers",
                     dtype=np.float64).reshape(length)
 
 
+def has_parameter(layer_sizes: list[int], name: str) -> bool:
+    """Whether a network of these sizes has a parameter of this name, without building it
+    (building a 990x990 network to list its names took seconds)."""
+    parsed = parse_parameter_name(name)
+    if parsed is None:
+        return False
+    layer, unit, source = parsed
+    return (layer < len(layer_sizes) - 1 and unit < layer_sizes[layer + 1]
+            and (source is None or source < layer_sizes[layer]))
+
+
 def parse_edit(value: Any, path: str, steps: int) -> ParameterEdit:
     obj = check_object(value, path, ("step", "name", "old", "new"))
     return ParameterEdit(check_int(obj["step"], f"{path}.step", 0, steps),
@@ -245,9 +298,9 @@ def parse_config(value: Any, where: str = "config") -> TrainingConfig:
                               for i, f in enumerate(check_list(v, path, limit=100, what="names")))
         else:
             # The parameter count is checked from these sizes before any network exists.
-            out[name] = tuple(check_int(h, at(path, i), 1, 2**63 - 1)
-                              for i, h in enumerate(check_list(v, path, limit=MAX_PARAMETERS,
-                                                          what="layers")))
+            out[name] = tuple(check_int(h, at(path, i), 1, MAX_WIDTH)
+                              for i, h in enumerate(check_list(
+                                  v, path, limit=MAX_HIDDEN_LAYERS, what="hidden layers")))
     try:
         return TrainingConfig(**out)
     except ConfigError as error:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from gradbox.autograd.nn import MLP, parameter_count
+from gradbox.autograd.nn import parameter_count
 from gradbox.autograd.optim import make_optimizer
 from gradbox.autograd.phases import Phase
 from gradbox.files.session_json import (
@@ -46,6 +46,7 @@ from gradbox.files.session_json import (
     check_list,
     check_object,
     check_str,
+    has_parameter,
     kind_of,
     parse_config,
     parse_edit,
@@ -73,10 +74,8 @@ VERSION = 1
 def state_from_v1(data: Any) -> TrainingState:
     """The run a parsed version-1 session holds; SessionError if anything is off."""
     s = _parse_session(data)
-    names = [name for name, _ in MLP(2, [*s.config.hidden, s.config.outputs],
-                                     activation=s.config.activation, seed=0).named_parameters()]
     for i, edit in enumerate(s.edits):
-        if edit.name not in names:
+        if not has_parameter(s.config.layer_sizes, edit.name):
             raise SessionError(f"edits[{i}].name: this network has no parameter {edit.name!r}")
     dataset = frozen_dataset(s.dataset)
     ghost = None if s.ghost is None else RunState(

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from gradbox.autograd.nn import MLP, parameter_count
+from gradbox.autograd.nn import parameter_count
 from gradbox.autograd.optim import make_optimizer
 from gradbox.autograd.phases import Phase
 from gradbox.files.session_controls import SessionControls, parse_controls
@@ -79,6 +79,7 @@ from gradbox.files.session_json import (
     check_list,
     check_object,
     check_str,
+    has_parameter,
     kind_of,
     parse_config,
     parse_edit,
@@ -86,6 +87,7 @@ from gradbox.files.session_json import (
     short,
 )
 from gradbox.files.session_v1 import state_from_v1
+from gradbox.files.session_zip import SessionZip
 from gradbox.training import datasets
 from gradbox.training.compare import PinnedRun
 from gradbox.training.config import ConfigError, check_task
@@ -116,7 +118,13 @@ VERSION = 2
 MAX_FILE_BYTES = 2 * 2**30
 MAX_V1_BYTES = 200 * 2**20  # version-1 files were refused above this when saved
 MAX_STEPS = 100_000_000
-MAX_EVENTS = 1_000_000
+# Edits, rate changes, ghost switches and new points: each is a person's action.
+MAX_EVENTS = 100_000
+MAX_MANIFEST_BYTES = 16 * 2**20
+# Memory the parsed JSON may take, estimated before parsing (session_json.json_cost): a
+# manifest of MAX_EVENTS edits takes about 40 MB; an old version-1 file of 200 MB, ~1 GB.
+MANIFEST_BUDGET = 64 * 2**20
+V1_BUDGET = 2**30
 TEMP_SUFFIX = ".gradbox-tmp"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{12}" + re.escape(TEMP_SUFFIX) + "$")
 # Version 1 wrote `.<name>.<12 hex>.tmp` without a process id: removed once clearly old.
@@ -358,6 +366,9 @@ def load_session_with_controls(path: str | os.PathLike[str],
         return Trainer.from_state(state), controls
     except ConfigError as error:  # e.g. a network too big for this machine's memory
         raise SessionError(str(error)) from None
+    except MemoryError:
+        raise SessionError("there is not enough memory to rebuild this session's "
+                           "network") from None
 
 
 def load_state(path: str | os.PathLike[str]) -> TrainingState:
@@ -368,83 +379,40 @@ def load_state(path: str | os.PathLike[str]) -> TrainingState:
 def load_state_with_controls(path: str | os.PathLike[str],
                              ) -> tuple[TrainingState, SessionControls | None]:
     """Read and validate a session file (either version): its state and run controls."""
+    try:
+        return _load_state_with_controls(path)
+    except MemoryError:
+        raise SessionError("there is not enough memory to read this session") from None
+
+
+def _load_state_with_controls(path: str | os.PathLike[str],
+                              ) -> tuple[TrainingState, SessionControls | None]:
     path = Path(path)
     try:
         with open(path, "rb") as f:
             head = f.read(4)
             f.seek(0)
-            if head == b"PK\x03\x04":
-                return _read_zip(f)
             size = os.fstat(f.fileno()).st_size
+            if head == b"PK\x03\x04":
+                return _read_zip(f, size)
             if size > MAX_V1_BYTES:
                 raise SessionError(f"the file is {size / 2**20:.0f} MB; version-1 sessions are "
                                    f"at most {MAX_V1_BYTES // 2**20} MB")
-            raw = f.read(MAX_V1_BYTES + 1)  # the file may have grown since stat
+            raw = f.read(size + 1)  # the file may have grown since stat
     except OSError as error:
         raise SessionError(f"cannot read the file: {error.strerror or error}") from None
-    if len(raw) > MAX_V1_BYTES:
-        raise SessionError(f"the file is over {MAX_V1_BYTES // 2**20} MB")
-    data = parse_session_text(raw)
+    if len(raw) > size:
+        raise SessionError("the file changed while it was read; try again")
+    data = parse_session_text(raw, V1_BUDGET)
     if type(data) is dict and data.get("format") == FORMAT and data.get("version") == VERSION:
         raise SessionError("version 2 sessions are zip files; this one is JSON text")
     return state_from_v1(data), None
 
 
-class _Reader:
-    """Members of a session zip, each read once, its size checked before reading."""
-
-    def __init__(self, z: zipfile.ZipFile) -> None:
-        self.z = z
-        infos = z.infolist()
-        total = sum(i.file_size for i in infos)
-        if total > MAX_FILE_BYTES:
-            raise SessionError(f"the session unpacks to {total / 2**20:.0f} MB; at most "
-                               f"{MAX_FILE_BYTES // 2**20} MB can be opened")
-        self.names = {i.filename for i in infos}
-        self.used: set[str] = set()
-
-    def has(self, name: str) -> bool:
-        return name in self.names
-
-    def bytes(self, name: str, limit: int) -> bytes:
-        if name not in self.names:
-            raise SessionError(f"the file has no {name}: it is incomplete")
-        self.used.add(name)
-        if self.z.getinfo(name).file_size > limit:
-            raise SessionError(f"{name} is too large")
-        try:
-            return self.z.read(name)
-        except (zipfile.BadZipFile, OSError, EOFError) as error:
-            raise SessionError(f"{name} cannot be read: {error}") from None
-
-    def array(self, name: str, dtype: type, shape: tuple[int, ...] | None,
-              limit: int = 0) -> np.ndarray:
-        """The array `name`, which must have this dtype and shape (None: any 1-D array of
-        at most `limit` bytes)."""
-        if shape is not None:
-            limit = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        raw = self.bytes(name, limit + 4096)
-        try:
-            array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
-        except (ValueError, OSError, EOFError) as error:
-            raise SessionError(f"{name} is not a numpy array: {error}") from None
-        if shape is None and array.ndim == 1:
-            shape = array.shape
-        if array.dtype != np.dtype(dtype) or array.shape != shape:
-            raise SessionError(f"{name} must hold {np.dtype(dtype).name} values of shape "
-                               f"{shape}, got {array.dtype.name} of shape {array.shape}")
-        array.flags.writeable = False
-        return array
-
-
-def _read_zip(f: Any) -> tuple[TrainingState, SessionControls | None]:
-    try:
-        z = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise SessionError(f"not a session file, or truncated: {error}") from None
-    with z:
-        r = _Reader(z)
-        data = parse_session_text(r.bytes("manifest.json", 64 * 2**20))
+def _read_zip(f: Any, size: int) -> tuple[TrainingState, SessionControls | None]:
+    with SessionZip(f, size, MAX_FILE_BYTES) as r:
+        data = parse_session_text(r.bytes("manifest.json", MAX_MANIFEST_BYTES),
+                                  MANIFEST_BUDGET, "manifest.json")
         state = _parse_v2(data, r)
         extra = sorted(r.names - r.used)
         if extra:
@@ -453,7 +421,7 @@ def _read_zip(f: Any) -> tuple[TrainingState, SessionControls | None]:
         return state, (None if controls is None else parse_controls(controls, state.step))
 
 
-def _parse_v2(data: Any, r: _Reader) -> TrainingState:
+def _parse_v2(data: Any, r: SessionZip) -> TrainingState:
     if type(data) is not dict:
         raise SessionError(f"not a session file: the manifest is {kind_of(data)}")
     if data.get("format") != FORMAT:
@@ -531,9 +499,7 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
                               next(ghosts) if has_ghost[i] else None) for i in range(k)]
 
     # --- events
-    names = {name for name, _ in MLP(2, [*config.hidden, config.outputs],
-                                     activation=config.activation, seed=0).named_parameters()}
-    events = _parse_events(m["events"], n, names, data_list)
+    events = _parse_events(m["events"], n, config.layer_sizes, data_list)
     initial = r.array("initial_params.npy", np.float64, (p,))
     if not np.all(np.isfinite(initial)):
         raise SessionError("initial_params.npy: every initial weight must be finite")
@@ -549,7 +515,7 @@ def _parse_v2(data: Any, r: _Reader) -> TrainingState:
         pinned=pinned)
 
 
-def _read_history(r: _Reader, prefix: str, n: int, layers: int) -> History:
+def _read_history(r: SessionZip, prefix: str, n: int, layers: int) -> History:
     """`prefix`/<field>.npy for every record field, and `prefix`/layers.npy if present."""
     columns = {}
     for name in RECORD_FIELDS:
@@ -581,7 +547,7 @@ def _check_history(columns: dict[str, np.ndarray], n: int, prefix: str = "histor
                                f"{column[i]!r}")
 
 
-def _read_runs(r: _Reader, prefix: str, count: int, p: int, template: dict[str, Any],
+def _read_runs(r: SessionZip, prefix: str, count: int, p: int, template: dict[str, Any],
                finite: bool) -> list[RunState]:
     params = r.array(f"{prefix}/params.npy", np.float64, (count, p))
     grads = r.array(f"{prefix}/grads.npy", np.float64, (count, p))
@@ -601,7 +567,7 @@ def _read_runs(r: _Reader, prefix: str, count: int, p: int, template: dict[str, 
         for i in range(count)]
 
 
-def _read_dataset(r: _Reader, i: int, classes: int, one_dimensional: bool) -> Dataset:
+def _read_dataset(r: SessionZip, i: int, classes: int, one_dimensional: bool) -> Dataset:
     prefix = f"datasets/{i}"
     # The number of points is the labels' length, bounded before anything is read.
     labels = r.array(f"{prefix}/labels.npy", np.int64, None, limit=MAX_POINTS * 8)
@@ -617,7 +583,7 @@ def _read_dataset(r: _Reader, i: int, classes: int, one_dimensional: bool) -> Da
         raise SessionError(f"{prefix}: {error}") from None
 
 
-def _parse_events(value: Any, n: int, names: set[str], data_list: list[Dataset],
+def _parse_events(value: Any, n: int, sizes: list[int], data_list: list[Dataset],
                   ) -> list[Event]:
     events: list[Event] = []
     last = 0
@@ -634,7 +600,7 @@ def _parse_events(value: Any, n: int, names: set[str], data_list: list[Dataset],
         last = step
         if kind == "edit":
             edit = parse_edit({k: obj[k] for k in fields if k != "kind"}, path, n)
-            if edit.name not in names:
+            if not has_parameter(sizes, edit.name):
                 raise SessionError(f"{path}.name: this network has no parameter {edit.name!r}")
             events.append(edit)
         elif kind == "rate":

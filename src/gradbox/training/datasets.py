@@ -15,9 +15,13 @@ is that y -- the network sees x alone. Their `labels` hold the sign of the targe
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import math
+import os
+import re
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +39,10 @@ NOISE_MAX = 0.5
 MAX_COORDINATE = 1e6
 # The most points a session holds (and so the most a CSV import accepts).
 MAX_POINTS = 1_000_000
+# A CSV of MAX_POINTS points written with full float precision is ~45 MB; blank lines
+# are skipped, but a file of nothing else is refused at once rather than read.
+MAX_CSV_BYTES = 128 * 2**20
+MAX_CSV_LINES = MAX_POINTS + 100_000
 
 
 class DatasetError(ValueError):
@@ -343,101 +351,125 @@ def to_csv(dataset: Dataset) -> str:
     return out.getvalue()
 
 
-def _regression_from_rows(rows: Iterator[list[str]], header: list[str], test_ratio: float,
-                          seed: int) -> Dataset:
-    """x,y,target rows (after the header). Targets equal to every y make a 1-D dataset."""
-    columns = [header.index(name) for name in REGRESSION_CSV_HEADER]
-    values: list[tuple[float, float, float]] = []
-    last_line = 1
-    for line, row in enumerate(rows, start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        last_line = line
-        if len(values) == MAX_POINTS:
-            raise DatasetError(f"line {line}: the file has more than {MAX_POINTS:,} points, "
-                               f"the most a session can hold; split it or thin it out")
-        if len(row) < len(header):
-            raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
-        try:
-            x, y, t = (float(row[c]) for c in columns)
-        except ValueError:
-            raise DatasetError(f"line {line}: x, y and target must be numbers, got "
-                               f"{', '.join(_clipped(row[c]) for c in columns)}") from None
-        if not all(math.isfinite(v) for v in (x, y, t)):
-            raise DatasetError(f"line {line}: x, y and target must be finite")
-        if max(abs(x), abs(y)) > MAX_COORDINATE:
-            raise DatasetError(f"line {line}: x and y must lie within ±{MAX_COORDINATE:g}, "
-                               f"got {x:g}, {y:g}")
-        values.append((x, y, t))
-    if len(values) < 2:
-        raise DatasetError(f"line {last_line + 1}: the file has {len(values)} data rows; "
-                           "at least 2 are needed")
-    data = np.array(values)
-    targets = data[:, 2]
-    return Dataset(data[:, :2], (targets > 0).astype(np.int64),
-                   split(len(data), test_ratio, seed), 2, targets,
-                   bool(np.array_equal(targets, data[:, 1])))
+# Numbers as a person writes them: no `1_0` (Python's digit separator), no Unicode digits,
+# no hex; nan and inf are read so that the message can say they are not finite.
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
+                     re.IGNORECASE)
+CSV_COLUMNS = {"label": CSV_HEADER, "target": REGRESSION_CSV_HEADER}
+# Reading reports progress (and may be cancelled) every so many rows.
+PROGRESS_ROWS = 20_000
+Progress = Callable[[float], bool]  # fraction read -> go on?
 
 
-def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
-    """Parse `x,y,label` rows (with that header). Errors name the line at fault."""
-    # Spreadsheet programs often start UTF-8 files with a byte-order mark.
-    reader = csv.reader(io.StringIO(text.removeprefix("\ufeff")))
-    try:
-        rows = [next(reader, [])]
-    except csv.Error as error:
-        raise DatasetError(f"line {reader.line_num}: not valid CSV ({error})") from None
-    if not any(cell.strip() for cell in rows[0]):
-        raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
-    header = [cell.strip().lower() for cell in rows[0]]
-    if "target" in header and "label" not in header:
-        return _regression_from_rows(_rows(reader), header, test_ratio, seed)
-    missing = [name for name in CSV_HEADER if name not in header]
+class Cancelled(Exception):  # noqa: N818 (not an error: the person asked for it)
+    """Reading was cancelled by its progress callback."""
+
+
+def _number(cell: str) -> float | None:
+    cell = cell.strip()
+    return float(cell) if _NUMBER.fullmatch(cell) else None
+
+
+def _header(row: list[str]) -> tuple[str, list[int]]:
+    """('label' or 'target', the columns of x, y and the third), or a DatasetError."""
+    header = [cell.strip().lower() for cell in row]
+    while header and header[-1] == "":  # a spreadsheet's empty columns at the end
+        header.pop()
+    for i, name in enumerate(header):
+        if name in header[:i]:
+            raise DatasetError(f"line 1: the column {name!r} appears twice")
+    kind = "target" if "target" in header and "label" not in header else "label"
+    missing = [name for name in CSV_COLUMNS[kind] if name not in header]
     if missing:
         raise DatasetError(f"line 1: missing column {', '.join(missing)}; "
-                           f"expected a header 'x,y,label', got {','.join(rows[0])!r}")
-    columns = [header.index(name) for name in CSV_HEADER]
-    points, labels = [], []
+                           f"expected a header 'x,y,label', got {_clipped(','.join(row), 60)}")
+    extra = [name for name in header if name not in CSV_COLUMNS[kind]]
+    if extra:
+        raise DatasetError(f"line 1: unknown column {_clipped(extra[0])}; gradbox reads "
+                           f"{','.join(CSV_COLUMNS[kind])} and nothing else")
+    return kind, [header.index(name) for name in CSV_COLUMNS[kind]]
+
+
+def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0,
+             progress: Progress | None = None) -> Dataset:
+    """Parse `x,y,label` (or `x,y,target`) rows under that header. Errors name the line
+    at fault. `progress(fraction)` is called every PROGRESS_ROWS rows; False cancels."""
+    # Spreadsheet programs often start UTF-8 files with a byte-order mark.
+    text = text.removeprefix("\ufeff")
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if lines > MAX_CSV_LINES:
+        raise DatasetError(f"the file has {lines:,} lines; at most {MAX_POINTS:,} points "
+                           f"(and {MAX_CSV_LINES - MAX_POINTS:,} blank lines) can be imported")
+    reader = csv.reader(io.StringIO(text))
+    try:
+        first = next(reader, [])
+    except csv.Error as error:
+        raise DatasetError(f"line {reader.line_num}: not valid CSV ({error})") from None
+    if not any(cell.strip() for cell in first):
+        raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
+    kind, columns = _header(first)
+    width = len(columns)
+    # Three arrays of doubles: 24 bytes a point (a list of tuples took 136).
+    xs, ys, ts = array("d"), array("d"), array("d")
     last_line = 1
     for line, row in enumerate(_rows(reader), start=2):
+        if progress is not None and line % PROGRESS_ROWS == 0 and not progress(line / lines):
+            raise Cancelled
         if not any(cell.strip() for cell in row):
             continue
         last_line = line
-        if len(points) == MAX_POINTS:
+        if len(xs) == MAX_POINTS:
             raise DatasetError(f"line {line}: the file has more than {MAX_POINTS:,} points, "
                                f"the most a session can hold; split it or thin it out")
-        if len(row) < len(header):
-            raise DatasetError(f"line {line}: expected {len(header)} values, got {len(row)}")
-        try:
-            x, y = (float(row[columns[i]]) for i in range(2))
-        except ValueError:
-            raise DatasetError(f"line {line}: x and y must be numbers, got "
-                               f"{_clipped(row[columns[0]])}, {_clipped(row[columns[1]])}"
-                               ) from None
-        if not (math.isfinite(x) and math.isfinite(y)):
-            raise DatasetError(f"line {line}: x and y must be finite, got {x}, {y}")
+        if len(row) < width:
+            raise DatasetError(f"line {line}: expected {width} values, got {len(row)}")
+        extra = [cell for cell in row[width:] if cell.strip()]
+        if extra:
+            raise DatasetError(f"line {line}: expected {width} values, got {len(row)} (an "
+                               f"extra value {_clipped(extra[0])})")
+        x, y = _number(row[columns[0]]), _number(row[columns[1]])
+        third = row[columns[2]].strip()
+        if kind == "target":
+            t = _number(third)
+            if x is None or y is None or t is None:
+                raise DatasetError(f"line {line}: x, y and target must be numbers, got "
+                                   f"{', '.join(_clipped(row[c]) for c in columns)}")
+            if not all(math.isfinite(v) for v in (x, y, t)):
+                raise DatasetError(f"line {line}: x, y and target must be finite")
+        else:
+            if x is None or y is None:
+                raise DatasetError(f"line {line}: x and y must be numbers, got "
+                                   f"{_clipped(row[columns[0]])}, {_clipped(row[columns[1]])}")
+            if not (math.isfinite(x) and math.isfinite(y)):
+                raise DatasetError(f"line {line}: x and y must be finite, got {x}, {y}")
+            # isdigit alone accepts '²' and other digits int() cannot read; a label of
+            # thousands of digits is no class either (and int() refuses past 4,300 digits).
+            if not (third.isascii() and third.isdigit() and len(third) <= 9) or (
+                    int(third) >= MAX_CLASSES):
+                raise DatasetError(f"line {line}: label must be a class number "
+                                   f"0..{MAX_CLASSES - 1}, got {_clipped(third)}")
+            t = float(third)
         if max(abs(x), abs(y)) > MAX_COORDINATE:
             raise DatasetError(f"line {line}: x and y must lie within ±{MAX_COORDINATE:g}, "
                                f"got {x:g}, {y:g}")
-        cell = row[columns[2]].strip()
-        # isdigit alone accepts '²' and other digits int() cannot read; a label of
-        # thousands of digits is no class either (and int() refuses past 4,300 digits).
-        if not (cell.isascii() and cell.isdigit() and len(cell) <= 9) or (
-                int(cell) >= MAX_CLASSES):
-            raise DatasetError(f"line {line}: label must be a class number 0..{MAX_CLASSES - 1}, "
-                               f"got {_clipped(cell)}")
-        points.append((x, y))
-        labels.append(int(cell))
-    if len(points) < 2:
-        raise DatasetError(f"line {last_line + 1}: the file has {len(points)} data rows; "
+        xs.append(x)
+        ys.append(y)
+        ts.append(t)
+    if len(xs) < 2:
+        raise DatasetError(f"line {last_line + 1}: the file has {len(xs)} data rows; "
                            "at least 2 are needed")
-    present = sorted(set(labels))
+    points = np.column_stack([np.frombuffer(xs), np.frombuffer(ys)])
+    third_column = np.frombuffer(ts).copy()
+    if kind == "target":
+        return Dataset(points, (third_column > 0).astype(np.int64),
+                       split(len(points), test_ratio, seed), 2, third_column,
+                       bool(np.array_equal(third_column, points[:, 1])))
+    labels = third_column.astype(np.int64)
+    present = sorted(set(labels.tolist()))
     if len(present) < 2:
         raise DatasetError(f"lines 2-{last_line}: every row has label {present[0]}; "
                            "at least two classes are needed")
-    classes = max(present) + 1
-    return Dataset(np.array(points), np.array(labels),
-                   split(len(labels), test_ratio, seed), classes)
+    return Dataset(points, labels, split(len(labels), test_ratio, seed), max(present) + 1)
 
 
 def _rows(reader: Iterator[list[str]]) -> Iterator[list[str]]:
@@ -464,9 +496,50 @@ def save_csv(dataset: Dataset, path: str | Path) -> None:
     Path(path).write_text(to_csv(dataset), encoding="utf-8")
 
 
-def load_csv(path: str | Path, test_ratio: float = 0.0, seed: int = 0) -> Dataset:
+def csv_text(data: bytes, name: str = "the file") -> str:
+    """A CSV file's bytes as text: UTF-8 (with or without a byte-order mark), UTF-16 or
+    UTF-32 with one (Excel's "Unicode text"), UTF-16 without one, else Windows-1252 /
+    Latin-1 (every byte is a character there; a stray one is then named in a cell)."""
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                       (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+                       (codecs.BOM_UTF8, "utf-8-sig")):
+        if data.startswith(bom):
+            try:
+                return data.decode(codec)
+            except UnicodeDecodeError as error:
+                raise DatasetError(f"{name} starts as {codec.upper()} text but byte "
+                                   f"{error.start:,} is not") from None
+    head = data[:4096]
+    if head.count(b"\0") * 3 > len(head):  # every other byte: UTF-16 without a mark
+        codec = "utf-16-le" if head[1::2].count(0) > head[::2].count(0) else "utf-16-be"
+        try:
+            return data.decode(codec)
+        except UnicodeDecodeError:
+            raise DatasetError(f"{name}: not a text file") from None
+    if b"\0" in data:
+        line = data[:data.index(b"\0")].count(b"\n") + 1
+        raise DatasetError(f"line {line}: not a text file (it holds a NUL byte)")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise DatasetError(f"{path}: not a text file") from None
-    return from_csv(text, test_ratio, seed)
+        pass
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def load_csv(path: str | Path, test_ratio: float = 0.0, seed: int = 0,
+             progress: Progress | None = None) -> Dataset:
+    """Read a CSV file of points (see from_csv), at most MAX_CSV_BYTES of it."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_CSV_BYTES:
+            raise DatasetError(f"{path.name} is {size / 2**20:,.0f} MB; at most "
+                               f"{MAX_CSV_BYTES // 2**20} MB ({MAX_POINTS:,} points) can be "
+                               "imported")
+        data = f.read(MAX_CSV_BYTES + 1)
+    if len(data) > MAX_CSV_BYTES:
+        raise DatasetError(f"{path.name} is over {MAX_CSV_BYTES // 2**20} MB")
+    return from_csv(csv_text(data, path.name), test_ratio, seed, progress)

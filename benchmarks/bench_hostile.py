@@ -1,0 +1,116 @@
+"""Hostile inputs, each loaded in a fresh process: outcome, wall time and peak memory.
+
+    PYTHONPATH=src python benchmarks/bench_hostile.py [--timeout 30] [--only NAME ...]
+
+Builds tests/hostile_corpus.py's files (sessions and CSVs from valid seeds, bombs, lying
+sizes, nesting) in a temporary folder and opens each as the app does
+(`sessions.load_session`, `datasets.load_csv`) in a child process capped at 4 GB of
+address space and `--timeout` seconds. Memory is the child's peak resident size above
+what it had after importing gradbox (os.wait4's ru_maxrss). Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import hostile_corpus
+
+CHILD = r"""
+import json, resource, sys, time
+from gradbox.files import sessions
+from gradbox.training import datasets
+kind, path = sys.argv[1], sys.argv[2]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"base_kb": base}), flush=True)
+start = time.perf_counter()
+try:
+    if kind == "csv":
+        d = datasets.load_csv(path)
+        outcome = f"loaded ({len(d)} points)"
+    else:
+        t = sessions.load_session(path)
+        outcome = f"loaded (layers {len(t.config.layer_sizes)}, step {t.step_count})"
+except (sessions.SessionError, datasets.DatasetError) as error:
+    outcome = f"{type(error).__name__}: {error}"
+except BaseException as error:
+    outcome = f"!! {type(error).__name__}: {error}"
+print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - start}), flush=True)
+"""
+
+MEMORY_CAP = 4 * 2**30
+
+
+def _cap() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run_one(kind: str, path: Path, timeout: float) -> dict[str, object]:
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", CHILD, kind, str(path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             preexec_fn=_cap, text=True)
+    killed = False
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - start > timeout + 5:
+            child.send_signal(signal.SIGKILL)
+            killed = True
+            pid, status, usage = os.wait4(child.pid, 0)
+            break
+        time.sleep(0.05)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    lines = [json.loads(line) for line in child.stdout.read().splitlines() if line.startswith("{")]
+    info: dict[str, object] = {}
+    for line in lines:
+        info.update(line)
+    base = int(info.get("base_kb", 0))
+    info["peak_mb"] = (usage.ru_maxrss - base) / 1024
+    if killed:
+        info["outcome"] = f"killed: still running after {timeout + 5:.0f} s"
+        info["seconds"] = time.perf_counter() - start
+    elif "outcome" not in info:
+        info["outcome"] = f"!! process died (exit {child.returncode})"
+        info["seconds"] = time.perf_counter() - start
+    return info
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--small", action="store_true", help="leave out the 1 GB builds")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        corpus = hostile_corpus.build(Path(folder), big=not args.small)
+        print("| file | what | size | outcome | time s | peak MB |")
+        print("|---|---|---:|---|---:|---:|")
+        for case, path in corpus:
+            if args.only and case.name not in args.only:
+                continue
+            info = run_one(case.kind, path, args.timeout)
+            outcome = str(info["outcome"]).replace("|", "/").replace("\n", " ")[:110]
+            size = path.stat().st_size
+            print(f"| {case.name} | {case.what} | {size / 1024:,.0f} KB | {outcome} | "
+                  f"{float(info['seconds']):.2f} | {float(info['peak_mb']):.0f} |", flush=True)
+            rows.append({"name": case.name, "bomb": case.bomb, "size": size, **info})
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

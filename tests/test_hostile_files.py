@@ -1,0 +1,163 @@
+"""Hostile session files and CSVs (issue 23): every one a SessionError/DatasetError with a
+message naming what is wrong, or a valid load; bombs refused without the memory they ask
+for. Memory is measured in child processes (tests/hostile_runner.py); the time each takes
+is in benchmarks/bench_hostile.py (no test fails on a timing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hostile_corpus
+from gradbox.files import sessions
+from gradbox.files.session_json import SessionError
+from gradbox.training import datasets
+from gradbox.training.datasets import DatasetError
+
+RUNNER = Path(__file__).with_name("hostile_runner.py")
+BOMB_MB = 100  # the most a refused bomb may cost, above the process's start
+
+
+def _run(*args: str, timeout: float = 300) -> object:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, str(RUNNER), *args], capture_output=True,
+                         text=True, env=env, timeout=timeout, check=True)
+    return json.loads(out.stdout)
+
+
+# What each refusal must say (a part of it): the member, and why.
+MESSAGES = {
+    "deep_1000": "config.hidden has 1,000 hidden layers; at most 64",
+    "deep_100k": "config.hidden has 100,000 hidden layers",
+    "deflate_member": "history/loss.npy is compressed (deflate)",
+    "bzip2_member": "history/loss.npy is compressed (bzip2)",
+    "lzma_member": "history/loss.npy is compressed (lzma)",
+    "unknown_method": "history/loss.npy is compressed (method 99)",
+    "encrypted_flag": "history/loss.npy is stored with encrypted",
+    "descriptor_flag": "history/loss.npy is stored with sizes after the data",
+    "bad_utf8_name": "not UTF-8",
+    "duplicate_name": "history/loss.npy appears twice",
+    "stored_size_lie": "history/loss.npy claims 1,073,741,824 bytes",
+    "npy_shape_1e13": "datasets/0/labels.npy",
+    "npy_object": "history/loss.npy: its .npy header is not one numpy writes",
+    "manifest_4m_objects": "manifest.json would take about",
+    "manifest_deflated_60mb": "manifest.json is compressed (deflate)",
+    "events_200k": "manifest.json would take about",
+    "v1_10m_objects": "would take about",
+    "v1_nested": "nested too deeply",
+    "csv_utf16": None, "csv_valid": None, "valid": None,  # these load
+    "csv_latin1": "line 1: unknown column 'note'",
+    "csv_underscore": "line 2: x and y must be numbers, got '1_0'",
+    "csv_extra_column": "line 3: expected 3 values, got 4 (an extra value '9')",
+    "csv_duplicate_column": "line 1: the column 'x' appears twice",
+    "csv_nul": "line 3: not a text file",
+    "csv_too_many_points": "more than 1,000,000 points",
+}
+
+
+def test_every_hostile_file_is_refused_by_name_and_bombs_cost_under_100_mb(tmp_path) -> None:
+    rows = _run("bombs", str(tmp_path))
+    assert len(rows) >= 40
+    problems = []
+    for row in rows:
+        outcome, name = row["outcome"], row["name"]
+        if outcome.startswith("!!"):
+            problems.append(f"{name}: {outcome}")
+        elif row["bomb"] and outcome == "loaded":
+            problems.append(f"{name} loaded")
+        elif row["bomb"] and row["peak_mb"] > BOMB_MB:
+            problems.append(f"{name} took {row['peak_mb']:.0f} MB")
+    assert not problems, problems
+    by_name = {row["name"]: row for row in rows}
+    assert by_name["valid"]["outcome"] == "loaded"
+    assert by_name["csv_utf16"]["outcome"] == "loaded"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> dict[str, tuple[hostile_corpus.Case, Path]]:
+    folder = tmp_path_factory.mktemp("hostile")
+    return {case.name: (case, path) for case, path in hostile_corpus.build(folder, big=False)}
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGES))
+def test_hostile_file_message_names_the_part_at_fault(corpus, name: str) -> None:
+    case, path = corpus[name]
+    expected = MESSAGES[name]
+    load = datasets.load_csv if case.kind == "csv" else sessions.load_state
+    if expected is None:
+        load(path)
+        return
+    with pytest.raises((SessionError, DatasetError)) as info:
+        load(path)
+    assert expected in str(info.value)
+
+
+def test_big_endian_arrays_read_as_their_values(tmp_path) -> None:
+    """A machine of the other byte order writes '>f8': read it, don't call it wrong."""
+    manifest, members = hostile_corpus.seed_members(5)
+    path = tmp_path / "be.gradbox"
+    loss = np.load(__import__("io").BytesIO(members["history/loss.npy"]))
+    members["history/loss.npy"] = hostile_corpus.npy(loss.astype(">f8"))
+    path.write_bytes(hostile_corpus.session(manifest, members))
+    state = sessions.load_state(path)
+    assert np.array_equal(state.history.column("loss"), loss)
+
+
+def test_csv_in_utf16_without_a_mark_and_in_latin1_is_read(tmp_path) -> None:
+    text = "x,y,label\n1,2,0\n3,4,1\n"
+    for data in (text.encode("utf-16-le"), text.encode("utf-16-be"), text.encode("utf-32"),
+                 ("x,y,label\n1,2,0\n3,4,1\n").encode("latin-1")):
+        path = tmp_path / "p.csv"
+        path.write_bytes(data)
+        assert datasets.load_csv(path).labels.tolist() == [0, 1]
+    path.write_bytes("x,y,label\n1,2,0\n3,4é,1\n".encode("latin-1"))
+    with pytest.raises(DatasetError, match="line 3: x and y must be numbers, got '3', '4é'"):
+        datasets.load_csv(path)
+
+
+def test_csv_over_the_size_cap_is_refused_before_reading(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(datasets, "MAX_CSV_BYTES", 1000)
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"x,y,label\n" + b"1,2,0\n" * 200)
+    with pytest.raises(DatasetError, match=r"big\.csv is 0 MB; at most 0 MB"):
+        datasets.load_csv(path)
+
+
+def test_csv_of_blank_lines_is_refused_by_its_line_count() -> None:
+    with pytest.raises(DatasetError, match="1,100,002 lines"):
+        datasets.from_csv("x,y,label\n" + "\n" * (datasets.MAX_CSV_LINES + 1))
+
+
+def test_csv_reading_reports_progress_and_can_be_cancelled() -> None:
+    text = "x,y,label\n" + "1,2,0\n3,4,1\n" * 30_000
+    seen: list[float] = []
+    datasets.from_csv(text, progress=lambda f: seen.append(f) or True)
+    assert len(seen) == 3 and seen == sorted(seen) and 0 < seen[0] < seen[-1] < 1
+    with pytest.raises(datasets.Cancelled):
+        datasets.from_csv(text, progress=lambda f: False)
+
+
+def test_strict_csv_numbers() -> None:
+    for cell in ("1_0", "0x10", "١", "1e", "--1", "1,0"):
+        with pytest.raises(DatasetError):
+            datasets.from_csv(f'x,y,label\n"{cell}",2,0\n3,4,1\n')
+    data = datasets.from_csv("x,y,label\n+1.5e2,-.5,0\n 3. ,4E-1,1\n")
+    assert data.points.tolist() == [[150.0, -0.5], [3.0, 0.4]]
+
+
+def test_fuzzed_sessions_and_csvs_end_in_a_clear_error_or_a_load_in_bounded_memory() -> None:
+    """About 45 s: thousands of mutations of valid files (bytes flipped, inserted, cut;
+    members changed inside an intact zip; manifest values replaced)."""
+    report = _run("fuzz", "45", "23")
+    assert not report["failures"], report["failures"][:3]
+    assert report["count"] >= 2000, report
+    outcomes = report["outcomes"]
+    assert outcomes.get("session: loaded", 0) > 0 and outcomes.get("session: SessionError", 0)
+    assert outcomes.get("csv: DatasetError", 0) > 0
+    assert report["peak_mb"] < 200, report
