@@ -110,7 +110,8 @@ class NetworkLevel:
 
     @property
     def structure_key(self) -> tuple[Any, ...]:
-        return (*self.layer_sizes, *(self.input_labels or ()))
+        # The activations too: the column titles name them ("hidden · tanh").
+        return (*self.layer_sizes, *(self.input_labels or ()), *self.activations)
 
     def input_label(self, k: int) -> str:
         return self.input_labels[k] if self.input_labels else f"x{k}"
