@@ -85,7 +85,7 @@ def main() -> None:
         print(f"  shared / pickled        : {ms['shared wall'] / ms['pickled wall']:8.2f}x wall,"
               f" {ms['shared cpu'] / max(ms['pickled cpu'], 1e-6):6.2f}x the window's CPU")
     print("\n[start-up until the first snapshot is usable, W1]")
-    for context in ("spawn", "forkserver", "forkserver"):
+    for context in ("spawn", "spawn", "forkserver", "forkserver", "forkserver"):
         print(f"  {context:10s} {start_up(context):8.0f} ms")
 
 

@@ -18,7 +18,9 @@ import itertools
 import multiprocessing
 import os
 import signal
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,10 @@ from gradbox.runner.wire import (
 from gradbox.training.state import TrainingState
 from gradbox.training.trainer import RunGoal, Snapshot, TrainingConfig
 
+# Forkserver where there is one (see TrainingProcess.__init__), spawn elsewhere; never
+# fork: this process has Qt's threads.
+START_METHOD = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                else "spawn")
 QUIT_PATIENCE_S = 2.0  # how long a quit waits for the process before it is killed
 _numbers = itertools.count()
 
@@ -108,23 +114,54 @@ def describe_exit(exitcode: int | None) -> str:
     return f"The training process exited (code {exitcode})."
 
 
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start a process without it importing this program's main module.
+
+    multiprocessing makes a spawned (or forkserver) child import the parent's `__main__`
+    -- for the app, gradbox.app with Qt and every view; for a test run, pytest -- so that
+    functions defined there can be unpickled. The training process needs none of it
+    (its entry point is `child.main`), and the imports took most of its start-up. The
+    two attributes the preparation data is taken from are hidden while it is made.
+    """
+    main = sys.modules.get("__main__")
+    hidden = {k: main.__dict__[k] for k in ("__spec__", "__file__")
+              if main is not None and k in main.__dict__}
+    try:
+        for key in hidden:
+            if key == "__spec__":
+                main.__spec__ = None  # type: ignore[union-attr]
+            else:
+                del main.__dict__[key]  # type: ignore[union-attr]
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.update(hidden)
+
+
 class TrainingProcess:
     """A trainer in a child process (see the module's docstring)."""
 
     def __init__(self, start: TrainingState | TrainingConfig | None = None,
-                 context: str = "spawn") -> None:
+                 context: str | None = None) -> None:
         self.prefix = f"gbx{os.getpid()}_{next(_numbers)}_"
         # The control block is the window's: it outlives a trainer that dies.
         self._control_segment = Segment(self.prefix + "c", CONTROL_BYTES, create=True)
         self.control = control_view(self._control_segment)
         self.control[:] = 0
-        ctx = multiprocessing.get_context(context)
+        ctx = multiprocessing.get_context(context or START_METHOD)
+        if ctx.get_start_method() == "forkserver":
+            # The server imports the training code once; each process is a fork of it
+            # (not of this one: no Qt, no threads), ready in tens of milliseconds. The
+            # app's own __main__ is not imported there.
+            ctx.set_forkserver_preload(["gradbox.runner.child"])
         self._conn, theirs = ctx.Pipe()
         started = time.perf_counter()
         self._process = ctx.Process(
             target=child.main, args=(theirs, self.prefix, self._control_segment.name, start),
             name="gradbox-training", daemon=True)
-        self._process.start()
+        with _main_module_hidden():
+            self._process.start()
         theirs.close()  # so the pipe ends when the child does
         self.pid = self._process.pid
         self._receiver = Receiver(self.control)
