@@ -8,6 +8,9 @@ process (gradbox.runner) is asked for its snapshot two ways:
   * shared: the snapshot every command publishes, its arrays written to shared memory
     and only metadata pickled; the window builds numpy views.
 
+W1 is measured twice: as on the boundary tab, and with its computation graph (1,663
+nodes, each a value and a gradient per sample) traced, as on the graph tab.
+
 It prints the median wall time from the command until the snapshot is usable, the
 window process's CPU time for it (what the UI thread would spend), and the ratios; then
 the start-up time of a training process (until its first snapshot is usable) with the
@@ -65,11 +68,14 @@ def main() -> None:
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
           " (a shared machine: compare the ratios)")
-    cases = [("W1", W1, args.repeats)] + ([] if args.no_big else [("1000x1000", BIG, 3)])
-    for title, config, repeats in cases:
+    cases = [("W1", W1, args.repeats, False), ("W1 with its graph traced", W1, args.repeats, True)]
+    if not args.no_big:
+        cases.append(("1000x1000", BIG, 3, False))
+    for title, config, repeats, graph in cases:
         bare = bare_step_ms(config, 20 if config is W1 else 2)
         process = TrainingProcess(config)
         process.wait_for(NewSnapshot, timeout=600)
+        process.request("set_graph_wanted", wanted=graph)
         process.request("step", timeout=600)
         snapshot = process.latest
         assert snapshot is not None

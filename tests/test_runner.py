@@ -91,6 +91,26 @@ def test_a_run_to_a_goal_matches_the_in_process_run(start) -> None:
     assert_same(process.latest, trainer.snapshot())
 
 
+def test_the_graph_crosses_with_the_engine_numbers(start) -> None:
+    process = start()
+    process.request("set_graph_wanted", wanted=True)
+    for _ in range(2):
+        process.request("step")
+    trainer = Trainer(CONFIG)
+    trainer.capture_graph = True
+    trainer.step()
+    trainer.step()
+    shown, expected = process.latest.graph, trainer.snapshot().graph
+    assert shown is not None and expected is not None
+    assert shown.ops == expected.ops and shown.structure_key == expected.structure_key
+    assert shown.names == expected.names and shown.children == expected.children
+    for sample in (0, 7):
+        assert shown.values(sample).tobytes() == expected.values(sample).tobytes()
+        assert shown.grads(sample).tobytes() == expected.grads(sample).tobytes()
+    root = shown.root
+    assert shown.data(root) == expected.data(root) and shown.n_samples == expected.n_samples
+
+
 def test_a_snapshot_held_by_the_window_never_changes(start) -> None:
     """Newer snapshots go to other slots: the one a view keeps stays as it was."""
     process = start()

@@ -54,7 +54,7 @@ class Graph:
     consumers: tuple[tuple[int, ...], ...]
     structure_key: tuple[int, int, str]
     # Values (or frozen copies) in id order; read, never written.
-    _source: tuple[Any, ...] = field(repr=False)
+    _source: Sequence[Any] = field(repr=False)
     # For a subgraph: the id each node has in the graph it was cut from.
     original_ids: tuple[int, ...] | None = field(default=None, repr=False)
     # Subgraph nodes that stand in for inputs from outside the cut.
@@ -166,6 +166,35 @@ class Graph:
                                else v.grad) for v in self._source)
         return _replace_source(self, frozen)
 
+    # --- numbers as matrices: how a graph crosses to another process ------------------
+    def numbers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every node's data and gradient as (nodes, samples) matrices, and per node
+        whether it holds one number per sample (a float otherwise, in every column).
+        `with_numbers` reads them back; gradbox.runner sends them through shared memory,
+        since pickling a W1 step's 1,663 nodes took 60 ms and 21 ms to read back."""
+        samples = self.n_samples
+        nodes = len(self._source)
+        data = np.empty((nodes, samples))
+        grad = np.empty((nodes, samples))
+        data_per_sample = np.zeros(nodes, np.bool_)
+        grad_per_sample = np.zeros(nodes, np.bool_)
+        for i, v in enumerate(self._source):
+            data[i] = v.data
+            grad[i] = v.grad
+            data_per_sample[i] = type(v.data) is np.ndarray
+            grad_per_sample[i] = type(v.grad) is np.ndarray
+        return data, grad, data_per_sample, grad_per_sample
+
+    def without_numbers(self) -> Graph:
+        """The structure alone (no numbers): what is sent once per network shape."""
+        return _replace_source(self, ())
+
+    def with_numbers(self, data: np.ndarray, grad: np.ndarray, data_per_sample: np.ndarray,
+                     grad_per_sample: np.ndarray) -> Graph:
+        """This structure reading its numbers from `numbers()`'s matrices (not copied)."""
+        return _replace_source(self, _MatrixSource(data, grad, data_per_sample,
+                                                   grad_per_sample))
+
     # --- cutting -----------------------------------------------------------------
     def subgraph(self, keep: Iterable[int]) -> Graph:
         """The nodes in `keep` plus, as boundary leaves, the inputs they take from outside.
@@ -194,7 +223,28 @@ class Graph:
         )
 
 
-def _replace_source(graph: Graph, source: tuple[Any, ...]) -> Graph:
+class _MatrixSource(Sequence[_Frozen]):
+    """A graph's numbers read from matrices (see `Graph.numbers`), one node at a time."""
+
+    __slots__ = ("_data", "_data_per_sample", "_grad", "_grad_per_sample")
+
+    def __init__(self, data: np.ndarray, grad: np.ndarray, data_per_sample: np.ndarray,
+                 grad_per_sample: np.ndarray) -> None:
+        self._data, self._grad = data, grad
+        self._data_per_sample, self._grad_per_sample = data_per_sample, grad_per_sample
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, node: Any) -> Any:
+        if isinstance(node, slice):
+            return tuple(self[i] for i in range(*node.indices(len(self))))
+        data = self._data[node] if self._data_per_sample[node] else float(self._data[node, 0])
+        grad = self._grad[node] if self._grad_per_sample[node] else float(self._grad[node, 0])
+        return _Frozen(data, grad)
+
+
+def _replace_source(graph: Graph, source: Sequence[Any]) -> Graph:
     return Graph(graph.ops, graph.labels, graph.names, graph.children, graph.consumers,
                  graph.structure_key, source, graph.original_ids, graph.boundary,
                  graph.members)

@@ -61,6 +61,7 @@ ARRAY_FIELDS = ("params", "grads", "ghost_grads", "step_grads", "batch", "graph_
 CACHED_FIELDS = ("config", "param_names", "points", "labels", "is_test", "targets",
                  "edits", "pinned", "layer_sizes")
 HISTORY_MIN_ROWS = 1024
+GRAPH_ARRAYS = ("graph_data", "graph_grad", "graph_data_per_sample", "graph_grad_per_sample")
 
 
 def _column_dtype(name: str) -> np.dtype:
@@ -154,6 +155,7 @@ class Publisher:
         self._history = _HistoryWriter(prefix)
         self._sent: dict[str, Any] = {}
         self._graph_structure: object = None
+        self._numbers: tuple[Graph | None, tuple[np.ndarray, ...]] = (None, ())
         self.published = 0
 
     def message(self, snapshot: Snapshot) -> dict[str, Any]:
@@ -161,7 +163,6 @@ class Publisher:
         arrays = {name: getattr(snapshot, name) for name in ARRAY_FIELDS
                   if getattr(snapshot, name) is not None}
         arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-        layout = Layout(arrays)
         meta: dict[str, Any] = {"scalars": {
             f.name: getattr(snapshot, f.name) for f in dataclasses.fields(Snapshot)
             if f.name not in ARRAY_FIELDS and f.name not in CACHED_FIELDS
@@ -175,7 +176,8 @@ class Publisher:
                 self._sent[name] = value
         meta["changed"] = changed
         meta["history"] = self._history.publish(snapshot.history)
-        meta["graph"] = self._graph(snapshot.graph)
+        meta["graph"] = self._graph(snapshot.graph, arrays)
+        layout = Layout(arrays)
         slot = self._free_slot(layout.nbytes)
         if slot is None:
             meta["arrays"] = arrays  # every slot held: pickled (see the module's docstring)
@@ -187,13 +189,19 @@ class Publisher:
         self.published += 1
         return meta
 
-    def _graph(self, graph: Graph | None) -> Any:
+    def _graph(self, graph: Graph | None, arrays: dict[str, np.ndarray]) -> Any:
+        """The graph's numbers join the slot's arrays (every time: a reader may skip a
+        message); its structure is pickled once per network shape, else 'numbers'."""
         if graph is None:
             return None
-        if self._sent.get("graph") is graph:
-            return "same"
-        self._sent["graph"] = graph
-        return graph
+        if self._numbers[0] is not graph:
+            self._numbers = (graph, graph.numbers())
+        for key, array in zip(GRAPH_ARRAYS, self._numbers[1]):
+            arrays[key] = array
+        if self._graph_structure == graph.structure_key:
+            return "numbers"
+        self._graph_structure = graph.structure_key
+        return graph.without_numbers()
 
     def _free_slot(self, nbytes: int) -> int | None:
         for slot in range(SLOTS):
@@ -234,7 +242,7 @@ class Receiver:
         self._history_name = ""
         self._cached: dict[str, Any] = {}
         self._origin: tuple[int, object] = (0, object())
-        self._graph: Graph | None = None
+        self._structure: Graph | None = None
 
     def _segment(self, name: str) -> Segment:
         segment = self._segments.get(name)
@@ -254,11 +262,8 @@ class Receiver:
     def absorb(self, meta: dict[str, Any]) -> None:
         """Take in what a message changed, whether or not its snapshot is shown."""
         self._cached.update(meta["changed"])
-        graph = meta["graph"]
-        if graph is None:
-            self._graph = None
-        elif graph != "same":
-            self._graph = graph
+        if isinstance(meta["graph"], Graph):
+            self._structure = meta["graph"]
 
     def drop(self, meta: dict[str, Any]) -> None:
         """A message absorbed but not shown (a newer one came): free its slot."""
@@ -271,6 +276,7 @@ class Receiver:
         fields.update({name: self._cached[name] for name in CACHED_FIELDS})
         for name in meta["absent"]:
             fields[name] = None
+        arrays: dict[str, np.ndarray] = {}
         if "slot" in meta:
             slot, name, entries = meta["slot"]
             self._replaced(self._slot_names.get(slot, ""), name)
@@ -279,13 +285,18 @@ class Receiver:
             publication = _Publication()
             weakref.finalize(publication, _release, self.control, slot)
             for key, (offset, shape, dtype) in entries.items():
-                fields[key] = segment.view(offset, shape, dtype, keep=publication)
+                arrays[key] = segment.view(offset, shape, dtype, keep=publication)
         else:
             for key, array in meta["arrays"].items():
                 array.flags.writeable = False
-                fields[key] = array
+                arrays[key] = array
+        graph = None
+        if meta["graph"] is not None:
+            assert self._structure is not None
+            graph = self._structure.with_numbers(*(arrays.pop(k) for k in GRAPH_ARRAYS))
+        fields.update(arrays)
         fields["history"] = self._history(meta["history"])
-        fields["graph"] = self._graph
+        fields["graph"] = graph
         return Snapshot(**fields)
 
     def _history(self, info: dict[str, Any]) -> History:
