@@ -79,9 +79,10 @@ def make_session(qtbot):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
-    """`open_window(**config)`: the real MainWindow on `TrainingConfig(**config)`, shown at
-    1400 x 900 and active, with settings in a throw-away file; closed and its worker
-    stopped after the test."""
+    """`open_window(size=(1400, 900), controller=None, settings=None, **config)`: the real
+    MainWindow, shown at `size` and active. Without a controller it runs a new one on
+    `TrainingConfig(**config)`, stopped after the test; without settings it keeps them in
+    a throw-away file. The one recipe for a window in the tests."""
     from PySide6.QtCore import QSettings
 
     from gradbox.training.trainer import Trainer, TrainingConfig
@@ -89,14 +90,19 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     from gradbox.views.window.main_window import MainWindow
 
     controllers = []
+    opened = 0
 
-    def open_(**config):  # type: ignore[no-untyped-def]
-        controllers.append(SessionController(Trainer(TrainingConfig(**config))))
-        settings = QSettings(str(tmp_path / f"settings{len(controllers)}.ini"),
-                             QSettings.IniFormat)
-        win = MainWindow(controllers[-1], settings)
+    def open_(size=(1400, 900), controller=None, settings=None, **config):  # type: ignore[no-untyped-def]
+        nonlocal opened
+        opened += 1
+        if controller is None:
+            controller = SessionController(Trainer(TrainingConfig(**config)))
+            controllers.append(controller)
+        if settings is None:
+            settings = QSettings(str(tmp_path / f"settings{opened}.ini"), QSettings.IniFormat)
+        win = MainWindow(controller, settings)
         qtbot.addWidget(win)
-        win.resize(1400, 900)
+        win.resize(*size)
         with qtbot.waitActive(win):
             win.show()
             win.activateWindow()
@@ -105,3 +111,24 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     yield open_
     for controller in controllers:
         controller.shutdown()
+
+
+@pytest.fixture
+def settings(tmp_path):  # type: ignore[no-untyped-def]
+    """The throw-away settings file `window` keeps its settings in (a test reads it back)."""
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+
+
+@pytest.fixture
+def window_size() -> tuple[int, int]:
+    """The size `window` opens at; a module overrides it (1024 x 700: a classroom's)."""
+    return (1400, 900)
+
+
+@pytest.fixture
+def window(open_window, controller, settings, window_size):  # type: ignore[no-untyped-def]
+    """The real MainWindow on `controller` (the default configuration), shown at
+    `window_size` and active, with `settings`; closed and stopped after the test."""
+    return open_window(window_size, controller, settings)

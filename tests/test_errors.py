@@ -19,11 +19,6 @@ TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
                   + "; tanh(b60)")
 
 
-@pytest.fixture
-def window(open_window) -> MainWindow:  # type: ignore[no-untyped-def]
-    return open_window()
-
-
 def let_the_event_loop_run(ms: int = 300) -> None:
     loop = QEventLoop()
     QTimer.singleShot(ms, loop.quit)

@@ -20,13 +20,8 @@ from gradbox.views.window.main_window import MainWindow
 
 
 @pytest.fixture
-def window(qtbot, controller: SessionController) -> MainWindow:  # type: ignore[no-untyped-def]
-    widget = MainWindow(controller)
-    qtbot.addWidget(widget)
-    widget.resize(1024, 700)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
+def window_size() -> tuple[int, int]:
+    return (1024, 700)
 
 
 def test_after_a_run_every_view_shows_its_last_step(qtbot, controller, window) -> None:  # type: ignore[no-untyped-def]

@@ -11,11 +11,6 @@ from PySide6.QtWidgets import QApplication, QWidget
 from gradbox.views.window.main_window import MainWindow
 
 
-@pytest.fixture
-def window(open_window) -> MainWindow:  # type: ignore[no-untyped-def]
-    return open_window()
-
-
 def focused(win: MainWindow) -> QWidget:
     """Where a key press goes: the focus widget, or the window when nothing has it."""
     return QApplication.focusWidget() or win

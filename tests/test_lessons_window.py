@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 
 from gradbox.teaching import lessons
-from gradbox.views.controller import SessionController
 from gradbox.views.window.main_window import MainWindow
 
 NUMBER = re.compile(r"(?<![\w.])[−-]?\d+(?:\.\d+)?(?![\w.])")
@@ -20,16 +18,14 @@ def _numbers(text: str) -> set[float]:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
-    win = MainWindow(SessionController(), settings)
-    win.playground.animation_ms = 1
-    qtbot.addWidget(win)
-    win.resize(1024, 700)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.controller.shutdown()
+def window_size() -> tuple[int, int]:
+    return (1024, 700)
+
+
+@pytest.fixture
+def window(window: MainWindow) -> MainWindow:
+    window.playground.animation_ms = 1  # the playground's replays without waiting
+    return window
 
 
 def _on_screen(window: MainWindow) -> set[float]:

@@ -16,23 +16,6 @@ from gradbox.views.window.main_window import MainWindow
 from gradbox.views.window.resume import START_FRESH_KEY
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> QSettings:
-    return QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
-
-
-@pytest.fixture
-def window(qtbot, settings: QSettings):  # type: ignore[no-untyped-def]
-    controller = SessionController(Trainer(TrainingConfig()))
-    try:
-        win = MainWindow(controller, settings)
-        qtbot.addWidget(win)
-        win.show()
-        yield win
-    finally:
-        controller.shutdown()
-
-
 def step_once(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
         win.toolbar.step_action.trigger()

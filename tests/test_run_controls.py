@@ -12,11 +12,6 @@ from gradbox.views.window.main_window import MainWindow
 from gradbox.views.window.run_controls import SPEEDS, WATCHABLE_SPEED
 
 
-@pytest.fixture
-def window(open_window) -> MainWindow:  # type: ignore[no-untyped-def]
-    return open_window()
-
-
 def wait_ms(ms: int) -> None:
     loop = QEventLoop()
     QTimer.singleShot(ms, loop.quit)
