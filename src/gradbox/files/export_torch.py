@@ -47,14 +47,15 @@ WIDTH = 96  # wrap embedded lists to about this many characters a line
 _ACTIVATION_MODULES = {"relu": "torch.nn.ReLU()", "tanh": "torch.nn.Tanh()",
                        "sigmoid": "torch.nn.Sigmoid()", "linear": None}
 
-def _float(v: float) -> str:
+def float_literal(v: float) -> str:
+    """A Python literal that reads back as the same float64 (NaN and inf spelled out)."""
     v = float(v)
     if math.isfinite(v):
         return repr(v)
     return f'float("{v}")'  # only test losses can be NaN; repr(nan) is not Python
 
 
-def _rows(items: Sequence[str], indent: str) -> list[str]:
+def comma_rows(items: Sequence[str], indent: str) -> list[str]:
     """Items joined by commas into lines of about WIDTH characters; no item is split."""
     lines: list[str] = []
     line = indent
@@ -67,6 +68,10 @@ def _rows(items: Sequence[str], indent: str) -> list[str]:
     if line.strip():
         lines.append(line.rstrip())
     return lines
+
+
+_float, _rows = float_literal, comma_rows  # (the short names this file uses; the notebook
+# export uses the public ones)
 
 
 def _wrap(name: str, items: Sequence[str], comment: str = "") -> list[str]:
