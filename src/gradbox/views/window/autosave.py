@@ -150,7 +150,7 @@ class Autosaver(QObject):
         if not self.failing:
             self.failing = True
             self.failed.emit(f"The crash copy of this session could not be written to "
-                             f"{self.path}: {_reason(error)}. Save the session yourself "
+                             f"{self.path}: {failure_reason(error)}. Save the session yourself "
                              "(File ▸ Save) to keep it safe.")
 
     def discard(self) -> None:
@@ -165,7 +165,8 @@ class Autosaver(QObject):
                 log.warning("could not remove the autosave file %s: %s", path, error)
 
 
-def _reason(error: BaseException) -> str:
+def failure_reason(error: BaseException) -> str:
+    """Why a write failed, in words a person reads."""
     if isinstance(error, MemoryError):
         return "there was not enough memory"
     if isinstance(error, OSError):

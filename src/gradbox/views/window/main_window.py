@@ -42,6 +42,7 @@ from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.window.autosave import Autosaver
+from gradbox.views.window.class_exports import ClassExports
 from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
@@ -230,6 +231,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.banner, 1)
 
         self.files = SessionFiles(self, settings)
+        self.class_exports = ClassExports(self)
         self._make_menus()
         controller.message.connect(self._on_message)
         controller.error.connect(self._on_error)
@@ -271,6 +273,7 @@ class MainWindow(QMainWindow):
                       for name in ("&File", "&Edit", "&Training", "&View", "&Help")}
         m = self._menu_action
         self.files.add_menu_entries(self.menus, self._menu_action)
+        self.class_exports.add_menu_entries(self._menu_action)
         self.menus["&File"].addSeparator()
         if self.resume is not None:
             self.resume.add_menu_entry(self.menus["&File"])

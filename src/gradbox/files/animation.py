@@ -1,0 +1,177 @@
+"""Record a run: its states at a range of steps, replayed from the history, written as an
+animated GIF (Pillow), an MP4 video (PyAV: FFmpeg's H.264) or numbered PNG frames.
+
+`snapshots_at(state, steps)` rebuilds the run from an immutable `TrainingState` (a copy:
+the app's own trainer is never touched) and yields its snapshot at each step -- rewind
+and replay are exact, so a frame shows the weights the run had at that step, bit for bit.
+What a frame looks like is the caller's: `write_animation` takes any iterable of RGB
+arrays (views.plots.animation_frames draws the app's pictures).
+
+Writing happens where the caller runs it (a background thread in the app), into a
+temporary name beside the target that is renamed over it only once complete: a cancelled
+or failed export leaves no partial file, and an older file of that name survives.
+`cancelled()` is asked before each frame; `progress(done, total)` is told after each.
+
+Pure Python: numpy, Pillow, PyAV; no Qt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from gradbox.training.state import TrainingState
+from gradbox.training.trainer import Snapshot, Trainer
+
+FORMATS = {"gif": "GIF animation", "mp4": "MP4 video", "png": "PNG frames"}
+SUFFIXES = {"gif": ".gif", "mp4": ".mp4", "png": ""}  # PNG frames go in a folder
+MAX_FRAMES = 10_000
+MIN_SIDE, MAX_SIDE = 64, 3840
+MAX_FPS = 60
+
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+
+
+class ExportCancelledError(Exception):
+    """The user cancelled: nothing was written."""
+
+
+def frame_steps(first: int, last: int, every: int = 1) -> list[int]:
+    """The steps a recording shows: first, first + every, ..., and always last."""
+    if not 0 <= first <= last:
+        raise ValueError(f"the steps must run forward from 0: got {first} to {last}")
+    if every < 1:
+        raise ValueError(f"every must be at least 1, got {every}")
+    steps = list(range(first, last + 1, every))
+    if steps[-1] != last:
+        steps.append(last)
+    if len(steps) > MAX_FRAMES:
+        raise ValueError(f"{len(steps)} frames; at most {MAX_FRAMES} (show every "
+                         f"{-(-(last - first) // (MAX_FRAMES - 1))}th step)")
+    return steps
+
+
+def snapshots_at(state: TrainingState, steps: Sequence[int]) -> Iterator[Snapshot]:
+    """The run's snapshot after each of `steps` steps (0 = the initial weights), in order
+    of `steps`. Each comes from a rewind of a copy of the run: a replay from the nearest
+    kept checkpoint, exact."""
+    for step in steps:
+        if not 0 <= step <= state.step:
+            raise ValueError(f"the run has steps 0..{state.step}, not {step}")
+    for step in steps:
+        trainer = Trainer.from_state(state)
+        trainer.rewind(step)
+        yield trainer.snapshot()
+
+
+def even_size(width: int, height: int) -> tuple[int, int]:
+    """A frame size every format takes: within bounds, and even (H.264's 4:2:0 colour
+    needs even sides)."""
+    w = min(max(int(width), MIN_SIDE), MAX_SIDE)
+    h = min(max(int(height), MIN_SIDE), MAX_SIDE)
+    return w - w % 2, h - h % 2
+
+
+def _temporary(target: Path) -> Path:
+    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.partial")
+
+
+def _counted(frames: Iterable[np.ndarray], total: int, progress: Progress | None,
+             cancelled: Cancelled | None) -> Iterator[np.ndarray]:
+    for done, frame in enumerate(frames, start=1):
+        if cancelled is not None and cancelled():
+            raise ExportCancelledError
+        yield frame
+        if progress is not None:
+            progress(done, total)
+    if cancelled is not None and cancelled():
+        raise ExportCancelledError
+
+
+def write_animation(frames: Iterable[np.ndarray], total: int, path: str | os.PathLike[str],
+                    kind: str, fps: float, progress: Progress | None = None,
+                    cancelled: Cancelled | None = None) -> Path:
+    """Write `total` RGB frames ((h, w, 3) uint8, all one size) as `kind` ('gif', 'mp4'
+    or 'png': a folder of frame-0001.png ...) to `path`. Returns the path written.
+    Raises ExportCancelledError (nothing written), OSError, or ValueError for bad settings."""
+    if kind not in FORMATS:
+        raise ValueError(f"unknown format {kind!r}; choose from {', '.join(FORMATS)}")
+    if not 0 < fps <= MAX_FPS:
+        raise ValueError(f"frames per second must be in (0, {MAX_FPS}], got {fps}")
+    if total < 1:
+        raise ValueError("there must be at least one frame")
+    target = Path(path)
+    tmp = _temporary(target)
+    stream = _counted(frames, total, progress, cancelled)
+    try:
+        if kind == "gif":
+            _write_gif(stream, tmp, fps)
+        elif kind == "mp4":
+            _write_mp4(stream, tmp, fps)
+        else:
+            _write_pngs(stream, tmp)
+        if kind == "png" and target.is_dir():
+            # An older export of that name: replaced whole, once the new one is complete.
+            old = _temporary(target)
+            target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if tmp.is_dir():
+                shutil.rmtree(tmp)
+            else:
+                tmp.unlink()
+        raise
+    return target
+
+
+def _write_gif(frames: Iterator[np.ndarray], path: Path, fps: float) -> None:
+    from PIL import Image
+
+    first = next(frames)
+    # GIF delays are in hundredths of a second; Pillow takes milliseconds.
+    duration = max(round(100 / fps), 2) * 10
+    images = (Image.fromarray(frame, "RGB") for frame in frames)
+    with open(path, "xb") as f:
+        Image.fromarray(first, "RGB").save(f, format="GIF", save_all=True,
+                                           append_images=images, duration=duration, loop=0)
+
+
+def _write_mp4(frames: Iterator[np.ndarray], path: Path, fps: float) -> None:
+    import av
+
+    first = next(frames)
+    height, width = first.shape[:2]
+    with open(path, "xb") as f, av.open(f, mode="w", format="mp4") as container:
+        stream = container.add_stream("libx264", rate=Fraction(fps).limit_denominator(1001))
+        stream.width, stream.height = width, height
+        stream.pix_fmt = "yuv420p"
+        # Crisp flat colours and thin lines: a higher quality than video's default.
+        stream.options = {"crf": "16", "preset": "medium"}
+        for frame in _chain(first, frames):
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(frame, format="rgb24")))
+        container.mux(stream.encode())
+
+
+def _write_pngs(frames: Iterator[np.ndarray], folder: Path) -> None:
+    from PIL import Image
+
+    folder.mkdir()
+    for i, frame in enumerate(frames, start=1):
+        Image.fromarray(frame, "RGB").save(folder / f"frame-{i:04d}.png")
+
+
+def _chain(first: np.ndarray, rest: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    yield first
+    yield from rest

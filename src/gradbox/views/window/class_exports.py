@@ -1,0 +1,413 @@
+"""Taking a run to class: File → Export → Animation… and Notebook….
+
+Both take the run's immutable state from the training thread and do the slow part --
+replaying, drawing, encoding, writing -- on a background thread of their own (`Job`), so
+the window stays usable and the UI thread never touches the disk. The animation dialog
+shows its progress and can be cancelled; a cancelled or failed export leaves no file
+(gradbox.files.animation writes to a temporary name and renames it when complete).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradbox.files import animation
+from gradbox.files.notebook import notebook_text
+from gradbox.formatting import counted
+from gradbox.training.state import TrainingState
+from gradbox.training.timeline import Timeline
+from gradbox.views.plots.animation_frames import FrameLayout, render_frame
+from gradbox.views.window.autosave import failure_reason
+
+if TYPE_CHECKING:
+    from gradbox.views.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+SIZES = ((640, 400), (800, 500), (1024, 640), (1280, 720), (1920, 1080))
+DEFAULT_SIZE = (800, 500)
+DEFAULT_FPS = 10
+MOST_FRAMES_BY_DEFAULT = 200  # the default 'every' keeps a long run's recording short
+
+
+class Job(QObject):
+    """`work(progress, cancelled)` on a thread of its own; `progress(done, total)` and
+    `finished(result, error)` arrive on the UI thread."""
+
+    progress = Signal(int, int)
+    finished = Signal(object, object)
+
+    def __init__(self, work: Callable[[Callable[[int, int], None], Callable[[], bool]], Any],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._work = work
+        self._cancel = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="gradbox-export", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _run(self) -> None:
+        try:
+            result = self._work(self.progress.emit, self._cancel.is_set)
+        except BaseException as error:  # reported on the UI thread, never lost
+            self.finished.emit(None, error)
+            return
+        self.finished.emit(result, None)
+
+
+def _whole_run(timeline: Timeline) -> TrainingState:
+    return timeline.whole_run()[0]
+
+
+class ClassExports(QObject):
+    """The window's animation and notebook exports."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.dialog: AnimationDialog | None = None
+        self.jobs: set[Job] = set()  # running: a job with no reference would be collected
+
+    def add_menu_entries(self, m: Callable[..., object]) -> None:
+        m("Export", "&Animation (GIF, MP4, PNG frames)…", self.show_animation_dialog, None,
+          "Record the decision boundary and the loss curve over a range of steps")
+        m("Export", "&Notebook…", self.export_notebook_dialog, None,
+          "A Jupyter notebook that rebuilds this run in gradbox's Python API and trains it "
+          "step by step, with the same losses")
+
+    # --- notebook ------------------------------------------------------------------------
+    @Slot()
+    def export_notebook_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export notebook",
+                                              self._directory(), "Jupyter notebooks (*.ipynb)")
+        if path:
+            self.export_notebook(Path(path if path.endswith(".ipynb") else path + ".ipynb"))
+
+    def export_notebook(self, path: Path, done: Callable[[Path | None], None] | None = None,
+                        ) -> None:
+        """Write the run on screen as a notebook, off the UI thread; says when written."""
+        title = self.window.session_path.stem if self.window.session_path else "untitled"
+
+        def taken(state: TrainingState) -> None:
+            def work(_progress: object, _cancelled: object) -> int:
+                path.write_text(notebook_text(state, title), encoding="utf-8")
+                return state.step
+
+            def finished(steps: Any, error: BaseException | None) -> None:
+                if error is not None:
+                    self.window.show_error("Could not export the notebook",
+                                           f"{path.name} was not written: {failure_reason(error)}")
+                else:
+                    self._say(f"Exported {path.name}: rebuilds the run's "
+                              f"{counted(steps, 'step')} in gradbox's Python API")
+                if done is not None:
+                    done(path if error is None else None)
+            self._start(work, finished)
+        self.window.controller.query(lambda trainer: trainer.state(), taken)
+
+    def _start(self, work: Callable[..., Any],
+               finished: Callable[[Any, BaseException | None], None],
+               progress: Callable[[int, int], None] | None = None) -> Job:
+        job = Job(work, self)
+        self.jobs.add(job)
+
+        def end(result: object, error: BaseException | None) -> None:
+            self.jobs.discard(job)
+            finished(result, error)
+        job.finished.connect(end)
+        if progress is not None:
+            job.progress.connect(progress)
+        job.start()
+        return job
+
+    def _say(self, text: str) -> None:
+        self.window.controller.message.emit(text)
+
+    def _directory(self) -> str:
+        path = self.window.session_path
+        return str(path.parent) if path else str(Path.home())
+
+    # --- animation -----------------------------------------------------------------------
+    @Slot()
+    def show_animation_dialog(self) -> None:
+        if self.dialog is None:
+            self.dialog = AnimationDialog(self)
+        self.dialog.refresh(self.window.controller.snapshot.step,
+                            len(self.window.controller.ahead or ()))
+        self.dialog.show()
+        self.dialog.raise_()
+
+    def record(self, path: Path, kind: str, first: int, last: int, every: int,
+               size: tuple[int, int], fps: int, progress: Callable[[int, int], None],
+               done: Callable[[Path | None, str], None]) -> Callable[[], None]:
+        """Export an animation; returns what cancels it. `done(path or None, message)`."""
+        width, height = animation.even_size(*size)
+        steps = animation.frame_steps(first, last, every)
+        cancel: list[Callable[[], None]] = []
+        cancelled_early = threading.Event()
+
+        def taken(state: TrainingState) -> None:
+            if cancelled_early.is_set():
+                done(None, "Cancelled: nothing was written")
+                return
+            if last > state.step:
+                done(None, f"The run has {counted(state.step, 'step')} now, not {last}")
+                return
+            layout = FrameLayout.for_run(width, height, np.asarray(state.dataset.points),
+                                         state.history, last)
+
+            def work(report: Callable[[int, int], None], stop: Callable[[], bool]) -> Path:
+                frames = (render_frame(s, layout) for s in animation.snapshots_at(state, steps))
+                return animation.write_animation(frames, len(steps), path, kind, fps,
+                                                 report, stop)
+
+            def finished(_written: object, error: BaseException | None) -> None:
+                if isinstance(error, animation.ExportCancelledError):
+                    done(None, "Cancelled: nothing was written")
+                elif error is not None:
+                    text = f"{path.name} was not written: {failure_reason(error)}"
+                    self.window.show_error("Could not export the animation", text)
+                    done(None, text)
+                else:
+                    text = (f"Saved {path.name}: {counted(len(steps), 'frame')} (steps "
+                            f"{first}–{last}), {width} × {height}, {fps} frames/s")
+                    self._say(text)
+                    done(path, text)
+
+            job = self._start(work, finished, progress)
+            cancel.append(job.cancel)
+            if cancelled_early.is_set():
+                job.cancel()
+
+        self.window.controller.query_timeline(_whole_run, taken)
+
+        def cancel_all() -> None:
+            cancelled_early.set()
+            for c in cancel:
+                c()
+        return cancel_all
+
+
+class AnimationDialog(QDialog):
+    """Which steps, how big, how fast, which format; progress and Cancel while it works.
+    Not modal: the window stays usable while a recording is made."""
+
+    def __init__(self, exports: ClassExports) -> None:
+        super().__init__(exports.window)
+        self.exports = exports
+        self.setWindowTitle("Export animation")
+        self.setAccessibleName("Export animation")
+        self._cancel: Callable[[], None] | None = None
+        self.last_result = ""
+
+        form = QFormLayout()
+        steps = QWidget()
+        row = QHBoxLayout(steps)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.first = QSpinBox()
+        self.first.setAccessibleName("First step")
+        self.last = QSpinBox()
+        self.last.setAccessibleName("Last step")
+        self.every = QSpinBox()
+        self.every.setAccessibleName("Every how many steps")
+        self.every.setRange(1, 1_000_000)
+        self.every.setPrefix("every ")
+        for widget, text in ((self.first, "from"), (self.last, "to")):
+            row.addWidget(QLabel(text))
+            row.addWidget(widget)
+        row.addWidget(self.every)
+        form.addRow("Steps", steps)
+
+        size = QWidget()
+        row = QHBoxLayout(size)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.width_box, self.height_box = QSpinBox(), QSpinBox()
+        for box, name, value in ((self.width_box, "Width", DEFAULT_SIZE[0]),
+                                 (self.height_box, "Height", DEFAULT_SIZE[1])):
+            box.setAccessibleName(f"{name} in pixels")
+            box.setRange(animation.MIN_SIDE, animation.MAX_SIDE)
+            box.setSingleStep(2)
+            box.setValue(value)
+        self.presets = QComboBox()
+        self.presets.setAccessibleName("Size")
+        self.presets.addItem("custom")
+        for w, h in SIZES:
+            self.presets.addItem(f"{w} × {h}", (w, h))
+        self.presets.setCurrentIndex(SIZES.index(DEFAULT_SIZE) + 1)
+        row.addWidget(self.presets)
+        row.addWidget(self.width_box)
+        row.addWidget(QLabel("×"))
+        row.addWidget(self.height_box)
+        form.addRow("Size", size)
+
+        self.fps = QSpinBox()
+        self.fps.setAccessibleName("Frames per second")
+        self.fps.setRange(1, animation.MAX_FPS)
+        self.fps.setValue(DEFAULT_FPS)
+        self.fps.setSuffix(" frames/s")
+        form.addRow("Speed", self.fps)
+        self.kind = QComboBox()
+        self.kind.setAccessibleName("Format")
+        for key, text in animation.FORMATS.items():
+            self.kind.addItem(text, key)
+        form.addRow("Format", self.kind)
+        self.summary = QLabel()
+        self.summary.setAccessibleName("What will be recorded")
+        form.addRow("", self.summary)
+
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("Export progress")
+        self.progress.hide()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Export status")
+        self.buttons = QDialogButtonBox()
+        self.export_button = QPushButton("Export…")
+        self.export_button.setDefault(True)
+        self.buttons.addButton(self.export_button, QDialogButtonBox.AcceptRole)
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.Cancel)
+        self.export_button.clicked.connect(self.choose_file)
+        self.cancel_button.clicked.connect(self.cancel_or_close)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+
+        for box in (self.first, self.last, self.every, self.fps):
+            box.valueChanged.connect(self._update_summary)
+        self.presets.currentIndexChanged.connect(self._on_preset)
+        self.width_box.valueChanged.connect(self._on_custom_size)
+        self.height_box.valueChanged.connect(self._on_custom_size)
+
+    def refresh(self, step: int, end: int) -> None:
+        """The run's steps (to its end, even with the timeline moved back)."""
+        if self.running:
+            return
+        end = max(end, step)
+        for box in (self.first, self.last):
+            box.setRange(0, end)
+        self.first.setValue(0)
+        self.last.setValue(end)
+        self.every.setValue(max(1, -(-end // MOST_FRAMES_BY_DEFAULT)))
+        self._update_summary()
+
+    @property
+    def running(self) -> bool:
+        return self._cancel is not None
+
+    def settings(self) -> tuple[str, int, int, int, tuple[int, int], int]:
+        return (str(self.kind.currentData()), self.first.value(), self.last.value(),
+                self.every.value(), (self.width_box.value(), self.height_box.value()),
+                self.fps.value())
+
+    @Slot()
+    def _update_summary(self) -> None:
+        first, last = self.first.value(), self.last.value()
+        if first > last:
+            self.summary.setText("The first step must not be after the last.")
+            self.export_button.setEnabled(False)
+            return
+        frames = len(animation.frame_steps(first, last, self.every.value()))
+        seconds = frames / self.fps.value()
+        self.summary.setText(f"{counted(frames, 'frame')}, {seconds:.1f} s")
+        self.export_button.setEnabled(not self.running)
+
+    @Slot(int)
+    def _on_preset(self, index: int) -> None:
+        size = self.presets.itemData(index)
+        if size is None:
+            return
+        for box, value in zip((self.width_box, self.height_box), size):
+            box.blockSignals(True)
+            box.setValue(value)
+            box.blockSignals(False)
+
+    @Slot()
+    def _on_custom_size(self) -> None:
+        size = (self.width_box.value(), self.height_box.value())
+        index = self.presets.findData(size)
+        self.presets.blockSignals(True)
+        self.presets.setCurrentIndex(max(index, 0))
+        self.presets.blockSignals(False)
+
+    @Slot()
+    def choose_file(self) -> None:
+        kind = str(self.kind.currentData())
+        suffix = animation.SUFFIXES[kind]
+        if kind == "png":
+            path = QFileDialog.getSaveFileName(
+                self, "Export PNG frames into a new folder", self.exports._directory(),
+                "Folder of PNG frames (*)")[0]
+        else:
+            path = QFileDialog.getSaveFileName(
+                self, "Export animation", self.exports._directory(),
+                f"{animation.FORMATS[kind]} (*{suffix})")[0]
+        if path:
+            self.start(Path(path if not suffix or path.endswith(suffix) else path + suffix))
+
+    def start(self, path: Path) -> None:
+        """Record into `path` with the settings shown."""
+        kind, first, last, every, size, fps = self.settings()
+        self.progress.setRange(0, len(animation.frame_steps(first, last, every)))
+        self.progress.setValue(0)
+        self.progress.show()
+        self.status.setText(f"Recording {path.name}…")
+        self.export_button.setEnabled(False)
+        self.cancel_button.setText("Cancel")
+        self._cancel = self.exports.record(path, kind, first, last, every, size, fps,
+                                           self._on_progress, self._on_done)
+
+    @Slot(int, int)
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+        self.status.setText(f"Frame {done} of {total}")
+
+    def _on_done(self, path: Path | None, text: str) -> None:
+        self._cancel = None
+        self.last_result = text
+        self.progress.hide()
+        self.status.setText(text)
+        self.cancel_button.setText("Close")
+        self._update_summary()
+
+    @Slot()
+    def cancel_or_close(self) -> None:
+        if self._cancel is not None:
+            self.status.setText("Cancelling…")
+            self._cancel()
+        else:
+            self.hide()
+
+    def reject(self) -> None:  # Esc, the title bar's close: cancel a recording under way
+        if self._cancel is not None:
+            self.cancel_or_close()
+            return
+        super().reject()
