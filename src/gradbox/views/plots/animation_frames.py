@@ -20,6 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 from gradbox.formatting import fmt
 from gradbox.training.history import History
 from gradbox.training.trainer import Snapshot
+from gradbox.views.palette import CLASS_COLOURS, TEST, TRAIN, rgb
 from gradbox.views.plots.boundary import (
     PADDING,
     heatmap_colours,
@@ -27,21 +28,15 @@ from gradbox.views.plots.boundary import (
     value_colours,
     value_scale,
 )
-from gradbox.views.plots.plotting import CLASS_COLOURS
 
 BACKGROUND = (255, 255, 255)
 INK = (30, 30, 30)
 GRID = (225, 225, 225)
-TRAIN_LINE = (31, 119, 180)
-TEST_LINE = (255, 127, 14)
+TRAIN_LINE, TEST_LINE = rgb(TRAIN), rgb(TEST)  # the loss curve's colours
 FUTURE_LINE = (205, 205, 205)  # the steps still to come, faint
 
 
-def _hex(colour: str) -> tuple[int, int, int]:
-    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
-
-
-PALETTE = [_hex(c) for c in CLASS_COLOURS]
+PALETTE = [rgb(c) for c in CLASS_COLOURS]
 
 
 @dataclass(frozen=True)
