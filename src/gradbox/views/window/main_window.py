@@ -41,7 +41,7 @@ from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
-from gradbox.views.window.autosave import Autosaver
+from gradbox.views.window.autosave import Autosaver, failure_reason
 from gradbox.views.window.class_exports import ClassExports
 from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.headline import Headline
@@ -637,20 +637,25 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
-        answer = "discard"
+        """Quit never loses work: a file that cannot be written (a full disk, a read-only
+        file) keeps the window open with the choice of Save As…, Discard or Cancel, and
+        the crash copy is brought up to date first (or the question says it could not
+        be). The run is paused and every write is made before the training thread stops."""
         if self._ended_by:
             self._close_for_signal()
             super().closeEvent(event)
             return
         if self.resume is not None and self.resume.enabled:
             # Kept for the next start, unsaved changes and all, as an editor does.
-            self.save_settings()
-            self.landscape.shutdown()
-            self.controller.shutdown()
+            self.controller.pause()
             self.hide()  # the app, not a person, waits for the file
-            if self.resume.keep() and self.autosaver is not None:
-                self.autosaver.discard()
-            super().closeEvent(event)
+            error = self.resume.keep()
+            unsaved = self.autosaver is not None and self.autosaver.dirty
+            if error is not None and unsaved and not self._write_failed(
+                    event, f"This session could not be kept for the next start in "
+                    f"{self.resume.path}: {failure_reason(error)}."):
+                return
+            self._finish_close(event, discard_crash_copy=error is None or unsaved)
             return
         if self.autosaver is not None and self.autosaver.dirty:
             answer = self.ask_unsaved()
@@ -659,23 +664,59 @@ class MainWindow(QMainWindow):
                 if answer == "save":
                     self.files.save_session_as()
                 return
+            if answer == "save":
+                assert self.session_path is not None
+                self.controller.pause()
+                self.hide()  # the window goes first: the app, not a person, waits
+                error = self.saver.save_and_wait(self.session_path)
+                if error is not None and not self._write_failed(
+                        event, f"{self.session_path.name} could not be saved: "
+                        f"{failure_reason(error)}."):
+                    return
+        self._finish_close(event)
+
+    def _finish_close(self, event: QCloseEvent, discard_crash_copy: bool = True) -> None:
         self.save_settings()
         self.landscape.shutdown()
         self.controller.shutdown()
-        keep_crash_copy = False
-        if answer == "save" and self.session_path is not None:
-            # The window goes first: the app, not a person, waits for the file.
-            self.hide()
-            try:  # the worker has stopped, so the trainer is ours to read here
-                self.saver.write_stopped(self.controller.stopped_timeline(), self.session_path)
-            except (OSError, persistence.SessionError) as error:
-                # Nothing is lost: the autosave stays and is offered at the next launch.
-                log.error("saving %s on exit failed: %s", self.session_path, error)
-                keep_crash_copy = True
-        if self.autosaver is not None and not keep_crash_copy:
+        if self.autosaver is not None and discard_crash_copy:
             self.autosaver.discard()
         super().closeEvent(event)
 
+    def _write_failed(self, event: QCloseEvent, what: str) -> bool:
+        """A write on quit failed: bring the crash copy up to date, show the window again
+        and ask. True to close anyway (Discard); otherwise the window stays."""
+        crash = "no crash copy is kept"
+        if self.autosaver is not None:
+            try:
+                self.autosaver.path.parent.mkdir(parents=True, exist_ok=True)
+                error = self.saver.save_and_wait(self.autosaver.path)
+            except OSError as failure:
+                error = failure
+            crash = "" if error is None else failure_reason(error)
+        self.show()
+        kept = ("The crash copy holds the session as it is now." if not crash else
+                f"The crash copy could not be written either: {crash}.")
+        answer = self.ask_save_failed(f"{what}\n\n{kept}\n\nThe window stays open until "
+                                      "you choose: save it elsewhere, or discard the changes.")
+        if answer == "discard":
+            return True
+        event.ignore()
+        if answer == "save_as":
+            QTimer.singleShot(0, self.files.save_session_as)
+        return False
+
+    def ask_save_failed(self, text: str) -> str:
+        """'save_as', 'discard' or 'cancel'. Tests replace this method."""
+        box = QMessageBox(QMessageBox.Warning, "The session was not saved", text,
+                          QMessageBox.Discard | QMessageBox.Cancel, self)
+        save_as = box.addButton("Save As…", QMessageBox.AcceptRole)
+        box.setDefaultButton(save_as)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is save_as:
+            return "save_as"
+        return "discard" if clicked is box.button(QMessageBox.Discard) else "cancel"
 
     def _close_for_signal(self) -> None:
         self.save_settings()

@@ -128,21 +128,25 @@ class Resume:
         self.settings.setValue(START_FRESH_KEY, not on)
         self.settings.sync()
 
-    def keep(self) -> bool:
-        """At quit, with the training thread stopped: write the session for the next
-        start. False (and logged) if it could not be written."""
+    def keep(self) -> BaseException | None:
+        """At quit, with the run paused and the training thread still there: write the
+        session for the next start. The error (also logged) if it could not be written:
+        the window then stays, so that nothing is lost."""
         w = self.window
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            w.saver.write_stopped(w.controller.stopped_timeline(), self.path)
-        except (OSError, persistence.SessionError, MemoryError) as error:
+        except OSError as error:
             log.error("keeping the session in %s failed: %s", self.path, error)
-            return False
+            return error
+        failure = w.saver.save_and_wait(self.path)
+        if failure is not None:
+            log.error("keeping the session in %s failed: %s", self.path, failure)
+            return failure
         dirty = w.autosaver is not None and w.autosaver.dirty
         self.settings.setValue(FILE_KEY, str(w.session_path) if w.session_path else "")
         self.settings.setValue(DIRTY_KEY, dirty)
         self.settings.sync()
-        return True
+        return None
 
     def reopened(self, trainer: Trainer, controls: SessionControls | None) -> None:
         """The window now shows the kept run: put the controls, the title and the

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QEventLoop, QObject, Signal, Slot
 
 from gradbox.files.session_controls import SessionControls
 from gradbox.files.session_writer import SessionWriter
@@ -58,6 +58,31 @@ class SessionSaver(QObject):
     def _on_written(self, done: SaveDone, snapshot: Snapshot,
                     error: BaseException | None) -> None:
         done(snapshot, error)
+
+    def save_and_wait(self, path: Path) -> BaseException | None:
+        """Save as `save` does and wait for the answer in a local event loop: for
+        quitting, with the window hidden and the run paused, while the training thread
+        is still there to go on with if the write fails. Returns the error, if any."""
+        try:  # the training thread has already stopped: the timeline is ours to read
+            timeline = self.controller.stopped_timeline()
+        except RuntimeError:
+            pass
+        else:
+            try:
+                self.write_stopped(timeline, path)
+            except Exception as error:  # what the writer thread reports, as below
+                return error
+            return None
+        result: list[BaseException | None] = []
+        loop = QEventLoop()
+
+        def done(_snapshot: Snapshot, error: BaseException | None) -> None:
+            result.append(error)
+            loop.quit()
+        self.save(path, done)
+        if not result:
+            loop.exec()
+        return result[0]
 
     def write_stopped(self, timeline: Timeline, path: Path) -> None:
         """Write a timeline whose worker has stopped (the app is ending) from the writer
