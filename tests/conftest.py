@@ -132,3 +132,34 @@ def window(open_window, controller, settings, window_size):  # type: ignore[no-u
     """The real MainWindow on `controller` (the default configuration), shown at
     `window_size` and active, with `settings`; closed and stopped after the test."""
     return open_window(window_size, controller, settings)
+
+
+@pytest.fixture
+def settle(qtbot):  # type: ignore[no-untyped-def]
+    """`settle()`: what is already queued on the UI thread (signals from other threads,
+    layout requests, deferred deletes, zero-time timers) is handled now. A condition, not a
+    time: a test that asserts "nothing more happens" calls it instead of waiting N ms."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    def run() -> None:
+        for _ in range(3):  # what one round handles may queue a little more
+            QCoreApplication.sendPostedEvents(None, 0)
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+            QCoreApplication.processEvents()
+
+    return run
+
+
+@pytest.fixture
+def drained(qtbot, settle):  # type: ignore[no-untyped-def]
+    """`drained(controller)`: every command sent to the worker before it has run, and what
+    the worker sent back to the UI thread has been handled (a question queued behind them
+    is answered last)."""
+
+    def run(controller) -> None:  # type: ignore[no-untyped-def]
+        answered: list[object] = []
+        controller.query(lambda _trainer: True, answered.append)
+        qtbot.waitUntil(lambda: bool(answered), timeout=10000)
+        settle()
+
+    return run

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEventLoop, Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from gradbox.views.window import errors
@@ -17,12 +17,6 @@ from gradbox.views.window.main_window import MainWindow
 TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
                   + "; ".join(f"b{i} = b{i - 1} + b{i - 1}" for i in range(2, 61))
                   + "; tanh(b60)")
-
-
-def let_the_event_loop_run(ms: int = 300) -> None:
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
 
 
 def open_boxes(win: MainWindow) -> list[QMessageBox]:
@@ -46,10 +40,11 @@ def hooked(window: MainWindow, monkeypatch) -> MainWindow:  # type: ignore[no-un
     return window
 
 
-def test_unexpected_error_dialog_stays_on_screen(qtbot, hooked: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_unexpected_error_dialog_stays_on_screen(qtbot, hooked: MainWindow, settle) -> None:  # type: ignore[no-untyped-def]
     window = hooked
     raise_and_report(sys.excepthook, "boom in a slot")
-    let_the_event_loop_run()
+    qtbot.waitUntil(lambda: bool(open_boxes(window)))
+    settle()  # deferred deletes too: a box no one holds would be gone now
     boxes = open_boxes(window)
     assert len(boxes) == 1, "shown, and not deleted when the hook returned"
     assert "RuntimeError: boom in a slot" in boxes[0].text()
@@ -57,14 +52,16 @@ def test_unexpected_error_dialog_stays_on_screen(qtbot, hooked: MainWindow) -> N
     assert boxes[0].parent() is window
     # A second error while the first is open is added to it, not stacked over it.
     raise_and_report(sys.excepthook, "second")
-    let_the_event_loop_run()
+    qtbot.waitUntil(lambda: "second" in boxes[0].detailedText())
+    settle()
     assert open_boxes(window) == boxes
     assert "second" in boxes[0].detailedText()
     boxes[0].accept()
     qtbot.waitUntil(lambda: not open_boxes(window))
 
 
-def test_an_error_in_another_thread_is_shown_by_the_ui_thread(qtbot, hooked: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_an_error_in_another_thread_is_shown_by_the_ui_thread(qtbot, hooked: MainWindow,  # type: ignore[no-untyped-def]
+                                                             settle) -> None:
     window = hooked
 
     def fail() -> None:
@@ -74,7 +71,7 @@ def test_an_error_in_another_thread_is_shown_by_the_ui_thread(qtbot, hooked: Mai
     worker.start()
     worker.join()
     qtbot.waitUntil(lambda: bool(open_boxes(window)))
-    let_the_event_loop_run()
+    settle()  # one box, not one more once everything queued has arrived
     (box,) = open_boxes(window)
     assert "ValueError: from a worker" in box.text()
 
@@ -120,13 +117,14 @@ def test_failed_png_export_says_so_and_names_the_file(qtbot, window: MainWindow,
     assert any("Saved plot.png" in m for m in messages)
 
 
-def test_a_message_stays_until_dismissed_or_replaced(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_a_message_stays_until_dismissed_or_replaced(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                     settle) -> None:
     window.controller.message.emit("Replaced the run before (12 steps): Ctrl+Z brings it back")
     bar = window.messages
     assert bar.isVisible() and "Ctrl+Z brings it back" in bar.text()
-    # A status tip on hover and time passing do not take it away.
+    # A status tip on hover, and what that queues, do not take it away.
     window.statusBar().showMessage("a button's status tip")
-    let_the_event_loop_run(300)
+    settle()
     assert bar.isVisible() and "Ctrl+Z brings it back" in bar.text()
     window.controller.message.emit("Saved run.gradbox")
     assert bar.text() == "Saved run.gradbox"
@@ -134,12 +132,13 @@ def test_a_message_stays_until_dismissed_or_replaced(qtbot, window: MainWindow) 
     assert not bar.isVisible() and bar.text() == ""
 
 
-def test_a_long_message_elides_and_never_widens_the_window(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+def test_a_long_message_elides_and_never_widens_the_window(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
+                                                           settle) -> None:
     window.resize(1024, 700)
     qtbot.waitUntil(lambda: window.width() == 1024)
     text = "A very long message about what happened. " * 12
     window.controller.message.emit(text)
-    let_the_event_loop_run(100)
+    settle()  # the layout requests the message made
     assert window.width() == 1024
     assert window.messages.label.toolTip() == text  # all of it, on hover
     assert window.messages.geometry().right() <= window.width()

@@ -46,7 +46,7 @@ def test_after_a_run_every_view_shows_its_last_step(qtbot, controller, window) -
 
 
 def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-untyped-def]
-        qtbot, controller, monkeypatch) -> None:
+        qtbot, controller, monkeypatch, drained) -> None:
     monkeypatch.setattr(session_module, "FRAME_MS", 60_000)  # one very long frame
     drawn: list[int] = []
     controller.snapshot_changed.connect(lambda s: drawn.append(s.step))
@@ -57,7 +57,7 @@ def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-
     for _ in range(3):
         controller.call(lambda t: t.step())
     qtbot.waitUntil(lambda: controller._worker.latest.step == 4, timeout=10000)
-    qtbot.wait(50)  # (not a timing: room for a wrong extra frame to show itself)
+    drained(controller)  # every step's snapshot has reached the UI thread: no frame yet
     assert controller.frames == frames and drawn == [1]  # within the frame: not yet
     controller._frame.stop()
     controller._next_frame = 0.0  # the frame is over
@@ -77,13 +77,13 @@ def test_each_frame_redraws_each_view_at_most_once(qtbot, controller, window) ->
     assert window.boundary.heatmaps_computed - heatmaps <= controller.frames - frames
 
 
-def test_pause_stops_a_run(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+def test_pause_stops_a_run(qtbot, controller, drained) -> None:  # type: ignore[no-untyped-def]
     controller.run()
     qtbot.waitUntil(lambda: controller.snapshot.step >= 3, timeout=60000)
     controller.pause()
     qtbot.waitUntil(lambda: not controller.running, timeout=10000)
     stopped_at = controller._worker.latest.step
-    qtbot.wait(100)
+    drained(controller)  # whatever was queued behind the pause has run
     assert controller._worker.latest.step == stopped_at
     assert controller.snapshot.step == stopped_at  # the last step is shown
 

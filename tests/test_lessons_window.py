@@ -145,7 +145,7 @@ def _inside_window(window: MainWindow, widget) -> bool:  # type: ignore[no-untyp
     "q" * 300 + "(a)",  # an unknown function with a 300-character name
 ], ids=["one-word", "spaced", "unknown-name"])
 def test_a_300_character_error_leaves_every_control_inside_the_window(
-        qtbot, window: MainWindow, text: str) -> None:  # type: ignore[no-untyped-def]
+        qtbot, window: MainWindow, text: str, settle) -> None:  # type: ignore[no-untyped-def]
     pg = window.playground
     window.tabs.setCurrentIndex(window.tabs.count() - 1)
     width = window.width()
@@ -153,7 +153,7 @@ def test_a_300_character_error_leaves_every_control_inside_the_window(
     pg.forward_button.click()
     qtbot.waitUntil(lambda: pg.error.isVisible() or "unknown" in pg.message_text().lower(),
                     timeout=3000)
-    qtbot.wait(50)  # layouts settle
+    settle()  # the layouts the message asked for
     assert window.width() == width
     controls = [pg.forward_button, pg.variant, pg.expression, pg.backward_button,
                 pg.check_button, pg.table, pg.graph]
@@ -166,13 +166,13 @@ def test_a_300_character_error_leaves_every_control_inside_the_window(
 
 @pytest.mark.parametrize("key", ["topological-order", "accumulate"])
 def test_the_playground_headers_are_readable_beside_the_lessons(qtbot, window: MainWindow,  # type: ignore[no-untyped-def]
-                                                                key: str) -> None:
+                                                                key: str, settle) -> None:
     window.lessons.apply_key(key)
     pg = window.playground
     pg.variant.setCurrentIndex(pg.variant.findData(lessons.lesson(key).setup.variant
                                                    if key != "accumulate" else "assign"))
     pg.backward_button.click()
-    qtbot.wait(50)  # layouts settle
+    settle()  # the layouts the message asked for
     header = pg.table.horizontalHeader()
     metrics = header.fontMetrics()
     for column in range(pg.table.columnCount()):

@@ -41,22 +41,14 @@ def _busy(controller):  # type: ignore[no-untyped-def]
     return release
 
 
-def _settle(ms: int = 300) -> None:
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-
-
-def test_the_last_pause_wins_over_a_run_still_queued(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+def test_the_last_pause_wins_over_a_run_still_queued(qtbot, controller, drained) -> None:  # type: ignore[no-untyped-def]
     release = _busy(controller)
     controller.run()  # queued behind the busy command
     assert controller.running  # the button flipped at once
     controller.pause()
     release.set()
     qtbot.waitUntil(lambda: not controller.running, timeout=5000)
-    _settle()
+    drained(controller)  # the queued run has been handled, and did not start
     assert not controller.running
     assert controller.snapshot.step == 0, "the run never started"
 
