@@ -56,6 +56,13 @@ def test_unexpected_error_dialog_stays_on_screen(qtbot, hooked: MainWindow, sett
     settle()
     assert open_boxes(window) == boxes
     assert "second" in boxes[0].detailedText()
+    # ... and named in its text, not hidden in the collapsed details.
+    assert boxes[0].text().startswith("2 unexpected errors:\n1. RuntimeError: boom in a slot"
+                                      "\n2. RuntimeError: second")
+    for i in range(3, 12):
+        raise_and_report(sys.excepthook, f"error {i}")
+    let_the_event_loop_run()
+    assert "8. RuntimeError: error 8\n… and 3 more" in boxes[0].text()
     boxes[0].accept()
     qtbot.waitUntil(lambda: not open_boxes(window))
 

@@ -191,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         # about 1 launch in 20 (PySide6 6.11; a guess serves until the figures are in).
         QTimer.singleShot(0, limits.measure_in_background)
         QTimer.singleShot(0, freeze_what_lives_now)
+        # What saves killed mid-way (kill -9, a power cut) left beside the files the
+        # user works with: removed at start, as the saving code promises.
+        kept_beside = [*window.files.recent()]
+        if autosave_path is not None:
+            kept_beside.append(last_session_path(autosave_path))
+        QTimer.singleShot(0, lambda: persistence.clean_in_background(kept_beside))
         if crashed is not None and not args.session:
             ended_by = str(settings.value(ENDED_BY_KEY, "")) if settings is not None else ""
             if settings is not None:

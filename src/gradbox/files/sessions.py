@@ -53,8 +53,10 @@ import os
 import re
 import secrets
 import stat
+import threading
 import time
 import zipfile
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -348,6 +350,22 @@ def remove_stale_temp_files(target: str | os.PathLike[str]) -> int:
         except OSError:
             continue
     return removed
+
+
+def remove_stale_temp_files_near(paths: Iterable[str | os.PathLike[str]]) -> int:
+    """`remove_stale_temp_files` for each of `paths` (the recent files, the last
+    session): what saves killed mid-way left beside them, up to a whole session each."""
+    return sum(remove_stale_temp_files(path) for path in paths)
+
+
+def clean_in_background(paths: Iterable[str | os.PathLike[str]]) -> threading.Thread:
+    """Remove stale temp files beside `paths` on a thread of its own (a folder on a
+    slow disk or a network share must not hold up the window)."""
+    paths = list(paths)
+    thread = threading.Thread(target=remove_stale_temp_files_near, args=(paths,),
+                              name="gradbox-clean", daemon=True)
+    thread.start()
+    return thread
 
 
 # --- loading -------------------------------------------------------------------------------

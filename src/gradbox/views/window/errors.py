@@ -37,6 +37,7 @@ class ErrorReporter(QObject):
         self.window = window
         self.log_path: Path | None = None  # where the details are written, if anywhere
         self.boxes: list[QMessageBox] = []  # open boxes, kept alive until closed
+        self._listed: dict[QMessageBox, list[str]] = {}  # an unexpected-error box's errors
         self._reported.connect(self.show, Qt.QueuedConnection)
 
     def report(self, title: str, text: str, detail: str = "") -> None:
@@ -53,9 +54,15 @@ class ErrorReporter(QObject):
         if title == UNEXPECTED:
             for box in self.boxes:
                 if box.windowTitle() == UNEXPECTED and box.isVisible():
+                    # Listed in the box's own text, each one: a second error hidden in
+                    # the first one's collapsed details went unseen.
+                    self._listed[box].append(_first_line(text))
+                    box.setText(_listing(self._listed[box], text))
                     box.setDetailedText(f"{box.detailedText()}\n\n{detail}".strip())
                     return box
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self.window)
+        if title == UNEXPECTED:
+            self._listed[box] = [_first_line(text)]
         if detail:
             box.setDetailedText(detail)
         box.setWindowModality(Qt.WindowModal)
@@ -67,6 +74,7 @@ class ErrorReporter(QObject):
     def _closed(self, box: QMessageBox) -> None:
         if box in self.boxes:
             self.boxes.remove(box)
+        self._listed.pop(box, None)
         box.deleteLater()
 
     def excepthook(self, kind: type[BaseException], error: BaseException,
@@ -81,6 +89,24 @@ class ErrorReporter(QObject):
         where_logged = f" and in {self.log_path}" if self.log_path else ""
         self.report(UNEXPECTED, f"{kind.__name__}: {_short(str(error))}\n\nThe app is still "
                     f"running; the details are below{where_logged}.", detail)
+
+
+LISTED = 8  # errors named in one box; later ones are counted
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n\n", 1)[0]
+
+
+def _listing(errors: list[str], text: str) -> str:
+    """An unexpected-error box's text once it holds several: each one named."""
+    shown = errors[:LISTED]
+    more = len(errors) - len(shown)
+    lines = "\n".join(f"{i}. {_short(e, 160)}" for i, e in enumerate(shown, 1))
+    if more:
+        lines += f"\n… and {more} more"
+    rest = text.split("\n\n", 1)[1] if "\n\n" in text else ""
+    return f"{len(errors)} unexpected errors:\n{lines}\n\n{rest}".strip()
 
 
 def _short(text: str, keep: int = 400) -> str:
