@@ -728,6 +728,13 @@ class Playground:
                            "naive recursion fires a node once per path, and every reused "
                            "value doubles the paths. Try a shorter chain, such as "
                            "a = 1; b = a + a; c = b + b.")
+        # The named intermediate values (b in `b = a + a`) carry gradients the graph
+        # shows too: the correct ones first, from a graph of their own.
+        for leaf in leaves:
+            leaf.grad = 0.0
+        reference = self.expression.rebuild()
+        reference.backward()
+        correct_named = _named_grads(reference)
         for leaf in leaves:
             leaf.grad = 0.0
         self.root = self.expression.rebuild()
@@ -740,6 +747,10 @@ class Playground:
         self.correct = tuple(float(g) for g in columns.correct)
         self.broken = tuple(float(g) for g in columns.broken)
         wrong = [n for n, bad in zip(names, columns.differs) if bad]
+        # An intermediate's wrong gradient shows only in the graph: say what it holds.
+        wrong += [f"{name} (in the graph: {fmt(grad)}, correct {fmt(correct_named[name])})"
+                  for name, grad in _named_grads(self.root).items()
+                  if name in correct_named and not _close(grad, correct_named[name])]
         label = PLAYGROUND_VARIANTS[self.variant]
         if not wrong:
             return Outcome("info", f"{label}: same numbers here",
@@ -832,6 +843,13 @@ def _node_name(node: Value) -> str:
     if not node._prev:
         return fmt(float(node.data))
     return {"*": "×"}.get(node._op, node._op)
+
+
+def _named_grads(root: Value) -> dict[str, float]:
+    """The gradient of every named intermediate node of the graph under `root` (the
+    output's own is always 1, so it is left out)."""
+    return {node.label: float(node.grad) for node in root.topological_order()
+            if node.label and node._prev and node is not root}
 
 
 def _close(a: float, b: float) -> bool:

@@ -161,6 +161,25 @@ class Dataset:
         return index
 
 
+def same_points(old: Dataset, new: Dataset, indices: np.ndarray) -> np.ndarray:
+    """Where the points `old[indices]` sit in `new` (same place, label and split), in the
+    same order; those no longer in `new` are left out. After a point is removed the
+    indices of the points behind it shift by one: a step's batch must follow its points."""
+    where: dict[tuple[float, float, int, bool], list[int]] = {}
+    for j in range(len(new)):
+        key = (*new.points[j].tolist(), int(new.labels[j]), bool(new.is_test[j]))
+        where.setdefault(key, []).append(j)  # type: ignore[arg-type]
+    found = []
+    for i in np.asarray(indices, dtype=np.int64):
+        if not 0 <= i < len(old):
+            continue
+        key = (*old.points[i].tolist(), int(old.labels[i]), bool(old.is_test[i]))
+        places = where.get(key)  # type: ignore[arg-type]
+        if places:
+            found.append(places.pop(0))  # a duplicate point is matched once
+    return np.array(found, dtype=np.int64)
+
+
 def split(n: int, test_ratio: float, seed: int) -> np.ndarray:
     """A boolean mask choosing round(n * test_ratio) points for the test set."""
     if not 0 <= test_ratio < 1:

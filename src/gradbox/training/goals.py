@@ -1,5 +1,13 @@
 """When a Run stops by itself: a diverging loss (an alarm), or the goal chosen in the
-window (a step count, a train loss, an accuracy)."""
+window (a step count, a train loss, an accuracy). Beside the divergence guard, the
+symmetry guard: a hidden layer whose neurons are all the same neuron.
+
+Neurons with identical incoming weights and bias compute the same output for every
+point; if their outgoing weights are alike too, backward hands them the same gradient and
+the update keeps them identical forever: a layer of eight is one neuron eight times. Only
+a random start breaks the tie, which is why this follows a zeros or constant
+initialization and (in practice) never a random one.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gradbox.autograd.nn import INIT_LABELS, INITIALIZERS, unflatten
 from gradbox.formatting import fmt
 from gradbox.training.history import History, StepRecord
 
@@ -57,3 +66,41 @@ class RunGoal:
         if self.steps is not None and steps_done >= self.steps:
             return f"ran {steps_done} step{'s' if steps_done != 1 else ''}"
         return ""
+
+
+# --- the symmetry guard ---------------------------------------------------------------------
+def identical_layers(params: np.ndarray, layer_sizes: Sequence[int]) -> list[int]:
+    """The hidden layers (0 = the first) of two or more neurons whose incoming weights
+    and biases are equal neuron for neuron."""
+    weights, biases = unflatten(params, layer_sizes)
+    found = []
+    for index, (w, b) in enumerate(zip(weights[:-1], biases[:-1])):
+        if len(b) < 2:
+            continue
+        rows = np.column_stack([w, b])
+        if np.all(rows == rows[0]):
+            found.append(index)
+    return found
+
+
+def symmetry(params: np.ndarray, layer_sizes: Sequence[int], init: str, steps: int) -> str:
+    """Why this run's hidden layers cannot learn different features, or '' if they can.
+
+    Said only once a step has been taken: at step 0 a constant start is the cause, not
+    yet the symptom, and one step is what shows the gradient kept them alike."""
+    if steps < 1:
+        return ""
+    layers = identical_layers(params, layer_sizes)
+    if not layers:
+        return ""
+    names = ", ".join(str(i + 1) for i in layers)
+    which = f"hidden layer {names}" if len(layers) == 1 else f"hidden layers {names}"
+    return (f"Every neuron of {which} has the same incoming weights after step {steps}: "
+            "same weights give the same output and the same gradient, so they stay alike "
+            f"and the layer acts as one neuron. The initializer ({INIT_LABELS.get(init, init)}) "
+            f"started them equal; a random one ({_RANDOM}) breaks the tie.")
+
+
+# The initializers that draw each weight at random: the ones that break the tie.
+_RANDOM = ", ".join(INIT_LABELS[name] for name in INITIALIZERS
+                    if name not in ("constant", "zeros"))

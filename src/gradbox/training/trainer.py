@@ -678,6 +678,8 @@ class Trainer:
                               f"{self.config.outputs} output(s); choose blobs with "
                               f"{dataset.classes} classes so it gets one output per class")
         self.rewind(self.step_count)  # a half-done step belongs to the old points
+        # The last step's batch names points, not places: follow them to the new list.
+        self.last_batch = datasets.same_points(self._dataset, dataset, self.last_batch)
         self._dataset = frozen_dataset(dataset)
         self.dataset_version += 1
         self._event(DataChange(self.step_count, self._dataset, self.dataset_version))

@@ -593,7 +593,7 @@ class SessionController(QObject):
 
     @Slot(str)
     def _on_stopped(self, reason: str) -> None:
-        self.message.emit(reason)
+        # Said once, by whoever shows `stopped` (the window's alert), not also as a message.
         self.stopped.emit(reason)
 
     def stopped_trainer(self) -> Trainer:

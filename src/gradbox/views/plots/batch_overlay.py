@@ -52,10 +52,13 @@ class BatchOverlay(QObject):
         self._losses = None  # computed when first hovered
         train = int(np.count_nonzero(~snapshot.is_test))
         batch = np.asarray(snapshot.batch)
-        batch = batch[batch < len(snapshot.points)]  # points removed since the step
+        batch = batch[batch < len(snapshot.points)]  # (the trainer follows edited points)
         self.batch = batch
         # The full batch frames every training point: nothing to tell apart, so no frames.
-        self.full = len(batch) == 0 or len(batch) >= train
+        # Read from the batch size, not the batch's length: a point added since the step
+        # (not trained on yet) does not make the full batch a mini-batch.
+        size = snapshot.config.batch_size
+        self.full = len(batch) == 0 or size is None or size >= train
         shown = np.zeros((0, 2)) if self.full else snapshot.points[batch]
         self.frames.setData(pos=shown)
         # The text stays "Batch": a longer one would widen the row and the window.

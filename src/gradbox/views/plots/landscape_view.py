@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.formatting import fmt
 from gradbox.training import landscape
 from gradbox.training.landscape import Landscape, LandscapeError, Problem, Request
 from gradbox.training.snapshots import Snapshot
@@ -322,7 +323,10 @@ class LandscapeView(QWidget):
         """One short line (a small window has room for little more); the rest in the
         status's tooltip."""
         steps = int(result.path_steps[-1]) if len(result.path_steps) else 0
-        parts = [f"Loss at ★ (now): <b>{result.center_loss:.4g}</b>",
+        # ★ is the weights now: after the last step's update. The header's train loss is
+        # that step's forward pass, before it; saying which keeps the two from disagreeing.
+        when = f"after step {steps}'s update" if steps else "the starting weights"
+        parts = [f"Loss at ★ ({when}): <b>{fmt(result.center_loss)}</b>",
                  f"path: step 0 (○) → {steps} (★)"]
         if result.mode == "pca" and len(result.path_xy) > 2 and math.isfinite(result.captured):
             parts.append(f"the plane holds {100 * result.captured:.0f}% of its movement")
@@ -333,7 +337,10 @@ class LandscapeView(QWidget):
             f"{n}×{n} grid, computed in {result.seconds:.2f} s off the UI thread.\n"
             "The path's points are each step's weights projected onto the plane; the loss "
             "drawn under them is the plane's, which differs from the step's own loss by "
-            "what the plane misses.")
+            "what the plane misses.\n"
+            f"★ is the weights after step {steps}'s update. The header's train loss is step "
+            f"{steps}'s forward pass, measured before that update: the two differ by what "
+            "the update gained.")
         return " · ".join(parts)
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:

@@ -81,7 +81,9 @@ class Headline(QWidget):
         for key, caption, _colour in FIGURES:
             value = getattr(last, key) if last is not None else math.nan
             self.values[key].setText(self._fitting_text(key, value))
-            tip = f"{caption} after step {snapshot.step}" if last else f"{caption}: no step yet"
+            # A step's loss and accuracy are measured by its forward pass, before its update.
+            tip = (f"{caption} of step {last.step}'s forward pass (before its update)"
+                   if last else f"{caption}: no step yet")
             if last is not None and math.isfinite(value) and "accuracy" not in key:
                 tip += f": {value!r}"
             if key == "loss" and penalty:

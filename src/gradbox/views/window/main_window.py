@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Slot
@@ -12,7 +11,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QSho
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QLabel,
     QLayout,
     QMainWindow,
     QMessageBox,
@@ -26,12 +24,9 @@ from PySide6.QtWidgets import (
 from gradbox.files import sessions as persistence
 from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
-from gradbox.training.goals import divergence
-from gradbox.training.history import StepRecord
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
-from gradbox.views.palette import ERROR_BOX
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode
 from gradbox.views.panels.parameters import ParametersView
@@ -41,6 +36,7 @@ from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
+from gradbox.views.window.alerts import AlertBanner
 from gradbox.views.window.autosave import Autosaver, failure_reason
 from gradbox.views.window.class_exports import ClassExports
 from gradbox.views.window.errors import ErrorReporter
@@ -112,11 +108,6 @@ def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
     return area
 
 
-def _last_key(history: Sequence[StepRecord]) -> tuple[int, float] | None:
-    """Tells one run's last step from another's."""
-    return (history[-1].step, history[-1].loss) if history else None
-
-
 class MainWindow(QMainWindow):
     def __init__(self, controller: SessionController, settings: QSettings | None = None,
                  autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
@@ -129,7 +120,6 @@ class MainWindow(QMainWindow):
         self._ended_by = ""  # the signal that is ending the app, if one is
         self._layout_restored = False  # the docks as the user left them last time
         self._shown_once = False
-        self._alarm: tuple[int, float, tuple[int, float] | None] | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -219,12 +209,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([loss, loop], [500, 400], Qt.Horizontal)
         self._fit_docks()
 
-        self.banner = QLabel()
-        self.banner.setAccessibleName("Alert")
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("background: {}; color: {}; padding: 6px; border: 1px solid "
-                                  "{}; font-weight: bold;".format(*ERROR_BOX))
-        self.banner.hide()
+        self.banner = AlertBanner()  # the run's alarms, said here only
         self.messages = MessageBar()
         # Both permanent: a button's status tip, shown on hover, hides neither.
         self.statusBar().addPermanentWidget(self.messages, 1)
@@ -461,28 +446,11 @@ class MainWindow(QMainWindow):
     def _on_stopped(self, reason: str) -> None:
         """A Run paused on a problem (a non-finite loss, a diverging one): say so until
         the state it describes is gone."""
-        s = self.controller.snapshot
-        self._alarm = (s.step, s.lr, _last_key(s.history))
-        self.banner.setText(f"Training paused: {reason}")
-        self.banner.show()
-
-    def _alarm_still_holds(self, snapshot: Snapshot) -> bool:
-        """The paused-on state is still the one on screen: not rewound past, not a new
-        run, no new learning rate, and no successful step since a non-finite one."""
-        if self._alarm is None:
-            return False
-        step, lr, key = self._alarm
-        history = snapshot.history
-        if snapshot.lr != lr or len(history) < step or _last_key(history[:step]) != key:
-            return False
-        return not (len(history) > step and not snapshot.stop_reason
-                    and not divergence(history, snapshot.forget_zero_grad))
+        self.banner.run_stopped(reason, self.controller.snapshot)
 
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        if self.banner.isVisible() and not self._alarm_still_holds(snapshot):
-            self.banner.hide()
-            self._alarm = None
+        self.banner.show_state(snapshot)
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
 
