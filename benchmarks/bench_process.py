@@ -75,7 +75,8 @@ def main() -> None:
         bare = bare_step_ms(config, 20 if config is W1 else 2)
         process = TrainingProcess(config)
         process.wait_for(NewSnapshot, timeout=600)
-        process.request("set_graph_wanted", wanted=graph)
+        process.set_graph_wanted(graph)
+        process.wait_for(NewSnapshot, timeout=600)
         process.request("step", timeout=600)
         snapshot = process.latest
         assert snapshot is not None

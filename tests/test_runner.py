@@ -93,7 +93,8 @@ def test_a_run_to_a_goal_matches_the_in_process_run(start) -> None:
 
 def test_the_graph_crosses_with_the_engine_numbers(start) -> None:
     process = start()
-    process.request("set_graph_wanted", wanted=True)
+    process.set_graph_wanted(True)
+    process.wait_for(NewSnapshot)
     for _ in range(2):
         process.request("step")
     trainer = Trainer(CONFIG)
@@ -126,7 +127,7 @@ def test_a_snapshot_held_by_the_window_never_changes(start) -> None:
     assert held.history.column("loss").tobytes() == history.tobytes()
     # The history grows in place: the newer one extends the held one (plots append).
     assert process.latest.history.extends(held.history)
-    process.request("rewind", step=2)
+    process.request("rewind", 2)
     process.wait_for(NewSnapshot)
     assert len(process.latest.history) == 2
     assert not process.latest.history.extends(held.history)  # a new run of records
@@ -182,8 +183,8 @@ def test_a_failing_command_is_an_answer_not_an_end(start) -> None:
     process = start()
     from gradbox.runner.process import CommandError
     with pytest.raises(CommandError, match="no parameter named"):
-        process.request("set_parameter", name="nonsense", value=1.0)
-    with pytest.raises(CommandError, match="no command named"):
+        process.request("set_parameter", "nonsense", 1.0)
+    with pytest.raises(CommandError, match="no session command named"):
         process.request("launch_rockets")
     process.request("step")
     assert process.alive

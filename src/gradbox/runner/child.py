@@ -24,23 +24,24 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from gradbox.runner.shared import Segment
 from gradbox.runner.wire import PAUSED_UPTO, READY, STEPPING, STEPS, WANTED, Publisher, control_view
+from gradbox.training.config import TrainingConfig
+from gradbox.training.goals import RunGoal, divergence
+from gradbox.training.history import StepRecord
 from gradbox.training.limits import describe_error
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import RunGoal, Trainer, TrainingConfig, divergence
+from gradbox.training.trainer import Trainer
 
 # Young objects beyond this many (a big network's graph) are frozen rather than scanned
 # again and again by the cyclic collector; W1's step leaves a few thousand.
 FREEZE_ABOVE = 100_000
 PAUSE_SIGNAL = getattr(signal, "SIGUSR1", None)
-# Commands that only read: no snapshot follows them.
-QUESTIONS = frozenset({"state", "parameter_history", "trajectory", "training_loss",
-                       "snapshot"})
 
 
 class Abandoned(BaseException):
@@ -60,67 +61,115 @@ def make_trainer(start: TrainingState | TrainingConfig | None) -> Trainer:
     return Trainer(start)
 
 
-class Host:
-    """The commands the window may send, by name; arguments and results are plain data.
+class Tick(NamedTuple):
+    """What one tick of a Run did (see `TrainerSession.tick`)."""
 
-    (Until the Qt-free `Session` of issue 21 takes this place: then the names are its
-    methods.)"""
+    stepped: bool
+    alarm: str = ""
+    reached: str = ""
 
-    def __init__(self, trainer: Trainer) -> None:
+
+class TrainerSession:
+    """The commands the window may send, by name, over a `Trainer`: the shape of the
+    Qt-free `Session` (issue 21), which takes this place when it is there. Arguments and
+    results are plain data; what the session has to say goes to `view`."""
+
+    QUESTIONS = frozenset({"state", "parameter_history", "trajectory", "training_loss",
+                           "snapshot", "timeline_view"})
+
+    def __init__(self, trainer: Trainer, view: Any = None) -> None:
         self.trainer = trainer
+        self.view = view
         self.graph_wanted = False
+        self._goal = RunGoal()
+        self._steps_done = 0
 
-    def commands(self) -> dict[str, Callable[..., Any]]:
+    def command(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
         t = self.trainer
-        return {
+        commands: dict[str, Callable[..., Any]] = {
             "step": self.step, "substep": self.substep, "rewind": t.rewind,
             "reset": t.reset, "reinitialize": t.reinitialize,
             "set_forget_zero_grad": t.set_forget_zero_grad, "set_ghost": t.set_ghost,
             "set_parameter": t.set_parameter, "set_lr": t.set_lr, "pin": t.pin,
             "unpin": t.unpin, "replace_dataset": t.replace_dataset,
-            "with_config": self.with_config, "load_state": self.load_state,
+            "set_config": self.set_config, "open_run": self.open_run,
             "state": t.state, "parameter_history": t.parameter_history,
             "trajectory": t.trajectory, "training_loss": t.training_loss,
-            "capture_current_graph": t.capture_current_graph,
-            "set_graph_wanted": self.set_graph_wanted, "snapshot": t.snapshot,
+            "capture_graph": t.capture_current_graph, "snapshot": t.snapshot,
+            "timeline_view": self.timeline_view,
         }
+        if name not in commands:
+            raise KeyError(f"there is no session command named {name!r}")
+        self.trainer.capture_graph = self.graph_wanted
+        return commands[name](*args, **kwargs)
 
-    def step(self) -> str:
-        """One step; what stopped it ('' if it completed)."""
+    def snapshot(self) -> Snapshot:
+        return self.trainer.snapshot()
+
+    def timeline_view(self) -> tuple[None, str, str]:
+        return None, "", ""
+
+    def step(self) -> StepRecord | None:
         record = self.trainer.step()
-        return "" if record is not None else self.trainer.stop_reason
+        if record is None:
+            self.view.show_stop(self.trainer.stop_reason)
+        return record
 
     def substep(self) -> str:
-        return self.trainer.substep()
+        phase = self.trainer.substep()
+        if self.trainer.stop_reason:
+            self.view.show_stop(self.trainer.stop_reason)
+        return phase
 
-    def with_config(self, config: TrainingConfig) -> None:
+    def set_config(self, config: TrainingConfig) -> None:
         self.trainer = self.trainer.with_config(config)
 
-    def load_state(self, state: TrainingState) -> None:
+    def open_run(self, state: TrainingState, what: str = "") -> None:
         self.trainer = Trainer.from_state(state)
 
-    def set_graph_wanted(self, wanted: bool) -> None:
-        self.graph_wanted = bool(wanted)
-        if wanted:
+    def start_run(self, goal: RunGoal | None = None) -> None:
+        self._goal = goal or RunGoal()
+        self._steps_done = 0
+
+    def tick(self, capture_graph: bool | None = None) -> Tick:
+        trainer = self.trainer
+        trainer.capture_graph = self.graph_wanted if capture_graph is None else capture_graph
+        record = trainer.step()
+        if record is None:
+            return Tick(False, alarm=trainer.stop_reason)
+        self._steps_done += 1
+        diverging = divergence(trainer.history, trainer.forget_zero_grad)
+        if diverging:
+            return Tick(True, alarm=diverging)
+        return Tick(True, reached=self._goal.reached(record, self._steps_done))
+
+    def finish_run(self) -> None:
+        if self.graph_wanted:  # steps between shown snapshots were not traced
             self.trainer.capture_current_graph()
 
 
 class Child:
-    """The training process's loop (see the module's docstring)."""
+    """The training process's loop (see the module's docstring); the session's view."""
 
     def __init__(self, conn: Connection, prefix: str, control: np.ndarray,
-                 host: Host) -> None:
+                 session: TrainerSession) -> None:
         self.conn = conn
         self.control = control
-        self.host = host
+        self.session = session
+        session.view = self
         self.publisher = Publisher(prefix, control)
         self.run_number = 0  # the run going on (0: none)
-        self.goal = RunGoal()
-        self.steps_done = 0
         self.interval_s = 0.0
         self.next_step_at = 0.0
         self._abandonable = False
         self.quit = False
+
+    # --- the session's view -----------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        self.send("note", text)
+
+    def show_stop(self, reason: str) -> None:
+        self.send("stopped", reason)
 
     # --- Pause ------------------------------------------------------------------------------
     def on_pause_signal(self, _signum: int, _frame: object) -> None:
@@ -138,32 +187,34 @@ class Child:
 
     def publish(self) -> None:
         self.control[WANTED] = 0
-        self.host.trainer.capture_graph = self.host.graph_wanted
-        self.send("snapshot", self.publisher.message(self.host.trainer.snapshot()))
+        session = self.session
+        session.trainer.capture_graph = session.graph_wanted
+        self.send("snapshot", self.publisher.message(session.snapshot(),
+                                                     session.timeline_view()))
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
         if kind == "call":
-            _, number, name, kwargs = message
-            self.call(number, name, kwargs)
+            _, number, name, args, kwargs = message
+            self.call(number, name, args, kwargs)
         elif kind == "run":
             _, number, goal, interval_s = message
             self.start_run(number, goal, interval_s)
         elif kind == "speed":
             self.interval_s = float(message[1])
+        elif kind == "graph":
+            self.session.graph_wanted = bool(message[1])
+            if message[1]:
+                self.call(0, "capture_graph", (), {})
         elif kind == "quit":
             self.quit = True
 
-    def call(self, number: int, name: str, kwargs: dict[str, Any]) -> None:
+    def call(self, number: int, name: str, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> None:
         """Run command `name`. Its snapshot goes first, then the answer: a window that
         has the answer has the snapshot after it too. Questions publish nothing."""
-        command = self.host.commands().get(name)
-        trainer = self.host.trainer
-        trainer.capture_graph = self.host.graph_wanted
         try:
-            if command is None:
-                raise KeyError(f"no command named {name!r}")
-            result = command(**kwargs)
+            result = self.session.command(name, *args, **kwargs)
         except Exception as error:  # a command's failure must not end the process
             self.publish()
             self.send("failed", number, describe_error(error),
@@ -171,8 +222,10 @@ class Child:
             return
         finally:
             freeze_big_young_generation()
-        if name not in QUESTIONS:
+        if name not in self.session.QUESTIONS:
             self.publish()
+        if not number:
+            return  # (asked by this process itself)
         try:
             self.send("reply", number, result)
         except Exception as error:  # an answer that cannot cross: say so, go on
@@ -185,64 +238,54 @@ class Child:
             self.send("running", False, number)  # paused before it could start
             return
         self.run_number = number
-        self.goal = goal or RunGoal()
-        self.steps_done = 0
+        self.session.start_run(goal)
         self.interval_s = interval_s
         self.next_step_at = time.perf_counter()
         self.send("running", True, number)
 
-    def finish_run(self, reason: str, note: str = "") -> None:
+    def finish_run(self, alarm: str = "", note: str = "") -> None:
         number, self.run_number = self.run_number, 0
-        if self.host.graph_wanted:  # steps between shown snapshots were not traced
-            self.host.trainer.capture_current_graph()
+        self.session.finish_run()
         self.publish()
         self.send("running", False, number)
-        if reason:
-            self.send("stopped", reason)
+        if alarm:
+            self.send("stopped", alarm)
         if note:
             self.send("note", note)
 
     def run_one_step(self) -> None:
-        trainer = self.host.trainer
+        trainer = self.session.trainer
         start = trainer.step_count
-        due = bool(self.control[WANTED])
-        trainer.capture_graph = self.host.graph_wanted and due
         self.control[STEPPING] = 1
         try:
             self._abandonable = True
             if self.paused:  # paused just before the handler could see the step
                 self._abandonable = False
                 raise Abandoned
-            record = trainer.step()
+            tick = self.session.tick(capture_graph=self.session.graph_wanted
+                                     and bool(self.control[WANTED]))
             self._abandonable = False
         except Abandoned:
             self._abandonable = False
+            self.control[STEPPING] = 0
             self.abandon(start)
             return
         except Exception as error:
             self._abandonable = False
             self.control[STEPPING] = 0
-            self.finish_run("")
+            self.finish_run()
             self.send("failed", 0, describe_error(error),
                       "".join(traceback.format_exception(error)))
             return
         finally:
             self.control[STEPPING] = 0
             freeze_big_young_generation()
-        self.control[STEPS] = trainer.step_count
-        if record is None:
-            self.finish_run(trainer.stop_reason)
-            return
-        self.steps_done += 1
-        diverging = divergence(trainer.history, trainer.forget_zero_grad)
-        if diverging:
-            self.finish_run(diverging)
-            return
-        reached = self.goal.reached(record, self.steps_done)
-        if reached:
-            self.finish_run("", f"Run stopped: {reached}")
-            return
-        if self.control[WANTED]:
+        self.control[STEPS] = self.session.trainer.step_count
+        if tick.alarm:
+            self.finish_run(alarm=tick.alarm)
+        elif tick.reached:
+            self.finish_run(note=f"Run stopped: {tick.reached}")
+        elif tick.stepped and self.control[WANTED]:
             self.publish()
 
     def abandon(self, start: int) -> None:
@@ -253,8 +296,9 @@ class Child:
         # and numpy's error state are put back as the step's context managers would.
         gc.enable()
         np.seterr(all="warn", under="ignore")
-        self.host.trainer.rewind(start)
-        self.control[STEPS] = self.host.trainer.step_count
+        self.session.trainer.rewind(start)
+        self.session.finish_run()
+        self.control[STEPS] = self.session.trainer.step_count
         self.publish()
 
     # --- the loop -------------------------------------------------------------------------
@@ -264,7 +308,7 @@ class Child:
                 self.handle(self.conn.recv())
                 continue
             if self.paused:
-                self.finish_run("")
+                self.finish_run()
                 continue
             wait = self.next_step_at - time.perf_counter()
             if self.conn.poll(max(0.0, wait)):
@@ -289,7 +333,7 @@ def main(conn: Connection, prefix: str, control_name: str,
         conn.send(("failed", 0, describe_error(error),
                    "".join(traceback.format_exception(error))))
         return
-    child = Child(conn, prefix, control, Host(trainer))
+    child = Child(conn, prefix, control, TrainerSession(trainer))
     if PAUSE_SIGNAL is not None:
         signal.signal(PAUSE_SIGNAL, child.on_pause_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the window's to handle

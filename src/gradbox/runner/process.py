@@ -36,8 +36,10 @@ from gradbox.runner.wire import (
     Receiver,
     control_view,
 )
+from gradbox.training.config import TrainingConfig
+from gradbox.training.goals import RunGoal
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import RunGoal, Snapshot, TrainingConfig
 
 # Forkserver where there is one (see TrainingProcess.__init__), spawn elsewhere; never
 # fork: this process has Qt's threads.
@@ -190,12 +192,16 @@ class TrainingProcess:
         with contextlib.suppress(OSError):  # the process died: `receive` says so
             self._conn.send(message)
 
-    def call(self, command: str, /, **kwargs: Any) -> int:
+    def call(self, command: str, /, *args: Any, **kwargs: Any) -> int:
         """Send `command` (a name) with plain-data arguments; its Reply (or Failed) comes
         with the number returned here."""
         number = next(self._numbers)
-        self._send("call", number, command, kwargs)
+        self._send("call", number, command, args, kwargs)
         return number
+
+    def set_graph_wanted(self, wanted: bool) -> None:
+        """A graph view shows: trace the graph with the steps that are shown."""
+        self._send("graph", wanted)
 
     def run(self, number: int, goal: RunGoal | None = None, interval_s: float = 0.0) -> None:
         """Start run `number` (numbers grow; a Pause names the runs it stops)."""
@@ -270,8 +276,11 @@ class TrainingProcess:
                 self.started_in_s = time.perf_counter() - self._started
             return [NewSnapshot(self.latest)]
         if kind == "reply":
-            if isinstance(message[2], TrainingState):
-                self.last_state = message[2]
+            answer = message[2]
+            if isinstance(answer, tuple) and answer and isinstance(answer[0], TrainingState):
+                answer = answer[0]  # (a whole run: its state first)
+            if isinstance(answer, TrainingState):
+                self.last_state = answer
             return [Reply(message[1], message[2])]
         if kind == "failed":
             return [Failed(message[1], message[2], message[3])]
@@ -291,11 +300,12 @@ class TrainingProcess:
         remove_leftovers(self.prefix + "s")
         remove_leftovers(self.prefix + "h")
 
-    def request(self, command: str, /, timeout: float = 60.0, **kwargs: Any) -> Any:
+    def request(self, command: str, /, *args: Any, timeout: float = 60.0,
+                **kwargs: Any) -> Any:
         """Send `command` and wait for its answer (tests, benchmarks, a quit's last
         save). Events that arrive meanwhile are kept for the next `receive`."""
         name = command
-        number = self.call(command, **kwargs)
+        number = self.call(command, *args, **kwargs)
         deadline = time.perf_counter() + timeout
         kept: list[Event] = []
         try:

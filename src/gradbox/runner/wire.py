@@ -35,7 +35,7 @@ import numpy as np
 from gradbox.graph import Graph
 from gradbox.runner.shared import Layout, Segment
 from gradbox.training.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 
 
 def _mapping_proxy(items: dict[str, Any]) -> MappingProxyType:
@@ -158,8 +158,11 @@ class Publisher:
         self._numbers: tuple[Graph | None, tuple[np.ndarray, ...]] = (None, ())
         self.published = 0
 
-    def message(self, snapshot: Snapshot) -> dict[str, Any]:
-        """Write `snapshot`'s arrays to shared memory; the message that announces them."""
+    def message(self, snapshot: Snapshot, timeline: tuple[Any, str, str] = (None, "", ""),
+                ) -> dict[str, Any]:
+        """Write `snapshot`'s arrays to shared memory; the message that announces them.
+        `timeline` (the steps kept ahead, what Undo and Redo would do) goes with it,
+        pickled only when it changed."""
         arrays = {name: getattr(snapshot, name) for name in ARRAY_FIELDS
                   if getattr(snapshot, name) is not None}
         arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
@@ -174,6 +177,10 @@ class Publisher:
             if name not in self._sent or self._sent[name] is not value:
                 changed[name] = value
                 self._sent[name] = value
+        if self._sent.get("timeline") != (id(timeline[0]), *timeline[1:]):
+            self._sent["timeline"] = (id(timeline[0]), *timeline[1:])
+            self._sent["timeline object"] = timeline[0]  # (so its id is not reused)
+            changed["timeline"] = timeline
         meta["changed"] = changed
         meta["history"] = self._history.publish(snapshot.history)
         meta["graph"] = self._graph(snapshot.graph, arrays)
@@ -240,7 +247,7 @@ class Receiver:
         self._segments: dict[str, Segment] = {}
         self._slot_names: dict[int, str] = {}
         self._history_name = ""
-        self._cached: dict[str, Any] = {}
+        self._cached: dict[str, Any] = {"timeline": (None, "", "")}
         self._origin: tuple[int, object] = (0, object())
         self._structure: Graph | None = None
 
@@ -269,6 +276,12 @@ class Receiver:
         """A message absorbed but not shown (a newer one came): free its slot."""
         if "slot" in meta:
             _release(self.control, meta["slot"][0])
+
+    @property
+    def timeline(self) -> tuple[Any, str, str]:
+        """(the steps kept ahead or None, what Undo would do, what Redo would do), as of
+        the last message absorbed."""
+        return self._cached["timeline"]
 
     def snapshot(self, meta: dict[str, Any]) -> Snapshot:
         """The snapshot of an absorbed message, its arrays viewing shared memory."""

@@ -22,8 +22,10 @@ from gradbox.runner.process import (
     Stopped,
     TrainingProcess,
 )
+from gradbox.training.config import TrainingConfig
+from gradbox.training.goals import RunGoal
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import RunGoal, Snapshot, TrainingConfig
 
 
 class ProcessLink(QObject):
@@ -53,8 +55,8 @@ class ProcessLink(QObject):
     def alive(self) -> bool:
         return self.process.alive
 
-    def call(self, command: str, /, **kwargs: Any) -> int:
-        return self.process.call(command, **kwargs)
+    def call(self, command: str, /, *args: Any, **kwargs: Any) -> int:
+        return self.process.call(command, *args, **kwargs)
 
     def run(self, number: int, goal: RunGoal | None, interval_s: float) -> None:
         self.process.run(number, goal, interval_s)
