@@ -161,6 +161,7 @@ class ClassExports(QObject):
                             len(self.window.controller.ahead or ()))
         self.dialog.show()
         self.dialog.raise_()
+        self.dialog.activateWindow()  # the keys go to its fields, not the window behind
 
     def record(self, path: Path, kind: str, first: int, last: int, every: int,
                size: tuple[int, int], fps: int, progress: Callable[[int, int], None],
@@ -310,6 +311,7 @@ class AnimationDialog(QDialog):
         """The run's steps (to its end, even with the timeline moved back)."""
         if self.running:
             return
+        self.status.setText("")  # the last recording's result: read already
         end = max(end, step)
         for box in (self.first, self.last):
             box.setRange(0, end)
