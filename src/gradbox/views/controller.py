@@ -289,12 +289,21 @@ class TrainingWorker(QObject):
 
     @Slot(object, int)
     def start_run(self, goal: object = None, number: int = 0) -> None:
-        if self._timer is None or self._timer.isActive():
+        if self._timer is None:
             return
         if number <= self.paused_upto:
             # Paused before it could start: the last Pause wins. Say so, since the
             # button flipped to Pause when Run was pressed.
             self.running_changed.emit(False, number)
+            return
+        if self._timer.isActive():
+            # Run pressed while the last run was pausing ("Pausing…" invites it): the new
+            # run takes the old one over, which then goes on rather than stop. Ignored,
+            # it left the window saying "running" with nothing training, for good.
+            self._run_number = number
+            self._goal = goal if isinstance(goal, RunGoal) else RunGoal()
+            self._steps_done = 0
+            self.running_changed.emit(True, number)
             return
         self._run_number = number
         self._diverge("Run")

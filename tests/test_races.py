@@ -1,0 +1,58 @@
+"""Two races of issue 23, driven in one event pass: Run pressed while the last run is
+"Pausing…", and Undo pressed while a Designer edit is waiting to apply."""
+
+from __future__ import annotations
+
+from gradbox.training.goals import RunGoal
+
+
+def _settled(qtbot, controller) -> int:  # type: ignore[no-untyped-def]
+    """Wait until nothing runs; the step it stopped at."""
+    qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
+    return controller.snapshot.step
+
+
+def test_run_pressed_while_pausing_goes_on_and_then_pauses_cleanly(  # type: ignore[no-untyped-def]
+        qtbot, controller, after_snapshot) -> None:
+    controller.set_speed(None)
+    controller.run(RunGoal())
+    qtbot.waitUntil(lambda: controller.snapshot.step >= 3, timeout=10_000)
+    controller.pause()
+    assert controller.pausing and controller.running  # the button says "Pausing…"
+    controller.run(RunGoal())  # ... and is pressed: in the same event pass
+    start = controller.snapshot.step
+    qtbot.waitUntil(lambda: controller.snapshot.step >= start + 5, timeout=10_000)
+    assert controller.running and not controller.pausing
+    controller.pause()
+    step = _settled(qtbot, controller)
+    # Consistent: a Step is one step, and a Run runs again.
+    assert after_snapshot(controller, controller.step).step == step + 1
+    controller.run(RunGoal(steps=3))
+    qtbot.waitUntil(lambda: controller.snapshot.step == step + 4 and not controller.running,
+                    timeout=10_000)
+
+
+def test_pause_run_pause_in_one_event_pass_ends_paused(  # type: ignore[no-untyped-def]
+        qtbot, controller, after_snapshot) -> None:
+    controller.set_speed(None)
+    controller.run(RunGoal())
+    qtbot.waitUntil(lambda: controller.snapshot.step >= 3, timeout=10_000)
+    controller.pause()
+    controller.run(RunGoal())
+    controller.pause()
+    step = _settled(qtbot, controller)
+    assert after_snapshot(controller, controller.step).step == step + 1
+
+
+def test_run_pressed_while_pausing_20_times(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    """The issue saw the window stuck 20 times in 20; every time must end consistent."""
+    controller.set_speed(None)
+    for _ in range(20):
+        controller.run(RunGoal())
+        qtbot.waitUntil(lambda: controller.running, timeout=10_000)
+        controller.pause()
+        controller.run(RunGoal())
+        before = controller.snapshot.step
+        qtbot.waitUntil(lambda b=before: controller.snapshot.step > b, timeout=10_000)
+        controller.pause()
+        qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
