@@ -56,3 +56,27 @@ def test_run_pressed_while_pausing_20_times(qtbot, controller) -> None:  # type:
         qtbot.waitUntil(lambda b=before: controller.snapshot.step > b, timeout=10_000)
         controller.pause()
         qtbot.waitUntil(lambda: not controller.running, timeout=10_000)
+
+
+def test_undo_in_the_same_event_pass_as_a_designer_edit_drops_the_edit(  # type: ignore[no-untyped-def]
+        qtbot, window, settle) -> None:
+    """Undo within 400 ms of a Designer edit was undone by that edit (the pending apply
+    replaced the run Undo had just brought back). Now the pending edit is what Undo
+    drops; the session's own history is left as it was."""
+    designer, controller = window.designer, window.controller
+    first = controller.snapshot.config.n_samples
+    designer.n_samples.setValue(first + 20)  # an edit that replaces the run...
+    designer.apply()
+    qtbot.waitUntil(lambda: controller.snapshot.config.n_samples == first + 20, timeout=5000)
+    qtbot.waitUntil(lambda: window.undo_action.isEnabled(), timeout=5000)
+    designer.n_samples.setValue(first + 40)  # ...and one still waiting to apply
+    assert designer.has_pending_edit()
+    window.undo_action.trigger()  # in the same event pass
+    assert not designer.has_pending_edit()  # so it can never apply now
+    assert designer.n_samples.value() == first + 20  # the fields show the session again
+    settle()
+    assert controller.snapshot.config.n_samples == first + 20  # the earlier edit stays
+    # With nothing pending, Undo is the session's: back to the first run.
+    window.undo_action.trigger()
+    qtbot.waitUntil(lambda: controller.snapshot.config.n_samples == first, timeout=5000)
+    assert designer.n_samples.value() == first

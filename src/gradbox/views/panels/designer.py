@@ -429,6 +429,20 @@ class DesignerPanel(QWidget):
         if config != self._shown_config or self._apply_timer.isActive():
             self.apply()
 
+    def has_pending_edit(self) -> bool:
+        """An edit waits to apply (the user may still be typing)."""
+        return self._apply_timer.isActive()
+
+    def cancel_pending(self) -> bool:
+        """Undo pressed while an edit waits to apply: the edit is dropped and the fields
+        show the session's settings again (applied 400 ms later, it replaced the run Undo
+        had just brought back). True if there was one."""
+        if not self._apply_timer.isActive():
+            return False
+        self._apply_timer.stop()
+        self.show_config(self.controller.snapshot.config)
+        return True
+
     @Slot()
     def apply(self) -> None:
         """Send the current settings to the session now (normally done after a pause)."""

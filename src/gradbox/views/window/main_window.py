@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
             self.resume.add_menu_entry(self.menus["&File"])
         m("&File", "&Quit", self.close, "Ctrl+Q")
 
-        self.undo_action = m("&Edit", "&Undo", self.controller.undo, "Ctrl+Z",
+        self.undo_action = m("&Edit", "&Undo", self.undo, "Ctrl+Z",
                              "Bring back the run the last action replaced")
         self.redo_action = m("&Edit", "&Redo", self.controller.redo, "Ctrl+Shift+Z",
                              "Replace it again")
@@ -420,6 +420,15 @@ class MainWindow(QMainWindow):
         elif not teacher and self._parameters_moved and area == Qt.LeftDockWidgetArea:
             self.splitDockWidget(lesson, parameters, Qt.Vertical)
             self._parameters_moved = False
+
+    @Slot()
+    def undo(self) -> None:
+        """Undo: a Designer edit still waiting to apply is the last thing done, so it is
+        what goes (nothing of the session changes); otherwise the session's own Undo."""
+        if self.designer.cancel_pending():
+            self.controller.message.emit("Undid the Designer edit (it was not applied yet)")
+            return
+        self.controller.undo()
 
     @Slot(str, str)
     def _on_undo_changed(self, undo: str, redo: str) -> None:
