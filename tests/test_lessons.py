@@ -28,7 +28,12 @@ from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesso
 from gradbox.teaching.pitfalls import microbatch_demo
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
-from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode, lesson_html
+from gradbox.views.panels.lesson_panel import (
+    LessonPanel,
+    apply_teacher_mode,
+    lesson_html,
+    presented,
+)
 from gradbox.views.panels.playground import PlaygroundPanel
 
 
@@ -264,16 +269,21 @@ def test_previous_and_next_walk_the_steps(qtbot, recorded) -> None:  # type: ign
     assert item.takeaway not in panel.text_plain()
 
 
-def test_teacher_mode_asks_the_host_to_keep_only_the_lessons_controls(recorded) -> None:  # type: ignore[no-untyped-def]
+def test_teacher_mode_asks_the_host_to_present_each_step(recorded) -> None:  # type: ignore[no-untyped-def]
     panel, host = recorded
     panel.apply(lesson("chain-rule"))
     panel.teacher.click()
-    assert host.calls[-1] == ("teacher", True, lesson("chain-rule").controls)
+    assert host.calls[-1] == ("teacher", True, presented(lesson("chain-rule"), 0))
     panel.apply(lesson("zero-grad"))
     assert host.calls[-2:] == [_expected_call(lesson("zero-grad")),
-                               ("teacher", True, lesson("zero-grad").controls)]
+                               ("teacher", True, presented(lesson("zero-grad"), 0))]
+    panel.next_step()  # each step presents what it names
+    assert host.calls[-1] == ("teacher", True, presented(lesson("zero-grad"), 1))
+    shown = host.calls[-1][2]
+    assert lessons.PARAMETERS in shown and lessons.LOSS_CURVE not in shown
+    assert lessons.FORGET_ZERO_GRAD in shown  # the lesson's switches stay at every step
     panel.teacher.click()
-    assert host.calls[-1] == ("teacher", False, lesson("zero-grad").controls)
+    assert host.calls[-1] == ("teacher", False, presented(lesson("zero-grad"), 1))
 
 
 def test_the_lessons_menu_opens_lessons_and_toggles_teacher_mode(qtbot, recorded) -> None:  # type: ignore[no-untyped-def]
@@ -421,11 +431,14 @@ def test_teacher_mode_hides_what_the_lesson_does_not_need_and_enlarges_fonts(
     assert window.font().pointSizeF() == pytest.approx(size * 1.5)
     assert pg.font().pointSizeF() == pytest.approx(size * 1.5)  # children inherit it
     # The chain-rule lesson needs Backward and the table, not the variants or retain_graph.
-    for kept in (pg.backward_button, pg.table, pg.expression, pg.check_button):
+    # Its first step points at the graph: the table, a region it does not name, is away.
+    for kept in (pg.backward_button, pg.graph, pg.expression, pg.check_button):
         assert kept.isVisible()
-    for hidden in (pg.variant, pg.retain, pg.backward_again_button, pg.examples):
+    for hidden in (pg.variant, pg.retain, pg.backward_again_button, pg.examples, pg.table):
         assert hidden.isHidden()
-    assert pg.extras.isVisible()  # not needed itself, but it holds the table, which is
+    window.lessons.go_to_step(2)  # "Read the grad of a and of b in the table."
+    assert pg.table.isVisible() and pg.graph.isHidden()
+    assert pg.extras.isVisible()  # not named itself, but it holds the table, which is
     # Training controls and tabs the lesson does not use are gone.
     assert window.toolbar.isHidden()
     assert all(dock.isHidden() for dock in window.docks.values())
@@ -438,6 +451,8 @@ def test_teacher_mode_hides_what_the_lesson_does_not_need_and_enlarges_fonts(
     window.lessons.apply(lesson("zero-grad"))
     assert window.toolbar.isVisible() and window.forget.isVisible()
     assert not window.docks[lessons.DESIGNER].isVisible()
+    assert not window.docks[lessons.LOSS_CURVE].isVisible()  # step 1 names the loop
+    window.lessons.go_to_step(2)  # "... The loss curve shows the broken run ..."
     assert window.docks[lessons.LOSS_CURVE].isVisible()
     assert not window.tabs.isTabVisible(2)
     assert window.font().pointSizeF() == pytest.approx(size * 1.5)  # scaled once, not twice

@@ -225,6 +225,7 @@ def test_teacher_mode_at_1024x700_keeps_the_parameters_panel_inside_the_window( 
     # As a teacher would: the lesson set up (its warning shown), then teacher mode.
     qtbot.waitUntil(lambda: win.parameters.warning.isVisible())
     win.lessons.set_teacher_mode(True)
+    win.lessons.go_to_step(1)  # "Parameters & gradients says the same in red, ..."
     # The larger fonts are laid out in a few passes; the window ends at its size.
     qtbot.waitUntil(lambda: win.width() <= 1024 and win.height() <= 700, timeout=3000)
     qtbot.wait(100)

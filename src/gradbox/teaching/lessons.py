@@ -423,7 +423,7 @@ MICROBATCHES = Lesson(
         Step("Open the Forget zero_grad tab and press its button.",
              "k backward passes on the same values without zero_grad: every gradient "
              "is k times the true one. Same +=, used by mistake.",
-             panels=(PLAYGROUND_TAB, PG_EXTRAS, PG_MESSAGE)),
+             panels=(PLAYGROUND_TAB, PG_EXTRAS)),
     ),
     formulas=(
         "L = (1/n) Σᵢ ℓᵢ = Σⱼ (nⱼ/n) · Lⱼ,  Lⱼ = mean over micro-batch j",

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.teaching import lessons as names
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
 from gradbox.training.config import TrainingConfig
 from gradbox.views.palette import HIGHLIGHT
@@ -57,6 +58,24 @@ class LessonHost(Protocol):
                       ghost: bool, tab: str = "") -> None: ...
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None: ...
+
+
+# The regions of the window a step may show or put away: docks, main tabs, and the
+# playground's table, graph and extra tabs. Buttons and switches are not regions: a
+# lesson's own stay in view at every step (they are small, and a step that does not
+# name them still may need them a moment later).
+REGIONS = frozenset({names.DESIGNER, names.PARAMETERS, names.LOSS_CURVE, names.TRAINING_LOOP,
+                     names.BOUNDARY, names.GRAPH_TAB, names.LAYERS_TAB, names.LANDSCAPE_TAB,
+                     names.PLAYGROUND_TAB, names.PG_TABLE, names.PG_GRAPH, names.PG_EXTRAS})
+
+
+def presented(lesson: Lesson, step: int) -> tuple[str, ...]:
+    """What teacher mode shows at this step: the regions the step names, and the
+    lesson's controls that are not regions. A step naming nothing shows the lesson's."""
+    panels = lesson.steps[step].panels
+    if not panels:
+        return lesson.controls
+    return tuple(dict.fromkeys((*panels, *(c for c in lesson.controls if c not in REGIONS))))
 
 
 # --- teacher mode, for any widget tree --------------------------------------------------------
@@ -299,7 +318,7 @@ class LessonPanel(QWidget):
                 self.host.show_training(setup.config, setup.forget_zero_grad, setup.ghost,
                                         setup.main_tab)
             if self.teacher.isChecked():
-                self.host.set_teacher_mode(True, lesson.controls)
+                self.host.set_teacher_mode(True, presented(lesson, 0))
         self._render()
         self.lesson_applied.emit(lesson.key)
         self.step_changed.emit(self.step)
@@ -325,6 +344,9 @@ class LessonPanel(QWidget):
         step = max(0, min(step, len(self.lesson.steps) - 1))
         if step != self.step:
             self.step = step
+            if self.teacher.isChecked() and self.host is not None:
+                # Teacher mode presents the step: what it names, large; the rest away.
+                self.host.set_teacher_mode(True, presented(self.lesson, step))
             self._render()
             self.step_changed.emit(step)
 
@@ -337,7 +359,8 @@ class LessonPanel(QWidget):
             self._teacher_action.setChecked(on)
         if self.host is not None:
             # Without a lesson, teacher mode only enlarges: nothing is known to be unneeded.
-            needed = self.lesson.controls if self.lesson is not None else ALL_CONTROLS
+            needed = (presented(self.lesson, self.step) if self.lesson is not None
+                      else ALL_CONTROLS)
             self.host.set_teacher_mode(on, needed)
         self._render()
         self.teacher_mode_changed.emit(on)
@@ -401,9 +424,12 @@ class LessonPanel(QWidget):
         margins = self.layout().contentsMargins()
         width = self.current.width() if self.current.width() > 1 else (
             self.width() - margins.left() - margins.right())
+        # A label's heightForWidth is never below its minimum height: without clearing
+        # it, teacher mode's large height stayed after it (38 px more at 1024 x 700).
+        old = self.current.minimumHeight()
+        self.current.setMinimumHeight(0)
         needed = self.current.heightForWidth(width)
-        if needed > 0 and needed != self.current.minimumHeight():
-            self.current.setMinimumHeight(needed)
+        self.current.setMinimumHeight(needed if needed > 0 else old)
     @Slot(int)
     def _on_chosen(self, index: int) -> None:
         if index >= 0:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QSize, Qt, QTimer, Slot
+from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
-    QLayout,
     QMainWindow,
     QMessageBox,
     QScrollArea,
@@ -28,7 +28,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.designer import DesignerPanel
-from gradbox.views.panels.lesson_panel import LessonPanel, apply_teacher_mode
+from gradbox.views.panels.lesson_panel import LessonPanel
 from gradbox.views.panels.parameters import ParametersView
 from gradbox.views.panels.playground import PlaygroundPanel
 from gradbox.views.panels.training_loop import TrainingLoopPanel
@@ -44,6 +44,7 @@ from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
+from gradbox.views.window.presentation import Presentation
 from gradbox.views.window.resume import Resume, current_controls
 from gradbox.views.window.saving import SessionSaver
 from gradbox.views.window.session_files import SessionFiles
@@ -172,9 +173,10 @@ class MainWindow(QMainWindow):
         # Clicking a tab takes the focus out of a field, as clicking elsewhere would.
         self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
         self.field_keys = FieldKeys(self)
-        self._parameters_moved = False  # to the left column, by teacher mode
+        self.layout_version = LAYOUT_VERSION
         # docks a tab put away for its room, to bring back when another tab shows
         self._put_away: list[QDockWidget] = []
+        self._away_before_teacher: list[QDockWidget] = []
         self._kept_on_tab: dict[int, set[str]] = {}
         self._put_away_note = ""  # the message that said so, while it shows
         self.tabs.currentChanged.connect(self._on_tab_changed)
@@ -217,6 +219,7 @@ class MainWindow(QMainWindow):
 
         self.files = SessionFiles(self, settings)
         self.class_exports = ClassExports(self)
+        self.presentation = Presentation(self)
         self._make_menus()
         controller.message.connect(self._on_message)
         controller.error.connect(self._on_error)
@@ -331,6 +334,8 @@ class MainWindow(QMainWindow):
         on_playground = page is self.playground.parent().parent()
         # The big numbers are the training run's: the playground needs the height.
         self.headline.setVisible(not on_playground)
+        if self.presentation.active:
+            return  # teacher mode decides which panels show, step by step
         wanted = self._put_away_for(page)
         back = [d for d in self._put_away if d not in wanted]
         for dock in back:
@@ -379,47 +384,23 @@ class MainWindow(QMainWindow):
             return trainer
         self.controller.replace_trainer(fresh, "Lesson set up: a fresh run at step 0")
 
-    def set_teacher_mode(self, on: bool, needed_controls: object) -> None:
-        size = self.size()
-        # While the fonts change and the docks move, the layout's minimum passes through
-        # sizes bigger than the window (the old places with the new fonts): without this,
-        # the window grew to them (1186 x 852 on a 1024 x 700 screen) and stayed.
-        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
-        apply_teacher_mode(self, needed_controls, on)  # type: ignore[arg-type]
-        # The phase, large enough for the back of the room, on a row of its own.
-        self.phase_bar.setVisible(on)
-        self.toolbar.phase_action.setVisible(not on)
-        if on:
-            self.docks["Lessons"].show()
-            self.docks["Lessons"].raise_()
-        self._place_parameters(teacher=on)
-        # Fonts and hidden docks changed what fits where: fit the docks to the window,
-        # not the window to the docks (on a 1024 x 700 screen it ran past the bottom).
-        self._fit_docks()
-        # Back to the size it had, once the new fonts are laid out (a panel refits to
-        # them in its own queued call): a window that grew on a small screen stays big.
-        QTimer.singleShot(0, lambda: self._keep_size(size))
-
-    def _keep_size(self, size: QSize) -> None:
-        self.layout().setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
-        self.layout().activate()
-        if self.size() != size:
-            self.resize(size.expandedTo(self.minimumSizeHint()))
-
-    def _place_parameters(self, teacher: bool) -> None:
-        """In teacher mode the lesson's large text needs the right column's height, and
-        the Designer is hidden: the parameters take the left column instead, and go back
-        under the lesson after. A dock the user moved elsewhere stays put."""
-        parameters, lesson = self.docks["Parameters && gradients"], self.docks["Lessons"]
-        if parameters.isFloating() or self.tabifiedDockWidgets(parameters):
-            return
-        area = self.dockWidgetArea(parameters)
-        if teacher and area == Qt.RightDockWidgetArea and self.docks["Designer"].isHidden():
-            self.addDockWidget(Qt.LeftDockWidgetArea, parameters)
-            self._parameters_moved = True
-        elif not teacher and self._parameters_moved and area == Qt.LeftDockWidgetArea:
-            self.splitDockWidget(lesson, parameters, Qt.Vertical)
-            self._parameters_moved = False
+    def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
+        """Present the lesson step (see presentation.py), or give the layout back."""
+        if on and not self.presentation.active:
+            self.presentation.remember()  # the layout as the user has it, to give back
+            # Teacher mode decides which panels show: a tab's put-away ones come back to
+            # it, and are away again after (the layout given back has them hidden).
+            self._away_before_teacher = list(self._put_away)
+            for dock in self._put_away:
+                dock.show()
+            self._put_away.clear()
+            if self.messages.text() == self._put_away_note:
+                self.messages.dismiss()
+        was_on = self.presentation.active
+        self.presentation.present(on, needed_controls)
+        if was_on and not on:
+            self._put_away = self._away_before_teacher
+            self._away_before_teacher = []
 
     @Slot()
     def undo(self) -> None:
@@ -574,6 +555,8 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
+        if self.presentation.active:
+            return  # teacher mode sizes its own docks; the usual fit comes back after it
         # Shrunk a lot (a laptop screen, a projector): the docks would keep their size
         # and squeeze the plot; give them their share of the new size instead. Across
         # the width at which the loss curve changes place, refit too.
@@ -601,13 +584,16 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         if self.settings is None:
             return
-        self.settings.setValue("geometry", self.saveGeometry())
+        # Never teacher mode's presentation: the layout from before it.
+        self.settings.setValue("geometry", self.presentation.saved_geometry()
+                               or self.saveGeometry())
         # The docks as the user has them, not as a tab put them away for its room: the
         # next launch opens on the decision boundary.
         put_away = list(self._put_away)
         for dock in put_away:
             dock.setVisible(True)
-        self.settings.setValue("window_state", self.saveState(LAYOUT_VERSION))
+        self.settings.setValue("window_state", self.presentation.saved_state()
+                               or self.saveState(LAYOUT_VERSION))
         for dock in put_away:
             dock.setVisible(False)
         self.settings.setValue("config", json.dumps(self.controller.snapshot.config.to_dict()))

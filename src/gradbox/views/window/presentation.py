@@ -1,0 +1,236 @@
+"""Teacher mode in the main window: a presentation of the current lesson step.
+
+Each step names the regions it points at (gradbox.teaching.lessons.Step.panels). Teacher
+mode shows those, large, beside the lesson, and puts the rest away; the window keeps the
+size it had (a window that grew past a 1024 x 700 screen hid the lesson's Next button).
+Turning it off gives back exactly what was there before: geometry, docks and their sizes,
+the tab. The layout saved at exit is that one too, never the presentation's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QLayout, QStyle, QWidget
+
+from gradbox.teaching import lessons as names
+from gradbox.views.panels.lesson_panel import TEACHER_SCALE, apply_teacher_mode
+
+if TYPE_CHECKING:
+    from gradbox.views.window.main_window import MainWindow
+
+# The font scale for a projector: TEACHER_SCALE from 1400 x 900 up, less in a smaller
+# window (at 1024 x 700, 1.5 left a 50 px plot), never below MIN_SCALE.
+MIN_SCALE = 1.2
+FULL_SCALE_SIZE = QSize(1400, 900)
+LESSON_SHARE = 0.32  # of the width, for the lesson's large text
+SIDE_SHARE = 0.34  # of the width, for the parameters or the Designer in the left column
+BOTTOM_SHARE = 0.40  # of the height, for the loss curve and the loop under a main view
+
+
+def teacher_scale(size: QSize) -> float:
+    fit = min(size.width() / FULL_SCALE_SIZE.width(), size.height() / FULL_SCALE_SIZE.height())
+    return max(MIN_SCALE, min(TEACHER_SCALE, TEACHER_SCALE * fit))
+
+
+@dataclass(frozen=True)
+class Before:
+    """What teacher mode found, to give back exactly."""
+
+    geometry: QByteArray
+    state: QByteArray
+    size: QSize
+    tab: int
+
+
+class Presentation:
+    """Shows a lesson step's regions in the main window, large; and undoes it."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.before: Before | None = None
+        self.needed: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return self.before is not None
+
+    def saved_state(self) -> QByteArray | None:
+        """The window state to save at exit while presenting: the one from before."""
+        return self.before.state if self.before is not None else None
+
+    def saved_geometry(self) -> QByteArray | None:
+        return self.before.geometry if self.before is not None else None
+
+    def remember(self) -> None:
+        """Keep the layout to give back, if teacher mode is not on yet."""
+        w = self.window
+        if self.before is None:
+            self.before = Before(w.saveGeometry(), w.saveState(w.layout_version),
+                                 QSize(w.size()), w.tabs.currentIndex())
+
+    def present(self, on: bool, needed: Sequence[str]) -> None:
+        w = self.window
+        if on:
+            self.remember()
+        if not on and self.before is None:
+            return
+        assert self.before is not None
+        size = self.before.size
+        # While the fonts change and the docks move, the layout's minimum passes through
+        # sizes bigger than the window (old places, new fonts): without this the window
+        # grew to them (1186 x 852 on a 1024 x 700 screen) and stayed.
+        w.layout().setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)
+        self.needed = tuple(needed) if on else ()
+        apply_teacher_mode(w, self.needed, on, scale=teacher_scale(size))
+        training = names.TRAINING_TOOLBAR in self.needed
+        # The phase, large enough for the back of the room, on a row of its own.
+        w.phase_bar.setVisible(on and training)
+        w.toolbar.phase_action.setVisible(not (on and training))
+        if on:
+            self._arrange()
+            QTimer.singleShot(0, lambda: self._settle(size, arrange=True))
+        else:
+            before = self.before
+            # Given back while still presenting: the tab it brings back puts nothing away
+            # (the layout restored already has the panels as they were).
+            self._give_back(before, now=True)
+            self.before = None
+            # The old fonts are laid out in queued calls (the lesson's step box, the
+            # parameters' summary each refit in one of their own): give the sizes back
+            # once more after them.
+            self._give_back_later(before, passes=3)
+
+    # --- the step's layout ---------------------------------------------------------------
+    def _arrange(self) -> None:
+        w = self.window
+        tabs = w.tabs
+        pages = [tabs.widget(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]
+        # No main view named: the docks take the whole window rather than frame a blank.
+        w.centralWidget().setVisible(bool(pages))
+        for name in self.needed:  # the first main view the step names comes to the front
+            page = next((p for p in pages if p.objectName() == name), None)
+            if page is not None:
+                tabs.setCurrentWidget(page)
+                break
+        lesson = w.docks["Lessons"]
+        lesson.show()
+        lesson.raise_()
+        docks = [d for d in w.docks.values() if d.isVisible() and d is not lesson
+                 and not d.isFloating() and not w.tabifiedDockWidgets(d)]
+        if w.centralWidget().isVisible():
+            for dock in docks:
+                self._place(dock)
+            self._fit_sizes()
+        else:
+            self._stack(docks)
+
+    def _stack(self, docks: list[QDockWidget]) -> None:
+        """No main view: the step's panels one above the other, the window's width
+        beside the lesson (at 1024 x 700 three side by side left the loop 117 px wide)."""
+        w = self.window
+        assert self.before is not None
+        width = self.before.size.width()
+        for k, dock in enumerate(docks):
+            if k == 0:
+                w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+            else:
+                w.splitDockWidget(docks[k - 1], dock, Qt.Orientation.Vertical)
+        lesson = w.docks["Lessons"]
+        if not docks:
+            return
+        share = int(LESSON_SHARE * width)
+        w.resizeDocks([lesson, docks[0]], [share, width - share], Qt.Orientation.Horizontal)
+        if len(docks) > 1:
+            column = sum(d.height() for d in docks)
+            w.resizeDocks(docks, [column // len(docks)] * len(docks), Qt.Orientation.Vertical)
+
+    def _place(self, dock: QDockWidget) -> None:
+        """The step's own panels: the parameters or the Designer on the left, the loss
+        curve and the loop along the bottom side by side; the lesson alone on the right."""
+        w = self.window
+        left = (w.docks["Designer"], w.docks["Parameters && gradients"])
+        bottom = (w.docks["Loss curve"], w.docks["Training loop"])
+        area = w.dockWidgetArea(dock)
+        if dock in left and area != Qt.DockWidgetArea.LeftDockWidgetArea:
+            w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        elif dock in bottom and area != Qt.DockWidgetArea.BottomDockWidgetArea:
+            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        loss, loop = bottom
+        if (dock is loop and loss.isVisible()
+                and w.dockWidgetArea(loss) == Qt.DockWidgetArea.BottomDockWidgetArea):
+            w.splitDockWidget(loss, loop, Qt.Orientation.Horizontal)
+
+    def _fit_sizes(self) -> None:
+        w = self.window
+        assert self.before is not None
+        width, height = self.before.size.width(), self.before.size.height()
+        lesson = w.docks["Lessons"]
+        left = [d for d in (w.docks["Designer"], w.docks["Parameters && gradients"])
+                if d.isVisible() and w.dockWidgetArea(d) == Qt.DockWidgetArea.LeftDockWidgetArea]
+        bottom = [d for d in (w.docks["Loss curve"], w.docks["Training loop"])
+                  if d.isVisible()
+                  and w.dockWidgetArea(d) == Qt.DockWidgetArea.BottomDockWidgetArea]
+        central = w.centralWidget().isVisible()
+        horizontal: list[QDockWidget] = [lesson]
+        widths = [int(LESSON_SHARE * width)]
+        if left:
+            horizontal.append(left[0])
+            # with no main view beside it, the left column and the lesson share the width
+            widths.append(int(SIDE_SHARE * width) if central or bottom
+                          else width - widths[0])
+        w.resizeDocks(horizontal, widths, Qt.Orientation.Horizontal)
+        if bottom and central:
+            w.resizeDocks([bottom[0]], [int(BOTTOM_SHARE * height)], Qt.Orientation.Vertical)
+        if len(bottom) == 2:
+            loss, loop = bottom
+            code = w.training_loop.code_width() + max(loop.width() - w.training_loop.width(), 0)
+            handle = w.style().pixelMetric(QStyle.PixelMetric.PM_DockWidgetSeparatorExtent,
+                                           None, w)
+            row = width - lesson.width() - (left[0].width() + handle if left else 0) - handle
+            rest = max(row - code - handle, 1)
+            w.resizeDocks([loss, loop], [rest, code], Qt.Orientation.Horizontal)
+
+    def _settle(self, size: QSize, arrange: bool = False) -> None:
+        """Once the new fonts are laid out: the window at the size it had, never grown.
+        The layout's minimum stays unenforced while presenting: the docks give way to
+        the window, not the window to the docks (the Designer's large text asked 1069 px
+        of a 1024 px screen)."""
+        w = self.window
+        w.layout().activate()
+        if w.size() != size:
+            w.resize(size)
+        if arrange and self.active:
+            self._arrange()
+
+    def _give_back_later(self, before: Before, passes: int) -> None:
+        """Each refit (a box's height at its new width) may move the docks again: give
+        the sizes back after each turn of the event loop, `passes` times."""
+        def again() -> None:
+            self._give_back(before, settle=True)
+            if passes > 1:
+                self._give_back_later(before, passes - 1)
+        QTimer.singleShot(0, again)
+
+    def _give_back(self, before: Before, settle: bool = False, now: bool = False) -> None:
+        w = self.window
+        if self.active and not now:  # teacher mode came back on before this call ran
+            return
+        w.centralWidget().setVisible(True)
+        w.restoreState(before.state, w.layout_version)
+        w.tabs.setCurrentIndex(before.tab)
+        if settle:
+            w.layout().setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
+            w.layout().activate()
+        # Only the size: teacher mode never moved the window (restoreGeometry would,
+        # by the window manager's frame, and may leave a maximised state).
+        if w.size() != before.size:
+            w.resize(before.size)
+
+
+def shown_regions(window: QWidget, needed: Sequence[str]) -> list[QWidget]:
+    """The widgets of `needed` present in `window`, for tests and the real-window walk."""
+    return [x for name in needed for x in window.findChildren(QWidget, name)]

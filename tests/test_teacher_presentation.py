@@ -1,0 +1,117 @@
+"""Teacher mode presents each lesson step in the real window, at classroom sizes.
+
+The real MainWindow, offscreen, fresh settings: at every step of every lesson the window
+keeps its size, and everything the step names is shown whole, inside the window, at a
+readable size; turning teacher mode off gives back the geometry and dock sizes; the
+layout saved meanwhile is the one from before."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QSettings
+from PySide6.QtWidgets import QWidget
+
+from gradbox.teaching.lessons import LESSONS
+from gradbox.views.panels.lesson_panel import REGIONS
+from gradbox.views.window.main_window import MainWindow
+
+SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
+READABLE_REGION = (200, 120)  # a plot, table, graph or panel smaller than this says nothing
+
+
+def _shown_part(win: MainWindow, widget: QWidget) -> tuple[QRect, QRect]:
+    """The widget's rectangle in the window, and the part of it its parents leave shown."""
+    rect = QRect(widget.mapTo(win, QPoint(0, 0)), widget.size())
+    shown = QRect(rect)
+    parent = widget.parentWidget()
+    while parent is not None and parent is not win:
+        shown = shown.intersected(QRect(parent.mapTo(win, QPoint(0, 0)), parent.size()))
+        parent = parent.parentWidget()
+    return rect, shown.intersected(win.rect())
+
+
+def problems(win: MainWindow, names: tuple[str, ...]) -> list[str]:
+    found = []
+    for name in names:
+        widgets = win.findChildren(QWidget, name)
+        assert widgets, name
+        for widget in widgets:
+            if not widget.isVisible():
+                found.append(f"{name} hidden")
+                continue
+            rect, shown = _shown_part(win, widget)
+            if shown.width() < rect.width() - 2 or shown.height() < rect.height() - 2:
+                found.append(f"{name} cut: {rect.getRect()} shows {shown.size().toTuple()}")
+            if name in REGIONS:
+                if widget.width() < READABLE_REGION[0] or widget.height() < READABLE_REGION[1]:
+                    found.append(f"{name} too small: {widget.size().toTuple()}")
+            elif (widget.width() < widget.minimumSizeHint().width()
+                  or widget.height() < widget.minimumSizeHint().height()):
+                found.append(f"{name} squeezed: {widget.size().toTuple()}")
+    return found
+
+
+@pytest.fixture
+def window_at(qtbot, open_window):  # type: ignore[no-untyped-def]
+    def make(width: int, height: int) -> MainWindow:
+        win = open_window()
+        win.resize(width, height)
+        qtbot.waitUntil(lambda: win.size().toTuple() == (width, height), timeout=3000)
+        qtbot.wait(50)  # the docks' fit for the new size is queued
+        return win
+    return make
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_every_step_of_every_lesson_shows_what_it_names(qtbot, window_at, width: int,  # type: ignore[no-untyped-def]
+                                                        height: int) -> None:
+    win = window_at(width, height)
+    win.lessons.set_teacher_mode(True)
+    found = []
+    for lesson in LESSONS:
+        win.lessons.apply(lesson)
+        for k, step in enumerate(lesson.steps):
+            win.lessons.go_to_step(k)
+            qtbot.wait(30)  # the fonts' and docks' queued refits
+            assert win.size().toTuple() == (width, height), (lesson.key, k)
+            found += [f"{lesson.key} step {k + 1}: {p}"
+                      for p in problems(win, (*step.panels, "lesson_next"))]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_teacher_mode_off_gives_back_the_geometry_and_dock_sizes(qtbot, window_at,  # type: ignore[no-untyped-def]
+                                                                 width: int, height: int) -> None:
+    win = window_at(width, height)
+    win.lessons.apply_key("zero-grad")
+    qtbot.wait(50)
+    before = win.geometry(), {k: d.geometry() for k, d in win.docks.items() if d.isVisible()}
+    font = win.font().pointSizeF()
+    win.lessons.set_teacher_mode(True)
+    for k in range(len(win.lessons.lesson.steps)):
+        win.lessons.go_to_step(k)
+        qtbot.wait(20)
+    win.lessons.go_to_step(0)  # the lesson's text as it was: its box asks the same height
+    win.lessons.set_teacher_mode(False)
+    qtbot.wait(100)
+    after = win.geometry(), {k: d.geometry() for k, d in win.docks.items() if d.isVisible()}
+    assert win.font().pointSizeF() == font
+    assert after[0] == before[0]
+    assert after[1] == before[1]
+
+
+def test_the_layout_saved_during_teacher_mode_is_the_one_from_before(qtbot, window_at,  # type: ignore[no-untyped-def]
+                                                                     tmp_path) -> None:
+    win = window_at(1366, 768)
+    win.lessons.apply_key("zero-grad")
+    qtbot.wait(50)
+    state = win.saveState(win.layout_version)
+    win.lessons.set_teacher_mode(True)
+    win.lessons.go_to_step(1)
+    qtbot.wait(50)
+    assert win.saveState(win.layout_version) != state  # presenting: another layout
+    win.save_settings()
+    assert win.settings is not None
+    assert bytes(win.settings.value("window_state")) == bytes(state)
+    saved = QSettings(win.settings.fileName(), QSettings.IniFormat)
+    assert bytes(saved.value("window_state")) == bytes(state)
