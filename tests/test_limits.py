@@ -97,3 +97,48 @@ def test_a_memory_error_in_the_training_thread_reaches_the_window_with_text(
         controller.call(exhaust)
     text, detail = signal.args
     assert text.startswith("Out of memory") and "MemoryError" in detail
+
+
+def test_the_step_cost_follows_the_steps_actually_trained(monkeypatch) -> None:
+    """Measured at launch on a busy machine the figure came out 3.6x too high for the
+    whole session; the steps trained since correct it."""
+    from collections import deque
+
+    from gradbox.training import limits
+    from gradbox.training.trainer import TrainingConfig
+
+    config = TrainingConfig(hidden=(24, 24), n_samples=200, test_ratio=0.0)
+    monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
+    true_costs = limits.measured_costs(corrected=False)
+    # The launch figure, 3.6 times what this machine does now.
+    monkeypatch.setattr(limits, "_times", (true_costs.seconds * 3.6,
+                                           true_costs.seconds_per_sample * 3.6))
+    busy = limits.estimate_step(config).seconds
+    for _ in range(limits.OBSERVED_NEEDED - 1):
+        limits.observe_step(config, busy / 3.6)
+    assert limits.estimate_step(config).seconds == busy  # too few seen: unchanged
+    limits.observe_step(config, busy / 3.6)
+    assert limits.estimate_step(config).seconds == pytest.approx(busy / 3.6)
+    # Steps too small for the model say nothing.
+    limits.observe_step(TrainingConfig(hidden=(1,), n_samples=4), 1.0)
+    assert limits.correction() == pytest.approx(1 / 3.6)
+
+
+def test_trained_steps_feed_the_correction(monkeypatch) -> None:
+    from collections import deque
+
+    from gradbox.training import limits
+    from gradbox.training.trainer import Trainer, TrainingConfig
+
+    seen: list[float] = []
+    monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
+    monkeypatch.setattr(limits, "observe_step", lambda config, s, n=None: seen.append(s))
+    trainer = Trainer(TrainingConfig(hidden=(4,), n_samples=20))
+    for _ in range(3):
+        trainer.step()
+    for _ in range(4):  # a step taken phase by phase counts once, when it completes
+        trainer.substep()
+    assert len(seen) == 4 and all(s > 0 for s in seen)
+    trainer.capture_graph = True  # traced steps cost more than training: not counted
+    trainer.step()
+    assert len(seen) == 4

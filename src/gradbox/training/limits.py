@@ -5,7 +5,9 @@ of the batch (and, after backward, a gradient of the same size), so a step's cos
 about `nodes × (per-node cost + per-sample cost × batch)`, in time and in memory alike.
 The per-node and per-sample costs are measured once on this machine (a few tens of
 milliseconds: two small graphs, timed and traced), so the estimate follows the machine
-rather than a constant guessed on another one.
+rather than a constant guessed on another one; the time is then corrected by the steps
+actually trained (`observe_step`), so a launch on a busy machine does not set it for
+the whole session.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import threading
 import time
 import tracemalloc
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -119,6 +122,7 @@ def measure_step_time() -> tuple[float, float]:
     per_node = max(t_small / nodes_small - per_sample * small, 1e-7)
     with _lock:
         _times = (per_node, per_sample)
+        _ratios.clear()  # they were relative to the old figure
     return per_node, per_sample
 
 
@@ -138,17 +142,48 @@ def _memory_costs() -> tuple[float, float]:
     return max(b_small / nodes - per_sample * 8, 200.0), per_sample
 
 
-def measured_costs() -> NodeCosts:
-    """The costs estimates use: step time as measured (or the guess, until it is) and
-    memory as traced."""
+# Steps actually trained correct the launch-time figure: measured on a busy machine it
+# came out 3.6x too high for the whole session. The median ratio of the last few steps'
+# compute time to what the figure predicted for them scales every later estimate. Steps
+# predicted under OBSERVE_MIN_SECONDS are not counted: there, the per-step overhead the
+# model leaves out (Python, statistics) outweighs the per-node cost it is about.
+OBSERVE_MIN_SECONDS = 0.005
+OBSERVED_STEPS = 15
+OBSERVED_NEEDED = 3
+_ratios: deque[float] = deque(maxlen=OBSERVED_STEPS)
+
+
+def observe_step(config: TrainingConfig, seconds: float, n_train: int | None = None) -> None:
+    """A step of `config` took `seconds` of compute (thread-safe; the training thread
+    calls it after each untraced step)."""
+    predicted = estimate_step(config, n_train, corrected=False).seconds
+    if predicted >= OBSERVE_MIN_SECONDS and seconds > 0:
+        with _lock:
+            _ratios.append(seconds / predicted)
+
+
+def correction() -> float:
+    """What the steps seen say the launch figure is off by (1: not enough seen yet)."""
+    with _lock:
+        ratios = list(_ratios)
+    if len(ratios) < OBSERVED_NEEDED:
+        return 1.0
+    return float(np.clip(np.median(ratios), 0.1, 10.0))
+
+
+def measured_costs(corrected: bool = True) -> NodeCosts:
+    """The costs estimates use: step time as measured (or the guess, until it is),
+    corrected by the steps trained since, and memory as traced."""
     with _lock:
         seconds = _times or _GUESS_SECONDS
-    return NodeCosts(*seconds, *_memory_costs())
+    factor = correction() if corrected else 1.0
+    return NodeCosts(seconds[0] * factor, seconds[1] * factor, *_memory_costs())
 
 
-def estimate_step(config: TrainingConfig, n_train: int | None = None) -> StepEstimate:
+def estimate_step(config: TrainingConfig, n_train: int | None = None,
+                  corrected: bool = True) -> StepEstimate:
     """Time and peak memory of one training step of `config`, from the measured costs."""
-    costs = measured_costs()
+    costs = measured_costs(corrected)
     train = n_train if n_train is not None else round(config.n_samples * (1 - config.test_ratio))
     batch = max(min(config.batch_size or train, train), 1)
     sample, scalar = graph_nodes(config.layer_sizes, config.activation, config.l1 > 0,

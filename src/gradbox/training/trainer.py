@@ -183,6 +183,7 @@ class Trainer:
         self._events: list[Event] = [DataChange(0, self._dataset, self.dataset_version)]
         self._checkpoints = CheckpointStore(self.policy)
         self._phase_index = 0
+        self._step_seconds = 0.0  # the phases of the step under way, so far
         self._zero_grad_skipped = False
         self.stop_reason = ""
         self._path = WeightPath(self.initial_params)
@@ -329,7 +330,13 @@ class Trainer:
             if self.capture_graph and not self.stop_reason and phase != "update" and (
                     capture_every_phase or phase == "backward"):
                 self._capture_graph()
-        self._checkpoints.trained(time.perf_counter() - started)
+        took = time.perf_counter() - started
+        self._checkpoints.trained(took)
+        # A whole step's compute time, untraced, corrects the launch-time cost figure.
+        self._step_seconds = 0.0 if phase == PHASES[0] else self._step_seconds
+        self._step_seconds += took
+        if phase == PHASES[-1] and not self.stop_reason and not self.capture_graph:
+            limits.observe_step(self.config, self._step_seconds)
         if not self.stop_reason:
             self._phase_index = (self._phase_index + 1) % len(PHASES)
         return phase
