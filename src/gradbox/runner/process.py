@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +117,17 @@ def describe_exit(exitcode: int | None) -> str:
     return f"The training process exited (code {exitcode})."
 
 
+def _clean_up(conn: Any, process: Any, prefix: str, control: Segment) -> None:
+    """End a training process and free every name it or its window made."""
+    conn.close()
+    process.join(0.5)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    remove_leftovers(prefix)
+    control.unlink()
+
+
 @contextlib.contextmanager
 def _main_module_hidden() -> Iterator[None]:
     """Start a process without it importing this program's main module.
@@ -176,6 +188,10 @@ class TrainingProcess:
         self.started_in_s = 0.0  # until the first snapshot arrived
         self._started = started
         self._closed = False
+        # A handle dropped without close() still ends its process (the pipe's end is
+        # the child's cue) and frees what it named.
+        self._finalizer = weakref.finalize(self, _clean_up, self._conn, self._process,
+                                           self.prefix, self._control_segment)
 
     # --- sending ------------------------------------------------------------------------
     def fileno(self) -> int:
@@ -290,7 +306,12 @@ class TrainingProcess:
             return [Stopped(message[1])]
         if kind == "note":
             return [Note(message[1])]
-        return []  # "ready"
+        if kind == "ready":
+            # The training process has mapped the control block: its name can go now
+            # (the memory stays while mapped), so nothing is left in /dev/shm even if
+            # neither side gets to clean up.
+            self._control_segment.unlink()
+        return []
 
     def _died(self) -> None:
         self._process.join(1.0)
@@ -326,6 +347,35 @@ class TrainingProcess:
         finally:
             self._backlog = kept + self._backlog
 
+    @property
+    def timeline(self) -> tuple[Any, str, str]:
+        """(the steps kept ahead or None, what Undo would do, what Redo would do), as the
+        newest message had them."""
+        return self._receiver.timeline
+
+    def wait_for_snapshot(self, timeout: float = 60.0) -> Snapshot:
+        """The first snapshot (blocking; events that came with it are kept for the next
+        `receive`). Raises CommandError if the run could not be built or the process
+        died, with what went wrong in words."""
+        deadline = time.perf_counter() + timeout
+        kept: list[Event] = []
+        try:
+            while self.latest is None:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    raise TimeoutError(f"no snapshot from the training process in "
+                                       f"{timeout} s")
+                events = self.receive(left)
+                kept.extend(events)
+                for event in events:
+                    if isinstance(event, Failed):
+                        raise CommandError(event.text, event.detail)
+                    if isinstance(event, Died):
+                        raise CommandError(event.text, "")
+            return self.latest
+        finally:
+            self._backlog = kept + self._backlog
+
     def wait_for(self, kind: type, timeout: float = 60.0) -> list[Event]:
         """Receive until an event of `kind` arrives; every event received, in order."""
         deadline = time.perf_counter() + timeout
@@ -351,10 +401,4 @@ class TrainingProcess:
         self._send("quit")
         self._closed = True
         self._process.join(QUIT_PATIENCE_S)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join()
-        self._conn.close()
-        remove_leftovers(self.prefix + "s")
-        remove_leftovers(self.prefix + "h")
-        self._control_segment.unlink()
+        self._finalizer()
