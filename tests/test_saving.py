@@ -190,3 +190,16 @@ def test_temp_files_left_beside_recent_files_are_removed_at_start(tmp_path: Path
     persistence.clean_in_background(files).join()
     assert not any(p.exists() for p in left)
     assert alive.exists()
+
+
+def test_closing_the_window_ends_its_writer_thread_after_its_writes(  # type: ignore[no-untyped-def]
+        qtbot, window, tmp_path: Path) -> None:
+    # A writer thread that outlived its window once called back into the deleted window
+    # and aborted a test run in pytest-qt's teardown.
+    written: list[object] = []
+    window.saver.save(tmp_path / "a.gradbox", lambda _snapshot, error: written.append(error))
+    qtbot.waitUntil(lambda: window.saver.writer.running)
+    window.close()
+    assert not window.saver.writer.running
+    assert (tmp_path / "a.gradbox").is_file()
+    qtbot.waitUntil(lambda: written == [None])  # the answer still reached the UI thread

@@ -118,6 +118,12 @@ class SessionWriter:
             thread.join(timeout)
 
     @property
+    def running(self) -> bool:
+        """Whether its thread is alive (started by the first submit, ended by close)."""
+        with self._lock:
+            return self._thread is not None and self._thread.is_alive()
+
+    @property
     def busy(self) -> bool:
         with self._lock:
             return self._busy or bool(self._queue)

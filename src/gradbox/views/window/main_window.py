@@ -606,6 +606,7 @@ class MainWindow(QMainWindow):
         be). The run is paused and every write is made before the training thread stops."""
         if self._ended_by:
             self._close_for_signal()
+            self.saver.close()
             super().closeEvent(event)
             return
         if self.resume is not None and self.resume.enabled:
@@ -644,6 +645,9 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         if self.autosaver is not None and discard_crash_copy:
             self.autosaver.discard()
+        # The writer's thread ends with the window, its last writes made: none can call
+        # back into a window already deleted (a test run once aborted in that teardown).
+        self.saver.close()
         super().closeEvent(event)
 
     def _write_failed(self, event: QCloseEvent, what: str) -> bool:

@@ -33,6 +33,7 @@ class SessionSaver(QObject):
         super().__init__(parent)
         self.controller = controller
         self.writer = SessionWriter()
+        self._closed = False
         # The window's run controls, read on the UI thread when a save is asked for
         # (None: files keep no controls).
         self.controls: Callable[[], SessionControls] | None = None
@@ -48,6 +49,8 @@ class SessionSaver(QObject):
             return (*timeline.whole_run(), timeline.trainer.snapshot())
 
         def taken(result: tuple[object, int | None, Snapshot]) -> None:
+            if self._closed:  # answered after the window closed: its close kept what lasts
+                return
             state, position, snapshot = result
             self.writer.submit(state, path,  # type: ignore[arg-type]
                                lambda error: self._written.emit(done, snapshot, error),
@@ -101,6 +104,9 @@ class SessionSaver(QObject):
         return self.writer.wait(timeout)
 
     def close(self) -> None:
+        """Finish the writes under way and end the writer's thread; a save answered later
+        is dropped."""
+        self._closed = True
         self.writer.close()
 
 
