@@ -8,7 +8,8 @@ layout saved meanwhile is the one from before."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, QRect, QSettings
+from PySide6.QtCore import QPoint, QRect, QSettings, Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from gradbox.teaching.lessons import LESSONS
@@ -115,3 +116,53 @@ def test_the_layout_saved_during_teacher_mode_is_the_one_from_before(qtbot, wind
     assert bytes(win.settings.value("window_state")) == bytes(state)
     saved = QSettings(win.settings.fileName(), QSettings.IniFormat)
     assert bytes(saved.value("window_state")) == bytes(state)
+
+
+def _line_in_view(win: MainWindow, phase: str) -> bool:
+    code = win.training_loop.code
+    layout = code.document().documentLayout()
+    top = code.verticalScrollBar().value()
+    blocks = win.training_loop._phase_blocks(phase)
+    return bool(blocks) and all(
+        layout.blockBoundingRect(b).top() >= top
+        and layout.blockBoundingRect(b).bottom() <= top + code.viewport().height()
+        for b in blocks)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768)])
+def test_the_loop_line_a_step_quotes_is_in_view(qtbot, window_at, width: int,  # type: ignore[no-untyped-def]
+                                                 height: int) -> None:
+    win = window_at(width, height)
+    win.lessons.apply_key("zero-grad")
+    win.lessons.set_teacher_mode(True)
+    for k, step in enumerate(win.lessons.lesson.steps):
+        win.lessons.go_to_step(k)
+        qtbot.wait(30)
+        if step.loop_line:
+            assert _line_in_view(win, step.loop_line), (k, step.loop_line)
+    win.lessons.set_teacher_mode(False)
+
+
+def test_the_line_just_run_is_scrolled_into_view(qtbot, window_at, step_session) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(1366, 768)
+    win.docks["Training loop"].setMinimumHeight(0)
+    win.resizeDocks([win.docks["Training loop"]], [110], Qt.Orientation.Vertical)
+    qtbot.wait(30)
+    for phase in ("forward", "zero_grad", "backward", "update"):
+        with qtbot.waitSignal(win.controller.snapshot_changed):
+            win.controller.substep()
+        assert win.training_loop.state.done == phase
+        assert _line_in_view(win, phase), phase
+
+
+def test_a_lesson_chosen_from_the_menu_opens_its_instructions(qtbot, window_at) -> None:  # type: ignore[no-untyped-def]
+    win = window_at(1024, 700)
+    win.docks["Lessons"].close()
+    action = next(a for a in win.findChildren(QAction) if a.objectName() == "lesson_action_moons")
+    action.trigger()
+    box = win.lessons.current
+    qtbot.waitUntil(lambda: box.isVisible() and box.height() >= box.minimumHeight())
+    assert win.docks["Lessons"].isVisible()
+    box.setMinimumHeight(0)  # heightForWidth never answers less than the minimum
+    assert box.height() >= box.heightForWidth(box.width()) - 1
+    assert not problems(win, ("lesson_current_step", "lesson_next"))

@@ -421,9 +421,10 @@ class LessonPanel(QWidget):
         its width, and the lesson text below (which scrolls) gives way."""
         if self.current.isHidden():
             return
+        # The box spans the panel: its own width lags a resize by a layout pass (shown
+        # from a closed dock, it was measured at its hidden width and cut to 57 of 112 px).
         margins = self.layout().contentsMargins()
-        width = self.current.width() if self.current.width() > 1 else (
-            self.width() - margins.left() - margins.right())
+        width = self.width() - margins.left() - margins.right()
         # A label's heightForWidth is never below its minimum height: without clearing
         # it, teacher mode's large height stayed after it (38 px more at 1024 x 700).
         old = self.current.minimumHeight()

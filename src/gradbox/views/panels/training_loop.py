@@ -78,6 +78,43 @@ class TrainingLoopPanel(QWidget):
     def figure(self, phase: str) -> str:
         return self.state.figures[phase] if self.state else ""
 
+    def show_line(self, phase: str) -> None:
+        """Scroll just enough that `phase`'s lines and the figure under them are in view
+        (a lesson step that quotes a line of the loop brings it into sight)."""
+        blocks = self._phase_blocks(phase)
+        if not blocks:
+            return
+        layout = self.code.document().documentLayout()
+        top = min(layout.blockBoundingRect(b).top() for b in blocks)
+        bottom = max(layout.blockBoundingRect(b).bottom() for b in blocks)
+        bar = self.code.verticalScrollBar()
+        height = self.code.viewport().height()
+        if top < bar.value():
+            bar.setValue(int(top))
+        elif bottom > bar.value() + height:
+            bar.setValue(int(min(top, bottom - height)))
+
+    def _phase_blocks(self, phase: str) -> list:  # list[QTextBlock]
+        """The text blocks of `phase`'s lines and of its figure comment."""
+        wanted = {f"phase-{phase}"}
+        found = []
+        block = self.code.document().begin()
+        inside = False
+        while block.isValid():
+            names: set[str] = set()
+            it = block.begin()
+            while not it.atEnd():
+                names.update(it.fragment().charFormat().anchorNames())
+                it += 1
+            if names & wanted:
+                inside = True
+            elif names:
+                inside = False
+            if inside:
+                found.append(block)
+            block = block.next()
+        return found
+
     # --- drawing ----------------------------------------------------------------------------------
     def _indent(self) -> float:
         """Six characters of the code's font at the panel's size (teacher mode scales it)."""
@@ -112,6 +149,10 @@ class TrainingLoopPanel(QWidget):
         if text != self._html:  # unchanged while paused: no relayout, no flicker
             self._html = text
             self.code.setHtml(text)
+            # The line just run, and its figure, in view: in a short panel (1366 x 768,
+            # teacher mode) loss.backward() was below the visible part.
+            if self.state.done:
+                self.show_line(self.state.done)
         done_text, next_text = phase_summary(snapshot)
         self.caption.setText(f"{done_text} · <b>{next_text}</b>")
 
@@ -131,8 +172,11 @@ class TrainingLoopPanel(QWidget):
             if line.phase == Phase.ZERO_GRAD and state.skipping_zero_grad:
                 code = f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
             # Code never wraps (its indentation is its meaning); the comments below may.
-            rows.append(f"<tr><td style='{style} white-space:pre'><code>{marker}{code}</code>"
-                        "</td></tr>")
+            # Each line carries an anchor: its phase's name, or "line" (show_line reads
+            # a phase's rows as those from its anchor to the next other one).
+            anchor = f"phase-{line.phase}" if line.phase else "line"
+            rows.append(f"<tr><td style='{style} white-space:pre'><a name='{anchor}'>"
+                        f"<code>{marker}{code}</code></a></td></tr>")
             last_of_phase = line.phase and (k + 1 == len(lines)
                                             or lines[k + 1].phase != line.phase)
             if last_of_phase:

@@ -201,6 +201,8 @@ class MainWindow(QMainWindow):
         # another panel: a lesson step that sends you to a panel must not hide the lesson.
         lesson_dock = self._dock("Lessons", self.lessons, Qt.RightDockWidgetArea)
         self.splitDockWidget(lesson_dock, parameters, Qt.Vertical)
+        self.lessons.lesson_applied.connect(self._on_lesson_applied)
+        self.lessons.step_changed.connect(self._on_lesson_step)
         # The right column runs down to the status bar: the lesson and the parameters
         # get the window's height, the loss curve and the loop share the width beside it.
         self.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
@@ -364,6 +366,25 @@ class MainWindow(QMainWindow):
                 next(name for name, d in self.docks.items() if d is dock))
 
     # --- the lesson host: what a lesson may ask of the window --------------------------
+    @Slot(str)
+    def _on_lesson_applied(self, _key: str) -> None:
+        """A lesson chosen anywhere (menu, shortcut, a saved session) opens where its
+        instructions show: with the Lessons panel closed it replaced the run unseen."""
+        dock = self.docks["Lessons"]
+        if dock.isHidden():
+            dock.show()
+        dock.raise_()
+
+    @Slot(int)
+    def _on_lesson_step(self, step: int) -> None:
+        """The loop's line a step quotes comes into view ("beside optimizer.step()")."""
+        lesson = self.lessons.lesson
+        if lesson is not None and lesson.steps[step].loop_line:
+            line = lesson.steps[step].loop_line
+            self.training_loop.show_line(line)
+            # and again once teacher mode's layout for the step has settled
+            QTimer.singleShot(0, lambda: self.training_loop.show_line(line))
+
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
                         retain_graph: bool, tab: str = "variables") -> None:
         self.tabs.setCurrentIndex(self.tabs.indexOf(self.playground.parent().parent()))
