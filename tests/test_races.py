@@ -80,3 +80,59 @@ def test_undo_in_the_same_event_pass_as_a_designer_edit_drops_the_edit(  # type:
     window.undo_action.trigger()
     qtbot.waitUntil(lambda: controller.snapshot.config.n_samples == first, timeout=5000)
     assert designer.n_samples.value() == first
+
+
+def test_opening_a_slow_session_shows_progress_with_cancel_and_keeps_the_window_live(  # type: ignore[no-untyped-def]
+        qtbot, window, tmp_path, monkeypatch) -> None:
+    """Loading runs off the UI thread: past half a second a progress dialog offers
+    Cancel, the window keeps answering meanwhile, and Cancel keeps the current session."""
+    import threading
+
+    from gradbox.files import sessions as persistence
+    from gradbox.views import background
+
+    path = tmp_path / "slow.gradbox"
+    persistence.save_session(persistence.Trainer(window.controller.snapshot.config), path)
+    release = threading.Event()
+    original = persistence.load_session_with_controls
+
+    def slow(p):  # type: ignore[no-untyped-def]
+        release.wait(10)  # as long as the test wants: a 990x990 file took 5-21 s
+        return original(p)
+    monkeypatch.setattr(persistence, "load_session_with_controls", slow)
+    monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
+    before = window.controller.snapshot
+    window.files.open_session(path)
+    task = window.files.reading[0]
+    qtbot.waitUntil(lambda: task.dialog.isVisible(), timeout=5000)
+    assert task.dialog.labelText() == "Opening slow.gradbox…"
+    # The UI thread is free: a step taken now is shown.
+    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
+        window.controller.step()
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    cancel = next(b for b in task.dialog.findChildren(QPushButton) if b.text() == "Cancel")
+    qtbot.mouseClick(cancel, Qt.LeftButton)
+    assert task.cancelled and not task.dialog.isVisible()
+    release.set()
+    qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
+    assert window.controller.snapshot.step == before.step + 1  # not replaced by the file
+    assert window.session_path != path
+
+
+def test_a_csv_import_can_be_cancelled_part_way(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from gradbox.training import datasets
+
+    path = tmp_path / "many.csv"
+    path.write_text("x,y,label\n" + "1,2,0\n3,4,1\n" * 200_000)
+    before = window.controller.snapshot.points
+    seen: list[float] = []
+    window.files.import_csv(path)
+    task = window.files.reading[0]
+    task._progressed.connect(seen.append)
+    qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
+    task.cancel()  # what the dialog's Cancel does
+    qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
+    assert seen[-1] < 1 and len(seen) < 400_000 // datasets.PROGRESS_ROWS
+    assert window.controller.snapshot.points is before

@@ -291,19 +291,21 @@ class TrainingWorker(QObject):
     def start_run(self, goal: object = None, number: int = 0) -> None:
         if self._timer is None:
             return
+        if self._timer.isActive():
+            # Run pressed while the last run was pausing ("Pausing…" invites it): the new
+            # run takes the old one over, which goes on, or (paused too) ends at its next
+            # tick with its last snapshot published, under the new number. Ignored, it
+            # left the window saying "running" with nothing training, for good.
+            self._run_number = number
+            self._goal = goal if isinstance(goal, RunGoal) else RunGoal()
+            self._steps_done = 0
+            if number > self.paused_upto:
+                self.running_changed.emit(True, number)
+            return
         if number <= self.paused_upto:
             # Paused before it could start: the last Pause wins. Say so, since the
             # button flipped to Pause when Run was pressed.
             self.running_changed.emit(False, number)
-            return
-        if self._timer.isActive():
-            # Run pressed while the last run was pausing ("Pausing…" invites it): the new
-            # run takes the old one over, which then goes on rather than stop. Ignored,
-            # it left the window saying "running" with nothing training, for good.
-            self._run_number = number
-            self._goal = goal if isinstance(goal, RunGoal) else RunGoal()
-            self._steps_done = 0
-            self.running_changed.emit(True, number)
             return
         self._run_number = number
         self._diverge("Run")
