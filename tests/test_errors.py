@@ -98,8 +98,8 @@ def test_csv_label_of_5000_digits_is_refused_with_a_short_message(
     before = window.controller.snapshot.points
     path = tmp_path / "huge.csv"
     path.write_text("x,y,label\n0.1,0.2,0\n0.3,0.4," + "1" * 5000 + "\n")
-    window.files.import_csv(path)
-    assert window.error_box is not None and window.error_box.isVisible()
+    window.files.import_csv(path)  # read off the UI thread: the message comes after
+    qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible())
     text = window.error_box.text()
     assert "line 3: label must be a class number" in text
     assert "(5,000 characters)" in text and len(text) < 300

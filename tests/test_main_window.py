@@ -113,8 +113,8 @@ def test_corrupt_session_shows_error_and_keeps_session(qtbot, window: MainWindow
     before = window.controller.snapshot
     bad = tmp_path / "broken.gradbox.json"
     bad.write_text('{"format": "gradbox-session", "version": 1, "config": ', encoding="utf-8")
-    window.files.open_session(bad)
-    assert window.error_box is not None and window.error_box.isVisible()
+    window.files.open_session(bad)  # read off the UI thread: the message comes after
+    qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible())
     assert "unchanged" in window.error_box.text()
     assert window.controller.snapshot is before
     step_once(qtbot, window)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtGui import QAction
@@ -20,6 +20,7 @@ from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig, config_for
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
+from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.window.autosave import describe, set_aside
 from gradbox.views.window.resume import apply_controls
 
@@ -47,6 +48,7 @@ class SessionFiles(QObject):
         self.recent_menu: QMenu | None = None
         # The autosaved copy is being offered: it must outlive an end while the question is up.
         self.offering_restore = False
+        self.reading: list[BackgroundTask] = []  # files being read, off the UI thread
         # Once a snapshot at this step arrives, the session on screen is the file's.
         self._mark_saved_at: int | None = None
         self.controller.snapshot_changed.connect(self._on_snapshot)
@@ -114,18 +116,31 @@ class SessionFiles(QObject):
             self.open_session(Path(path))
 
     def open_session(self, path: Path) -> None:
-        """Load a session; on any problem, show why and keep the current one."""
-        try:
-            trainer, controls = persistence.load_session_with_controls(path)
-        except (persistence.SessionError, OSError) as error:
-            self.window.show_error("Could not open the session",
-                            f"{path.name} could not be opened: {error}\n\n"
-                            "Your current session is unchanged.")
-            return
-        self.window.session_path = path
-        self._remember_recent(path)
-        self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
-        self.show_controls(controls, trainer.step_count)
+        """Load a session on a thread of its own (a progress bar with Cancel shows past
+        half a second); on any problem, show why and keep the current one."""
+        def done(result: tuple[Trainer, persistence.SessionControls | None] | None,
+                 error: BaseException | None) -> None:
+            if isinstance(error, (persistence.SessionError, OSError)):
+                self.window.show_error("Could not open the session",
+                                       f"{path.name} could not be opened: {error}\n\n"
+                                       "Your current session is unchanged.")
+                return
+            if error is not None:
+                raise error  # a bug: the unexpected-error dialog, with its traceback
+            assert result is not None
+            trainer, controls = result
+            self.window.session_path = path
+            self._remember_recent(path)
+            self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
+            self.show_controls(controls, trainer.step_count)
+        self._read(f"Opening {path.name}…",
+                   lambda _progress: persistence.load_session_with_controls(path), done)
+
+    def _read(self, label: str, work: Callable[[Progress], object],
+              done: Callable[[Any, BaseException | None], None]) -> None:
+        task = run_in_background(self.window, label, work, done)
+        self.reading.append(task)
+        task.finished.connect(lambda: self.reading.remove(task))
 
     def show_controls(self, controls: persistence.SessionControls | None, end: int,
                       saved: bool = True) -> None:
@@ -233,21 +248,32 @@ class SessionFiles(QObject):
             self.import_csv(Path(path))
 
     def import_csv(self, path: Path) -> None:
-        try:
-            dataset = datasets.load_csv(path, self.controller.snapshot.config.test_ratio)
-        except (datasets.DatasetError, OSError) as error:
-            self.window.show_error("Could not import the points",
-                            f"{path.name}: {error}\n\nYour current points are unchanged.")
-            return
-        config = config_for(dataset, self.controller.snapshot.config)
+        """Read points from a CSV file on a thread of its own (a progress bar with Cancel
+        shows past half a second); on any problem, show why and keep the current points."""
+        test_ratio = self.controller.snapshot.config.test_ratio
 
-        def replace(old: Trainer) -> Trainer:
-            if config == old.config:
-                old.replace_dataset(dataset)
-                return old
-            return Trainer(config, dataset, init_seed=old.init_seed)
-        self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
-                                        f"from {path.name}")
+        def done(dataset: datasets.Dataset | None, error: BaseException | None) -> None:
+            if isinstance(error, datasets.Cancelled):
+                return
+            if isinstance(error, (datasets.DatasetError, OSError)):
+                self.window.show_error("Could not import the points",
+                                       f"{path.name}: {error}\n\nYour current points are "
+                                       "unchanged.")
+                return
+            if error is not None:
+                raise error  # a bug: the unexpected-error dialog, with its traceback
+            assert dataset is not None
+            config = config_for(dataset, self.controller.snapshot.config)
+
+            def replace(old: Trainer) -> Trainer:
+                if config == old.config:
+                    old.replace_dataset(dataset)
+                    return old
+                return Trainer(config, dataset, init_seed=old.init_seed)
+            self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
+                                            f"from {path.name}")
+        self._read(f"Reading {path.name}…", lambda progress: datasets.load_csv(
+            path, test_ratio, progress=progress), done)
 
     @Slot()
     def export_csv_dialog(self) -> None:

@@ -1,0 +1,92 @@
+"""Reading files off the UI thread: a progress bar with Cancel once it takes half a second.
+
+Opening a session or importing a CSV reads, checks and builds on a thread of its own
+(a 990x990 session took 5-21 s, during which the window froze). The answer comes back
+to the UI thread through a queued signal; past PROGRESS_AFTER_MS a progress dialog shows
+(with the fraction read, when the work reports one) and Cancel, which drops the result
+-- and stops the work at its next progress report, if it makes any.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtWidgets import QProgressDialog, QWidget
+
+PROGRESS_AFTER_MS = 500
+Progress = Callable[[float], bool]  # fraction done -> go on?
+Done = Callable[[Any, BaseException | None], None]
+
+
+class BackgroundTask(QObject):
+    """`work(progress)` on its own thread; `done(result, error)` back on the UI thread,
+    unless cancelled. Keep a reference until `finished` (the window keeps its tasks)."""
+
+    _answered = Signal(object, object)  # (result, error), from the work's thread
+    _progressed = Signal(float)
+    finished = Signal()
+
+    def __init__(self, parent: QWidget, label: str, work: Callable[[Progress], Any],
+                 done: Done) -> None:
+        super().__init__(parent)
+        self._done = done
+        self.cancelled = False
+        self.dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
+        self.dialog.setWindowTitle("gradbox")
+        self.dialog.setWindowModality(Qt.WindowModal)
+        self.dialog.setMinimumDuration(PROGRESS_AFTER_MS)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        self.dialog.canceled.connect(self.cancel)
+        self.dialog.setValue(0)  # starts the minimum-duration clock
+        self._answered.connect(self._on_answer, Qt.QueuedConnection)
+        self._progressed.connect(self._on_progress, Qt.QueuedConnection)
+
+        def run() -> None:
+            try:
+                result, error = work(self._report), None
+            except BaseException as failure:  # handed to `done`, which shows it
+                result, error = None, failure
+            self._answered.emit(result, error)
+        self.thread = threading.Thread(target=run, name="gradbox-reading", daemon=True)
+        self.thread.start()
+
+    def _report(self, fraction: float) -> bool:
+        """The work's progress callback (any thread): False once cancelled."""
+        if not self.cancelled:
+            self._progressed.emit(fraction)
+        return not self.cancelled
+
+    @Slot(float)
+    def _on_progress(self, fraction: float) -> None:
+        if not self.cancelled:
+            if self.dialog.maximum() == 0:
+                self.dialog.setRange(0, 1000)
+            self.dialog.setValue(int(fraction * 1000))
+
+    @Slot()
+    def cancel(self) -> None:
+        """Drop the result; the work stops at its next progress report, if any."""
+        self.cancelled = True
+        self._close_dialog()
+
+    def _close_dialog(self) -> None:
+        self.dialog.canceled.disconnect(self.cancel)
+        self.dialog.close()
+        self.dialog.deleteLater()
+
+    @Slot(object, object)
+    def _on_answer(self, result: Any, error: BaseException | None) -> None:
+        if not self.cancelled:
+            self._close_dialog()
+            self._done(result, error)
+        self.finished.emit()
+        self.deleteLater()
+
+
+def run_in_background(parent: QWidget, label: str, work: Callable[[Progress], Any],
+                      done: Done) -> BackgroundTask:
+    return BackgroundTask(parent, label, work, done)
