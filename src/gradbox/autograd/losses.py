@@ -155,20 +155,6 @@ def lookup(name: str, regression: bool = False) -> Loss:
         raise ValueError(f"unknown {kind} {name!r}; choose from {allowed}") from None
 
 
-def squared_error(score: Value, targets: np.ndarray) -> Value:
-    """Regression MSE: mean((score - target)^2)."""
-    return squared_error_terms(score, targets).mean()
-
-
-def absolute_error(score: Value, targets: np.ndarray) -> Value:
-    """Mean absolute error: mean(|score - target|)."""
-    return absolute_error_terms(score, targets).mean()
-
-
-def huber(score: Value, targets: np.ndarray) -> Value:
-    return huber_terms(score, targets).mean()
-
-
 def regression_terms(name: str, output: Value | Sequence[Value], targets: np.ndarray) -> Value:
     """The regression loss of each sample against its float target."""
     loss = lookup(name, regression=True)

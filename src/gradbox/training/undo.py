@@ -49,20 +49,20 @@ class UndoStack:
 
     def undo(self, current: Undoable) -> Undoable | None:
         """The run to go back to (None if there is none); `current` becomes redoable."""
-        if not self._undo:
-            return None
-        entry = self._undo.pop()
-        self._redo.append(Undoable(entry.text, current.state, current.ahead))
-        self._trim()
-        return entry
+        return self._move(self._undo, self._redo, current)
 
     def redo(self, current: Undoable) -> Undoable | None:
         """The run an undo went back from (None if there is none); `current` becomes
         undoable again."""
-        if not self._redo:
+        return self._move(self._redo, self._undo, current)
+
+    def _move(self, source: deque[Undoable], target: deque[Undoable],
+              current: Undoable) -> Undoable | None:
+        """Take the newest entry of `source`; `current` goes on `target` under its text."""
+        if not source:
             return None
-        entry = self._redo.pop()
-        self._undo.append(Undoable(entry.text, current.state, current.ahead))
+        entry = source.pop()
+        target.append(Undoable(entry.text, current.state, current.ahead))
         self._trim()
         return entry
 
