@@ -244,3 +244,20 @@ def test_a_long_pinned_legend_never_widens_the_plots_past_a_narrow_panel(  # typ
     for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
         assert plot.geometry().right() <= width + 0.5
     assert view.grad_plot.geometry().width() > 40  # still there to read
+
+
+def test_layer_view_of_a_64_layer_network_stays_readable(make_session, show_widget,  # type: ignore[no-untyped-def]
+                                                        step_session) -> None:
+    """The deepest network a file may hold: activation plots for the last few layers
+    only, a curve per layer, and a key that names the ends rather than all 65 layers."""
+    from gradbox.files.session_json import MAX_HIDDEN_LAYERS
+    from gradbox.views.plots import layer_stats_view
+
+    session = make_session(hidden=(2,) * MAX_HIDDEN_LAYERS, n_samples=20)
+    view = show_widget(LayerStatsView(session))
+    step_session(session, 1)
+    assert len(view.grad_curves) == MAX_HIDDEN_LAYERS + 1
+    assert len(view.act_plots) == layer_stats_view.MAX_LAYER_PLOTS
+    text = view.legend.text()
+    assert f"each of {MAX_HIDDEN_LAYERS + 1} layers" in text and "hidden 1" in text
+    assert "output" in text and "hidden 30" not in text and len(text) < 400

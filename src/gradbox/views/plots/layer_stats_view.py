@@ -27,6 +27,9 @@ from gradbox.views.plots.log_axis import LogAxis
 from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot
 
 MAX_LAYER_PLOTS = 6  # activation plots shown; deeper networks show the last ones
+# Legend entries named one by one; a deeper network's legend says what the shades mean
+# (a 64-layer legend ran to 65 entries, 4,400 characters of label).
+MAX_LEGEND_LAYERS = 10
 MIN_HEIGHT_FOR_ACTIVATIONS = 420  # pixels of view below which only gradients show
 PLOT_WIDTH = 200  # pixels an activation plot needs; as many per row as fit (1 to 3)
 _BANDS = ((1, 5, 60), (2, 4, 110))  # (low, high) QUANTILES columns and the band's alpha
@@ -40,6 +43,19 @@ def layer_colours(count: int) -> list[tuple[int, int, int]]:
     cmap = pg.colormap.get("viridis")
     return [tuple(int(c) for c in cmap.map(0.85 - 0.75 * k / max(count - 1, 1), mode="byte"
                                            )[:3]) for k in range(count)]
+
+
+def _legend(names: list[str], colours: list[tuple[int, int, int]]) -> str:
+    """The gradient plot's key: each layer by name, or past MAX_LEGEND_LAYERS, the ends
+    of the shade ramp and how many lie between."""
+    def entry(name: str, colour: tuple[int, int, int]) -> str:
+        return f"<span style='color:rgb{colour}'>■</span> {name}"
+    if len(names) <= MAX_LEGEND_LAYERS:
+        return "Mean |gradient| per layer: " + " &nbsp; ".join(
+            entry(n, c) for n, c in zip(names, colours))
+    return (f"Mean |gradient| of each of {len(names)} layers: {entry(names[0], colours[0])}"
+            f" … {len(names) - 2} layers, shading darker … "
+            f"{entry(names[-1], colours[-1])}")
 
 
 def _short(value: float) -> str:
@@ -159,8 +175,7 @@ class LayerStatsView(QWidget):
         self.grad_curves = [self.grad_plot.plot(pen=pg.mkPen(c, width=2), antialias=True,
                                                 symbolBrush=c, symbolPen=None, symbolSize=7)
                             for c in colours]
-        self.legend.setText("Mean |gradient| per layer: " + " &nbsp; ".join(
-            f"<span style='color:rgb{c}'>■</span> {n}" for n, c in zip(names, colours)))
+        self.legend.setText(_legend(names, colours))
         self.act_plots, self._act_items = [], []
         hidden = list(range(len(names) - 1))[-MAX_LAYER_PLOTS:]
         for i, k in enumerate(hidden):
