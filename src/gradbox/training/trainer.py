@@ -34,7 +34,7 @@ from gradbox.autograd import features, losses
 from gradbox.autograd.engine import Value, release_graph
 from gradbox.autograd.nn import MLP, numpy_forward
 from gradbox.autograd.optim import Optimizer, Schedule, make_optimizer
-from gradbox.autograd.phases import PHASES  # re-exported: older imports read it here
+from gradbox.autograd.phases import PHASES, Phase  # PHASES re-exported: older imports read it here
 from gradbox.graph import Graph, trace
 from gradbox.training import datasets, limits
 from gradbox.training import statistics as layer_stats
@@ -322,13 +322,13 @@ class Trainer:
     def substep(self, capture_every_phase: bool = True) -> str:
         """Run the next phase and return its name; after 'update' a step is complete."""
         phase = self.phase
-        if self.stop_reason and phase == "forward":
+        if self.stop_reason and phase == Phase.FORWARD:
             self.stop_reason = ""
         started = time.perf_counter()
         with np.errstate(all="ignore"), cyclic_gc_paused():
             getattr(self, f"_phase_{phase}")()
-            if self.capture_graph and not self.stop_reason and phase != "update" and (
-                    capture_every_phase or phase == "backward"):
+            if self.capture_graph and not self.stop_reason and phase != Phase.UPDATE and (
+                    capture_every_phase or phase == Phase.BACKWARD):
                 self._capture_graph()
         took = time.perf_counter() - started
         self._checkpoints.trained(took)
@@ -479,7 +479,7 @@ class Trainer:
             phase = self.substep(capture_every_phase=False)
             if self.stop_reason:
                 return None
-            if phase == "update":
+            if phase == Phase.UPDATE:
                 return self._history.last()
             if pause is not None and pause():
                 return None
