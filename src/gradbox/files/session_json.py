@@ -87,23 +87,27 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def json_cost(raw: bytes) -> tuple[int, int]:
-    """(deepest nesting, bytes the parsed values would take), from the text alone: a
-    bracket or comma inside a string counts too, so both are at most overestimated."""
+def json_memory(raw: bytes) -> int:
+    """Bytes the parsed values would take, from the text alone: a bracket or comma inside
+    a string counts too, so it is at most overestimated."""
+    return (raw.count(b"{") * JSON_OBJECT_BYTES + raw.count(b"[") * JSON_LIST_BYTES
+            + raw.count(b",") * JSON_VALUE_BYTES)
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of the text's brackets (those inside strings count too)."""
     depth = deepest = 0
     chunk = 1 << 20  # a few MB of temporaries at a time
     view = memoryview(raw)
     for start in range(0, len(raw), chunk):
         part = np.frombuffer(view[start:start + chunk], np.uint8)
-        step = ((part == 91) | (part == 123)).astype(np.int32)
-        step -= (part == 93) | (part == 125)
-        running = np.cumsum(step, dtype=np.int64)
+        step = ((part == 91) | (part == 123)).view(np.int8)
+        step = step - ((part == 93) | (part == 125)).view(np.int8)
+        running = np.cumsum(step, dtype=np.int32)
         if len(running):
             deepest = max(deepest, depth + int(running.max()))
             depth += int(running[-1])
-    memory = (raw.count(b"{") * JSON_OBJECT_BYTES + raw.count(b"[") * JSON_LIST_BYTES
-              + raw.count(b",") * JSON_VALUE_BYTES)
-    return deepest, memory
+    return deepest
 
 
 def parse_session_text(raw: bytes | str, budget: int | None = None, what: str = "the file"
@@ -112,13 +116,14 @@ def parse_session_text(raw: bytes | str, budget: int | None = None, what: str = 
     `budget` bounds the memory the parsed values may take (estimated before parsing)."""
     if budget is not None:
         data = raw.encode() if isinstance(raw, str) else raw
-        depth, memory = json_cost(data)
-        if depth > MAX_JSON_DEPTH:
-            raise SessionError(f"{what} is nested too deeply to be a session ({depth} "
-                               f"levels; a session has at most {MAX_JSON_DEPTH})")
+        memory = json_memory(data)  # the cheaper check first: a bomb goes at once
         if memory > budget:
             raise SessionError(f"{what} would take about {memory / 2**20:,.0f} MB of memory "
                                f"to read; at most {budget / 2**20:,.0f} MB are allowed")
+        depth = json_depth(data)
+        if depth > MAX_JSON_DEPTH:
+            raise SessionError(f"{what} is nested too deeply to be a session ({depth} "
+                               f"levels; a session has at most {MAX_JSON_DEPTH})")
     if isinstance(raw, bytes):
         try:
             # utf-8-sig: editors on Windows like to start the file with a byte-order mark.

@@ -123,7 +123,7 @@ MAX_STEPS = 100_000_000
 # Edits, rate changes, ghost switches and new points: each is a person's action.
 MAX_EVENTS = 100_000
 MAX_MANIFEST_BYTES = 16 * 2**20
-# Memory the parsed JSON may take, estimated before parsing (session_json.json_cost): a
+# Memory the parsed JSON may take, estimated before parsing (session_json.json_memory): a
 # manifest of MAX_EVENTS edits takes about 40 MB; an old version-1 file of 200 MB, ~1 GB.
 MANIFEST_BUDGET = 64 * 2**20
 V1_BUDGET = 2**30
