@@ -136,18 +136,10 @@ def window(open_window, controller, settings, window_size):  # type: ignore[no-u
 
 @pytest.fixture
 def settle(qtbot):  # type: ignore[no-untyped-def]
-    """`settle()`: what is already queued on the UI thread (signals from other threads,
-    layout requests, deferred deletes, zero-time timers) is handled now. A condition, not a
-    time: a test that asserts "nothing more happens" calls it instead of waiting N ms."""
-    from PySide6.QtCore import QCoreApplication, QEvent
+    """`settle()`: what is already queued on the UI thread is handled now (qt_waits)."""
+    from qt_waits import settle
 
-    def run() -> None:
-        for _ in range(3):  # what one round handles may queue a little more
-            QCoreApplication.sendPostedEvents(None, 0)
-            QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-            QCoreApplication.processEvents()
-
-    return run
+    return settle
 
 
 @pytest.fixture

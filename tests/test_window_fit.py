@@ -17,6 +17,7 @@ from gradbox import __version__
 from gradbox.formatting import fmt
 from gradbox.training.history import History
 from gradbox.views.window.main_window import MainWindow
+from qt_waits import settle
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +26,7 @@ def shown_at(qtbot, open_window, width: int, height: int) -> MainWindow:  # type
     win = open_window()
     win.resize(width, height)
     qtbot.waitUntil(lambda: win.width() == width and win.height() == height, timeout=3000)
-    qtbot.wait(50)  # the docks' fit for the new size is queued
+    settle()  # the docks' fit for the new size is queued
     return win
 
 
@@ -176,7 +177,7 @@ def test_the_loss_curve_goes_under_the_designer_in_a_narrow_window_and_back(  # 
     # A dock the user moved is left where it is.
     win.tabifyDockWidget(win.docks["Designer"], loss)
     win.resize(1024, 700)
-    qtbot.wait(50)
+    settle()  # the fit it would queue
     assert win.tabifiedDockWidgets(loss) == [win.docks["Designer"]]
 
 
@@ -228,7 +229,7 @@ def test_teacher_mode_at_1024x700_keeps_the_parameters_panel_inside_the_window( 
     win.lessons.go_to_step(1)  # "Parameters & gradients says the same in red, ..."
     # The larger fonts are laid out in a few passes; the window ends at its size.
     qtbot.waitUntil(lambda: win.width() <= 1024 and win.height() <= 700, timeout=3000)
-    qtbot.wait(100)
+    settle()  # and stays there once every queued pass has run
     assert win.width() <= 1024 and win.height() <= 700, win.size()
     assert win.minimumSizeHint().width() <= 1024 and win.minimumSizeHint().height() <= 700
     panel = win.parameters
@@ -257,7 +258,7 @@ def _graph_tab(qtbot, step_session, win: MainWindow):  # type: ignore[no-untyped
     view = win.graph.view
     qtbot.waitUntil(lambda: bool(view.network.units and view.network.units[1][0].text),
                     timeout=5000)
-    qtbot.wait(50)  # the docks put away, the view refits to its new size
+    settle()  # the docks put away, the view refits to its new size
     return view
 
 
