@@ -271,6 +271,16 @@ def parse_parameter_name(name: str) -> tuple[int, int, int | None] | None:
     return int(layer), int(unit), None if source is None else int(source)
 
 
+def short_parameter_name(name: str) -> str:
+    """'layers.0.neurons.3.w.1' -> 'L0 n3 w1', '...b' -> 'L0 n3 b': the part that tells
+    parameters apart, for a narrow column. Other names are kept as they are."""
+    parsed = parse_parameter_name(name)
+    if parsed is None:
+        return name
+    layer, unit, source = parsed
+    return f"L{layer} n{unit} " + ("b" if source is None else f"w{source}")
+
+
 def parameter_names(layer_sizes: Sequence[int]) -> list[str]:
     """The names `MLP.named_parameters()` gives a network of these sizes, in its order."""
     return [parameter_name(layer, j, i if i < nin else None)

@@ -2,6 +2,7 @@
 
     controller  the worker that runs the trainer, and the controller views call
     palette     the app's colours, each named once by what it means
+    fit_text    numbers rounded to fit a cell, names shortened from their shared prefix
     window/     the main window, menus, toolbar, messages, saving, keys
     plots/      pyqtgraph views: boundary, loss curve, landscape, layer statistics
     graph/      the computation graph drawn in Qt's graphics view

@@ -58,6 +58,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
+from gradbox.views.fit_text import fitted_name, fitted_number, shared_prefix
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number as parse_weight
 from gradbox.views.plots.plotting import (
@@ -89,9 +90,12 @@ HEADER_TIPS = (
     "tip). Negative: the held sum points the other way. Sorting orders by the ratio",
 )
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
+NUMBER_ROLE = Qt.ItemDataRole.UserRole + 2  # the cell's number itself, to write it to fit
+PREFIX_ROLE = Qt.ItemDataRole.UserRole + 3  # the prefix all the names share ("layers.")
 # The roles `ParameterModel.data` answers; it returns None for every other at once.
 _ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole,
-                    Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole, BAR_ROLE})
+                    Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole, BAR_ROLE,
+                    NUMBER_ROLE, PREFIX_ROLE})
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
 # While running, the table takes a new snapshot at most this often. Its numbers change at
@@ -145,6 +149,8 @@ class ParameterTableModel(QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.names: tuple[str, ...] = ()
+        self._prefix_of: tuple[str, ...] | None = None
+        self._prefix = ""
         self.values = np.zeros(0)
         self.grads = np.zeros(0)
         self.ghost_grads = np.zeros(0)
@@ -277,6 +283,12 @@ class ParameterTableModel(QAbstractTableModel):
             return HEADER_TIPS[section]
         return None
 
+    def name_prefix(self) -> str:
+        """What every name starts with ('layers.'): a narrow column drops it first."""
+        if self._prefix_of is not self.names:
+            self._prefix_of, self._prefix = self.names, shared_prefix(self.names)
+        return self._prefix
+
     def number(self, parameter: int, column: int) -> float:
         array = (self.values, self.grads, self.ghost_grads, self.ratios)[column - 1]
         return float(array[parameter])
@@ -314,8 +326,12 @@ class ParameterTableModel(QAbstractTableModel):
         if column == NAME:
             if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
                 return self.names[parameter]
+            if role == PREFIX_ROLE:
+                return self.name_prefix()
             return None
         value = self.number(parameter, column)
+        if role == NUMBER_ROLE:
+            return value
         if column == HELD:
             return self._held_data(parameter, value, role)
         if role == Qt.ItemDataRole.DisplayRole:
@@ -368,7 +384,46 @@ class SourceSortProxyModel(QSortFilterProxyModel):
         self.sourceModel().sort(column, order)
 
 
-class ValueEditDelegate(QStyledItemDelegate):
+def _room(option: QStyleOptionViewItem) -> float:
+    """The width a cell's text may take: the cell less the style's margins."""
+    style = option.widget.style() if option.widget is not None else QApplication.style()
+    margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
+                               option.widget) + 1
+    return option.rect.width() - 2 * margin
+
+
+class FittedTextDelegate(QStyledItemDelegate):
+    """A cell's text written to fit, never elided mid-digit: a number with fewer digits
+    (then scientific), a name without its shared prefix (then short). The tooltip keeps
+    the full value. `prefix` goes before a number ('×')."""
+
+    def __init__(self, parent: QObject | None = None, prefix: str = "") -> None:
+        super().__init__(parent)
+        self.prefix = prefix
+
+    def initStyleOption(self, option: QStyleOptionViewItem,  # noqa: N802 (Qt's name)
+                        index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        if not option.text:
+            return
+        room = _room(option)
+        metrics = option.fontMetrics
+
+        def fits(text: str) -> bool:
+            return metrics.horizontalAdvance(text) <= room
+
+        if fits(option.text):
+            return
+        value = index.data(NUMBER_ROLE)
+        if isinstance(value, float) and math.isfinite(value):
+            option.text = fitted_number(value, fits, signed=not self.prefix,
+                                        prefix=self.prefix,
+                                        digits=3 if self.prefix else 4)
+        elif index.column() == NAME:
+            option.text = fitted_name(option.text, fits, index.data(PREFIX_ROLE) or "")
+
+
+class ValueEditDelegate(FittedTextDelegate):
     """The editor for a weight: a labelled line edit that refuses to close on a non-number.
 
     Enter with text that is no number keeps the editor open (the model says why), so the
@@ -416,7 +471,7 @@ class ValueEditDelegate(QStyledItemDelegate):
         return super().eventFilter(watched, event)
 
 
-class GradientBarDelegate(QStyledItemDelegate):
+class GradientBarDelegate(FittedTextDelegate):
     """The number on the right; on the left a bar from a zero line, blue right if positive.
 
     Bar and number get separate parts of the cell, so neither hides the other.
@@ -435,8 +490,14 @@ class GradientBarDelegate(QStyledItemDelegate):
         # The number always gets its full width (a clipped sign would lie), at least that
         # of a typical "-0.001234" so the numbers line up; the bar gets the rest.
         metrics = opt.fontMetrics
-        text_width = max(metrics.horizontalAdvance("-0.0012345"),
-                         metrics.horizontalAdvance(text)) + 4
+        value = index.data(NUMBER_ROLE)
+        if (isinstance(value, float) and math.isfinite(value)
+                and metrics.horizontalAdvance(text) + 4 > cell.width()):
+            # Too narrow for the number: fewer digits, never a clipped one (the bar goes).
+            text = fitted_number(value, lambda t: metrics.horizontalAdvance(t) + 4
+                                 <= cell.width(), signed=True)
+        text_width = min(max(metrics.horizontalAdvance("-0.0012345"),
+                             metrics.horizontalAdvance(text)) + 4, cell.width())
         text_rect = QRectF(cell.right() - text_width, cell.top(), text_width, cell.height())
         bar_area = QRectF(cell.left(), cell.top(), cell.width() - text_width - 6,
                           cell.height())
@@ -554,10 +615,15 @@ class ParametersView(QWidget):
         self.table.setItemDelegateForColumn(GHOST, self.bar_delegate)
         self.value_delegate = ValueEditDelegate(self.table)
         self.table.setItemDelegateForColumn(VALUE, self.value_delegate)
+        self.name_delegate = FittedTextDelegate(self.table)
+        self.table.setItemDelegateForColumn(NAME, self.name_delegate)
+        self.held_delegate = FittedTextDelegate(self.table, prefix="×")
+        self.table.setItemDelegateForColumn(HELD, self.held_delegate)
 
         self.history_title = QLabel("Select a row to follow that parameter's value and "
                                     "gradient step by step")
         self.history_title.setWordWrap(True)
+        self.history_title.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.history_title.setAccessibleName("History title")
         self.history_title.setToolTip("Which parameter the plot below follows")
         self.history = pg.GraphicsLayoutWidget()
@@ -670,26 +736,38 @@ class ParametersView(QWidget):
         label = self.history_title
         margins = self.layout().contentsMargins() if self.layout() else None
         width = self.width() - (margins.left() + margins.right() if margins else 0)
-        # Never less than the three lines it always had room for.
-        height = max(label.heightForWidth(width), 3 * label.sizeHint().height())
+        # Its own lines and no more: three of a wrapped label's sizeHint (itself a few
+        # lines) left the table one row high at 1024 x 700 under a blank of 60 px.
+        height = max(label.heightForWidth(width), label.fontMetrics().height()) + 4
         if self._lower.maximumHeight() != height:
             self._lower.setMaximumHeight(height)
 
     def _fit_columns(self) -> None:
-        """Share the width by fractions, so a narrow dock still shows every column."""
+        """Each number column as wide as its header and a typical number ('-0.0012345',
+        gradients with room for a bar beside it); the names take the rest, at least their
+        short form ('L10 n10 w10'). Too narrow for all that, the number columns share
+        what there is and their numbers lose digits to fit (never '+0…39')."""
         width = self.table.viewport().width()
-        ghost = not self.table.isColumnHidden(GHOST)
-        held = not self.table.isColumnHidden(HELD)
-        value, grad = (0.18, 0.27) if ghost else (0.22, 0.4)
-        if held:  # room for "×11.3", taken from the others
-            value, grad = value * 0.85, grad * 0.85
+        metrics = self.table.fontMetrics()
         header = self.table.horizontalHeader()
-        header.resizeSection(VALUE, int(width * value))
-        header.resizeSection(GRAD, int(width * grad))
-        header.resizeSection(GHOST, int(width * grad))
-        # A ratio cut to "×…5" says nothing: room for "×-60.5" however narrow the dock.
-        header.resizeSection(HELD, max(int(width * 0.14),
-                                       self.table.fontMetrics().horizontalAdvance("×-60.55")))
+        pad = 2 * self.table.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin) + 16
+        number = metrics.horizontalAdvance("-0.0012345") + 8
+        bar = metrics.horizontalAdvance("0000")  # the gradient's bar, beside its number
+        wanted = {VALUE: number, GRAD: number + bar, GHOST: number + bar,
+                  HELD: metrics.horizontalAdvance("×-60.55") + 8}
+        shown = [c for c in wanted if not self.table.isColumnHidden(c)]
+        for column in shown:
+            wanted[column] = max(wanted[column],
+                                 metrics.horizontalAdvance(HEADERS[column]) + pad)
+        names = metrics.horizontalAdvance("L10 n10 w10") + 8
+        total = sum(wanted[c] for c in shown)
+        scale = min(1.0, max(width - names, 1) / total) if total else 1.0
+        # Never below the shortest any number is written ('-1e-05', '×-60'): narrower
+        # still, the table scrolls sideways rather than cut a number.
+        least = {c: metrics.horizontalAdvance("×-60" if c == HELD else "-1e-05") + 10
+                 for c in shown}
+        for column in shown:
+            header.resizeSection(column, max(int(wanted[column] * scale), least[column]))
         # The name column stretches into what is left.
 
     # --- snapshot -------------------------------------------------------------------------------

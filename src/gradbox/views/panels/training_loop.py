@@ -78,6 +78,13 @@ class TrainingLoopPanel(QWidget):
     def figure(self, phase: str) -> str:
         return self.state.figures[phase] if self.state else ""
 
+    def content_height(self) -> int:
+        """The height that shows every line and the caption without scrolling."""
+        code = self.code.document().size().height() + 2 * self.code.frameWidth()
+        margins = self.layout().contentsMargins()
+        return int(code + self.caption.sizeHint().height() + self.layout().spacing()
+                   + margins.top() + margins.bottom() + 4)
+
     def show_line(self, phase: str) -> None:
         """Scroll just enough that `phase`'s lines and the figure under them are in view
         (a lesson step that quotes a line of the loop brings it into sight)."""

@@ -145,8 +145,20 @@ class Presentation:
         share = int(LESSON_SHARE * width)
         w.resizeDocks([lesson, docks[0]], [share, width - share], Qt.Orientation.Horizontal)
         if len(docks) > 1:
+            # The loop needs its lines and no more; the others share the rest equally
+            # (half the column left the parameter table one row high at 1024 x 700).
             column = sum(d.height() for d in docks)
-            w.resizeDocks(docks, [column // len(docks)] * len(docks), Qt.Orientation.Vertical)
+            loop = w.docks["Training loop"]
+            heights = [0] * len(docks)
+            if loop in docks:
+                heights[docks.index(loop)] = min(w.training_loop.content_height()
+                                                 + loop.height() - w.training_loop.height(),
+                                                 column // 2)
+            rest = [k for k, d in enumerate(docks) if d is not loop]
+            share = (column - sum(heights)) // max(len(rest), 1)
+            for k in rest:
+                heights[k] = share
+            w.resizeDocks(docks, heights, Qt.Orientation.Vertical)
 
     def _place(self, dock: QDockWidget) -> None:
         """The step's own panels: the parameters or the Designer on the left, the loss

@@ -1,0 +1,62 @@
+"""Text that fits its cell: numbers rounded to fit, never cut mid-digit; names shortened
+from their shared prefix, never in the middle.
+
+Qt elides a cell's text in the middle: '+0.2739' became '+0…39', which reads as another
+number, and 'layers.0.neurons.0.w.0' lost its layer ('layers….s.0.w.0'). Here a number
+loses digits (then goes scientific) until it fits, and the cell's tooltip keeps the full
+value; a name drops the prefix every name shares, then takes its short form ('L0 n3 w1').
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from gradbox.autograd.nn import short_parameter_name
+from gradbox.formatting import fmt
+
+ELLIPSIS = "…"
+
+
+def number_forms(x: float, signed: bool = False, digits: int = 4) -> list[str]:
+    """`x` written ever shorter, most digits first: for each count of significant digits
+    from `digits` down to one, the shorter of the plain and the scientific notation.
+    Every form is the same number, rounded."""
+    forms = []
+    for d in range(digits, 0, -1):
+        plain = fmt(x, signed=signed, digits=d)
+        if math.isfinite(x) and x != 0:
+            scientific = f"{x:+.{d - 1}e}" if signed else f"{x:.{d - 1}e}"
+            plain = min(plain, scientific, key=len)
+        if not forms or len(plain) < len(forms[-1]):  # fewer digits, but no shorter: no use
+            forms.append(plain)
+    return forms
+
+
+def fitted_number(x: float, fits: Callable[[str], bool], signed: bool = False,
+                  digits: int = 4, prefix: str = "") -> str:
+    """The longest form of `x` (with `prefix`, e.g. '×') that `fits`; else the shortest."""
+    forms = [prefix + form for form in number_forms(x, signed, digits)]
+    return next((form for form in forms if fits(form)), forms[-1])
+
+
+def shared_prefix(names: Sequence[str]) -> str:
+    """The dotted prefix every name shares ('layers.'), whole parts only."""
+    if len(names) < 2:
+        return ""
+    common: list[str] = []
+    for parts in zip(*(name.split(".")[:-1] for name in names), strict=False):
+        if any(part != parts[0] for part in parts):
+            break
+        common.append(parts[0])
+    return "".join(f"{part}." for part in common)
+
+
+def fitted_name(name: str, fits: Callable[[str], bool], prefix: str = "") -> str:
+    """`name`; else without the shared `prefix` ('…0.neurons.3.w.1'); else its short
+    form ('L0 n3 w1'), which keeps what tells the parameters apart."""
+    forms = [name]
+    if prefix and name.startswith(prefix) and len(name) > len(prefix):
+        forms.append(ELLIPSIS + name[len(prefix):])
+    forms.append(short_parameter_name(name))
+    return next((form for form in forms if fits(form)), forms[-1])
