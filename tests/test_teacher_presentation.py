@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QWidget
 from gradbox.teaching.lessons import LESSONS
 from gradbox.views.panels.lesson_panel import REGIONS
 from gradbox.views.window.main_window import MainWindow
+from qt_waits import settle
 
 SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
 READABLE_REGION = (200, 120)  # a plot, table, graph or panel smaller than this says nothing
@@ -55,10 +56,9 @@ def problems(win: MainWindow, names: tuple[str, ...]) -> list[str]:
 @pytest.fixture
 def window_at(qtbot, open_window):  # type: ignore[no-untyped-def]
     def make(width: int, height: int) -> MainWindow:
-        win = open_window()
-        win.resize(width, height)
+        win = open_window((width, height))
         qtbot.waitUntil(lambda: win.size().toTuple() == (width, height), timeout=3000)
-        qtbot.wait(50)  # the docks' fit for the new size is queued
+        settle()  # the docks' fit for the new size is queued
         return win
     return make
 
@@ -73,7 +73,7 @@ def test_every_step_of_every_lesson_shows_what_it_names(qtbot, window_at, width:
         win.lessons.apply(lesson)
         for k, step in enumerate(lesson.steps):
             win.lessons.go_to_step(k)
-            qtbot.wait(30)  # the fonts' and docks' queued refits
+            settle()  # the fonts' and docks' queued refits
             assert win.size().toTuple() == (width, height), (lesson.key, k)
             found += [f"{lesson.key} step {k + 1}: {p}"
                       for p in problems(win, (*step.panels, "lesson_next"))]
@@ -85,16 +85,16 @@ def test_teacher_mode_off_gives_back_the_geometry_and_dock_sizes(qtbot, window_a
                                                                  width: int, height: int) -> None:
     win = window_at(width, height)
     win.lessons.apply_key("zero-grad")
-    qtbot.wait(50)
+    settle()
     before = win.geometry(), {k: d.geometry() for k, d in win.docks.items() if d.isVisible()}
     font = win.font().pointSizeF()
     win.lessons.set_teacher_mode(True)
     for k in range(len(win.lessons.lesson.steps)):
         win.lessons.go_to_step(k)
-        qtbot.wait(20)
+        settle()
     win.lessons.go_to_step(0)  # the lesson's text as it was: its box asks the same height
     win.lessons.set_teacher_mode(False)
-    qtbot.wait(100)
+    settle()
     after = win.geometry(), {k: d.geometry() for k, d in win.docks.items() if d.isVisible()}
     assert win.font().pointSizeF() == font
     assert after[0] == before[0]
@@ -105,11 +105,11 @@ def test_the_layout_saved_during_teacher_mode_is_the_one_from_before(qtbot, wind
                                                                      tmp_path) -> None:
     win = window_at(1366, 768)
     win.lessons.apply_key("zero-grad")
-    qtbot.wait(50)
+    settle()
     state = win.saveState(win.layout_version)
     win.lessons.set_teacher_mode(True)
     win.lessons.go_to_step(1)
-    qtbot.wait(50)
+    settle()
     assert win.saveState(win.layout_version) != state  # presenting: another layout
     win.save_settings()
     assert win.settings is not None
@@ -137,7 +137,7 @@ def test_the_loop_line_a_step_quotes_is_in_view(qtbot, window_at, width: int,  #
     win.lessons.set_teacher_mode(True)
     for k, step in enumerate(win.lessons.lesson.steps):
         win.lessons.go_to_step(k)
-        qtbot.wait(30)
+        settle()
         if step.loop_line:
             assert _line_in_view(win, step.loop_line), (k, step.loop_line)
     win.lessons.set_teacher_mode(False)
@@ -147,7 +147,7 @@ def test_the_line_just_run_is_scrolled_into_view(qtbot, window_at, step_session)
     win = window_at(1366, 768)
     win.docks["Training loop"].setMinimumHeight(0)
     win.resizeDocks([win.docks["Training loop"]], [110], Qt.Orientation.Vertical)
-    qtbot.wait(30)
+    settle()
     for phase in ("forward", "zero_grad", "backward", "update"):
         with qtbot.waitSignal(win.controller.snapshot_changed):
             win.controller.substep()
