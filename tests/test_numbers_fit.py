@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QStyleOptionViewItem
 
 from gradbox.views.fit_text import fitted_name, fitted_number, number_forms, shared_prefix
 from gradbox.views.panels.parameters import GHOST, GRAD, HELD, NAME, NUMBER_ROLE, VALUE, _room
+from qt_waits import settle
 
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
 
@@ -61,14 +62,13 @@ def _shown_text(table, index) -> tuple[str, QStyleOptionViewItem]:  # type: igno
 @pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768), (1920, 1080)])
 def test_no_parameter_cell_is_narrower_than_its_text(qtbot, open_window, step_session,  # type: ignore[no-untyped-def]
                                                      width: int, height: int) -> None:
-    win = open_window(hidden=(8, 8))
-    win.resize(width, height)
+    win = open_window((width, height), hidden=(8, 8))
     qtbot.waitUntil(lambda: win.size().toTuple() == (width, height))
     win.lessons.apply_key("zero-grad")  # the ghost and the × true columns too
-    qtbot.wait(50)
+    settle()
     for _ in range(4):
         step_session(win.controller)
-    qtbot.wait(50)
+    settle()  # the columns' queued refits
     table = win.parameters.table
     model = table.model()
     checked = 0
