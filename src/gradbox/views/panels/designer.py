@@ -28,6 +28,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number
+from gradbox.views.panels.wheel import guard_wheel
 
 APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
 FEATURE_COLUMNS = 4  # x₁ x₂ x₁² x₂² / x₁x₂ sin x₁ sin x₂: two short rows
@@ -39,7 +40,7 @@ PENALTIES = ("0", "0.0001", "0.001", "0.01", "0.1")
 def _tip(widget: QWidget, name: str, tip: str) -> QWidget:
     widget.setAccessibleName(name)
     widget.setToolTip(tip)
-    return widget
+    return guard_wheel(widget)  # the wheel scrolls the Designer, not the box under it
 
 
 def _number_box(values: tuple[str, ...], name: str, tip: str) -> QComboBox:

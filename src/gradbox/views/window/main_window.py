@@ -32,6 +32,7 @@ from gradbox.views.panels.lesson_panel import LessonPanel
 from gradbox.views.panels.parameters import ParametersView
 from gradbox.views.panels.playground import PlaygroundPanel
 from gradbox.views.panels.training_loop import TrainingLoopPanel
+from gradbox.views.panels.wheel import guard_wheels
 from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
@@ -223,6 +224,7 @@ class MainWindow(QMainWindow):
         self.class_exports = ClassExports(self)
         self.presentation = Presentation(self)
         self._make_menus()
+        guard_wheels(self)  # the wheel scrolls panels; it changes a box once focused
         controller.message.connect(self._on_message)
         controller.error.connect(self._on_error)
         controller.stopped.connect(self._on_stopped)

@@ -8,7 +8,18 @@ import time
 import qtawesome
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QCheckBox, QLabel, QSizePolicy, QSlider, QToolBar, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QLabel,
+    QProxyStyle,
+    QSizePolicy,
+    QSlider,
+    QStyle,
+    QStyleHintReturn,
+    QStyleOption,
+    QToolBar,
+    QWidget,
+)
 
 from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import phase_done, phase_summary
@@ -38,6 +49,17 @@ def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None,
     action.setStatusTip(tip)
     return action
 
+
+
+class JumpToClickStyle(QProxyStyle):
+    """A slider that goes where its groove is clicked, as a desktop timeline does."""
+
+    def styleHint(self, hint: QStyle.StyleHint, option: QStyleOption | None = None,  # noqa: N802
+                  widget: QWidget | None = None,
+                  returned: QStyleHintReturn | None = None) -> int:
+        if hint == QStyle.StyleHint.SH_Slider_AbsoluteSetButtons:
+            return int(Qt.MouseButton.LeftButton.value)
+        return super().styleHint(hint, option, widget, returned)
 
 class TrainingToolbar(QToolBar):
     """Drives the session; every action is also offered in the main window's menus."""
@@ -106,6 +128,10 @@ class TrainingToolbar(QToolBar):
         self.timeline.setMinimumWidth(160)
         self.timeline.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         self.timeline.setRange(0, 0)
+        # A click on the groove jumps there (it moved a page of 10 steps); the style is
+        # kept referenced here, since a widget does not own the style it is given.
+        self._jump_style = JumpToClickStyle(self.timeline.style())
+        self.timeline.setStyle(self._jump_style)
         self.timeline_bar.addWidget(self.timeline)
 
         self.step_action.triggered.connect(controller.step)
