@@ -131,16 +131,14 @@ def test_settings_are_checked() -> None:
 
 
 @pytest.fixture
-def window(qtbot):  # type: ignore[no-untyped-def]
+def controller(qtbot):  # type: ignore[no-untyped-def]
+    """The `window`'s controller, 40 steps in: a run to record."""
     trainer = Trainer(TrainingConfig())
     for _ in range(40):
         trainer.step()
-    controller = SessionController(trainer)
-    win = MainWindow(controller)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    controller.shutdown()
+    session = SessionController(trainer)
+    yield session
+    session.shutdown()
 
 
 def test_the_dialog_records_in_the_background_while_the_window_trains(

@@ -16,7 +16,6 @@ from gradbox.views import controller as session_module
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.parameters import TABLE_INTERVAL_S
 from gradbox.views.plots.boundary import output_colours
-from gradbox.views.window.main_window import MainWindow
 
 
 @pytest.fixture
@@ -173,11 +172,9 @@ def test_a_run_slow_enough_to_watch_shows_every_step_in_the_table(  # type: igno
     assert drawn[-1] == 6 and [s for s in shown if s > 0] == [s for s in drawn if s > 0]
 
 
-def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot) -> None:  # type: ignore[no-untyped-def]
+def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
     controller = SessionController(Trainer(big_config()))
-    window = MainWindow(controller)
-    qtbot.addWidget(window)
-    window.show()
+    window = open_window(controller=controller)
     run = window.toolbar.run_action
     tip = run.toolTip()
     try:

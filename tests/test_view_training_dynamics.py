@@ -14,7 +14,6 @@ from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
-from gradbox.views.window.main_window import MainWindow
 
 
 def test_layer_view_draws_each_layers_gradient_per_step(controller, show_widget,  # type: ignore[no-untyped-def]
@@ -125,9 +124,8 @@ def test_a_pinned_run_is_drawn_under_the_current_one(controller, show_widget,  #
 
 
 def test_the_pinned_run_survives_save_and_load_in_the_window(  # type: ignore[no-untyped-def]
-        qtbot, controller, tmp_path: Path, step_session, after_snapshot) -> None:
-    window = MainWindow(controller)
-    qtbot.addWidget(window)
+        qtbot, window, tmp_path: Path, step_session, after_snapshot) -> None:
+    controller = window.controller
     step_session(controller, 3)
     after_snapshot(controller, controller.pin_run)
     path = tmp_path / "pinned.gradbox.json"
