@@ -181,7 +181,6 @@ def test_every_package_says_what_it_holds_and_may_import() -> None:
         assert doc, f"{init.parent.name}/__init__.py: say what the package holds"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21: views still send lambdas over the Trainer")
 def test_only_the_controller_imports_the_trainer_on_the_view_side() -> None:
     importers = sorted(
         name for name, path in all_modules().items()

@@ -140,11 +140,11 @@ def test_the_playgrounds_network_check_passes_on_features_and_regression(
         config: TrainingConfig) -> None:
     """The playground's gradient check of the training network builds the same loss
     the trainer trains on: the network's features as inputs, the regression loss."""
-    from gradbox.views.panels.playground import _check_trainer
+    from gradbox.training.session import Session  # (was the playground's _check_trainer)
 
     trainer = Trainer(config)
     trainer.run_steps(3)
-    check = _check_trainer(trainer)
+    check = Session(trainer).command("gradient_check")
     assert len(check.names) == len(trainer.param_names) and check.passed(1e-6)
 
 

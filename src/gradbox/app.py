@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from gradbox.files import sessions as persistence
     from gradbox.training import limits
-    from gradbox.training.trainer import Trainer
+    from gradbox.training.session import Session
     from gradbox.views.controller import (
         SessionController,
         collect_garbage_on_the_ui_thread,
@@ -133,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     settings = None if args.screenshot else QSettings()
     autosave_path = None if args.screenshot else default_autosave_path()
     crashed = crash_copy(autosave_path) if autosave_path else None
-    trainer: Trainer
     # The session a normal quit kept, unless a file was named, the last run crashed (its
     # copy is offered instead) or the user starts fresh always.
     kept, unreadable = None, ""
@@ -143,20 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.session:
         persistence.remove_stale_temp_files(args.session)  # what a killed save left
         try:
-            trainer = persistence.load_session(args.session)
+            session = Session(persistence.load_session(args.session))
         except (persistence.SessionError, OSError) as error:
             print(f"gradbox: cannot open {args.session}: {error}", file=sys.stderr)
             return 2
     elif kept is not None:
-        trainer = kept[0]
+        session = Session(kept[0])
     else:
         config = load_saved_config(settings) if settings is not None else None
-        trainer = Trainer(config) if config is not None else Trainer()
+        session = Session.fresh(config)
     for _ in range(max(args.steps, 0)):
-        if trainer.step() is None:
+        if session.step() is None:
             break
 
-    controller = SessionController(trainer)
+    controller = SessionController(session)
     try:  # a training thread still running when Python exits aborts the process
         window = MainWindow(controller, settings, autosave_path)
         install_excepthook(window.errors)
@@ -179,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(5):  # let layouts settle and the first snapshot paint
                 app.processEvents()
             window.grab().save(str(args.screenshot))
-            print(f"saved {args.screenshot} after {trainer.step_count} steps")
+            print(f"saved {args.screenshot} after {controller.snapshot.step} steps")
             window.close()
             return 0
         window.show()

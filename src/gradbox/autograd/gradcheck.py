@@ -8,6 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradbox.autograd.engine import Value
+from gradbox.autograd.losses import compute_loss, l1_penalty, l2_penalty
+from gradbox.autograd.nn import MLP
+
+LossFunction = Callable[[Value | list[Value], np.ndarray], Value]
+Backward = Callable[[Value], None]
 
 
 @dataclass(frozen=True)
@@ -71,3 +76,32 @@ def gradient_check(
         for p, data, grad in zip(params, originals, saved_grads):
             p.data, p.grad = data, grad
     return GradCheck(names, analytic, numeric, relative_error(analytic, numeric))
+
+
+def network_gradient_check(model: MLP, x: np.ndarray, y: np.ndarray,
+                           loss: str | LossFunction = "hinge",
+                           l1: float = 0.0, l2: float = 0.0,
+                           backward: Backward | None = None) -> GradCheck:
+    """The gradient check for a network: each parameter's gradient beside its finite
+    difference, on what training minimises (the data loss over `x` plus the penalties).
+
+    `x` holds the network's inputs (input features, one column each); `loss` is a loss
+    name or a function (output, y) -> loss, such as a trainer's `data_loss`.
+    Parameters, their data and their grads are left as they were found.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    params = model.parameters()
+    loss_fn = loss if callable(loss) else (
+        lambda out, labels: compute_loss(loss, out, labels))
+
+    def build() -> Value:
+        total = loss_fn(model([x[:, j] for j in range(x.shape[1])]), y)
+        if l2:
+            total = total + l2 * l2_penalty(params)
+        if l1:
+            total = total + l1 * l1_penalty(params)
+        return total
+
+    names = [name for name, _ in model.named_parameters()]
+    return gradient_check(build, params, names,
+                          backward=backward or (lambda root: root.backward()))

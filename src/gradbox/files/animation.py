@@ -27,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import Snapshot, Trainer
+from gradbox.training.trainer import Trainer
 
 FORMATS = {"gif": "GIF animation", "mp4": "MP4 video", "png": "PNG frames"}
 SUFFIXES = {"gif": ".gif", "mp4": ".mp4", "png": ""}  # PNG frames go in a folder

@@ -24,8 +24,8 @@ import numpy as np
 
 from gradbox.autograd import ops
 from gradbox.autograd.engine import NON_SCALAR_MESSAGE, SAVES_NOTHING, Data, Value
-from gradbox.autograd.gradcheck import GradCheck, gradient_check
-from gradbox.autograd.losses import compute_loss, l1_penalty, l2_penalty
+from gradbox.autograd.gradcheck import GradCheck, gradient_check, network_gradient_check
+from gradbox.autograd.losses import compute_loss
 from gradbox.autograd.nn import MLP
 from gradbox.training import datasets
 
@@ -377,33 +377,6 @@ def microbatch_demo(k: int, n: int = 12, seed: int = 0,
     data = datasets.make("moons", n=n, noise=0.1, seed=seed)
     model = MLP(2, list(MICROBATCH_LAYERS), activation="tanh", seed=seed)
     return microbatch_accumulation(model, data.points, data.labels, k, loss)
-
-
-def network_gradient_check(model: MLP, x: np.ndarray, y: np.ndarray,
-                           loss: str | LossFunction = "hinge",
-                           l1: float = 0.0, l2: float = 0.0,
-                           backward: Backward | None = None) -> GradCheck:
-    """The gradient check for a network: each parameter's gradient beside its finite
-    difference, on what training minimises (the data loss over `x` plus the penalties).
-
-    `x` holds the network's inputs (input features, one column each); `loss` is a loss
-    name or a function (output, y) -> loss, such as a trainer's `data_loss`.
-    Parameters, their data and their grads are left as they were found.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    params = model.parameters()
-    loss_fn = _loss_function(loss)
-
-    def build() -> Value:
-        total = loss_fn(model([x[:, j] for j in range(x.shape[1])]), y)
-        if l2:
-            total = total + l2 * l2_penalty(params)
-        if l1:
-            total = total + l1 * l1_penalty(params)
-        return total
-
-    names = [name for name, _ in model.named_parameters()]
-    return gradient_check(build, params, names, backward=backward or _engine_backward)
 
 
 # --- broken beside correct -------------------------------------------------------------

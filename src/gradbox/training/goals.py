@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -104,3 +105,60 @@ def symmetry(params: np.ndarray, layer_sizes: Sequence[int], init: str, steps: i
 # The initializers that draw each weight at random: the ones that break the tie.
 _RANDOM = ", ".join(INIT_LABELS[name] for name in INITIALIZERS
                     if name not in ("constant", "zeros"))
+
+
+class Stepping(Protocol):
+    """What a Run drives (a `Trainer`; named here so this module does not import it)."""
+
+    stop_reason: str
+    forget_zero_grad: bool
+
+    @property
+    def history(self) -> History: ...
+
+    def step(self) -> StepRecord | None: ...
+
+    def substep(self, capture_every_phase: bool = True) -> str: ...
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What one tick of a Run did: `stepped` a whole step was completed; `alarm` the run
+    stopped itself (non-finite numbers, a diverging loss); `reached` the goal was."""
+
+    stepped: bool
+    alarm: str = ""
+    reached: str = ""
+
+    @property
+    def over(self) -> bool:
+        return bool(self.alarm or self.reached)
+
+
+@dataclass
+class Run:
+    """One Run toward `goal`, a step (or, `split`, a phase) per tick, with the stop rules
+    every Run shares: the trainer's own stop (a non-finite loss or gradient), then a
+    diverging loss, then the goal. `Trainer.run_steps` and the window's Run both tick it."""
+
+    goal: RunGoal
+    # The window's Run pauses on a diverging loss; a script may train on into non-finite
+    # numbers on purpose (Trainer.run_steps leaves it off unless asked).
+    stop_diverging: bool = True
+    steps_done: int = 0
+
+    def tick(self, trainer: Stepping, split: bool = False) -> Tick:
+        if split:
+            stepped = trainer.substep(capture_every_phase=False) == "update"
+        else:
+            stepped = trainer.step() is not None
+        if trainer.stop_reason:
+            return Tick(False, alarm=trainer.stop_reason)
+        if not stepped:
+            return Tick(False)
+        self.steps_done += 1
+        history = trainer.history
+        diverging = self.stop_diverging and divergence(history, trainer.forget_zero_grad)
+        if diverging:
+            return Tick(True, alarm=diverging)
+        return Tick(True, reached=self.goal.reached(history[-1], self.steps_done))

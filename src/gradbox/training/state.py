@@ -26,6 +26,7 @@ step is the nearest checkpoint at or before it, replayed forward.
 
 from __future__ import annotations
 
+import copyreg
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradbox.autograd.phases import Phase
+from gradbox.formatting import fmt
 from gradbox.training.datasets import Dataset
 from gradbox.training.history import History
 
@@ -52,6 +54,19 @@ def frozen(array: np.ndarray, dtype: type | None = None) -> np.ndarray:
 def frozen_optimizer(state: Mapping[str, np.ndarray | int]) -> Mapping[str, np.ndarray | int]:
     return MappingProxyType({k: frozen(v, np.float64) if isinstance(v, np.ndarray) else int(v)
                              for k, v in state.items()})
+
+
+def read_only(mapping: dict) -> MappingProxyType:
+    return MappingProxyType(mapping)
+
+
+def _proxy_pickled(proxy: MappingProxyType) -> tuple[object, tuple[dict]]:
+    return read_only, (dict(proxy),)
+
+
+# A state crosses to another process (issue 22) pickled; a read-only mapping is rebuilt
+# read-only there (pickle refuses mappingproxy by default).
+copyreg.pickle(MappingProxyType, _proxy_pickled)
 
 
 class FrozenDataset(Dataset):
@@ -115,6 +130,18 @@ class ParameterEdit:
     name: str
     old: float
     new: float
+
+
+def weight(value: float) -> str:
+    """A weight for people: 4 significant digits, and "2.0" rather than "2" so that a
+    round number still reads as a weight, not a count."""
+    text = fmt(value)
+    return text + ".0" if text.lstrip("-").isdigit() else text
+
+
+def edit_text(edit: ParameterEdit) -> str:
+    """"layers.0.neurons.1.w.0: 0.3 → 2.0"."""
+    return f"{edit.name}: {weight(edit.old)} → {weight(edit.new)}"
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ from gradbox.training.config import (
     splits_steps,
 )
 from gradbox.training.datasets import Dataset
-from gradbox.training.goals import DIVERGED_LOSS, DIVERGED_RATIO, RunGoal, divergence
+from gradbox.training.goals import DIVERGED_LOSS, DIVERGED_RATIO, Run, RunGoal, divergence
 from gradbox.training.history import History, HistoryBuffer, StepRecord, history_arrays
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import (
@@ -485,20 +485,19 @@ class Trainer:
                 return None
 
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
-                  ) -> str:
-        """Train until a step count, a target loss, or a non-finite loss; return why it stopped."""
-        goal = RunGoal(steps=max_steps, loss=target_loss)
+                  stop_diverging: bool = False) -> str:
+        """Train until a step count, a target loss or a non-finite loss (and, with
+        `stop_diverging`, a diverging loss: the window's Run rules); return why it
+        stopped. The window's Run goes through the same loop, `goals.Run`. Diverging is
+        off by default: scripts, tests and demonstrations drive a run into non-finite
+        numbers on purpose."""
         if max_steps is not None and max_steps <= 0:
             return "ran 0 steps"
-        done = 0
+        run = Run(RunGoal(steps=max_steps, loss=target_loss), stop_diverging=stop_diverging)
         while True:
-            record = self.step()
-            if record is None:
-                return self.stop_reason
-            done += 1
-            reached = goal.reached(record, done)
-            if reached:
-                return reached
+            tick = run.tick(self)
+            if tick.over:
+                return tick.alarm or tick.reached
 
     # --- evaluation ------------------------------------------------------------------------
     def _evaluate(self, mask: np.ndarray) -> tuple[float, float]:

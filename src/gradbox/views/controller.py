@@ -1,12 +1,15 @@
-"""The Qt side of a training session: a worker thread that owns the Trainer, and the
-controller the widgets talk to. (Both halves of one protocol -- private signals, a shared
-`latest` and events -- so they stay in one module, past 600 lines.)
+"""The Qt side of a training session: a worker thread that owns the `Session` (and so the
+Trainer), and the controller the widgets talk to. (Both halves of one protocol -- private
+signals, a shared `latest` and events -- so they stay in one module, past 600 lines.)
 
-Only the worker thread touches the `Trainer`. Widgets call the controller, which sends
-commands (plain callables) to the worker through a queued signal; the worker answers
-with immutable `Snapshot`s. A run is a zero-interval timer in the worker's thread that
-does one step per tick (one phase per tick for a network big enough that a step takes
-long), so a Pause or any other command is handled between two steps or phases.
+Only the worker thread touches the session. Widgets call the controller's methods, which
+send the session's named commands (`gradbox.training.session`: a name and plain-data
+arguments) to the worker through a queued signal; the worker answers with immutable
+`Snapshot`s, and a question's answer with a callback. This is the only view-side module
+that imports the Trainer. A run is a zero-interval timer in the worker's thread that
+ticks the session's Run: one step per tick (one phase per tick for a network big enough
+that a step takes long), so a Pause or any other command is handled between two steps or
+phases.
 
 Frames. The views are redrawn at most once per display frame, by one timer on the UI
 thread that pulls the latest snapshot (`SessionController._frame`): while running the
@@ -28,9 +31,9 @@ W1 frame then costs 11-14 ms of UI-thread CPU (35 ms before the plots kept their
 and the table slowed down to ten refreshes a second), of which under 10 % is waiting for
 the lock: what is left of a stall is the frame's own work, not the lock. A separate
 process would remove the lock for good and let training use the second core while a
-frame draws (W1 trains at about half the bare step rate, parked half the time), but
-every command here is a closure over the trainer (the views' own queries among them), and
-every frame would copy a snapshot across: 16 MB of parameters and gradients for the
+frame draws (W1 trains at about half the bare step rate, parked half the time); the
+commands are now plain data that could cross (issue 22), but every frame would copy a
+snapshot across: 16 MB of parameters and gradients for the
 1000x1000 network, pickled and unpickled on the UI thread, longer than a frame. So the
 thread stays, and parks.
 
@@ -66,13 +69,15 @@ from PySide6.QtCore import (
 from threadpoolctl import threadpool_limits
 
 from gradbox.training.config import TrainingConfig, plan_config_change, splits_steps
-from gradbox.training.goals import RunGoal, divergence
-from gradbox.training.history import History, StepRecord
+from gradbox.training.datasets import Dataset
+from gradbox.training.goals import RunGoal
+from gradbox.training.history import History
 from gradbox.training.limits import describe_error
+from gradbox.training.session import QUESTIONS, Session, record_key
 from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import TrainingState
 from gradbox.training.timeline import Timeline
 from gradbox.training.trainer import Trainer
-from gradbox.views.plots.plotting import edit_text
 
 log = logging.getLogger(__name__)
 
@@ -143,10 +148,17 @@ def freeze_big_young_generation() -> None:
 
 
 Command = Callable[[Trainer], Any]
+# Commands after which the new snapshot is shown even while a Run goes on: they replace
+# the run or move the timeline. (A question shows nothing; other changes wait for the
+# Run's next frame.)
+SHOWN_WHILE_RUNNING = frozenset({"rewind", "undo", "redo", "reset", "reinitialize",
+                                 "set_config", "new_run", "open_run", "import_points",
+                                 "start_lesson"})
 
 
 class TrainingWorker(QObject):
-    """Lives in the worker thread; runs commands and training steps on the Trainer."""
+    """Lives in the worker thread; runs the `Session`'s commands and a Run's ticks, and is
+    the session's view (its notes and stops go out as signals)."""
 
     snapshot_ready = Signal()  # `latest` holds a new snapshot (sent for commands)
     running_changed = Signal(bool, int)  # (running, the run's number)
@@ -156,9 +168,10 @@ class TrainingWorker(QObject):
     failed = Signal(str, str)
     result_ready = Signal(object, object)  # (callback, result) for commands that return data
 
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, session: Session) -> None:
         super().__init__()
-        self.timeline = Timeline(trainer)
+        self.session = session
+        session.view = self
         # (the whole run's record while the timeline is back or None, undo text, redo
         # text), published with each snapshot
         self.latest_timeline: tuple[History | None, str, str] = (None, "", "")
@@ -167,15 +180,12 @@ class TrainingWorker(QObject):
         # (an int written by the UI thread and read here: atomic under the GIL).
         self.paused_upto = 0
         self._run_number = 0
-        self._goal = RunGoal()
         # Milliseconds between a Run's steps (0: as fast as possible); set from the UI
         # thread, read before each step.
         self.interval_ms = 0
         self._timer: QTimer | None = None
-        self._steps_done = 0
-        self.graph_wanted = False  # set from the UI thread; a bool write is atomic
         # The newest snapshot; the UI thread reads it (an attribute read is atomic).
-        self.latest: Snapshot = trainer.snapshot()
+        self.latest: Snapshot = session.snapshot()
         # Set by the UI thread once it has shown `latest`: while running, no snapshot is
         # made (nor a graph traced) before that -- one per frame at most (backpressure).
         self.wanted = threading.Event()
@@ -187,6 +197,22 @@ class TrainingWorker(QObject):
         self.parked = threading.Event()
         self.training = False  # a run is going on: read from the UI thread (atomic)
 
+    # --- the session's view (called in this thread) ------------------------------------------
+    def show_message(self, text: str) -> None:
+        self.note.emit(text)
+
+    def show_stop(self, reason: str) -> None:
+        self.stopped.emit(reason)
+
+    @property
+    def graph_wanted(self) -> bool:
+        """A graph view is showing (set from the UI thread; a bool write is atomic)."""
+        return self.session.graph_wanted
+
+    @graph_wanted.setter
+    def graph_wanted(self, wanted: bool) -> None:
+        self.session.graph_wanted = wanted
+
     @Slot()
     def _create_timer(self) -> None:
         # Created here, in the worker thread, so its ticks run in that thread.
@@ -195,33 +221,55 @@ class TrainingWorker(QObject):
         self._timer.timeout.connect(self._tick)
 
     @property
+    def timeline(self) -> Timeline:
+        return self.session.timeline
+
+    @property
     def trainer(self) -> Trainer:
-        return self.timeline.trainer
+        return self.session.trainer
 
     def _publish(self) -> None:
         # What the timeline holds and what Undo would do go with the snapshot, written
         # first: a frame that sees the new snapshot sees them too.
-        t = self.timeline
-        self.latest_timeline = (t.ahead_history, t.undo_stack.undo_text,
-                                t.undo_stack.redo_text)
-        self.latest = self.trainer.snapshot()
+        self.latest_timeline = self.session.timeline_view()
+        self.latest = self.session.snapshot()
         self.wanted.clear()
 
     def _emit(self) -> None:
         self._publish()
         self.snapshot_ready.emit()
 
+    @Slot(str, object, object, object)
+    def execute(self, name: str, args: object = (), kwargs: object = None,
+                callback: object = None) -> None:
+        """Run the session's command `name` with plain-data arguments; `callback(result)`
+        goes back to the UI thread. A snapshot follows a change (not a question)."""
+        try:
+            result = self.session.command(name, *args, **(kwargs or {}))  # type: ignore
+        except Exception as error:  # a command's failure must not end the thread
+            self._report(error)
+            return
+        finally:
+            freeze_big_young_generation()
+        if callback is not None:
+            self.result_ready.emit(callback, result)
+        if name in QUESTIONS or result is False or (name in ("undo", "redo") and not result):
+            return  # nothing changed: a question, a move dropped, nothing to undo
+        if not self.running or name in SHOWN_WHILE_RUNNING:
+            self._emit()
+
     @Slot(object, object, object)
-    def execute(self, command: Command, callback: object = None, change: object = "") -> None:
-        """Run `command(trainer)`. `change` None: a question, nothing is redrawn; '': a
-        change to what is shown only; otherwise the name of a change to the run, which
-        replaces (undoably) the later steps the timeline may be holding."""
+    def execute_callable(self, command: Command, callback: object = None,
+                         change: object = "") -> None:
+        """Run `command(trainer)`, for tests and tools in this process only (a closure
+        cannot leave it; the window sends named commands). `change` None: a question;
+        '': a change to what is shown only; otherwise the name of a change to the run."""
         self.trainer.capture_graph = self.graph_wanted
         if isinstance(change, str) and change:
-            self._diverge(change)
+            self.session.diverge(change)
         try:
             result = command(self.trainer)
-        except Exception as error:  # a command's failure must not end the thread
+        except Exception as error:
             self._report(error)
             return
         finally:
@@ -231,51 +279,18 @@ class TrainingWorker(QObject):
         if change is not None and not self.running:
             self._emit()
 
-    def _diverge(self, what: str) -> None:
-        text = self.timeline.diverge(what)
-        if text:
-            self.note.emit(text)
-
     @Slot(object, str)
     def replace_trainer(self, factory: Callable[[Trainer], Trainer | None], what: str) -> None:
-        """A run-replacing action: undoable. If `factory` raises, the old run stays."""
+        """A run-replacing action given as a factory (tests and in-process tools only):
+        undoable. If `factory` raises, the old run stays."""
         try:
-            hint = self.timeline.replace(what, factory)
+            self.session.replace_run(what, factory)
         except Exception as error:  # the old trainer stays: nothing is lost
             self._report(error)
             return
         finally:
             freeze_big_young_generation()
-        self.note.emit(f"{what}: {hint}")
         self._emit()
-
-    @Slot(int, object)
-    def move_to(self, step: int, mark: object) -> None:
-        """The timeline moved to `step`; `mark` is what the view showed for that step, so a
-        request that reaches a different run (a Reset queued before it) is dropped."""
-        record = self.timeline.record_at(step)
-        if (step > self.timeline.end or
-                (mark is not None and (record is None or _record_key(record) != mark))):
-            self.note.emit(f"Not moved to step {step}: the run changed before the request "
-                           "arrived")
-            return
-        try:
-            self.timeline.move_to(step)
-        except Exception as error:
-            self._report(error)
-            return
-        self._emit()
-
-    @Slot(bool)
-    def undo_redo(self, undo: bool) -> None:
-        try:
-            text = self.timeline.undo() if undo else self.timeline.redo()
-        except Exception as error:
-            self._report(error)
-            return
-        if text:
-            self.note.emit(f"{'Undid' if undo else 'Redid'}: {text}")
-            self._emit()
 
     @property
     def running(self) -> bool:
@@ -308,9 +323,7 @@ class TrainingWorker(QObject):
             self.running_changed.emit(False, number)
             return
         self._run_number = number
-        self._diverge("Run")
-        self._goal = goal if isinstance(goal, RunGoal) else RunGoal()
-        self._steps_done = 0
+        self.session.start_run(goal if isinstance(goal, RunGoal) else RunGoal())
         self.training = True
         self._timer.start(self.interval_ms)
         self.running_changed.emit(True, number)
@@ -339,49 +352,30 @@ class TrainingWorker(QObject):
         # (a frame or more per step) shows every step: that is what it is for.
         paced = self.interval_ms >= FRAME_MS
         due = self.wanted.is_set() or paced
-        self.trainer.capture_graph = self.graph_wanted and due
         try:
-            if self.splits_steps:
-                done = self.trainer.substep(capture_every_phase=False) == "update"
-            else:
-                done = self.trainer.step() is not None
+            tick = self.session.tick(capture_graph=self.graph_wanted and due)
         except Exception as error:
             self._finish_run("")
             self._report(error)
             return
         finally:
             freeze_big_young_generation()
-        if self.trainer.stop_reason:
-            self._finish_run(self.trainer.stop_reason)
+        if tick.alarm:  # the trainer stopped itself, or the loss diverges
+            self._finish_run(tick.alarm)
             return
-        if done:
-            self._steps_done += 1
-            if self._stops_by_itself():
-                return
-            # A step that was not traced must not be shown with an older step's graph.
-            if due or (self.wanted.is_set() and not self.graph_wanted):
-                self._publish()
-
-    def _stops_by_itself(self) -> bool:
-        """After a whole step of a Run: pause on a diverging loss (an alarm), or at the
-        goal chosen in the window (a note)."""
-        diverging = divergence(self.trainer.history, self.trainer.forget_zero_grad)
-        if diverging:
-            self._finish_run(diverging)
-            return True
-        reached = self._goal.reached(self.trainer.history[-1], self._steps_done)
-        if reached:
+        if tick.reached:
             self._finish_run("")
-            self.goal_reached.emit(f"Run stopped: {reached}")
-            return True
-        return False
+            self.goal_reached.emit(f"Run stopped: {tick.reached}")
+            return
+        # A step that was not traced must not be shown with an older step's graph.
+        if tick.stepped and (due or (self.wanted.is_set() and not self.graph_wanted)):
+            self._publish()
 
     def _finish_run(self, reason: str) -> None:
         assert self._timer is not None
         self._timer.stop()
         self.training = False
-        if self.graph_wanted:  # steps between shown snapshots were not traced
-            self.trainer.capture_current_graph()
+        self.session.finish_run()  # (traces the last step's graph if steps went untraced)
         self._emit()
         self.running_changed.emit(False, self._run_number)
         if reason:
@@ -398,11 +392,6 @@ def _interval(steps_per_second: float | None) -> int:
     return 0 if steps_per_second is None else max(0, round(1000 / steps_per_second))
 
 
-def _record_key(record: StepRecord) -> tuple[int, float, float]:
-    """What tells one run's step from another's (same numbers: the same state)."""
-    return record.step, record.loss, record.grad_norm
-
-
 class SessionController(QObject):
     """What every widget holds: the latest snapshot, and methods that change the session."""
 
@@ -417,13 +406,13 @@ class SessionController(QObject):
     sample_selected = Signal(int)
     parameter_selected = Signal(str)
     undo_changed = Signal(str, str)  # what Undo and Redo would do ('' for nothing)
-    _command = Signal(object, object, object)
+    _command = Signal(str, object, object, object)
+    _callable = Signal(object, object, object)
     _start = Signal(object, int)
     _replace = Signal(object, str)
-    _move = Signal(int, object)
-    _undo_redo = Signal(bool)
 
-    def __init__(self, trainer: Trainer | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, trainer: Trainer | Session | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         collect_garbage_on_the_ui_thread()
         # The two threads take turns at the interpreter lock at least every millisecond
@@ -432,7 +421,7 @@ class SessionController(QObject):
         # longest stall 38 -> 28 ms, p99 gap 28 -> 23 ms, steps/s 72 -> 87.
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         leave_cores_for_the_threads()
-        trainer = trainer or Trainer(TrainingConfig())
+        session = trainer if isinstance(trainer, Session) else Session(trainer)
         self.running = False
         self._runs_asked = 0  # numbers the runs, so a Pause knows which runs it cancels
         self._paused_upto = 0
@@ -445,7 +434,7 @@ class SessionController(QObject):
         self.undo_text = self.redo_text = ""
         self._thread = QThread()
         self._thread.setObjectName("gradbox-training")
-        self._worker = TrainingWorker(trainer)
+        self._worker = TrainingWorker(session)
         self.snapshot: Snapshot = self._worker.latest  # the one the views were last given
         self.frames = 0  # frames drawn: each hands one snapshot to every view
         self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
@@ -459,10 +448,9 @@ class SessionController(QObject):
         self._worker.moveToThread(self._thread)
         self._thread.started.connect(self._worker._create_timer)
         self._command.connect(self._worker.execute)
+        self._callable.connect(self._worker.execute_callable)
         self._start.connect(self._worker.start_run)
         self._replace.connect(self._worker.replace_trainer)
-        self._move.connect(self._worker.move_to)
-        self._undo_redo.connect(self._worker.undo_redo)
         self._worker.note.connect(self.message)
         self._worker.goal_reached.connect(self.message)
         self._worker.snapshot_ready.connect(self._schedule_frame)
@@ -477,30 +465,33 @@ class SessionController(QObject):
         self._thread.start()
 
     # --- plumbing ---------------------------------------------------------------------
+    def command(self, name: str, *args: Any, **kwargs: Any) -> None:
+        """Send the session's command `name` (gradbox.training.session: plain-data
+        arguments) to the worker thread; a new snapshot follows a change."""
+        self._command.emit(name, args, kwargs, None)
+
+    def ask(self, name: str, *args: Any, callback: Callable[[Any], None], **kwargs: Any,
+            ) -> None:
+        """Ask the session's question `name`; `callback(answer)` is called back here, on
+        the UI thread. Nothing changes, nothing is redrawn."""
+        self._command.emit(name, args, kwargs, callback)
+
     def call(self, command: Command, callback: Callable[[Any], None] | None = None,
              change: str = "A change") -> None:
-        """Run `command(trainer)` in the worker thread; `callback(result)` back here.
-        A new snapshot follows, since the command may have changed the session. `change`
-        names it: made with the timeline moved back, it replaces the later steps (which
-        Undo brings back); '' for a change to what is shown only."""
-        self._command.emit(command, callback, change)
+        """Run `command(trainer)` in the worker thread, for tests and in-process tools (the
+        window sends named commands, which could leave the process; a closure cannot).
+        `change` names it as `TrainingWorker.execute_callable` says."""
+        self._callable.emit(command, callback, change)
 
     def query(self, question: Command, callback: Callable[[Any], None]) -> None:
         """Like `call` for a read-only `question`: no snapshot follows, nothing redraws."""
-        self._command.emit(question, callback, None)
-
-    def query_timeline(self, question: Callable[[Timeline], Any],
-                       callback: Callable[[Any], None]) -> None:
-        """Like `query`, for a question about the timeline (the run and the steps it holds
-        ahead of the one on show): asked in the worker thread, which owns it."""
-        worker = self._worker
-        self._command.emit(lambda _trainer: question(worker.timeline), callback, None)
+        self._callable.emit(question, callback, None)
 
     def move_timeline(self, step: int) -> None:
         """Move the timeline to `step` of whatever run it holds when the request arrives
         (`rewind` checks the request against the run on screen; a run just opened is not
         on screen yet)."""
-        self._move.emit(step, None)
+        self.command("rewind", step, None)
 
     def stopped_timeline(self) -> Timeline:
         """The timeline itself, for the UI thread to read once `shutdown()` has returned."""
@@ -617,7 +608,7 @@ class SessionController(QObject):
         """A graph view is showing: capture the graph with each shown step (costs time)."""
         self._worker.graph_wanted = wanted
         if wanted:
-            self.call(lambda t: t.capture_current_graph(), change="")
+            self.command("capture_graph")
 
     def shutdown(self) -> None:
         """Stop the worker thread (after the step it may be running). Safe to call twice."""
@@ -630,20 +621,11 @@ class SessionController(QObject):
     # --- training ----------------------------------------------------------------------
     def step(self) -> None:
         if not self.running:
-            self.call(lambda t: self._checked_step(t), change="Step")
-
-    def _checked_step(self, trainer: Trainer) -> None:
-        if trainer.step() is None:
-            self._worker.stopped.emit(trainer.stop_reason)
+            self.command("step")
 
     def substep(self) -> None:
         if not self.running:
-            self.call(self._checked_substep, change="Sub-step")
-
-    def _checked_substep(self, trainer: Trainer) -> None:
-        trainer.substep()
-        if trainer.stop_reason:
-            self._worker.stopped.emit(trainer.stop_reason)
+            self.command("substep")
 
     def run(self, goal: RunGoal | int | None = None) -> None:
         """Train until paused, or until `goal` (a RunGoal, or a number of steps; by
@@ -680,11 +662,10 @@ class SessionController(QObject):
             self.run()
 
     def reset(self) -> None:
-        self.replace_trainer(lambda t: t.reset(), "Reset to the same initial weights")
+        self.command("reset")
 
     def reinitialize(self) -> None:
-        self.replace_trainer(lambda t: t.reinitialize(),
-                             "Re-initialized with new random weights")
+        self.command("reinitialize")
 
     def rewind(self, step: int) -> None:
         """Move the timeline to `step` (back, or forward again to steps it still holds).
@@ -694,45 +675,42 @@ class SessionController(QObject):
         seen = self.snapshot.history
         if step > len(seen) and self.ahead is not None:
             seen = self.ahead
-        self._move.emit(step, _record_key(seen[step - 1]) if 0 < step <= len(seen) else None)
+        self.command("rewind", step, record_key(seen[step - 1]) if 0 < step <= len(seen)
+                     else None)
 
     def undo(self) -> None:
         """Bring back the run the last run-replacing action replaced."""
-        self._undo_redo.emit(True)
+        self.command("undo")
 
     def redo(self) -> None:
-        self._undo_redo.emit(False)
+        self.command("redo")
 
     def set_forget_zero_grad(self, on: bool) -> None:
-        self.call(lambda t: t.set_forget_zero_grad(on), change="Forget zero_grad")
+        self.command("set_forget_zero_grad", on)
 
     def set_ghost(self, on: bool) -> None:
-        self.call(lambda t: t.set_ghost(on), change="Ghost run")
+        self.command("set_ghost", on)
 
     def set_parameter(self, name: str, value: float) -> None:
         """A weight typed in by hand; the views re-render from the next snapshot."""
-        def edit(trainer: Trainer) -> None:
-            change = trainer.set_parameter(name, value)
-            self.message.emit(f"{edit_text(change)} (after step {change.step}; "
-                              "rewind past it to undo)")
-        self.call(edit, change="A weight typed in")
+        self.command("set_parameter", name, value)
 
     def pin_run(self) -> None:
         """Keep this run's curves to compare the next one with (replaces an older pin)."""
-        self.call(lambda t: t.pin())
+        self.command("pin")
         self.message.emit("Run pinned: change a setting and train again to compare")
 
     def unpin_run(self) -> None:
-        self.call(lambda t: t.unpin())
+        self.command("unpin")
 
     def set_lr(self, lr: float) -> None:
-        self.call(lambda t: t.set_lr(lr), change="A new learning rate")
+        self.command("set_lr", lr)
 
     def replace_trainer(self, factory: Callable[[Trainer], Trainer | None],
                         message: str = "Run replaced") -> None:
         """Swap in `factory(old_trainer)` (or the old one, changed in place, if it returns
         None), undoably; `message` names the action. If the factory raises, the old run
-        stays."""
+        stays. For tests and in-process tools: the window uses the named commands below."""
         self._replace.emit(factory, message)
 
     def apply_config(self, config: TrainingConfig) -> None:
@@ -746,23 +724,32 @@ class SessionController(QObject):
             self.set_lr(config.lr)
             self.message.emit(change.message)
             return
-        self.replace_trainer(lambda trainer: trainer.with_config(config), change.message)
+        self.command("set_config", config)
+
+    def new_run(self, config: TrainingConfig, what: str) -> None:
+        """A fresh run of `config`, undoably replacing this one; `what` names the action."""
+        self.command("new_run", config, what)
+
+    def open_run(self, state: TrainingState, what: str) -> None:
+        """Continue the saved run `state` (a file opened, a session restored), undoably."""
+        self.command("open_run", state, what)
+
+    def import_points(self, dataset: Dataset, what: str) -> None:
+        """Train on imported points (a new run if this network cannot take them), undoably."""
+        self.command("import_points", dataset, what)
+
+    def start_lesson(self, config: TrainingConfig, forget_zero_grad: bool,
+                     ghost: bool) -> None:
+        """A fresh run for a lesson, from its own step 0, undoably."""
+        self.command("start_lesson", config, forget_zero_grad, ghost)
 
     def add_point(self, x: float, y: float, label: int, test: bool = False,
                   target: float | None = None) -> None:
         """Add a point; a regression point over the plane needs its `target`."""
-        def edit(trainer: Trainer) -> None:
-            dataset = trainer.dataset.copy()
-            dataset.add_point(x, y, label, test, target)
-            trainer.replace_dataset(dataset)
-        self.call(edit, change="A point added")
+        self.command("add_point", x, y, label, test, target)
 
     def remove_point(self, x: float, y: float) -> None:
-        def edit(trainer: Trainer) -> None:
-            dataset = trainer.dataset.copy()
-            if dataset.remove_nearest(x, y) >= 0:
-                trainer.replace_dataset(dataset)
-        self.call(edit, change="A point removed")
+        self.command("remove_point", x, y)
 
     # --- selection (UI-side state shared by the views) -----------------------------------
     def select_sample(self, index: int) -> None:

@@ -56,7 +56,6 @@ from gradbox.autograd.phases import Phase
 from gradbox.formatting import fmt, number
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
-from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.fit_text import fitted_name, fitted_number, shared_prefix
 from gradbox.views.palette import ALARM
@@ -993,17 +992,8 @@ class ParametersView(QWidget):
         self._fetch_sent = time.monotonic()
         self._history_key = self._key(snapshot)
         name = snapshot.param_names[index]
-
-        def fetch(trainer: Trainer) -> History | None:
-            # The network may have changed since the request was sent.
-            if index >= len(trainer.param_names) or trainer.param_names[index] != name:
-                return None
-            steps, values, grad_steps, grads = trainer.parameter_history(index)
-            # Read with the history, in the worker, so the two always agree.
-            edits = tuple(e for e in trainer.edits if e.name == name)
-            return name, steps, values, grad_steps, grads, edits
-
-        self.controller.query(fetch, self._on_history)
+        # (None back if the network changed since the question was sent.)
+        self.controller.ask("parameter_history", index, name, callback=self._on_history)
 
     def _on_history(self, result: History | None) -> None:
         if not shiboken6.isValid(self):  # the answer came back after the view was closed

@@ -45,8 +45,7 @@ from gradbox.teaching.expression import (
     Outcome,
     Playground,
 )
-from gradbox.teaching.pitfalls import microbatch_demo, network_gradient_check
-from gradbox.training.trainer import Trainer
+from gradbox.teaching.pitfalls import microbatch_demo
 from gradbox.views.controller import SessionController
 from gradbox.views.graph.view import GraphView
 from gradbox.views.palette import ERROR_BOX, HIGHLIGHT, NOTE_BOX
@@ -575,7 +574,7 @@ class PlaygroundPanel(QWidget):
         self.network_summary.setText("Checking…")
         # Runs in the worker thread, which alone touches the trainer; the result (a
         # frozen GradCheck) comes back here.
-        controller.query(_check_trainer, self._show_network_check)
+        controller.ask("gradient_check", callback=self._show_network_check)
 
     def _show_network_check(self, check: GradCheck) -> None:
         self.network_button.setEnabled(True)
@@ -828,14 +827,6 @@ def _outcome_html(outcome: Outcome) -> str:
 def _left(item: QTableWidgetItem) -> QTableWidgetItem:
     item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
     return item
-
-
-def _check_trainer(trainer: Trainer) -> GradCheck:
-    train = ~trainer.dataset.is_test
-    c = trainer.config
-    # The network's inputs are its features of the points; the loss is the one it trains on.
-    return network_gradient_check(trainer.model, c.inputs(trainer.dataset.points[train]),
-                                  trainer.dataset.truth[train], trainer.data_loss, c.l1, c.l2)
 
 
 def _bold(item: QTableWidgetItem) -> None:

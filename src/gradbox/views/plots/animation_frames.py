@@ -19,7 +19,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from gradbox.formatting import fmt
 from gradbox.training.history import History
-from gradbox.training.trainer import Snapshot
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.palette import CLASS_COLOURS, TEST, TRAIN, rgb
 from gradbox.views.plots.boundary import (
     PADDING,

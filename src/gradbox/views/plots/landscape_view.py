@@ -33,9 +33,8 @@ from PySide6.QtWidgets import (
 
 from gradbox.formatting import fmt
 from gradbox.training import landscape
-from gradbox.training.landscape import Landscape, LandscapeError, Problem, Request
+from gradbox.training.landscape import Landscape, LandscapeError, Request
 from gradbox.training.snapshots import Snapshot
-from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.plotting import export_plot, style_plot
 
@@ -197,27 +196,13 @@ class LandscapeView(QWidget):
         axes = (max(self.axis_x.currentIndex(), 0), max(self.axis_y.currentIndex(), 0))
         seed = self._seed
         # The path is read by the training thread, which owns the trainer; the grid is
-        # computed here, in the landscape thread, from copies.
-
-        def gather(trainer: Trainer) -> Request | str:
-            try:
-                snapshot = trainer.snapshot()
-                steps, path = trainer.trajectory()
-            except Exception as error:  # an answer must come back, or the view waits forever
-                return f"The landscape could not be computed: {error}"
-            train = ~snapshot.is_test
-            c = snapshot.config
-            truth = snapshot.targets if snapshot.targets is not None else snapshot.labels
-            problem = Problem(snapshot.layer_sizes, c.activation, c.effective_loss, c.l1,
-                              c.l2, c.inputs(snapshot.points[train]), truth[train],
-                              regression=snapshot.targets is not None)
-            return Request(problem, snapshot.params, steps, path, mode, axes, seed)
+        # computed in the landscape thread, from copies (see `_submit`).
 
         # The last landscape's facts stay readable while the next one is computed.
         shown = self._describe(self.result) if self.result is not None else ""
         self.status.setText(f"{shown} · <i>updating…</i>" if shown
                             else "Computing the landscape…")
-        self.controller.query(gather, self._submit)
+        self.controller.ask("landscape_request", mode, axes, seed, callback=self._submit)
 
     def _submit(self, request: Request | str) -> None:
         def work() -> None:

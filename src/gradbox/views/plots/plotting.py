@@ -21,9 +21,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem
 
-from gradbox.formatting import fmt
 from gradbox.training.config import TrainingConfig
-from gradbox.training.state import ParameterEdit
+from gradbox.training.state import ParameterEdit, edit_text, weight  # noqa: F401  (read here by the views)
 from gradbox.views import palette
 from gradbox.views.palette import (  # noqa: F401 (re-exported: the plots import them here)
     CLASS_COLOURS,
@@ -137,22 +136,10 @@ def steady_range(plot: pg.PlotItem, last_step: float | None, *, y: bool = True) 
         view.setYRange(lo - below * span, hi + above * span, padding=0)
 
 
-def weight(value: float) -> str:
-    """A weight for people: 4 significant digits, and "2.0" rather than "2" so that a
-    round number still reads as a weight, not a count."""
-    text = fmt(value)
-    return text + ".0" if text.lstrip("-").isdigit() else text
-
-
 def penalty_text(config: TrainingConfig) -> str:
     """"L1 + L2", "L2" or '': the penalties the training loss includes (the test loss is
     the data loss alone)."""
     return " + ".join(name for name, on in (("L1", config.l1), ("L2", config.l2)) if on)
-
-
-def edit_text(edit: ParameterEdit) -> str:
-    """"layers.0.neurons.1.w.0: 0.3 → 2.0"."""
-    return f"{edit.name}: {weight(edit.old)} → {weight(edit.new)}"
 
 
 def export_plot(item: QGraphicsItem, path: str | Path) -> None:

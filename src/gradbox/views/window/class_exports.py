@@ -36,7 +36,6 @@ from gradbox.files import animation
 from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
 from gradbox.training.state import TrainingState
-from gradbox.training.timeline import Timeline
 from gradbox.views.plots.animation_frames import FrameLayout, render_frame
 from gradbox.views.window.autosave import failure_reason
 
@@ -78,10 +77,6 @@ class Job(QObject):
             self.finished.emit(None, error)
             return
         self.finished.emit(result, None)
-
-
-def _whole_run(timeline: Timeline) -> TrainingState:
-    return timeline.whole_run()[0]
 
 
 class ClassExports(QObject):
@@ -128,7 +123,7 @@ class ClassExports(QObject):
                 if done is not None:
                     done(path if error is None else None)
             self._start(work, finished)
-        self.window.controller.query(lambda trainer: trainer.state(), taken)
+        self.window.controller.ask("state", callback=taken)
 
     def _start(self, work: Callable[..., Any],
                finished: Callable[[Any, BaseException | None], None],
@@ -205,7 +200,7 @@ class ClassExports(QObject):
             if cancelled_early.is_set():
                 job.cancel()
 
-        self.window.controller.query_timeline(_whole_run, taken)
+        self.window.controller.ask("whole_run", callback=lambda run: taken(run[0]))
 
         def cancel_all() -> None:
             cancelled_early.set()

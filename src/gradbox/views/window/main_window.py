@@ -25,7 +25,6 @@ from gradbox.files import sessions as persistence
 from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
-from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.panels.lesson_panel import LessonPanel
@@ -399,13 +398,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(page if page is not None else self.boundary)
         if self.controller.running:
             self.controller.pause()
-
-        def fresh(_old: Trainer) -> Trainer:
-            trainer = Trainer(config)
-            trainer.set_forget_zero_grad(forget_zero_grad)
-            trainer.set_ghost(ghost)
-            return trainer
-        self.controller.replace_trainer(fresh, "Lesson set up: a fresh run at step 0")
+        self.controller.start_lesson(config, forget_zero_grad, ghost)
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
         """Present the lesson step (see presentation.py), or give the layout back."""

@@ -23,11 +23,11 @@ from PySide6.QtWidgets import QMenu
 from gradbox.files import sessions as persistence
 from gradbox.files.session_controls import SessionControls
 from gradbox.formatting import counted
-from gradbox.training.trainer import Trainer
 from gradbox.views.window.autosave import set_aside
 from gradbox.views.window.run_controls import speed_text
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a Trainer is only handed over here, to the controller's session
+    from gradbox.training.trainer import Trainer
     from gradbox.views.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)

@@ -45,9 +45,6 @@ class SessionSaver(QObject):
         timeline's place in it and the run controls."""
         controls = self.controls() if self.controls is not None else None
 
-        def take(timeline: Timeline) -> tuple[object, int | None, Snapshot]:
-            return (*timeline.whole_run(), timeline.trainer.snapshot())
-
         def taken(result: tuple[object, int | None, Snapshot]) -> None:
             if self._closed:  # answered after the window closed: its close kept what lasts
                 return
@@ -55,7 +52,7 @@ class SessionSaver(QObject):
             self.writer.submit(state, path,  # type: ignore[arg-type]
                                lambda error: self._written.emit(done, snapshot, error),
                                _placed(controls, position))
-        self.controller.query_timeline(take, taken)
+        self.controller.ask("whole_run", callback=taken)
 
     @Slot(object, object, object)
     def _on_written(self, done: SaveDone, snapshot: Snapshot,

@@ -17,14 +17,14 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 from gradbox.files import export_torch, exports
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
-from gradbox.training.config import TrainingConfig, config_for
+from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
-from gradbox.training.trainer import Trainer
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.window.autosave import describe, set_aside
 from gradbox.views.window.resume import apply_controls
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (a loaded Trainer is handed over to the controller as its state)
+    from gradbox.training.trainer import Trainer
     from gradbox.views.window.main_window import MainWindow
 
 TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
@@ -105,8 +105,7 @@ class SessionFiles(QObject):
     @Slot()
     def new_session(self) -> None:
         self.window.session_path = None
-        self.controller.replace_trainer(lambda _old: Trainer(TrainingConfig()),
-                                        "New session with the default settings")
+        self.controller.new_run(TrainingConfig(), "New session with the default settings")
 
     @Slot()
     def open_session_dialog(self) -> None:
@@ -131,7 +130,7 @@ class SessionFiles(QObject):
             trainer, controls = result
             self.window.session_path = path
             self._remember_recent(path)
-            self.controller.replace_trainer(lambda _old: trainer, f"Opened {path.name}")
+            self.controller.open_run(trainer.state(), f"Opened {path.name}")
             self.show_controls(controls, trainer.step_count)
         self._read(f"Opening {path.name}…",
                    lambda _progress: persistence.load_session_with_controls(path), done)
@@ -235,8 +234,8 @@ class SessionFiles(QObject):
                 return False
         finally:
             self.offering_restore = False
-        self.controller.replace_trainer(lambda _old: trainer,
-                                        f"Restored the session autosaved at {saved_at:%H:%M}")
+        self.controller.open_run(trainer.state(),
+                                 f"Restored the session autosaved at {saved_at:%H:%M}")
         self.show_controls(controls, trainer.step_count, saved=False)
         return True
 
@@ -263,15 +262,8 @@ class SessionFiles(QObject):
             if error is not None:
                 raise error  # a bug: the unexpected-error dialog, with its traceback
             assert dataset is not None
-            config = config_for(dataset, self.controller.snapshot.config)
-
-            def replace(old: Trainer) -> Trainer:
-                if config == old.config:
-                    old.replace_dataset(dataset)
-                    return old
-                return Trainer(config, dataset, init_seed=old.init_seed)
-            self.controller.replace_trainer(replace, f"Imported {len(dataset)} points "
-                                            f"from {path.name}")
+            self.controller.import_points(dataset, f"Imported {len(dataset)} points "
+                                          f"from {path.name}")
         self._read(f"Reading {path.name}…", lambda progress: datasets.load_csv(
             path, test_ratio, progress=progress), done)
 

@@ -1,0 +1,340 @@
+"""A training session without Qt: the run, its timeline, and the commands that change it.
+
+The `Session` owns a `Timeline` (and so the `Trainer` inside it) and is changed only by
+named commands (`Session.command(name, *args)`, or the methods of the same names), whose
+arguments and results are plain data -- numbers, strings, configurations, states,
+snapshots -- never a closure over the trainer. A command can therefore be sent to the
+thread that owns the session, or to another process.
+
+What the session has to say it tells its view (`SessionView`): a note to read (what a
+change replaced and how to get it back, a goal reached), or that training stopped
+itself (a non-finite loss or gradient, a diverging loss). This is the shape of mu's
+`logic.Editor`: the logic owns the state and drives the window through a small
+interface, so it is tested with a mock view and no window at all.
+
+A Run is `start_run(goal)` then `tick()` until a tick says the run is over: one step per
+tick (one phase for a big network, see `splits_steps`), with the stop rules of
+`gradbox.training.goals.Run` -- the same loop as `Trainer.run_steps`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from gradbox.autograd.gradcheck import GradCheck, network_gradient_check
+from gradbox.training.config import TrainingConfig, config_for, plan_config_change, splits_steps
+from gradbox.training.datasets import Dataset
+from gradbox.training.goals import Run, RunGoal, Tick
+from gradbox.training.history import History, StepRecord
+from gradbox.training.landscape import Problem, Request
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import ParameterEdit, TrainingState, edit_text
+from gradbox.training.timeline import Timeline
+from gradbox.training.trainer import Trainer
+
+__all__ = ["COMMANDS", "QUESTIONS", "ParameterHistory", "Session", "SessionView",
+           "record_key"]
+
+# What parameter_history answers: (name, steps, values, gradient steps, gradients, edits).
+ParameterHistory = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                         tuple[ParameterEdit, ...]]
+
+
+class SessionView(Protocol):
+    """What the session tells the window."""
+
+    def show_message(self, text: str) -> None:
+        """A note for the user: what a change replaced, a goal reached, an edit made."""
+
+    def show_stop(self, reason: str) -> None:
+        """Training stopped by itself (non-finite numbers, a diverging loss): an alarm."""
+
+
+class _NoView:
+    def show_message(self, text: str) -> None:
+        pass
+
+    def show_stop(self, reason: str) -> None:
+        pass
+
+
+def record_key(record: StepRecord) -> tuple[int, float, float]:
+    """What tells one run's step from another's (same numbers: the same state)."""
+    return record.step, record.loss, record.grad_norm
+
+
+class Session:
+    """Owns the timeline and its trainer; changed only through its named commands."""
+
+    def __init__(self, trainer: Trainer | None = None, view: SessionView | None = None,
+                 ) -> None:
+        self.timeline = Timeline(trainer if trainer is not None else Trainer(TrainingConfig()))
+        self.view: SessionView = view if view is not None else _NoView()
+        # A graph view is showing: trace the graph with the steps that are shown.
+        self.graph_wanted = False
+        self._run: Run | None = None
+
+    @classmethod
+    def fresh(cls, config: TrainingConfig | None = None) -> Session:
+        """A session of a new run of `config` (the defaults if None)."""
+        return cls(Trainer(config or TrainingConfig()))
+
+    @property
+    def trainer(self) -> Trainer:
+        """The run on show (for code in the same thread that owns the session)."""
+        return self.timeline.trainer
+
+    def command(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run the command `name` (one of COMMANDS or QUESTIONS) with plain-data arguments."""
+        if name not in COMMANDS and name not in QUESTIONS:
+            raise KeyError(f"there is no session command named {name!r}")
+        self.trainer.capture_graph = self.graph_wanted
+        return getattr(self, name)(*args, **kwargs)
+
+    # --- what is on show --------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        return self.trainer.snapshot()
+
+    def timeline_view(self) -> tuple[History | None, str, str]:
+        """(the whole run's record while the timeline is back or None, what Undo would do,
+        what Redo would do), for the window beside each snapshot."""
+        t = self.timeline
+        return t.ahead_history, t.undo_stack.undo_text, t.undo_stack.redo_text
+
+    # --- questions: nothing changes ---------------------------------------------------------
+    def parameter_history(self, index: int, name: str) -> ParameterHistory | None:
+        """One parameter's weights and gradients along the run, with the edits typed into
+        it; None if parameter `index` is no longer called `name` (the network changed
+        since the question was asked)."""
+        trainer = self.trainer
+        if index >= len(trainer.param_names) or trainer.param_names[index] != name:
+            return None
+        steps, values, grad_steps, grads = trainer.parameter_history(index)
+        # Read with the history, in the same thread, so the two always agree.
+        edits = tuple(e for e in trainer.edits if e.name == name)
+        return name, steps, values, grad_steps, grads, edits
+
+    def gradient_check(self) -> GradCheck:
+        """The network's gradients beside finite differences, on its training points and
+        the loss it trains on (penalties included)."""
+        trainer = self.trainer
+        train = ~trainer.dataset.is_test
+        c = trainer.config
+        # The network's inputs are its features of the points.
+        return network_gradient_check(trainer.model, c.inputs(trainer.dataset.points[train]),
+                                      trainer.dataset.truth[train], trainer.data_loss,
+                                      c.l1, c.l2)
+
+    def landscape_request(self, mode: str, axes: tuple[int, int], seed: int,
+                          ) -> Request | str:
+        """What the loss landscape is computed from (the run's path and loss, copied), or
+        why it cannot be: the grid itself is computed elsewhere, off this thread."""
+        try:
+            snapshot = self.trainer.snapshot()
+            steps, path = self.trainer.trajectory()
+        except Exception as error:  # an answer must come back, or the view waits forever
+            return f"The landscape could not be computed: {error}"
+        train = ~snapshot.is_test
+        c = snapshot.config
+        truth = snapshot.targets if snapshot.targets is not None else snapshot.labels
+        problem = Problem(snapshot.layer_sizes, c.activation, c.effective_loss, c.l1,
+                          c.l2, c.inputs(snapshot.points[train]), truth[train],
+                          regression=snapshot.targets is not None)
+        return Request(problem, snapshot.params, steps, path, mode, axes, seed)
+
+    def whole_run(self) -> tuple[TrainingState, int | None, Snapshot]:
+        """The run to its end, the step the timeline stands at (None at the end) and the
+        snapshot on show: what a saved file keeps."""
+        state, position = self.timeline.whole_run()
+        return state, position, self.trainer.snapshot()
+
+    def state(self) -> TrainingState:
+        return self.trainer.state()
+
+    # --- training ---------------------------------------------------------------------------
+    def step(self) -> StepRecord | None:
+        """One whole step (finishing a sub-stepped one); None if it stopped (said)."""
+        self.diverge("Step")
+        record = self.trainer.step()
+        if record is None:
+            self.view.show_stop(self.trainer.stop_reason)
+        return record
+
+    def substep(self) -> str:
+        """The next phase; returns its name."""
+        self.diverge("Sub-step")
+        phase = self.trainer.substep()
+        if self.trainer.stop_reason:
+            self.view.show_stop(self.trainer.stop_reason)
+        return phase
+
+    def start_run(self, goal: RunGoal | None = None) -> None:
+        """A Run begins: `tick()` goes on until `goal` or a stop rule says it is over."""
+        self.diverge("Run")
+        self._run = Run(goal if goal is not None else RunGoal())
+
+    def tick(self, capture_graph: bool | None = None) -> Tick:
+        """One step of the Run (one phase for a big network). `capture_graph`: trace this
+        step's graph (default: whenever a graph view shows)."""
+        if self._run is None:
+            self._run = Run(RunGoal())
+        trainer = self.trainer
+        trainer.capture_graph = self.graph_wanted if capture_graph is None else capture_graph
+        return self._run.tick(trainer, split=splits_steps(trainer.config))
+
+    def finish_run(self) -> None:
+        """The Run is over: the graph of the last step, if steps went by untraced."""
+        self._run = None
+        if self.graph_wanted:
+            self.trainer.capture_current_graph()
+
+    def capture_graph(self) -> None:
+        """A graph view opened: the last forward pass's graph, now."""
+        self.trainer.capture_current_graph()
+
+    # --- the timeline -----------------------------------------------------------------------
+    def rewind(self, step: int, mark: tuple[int, float, float] | None = None) -> bool:
+        """Move the timeline to `step` (back, or forward to steps it still holds). `mark`
+        is `record_key` of what the window showed for that step: a request that reaches
+        a different run (a Reset queued before it) is dropped with a note. Whether it moved."""
+        record = self.timeline.record_at(step)
+        if (step > self.timeline.end or
+                (mark is not None and (record is None or record_key(record) != tuple(mark)))):
+            self.view.show_message(f"Not moved to step {step}: the run changed before the "
+                                   "request arrived")
+            return False
+        self.timeline.move_to(step)
+        return True
+
+    def undo(self) -> str:
+        """Bring back the run the last run-replacing action replaced; what it was ('')."""
+        return self._undo_redo(True)
+
+    def redo(self) -> str:
+        return self._undo_redo(False)
+
+    def _undo_redo(self, undo: bool) -> str:
+        text = self.timeline.undo() if undo else self.timeline.redo()
+        if text:
+            self.view.show_message(f"{'Undid' if undo else 'Redid'}: {text}")
+        return text
+
+    def diverge(self, what: str) -> None:
+        """`what` changes the run: made with the timeline moved back, it replaces the later
+        steps (undoably), and the user is told."""
+        text = self.timeline.diverge(what)
+        if text:
+            self.view.show_message(text)
+
+    # --- changes to the run ----------------------------------------------------------------
+    def set_parameter(self, name: str, value: float) -> ParameterEdit:
+        """A weight typed in by hand, from the next step on."""
+        self.diverge("A weight typed in")
+        change = self.trainer.set_parameter(name, value)
+        self.view.show_message(f"{edit_text(change)} (after step {change.step}; "
+                               "rewind past it to undo)")
+        return change
+
+    def set_forget_zero_grad(self, on: bool) -> None:
+        self.diverge("Forget zero_grad")
+        self.trainer.set_forget_zero_grad(on)
+
+    def set_ghost(self, on: bool) -> None:
+        self.diverge("Ghost run")
+        self.trainer.set_ghost(on)
+
+    def set_lr(self, lr: float) -> None:
+        self.diverge("A new learning rate")
+        self.trainer.set_lr(lr)
+
+    def pin(self) -> None:
+        """Keep this run's curves to compare the next one with (replaces an older pin)."""
+        self.diverge("A change")
+        self.trainer.pin()
+
+    def unpin(self) -> None:
+        self.diverge("A change")
+        self.trainer.unpin()
+
+    def add_point(self, x: float, y: float, label: int, test: bool = False,
+                  target: float | None = None) -> None:
+        """Add a point; a regression point over the plane needs its `target`."""
+        self.diverge("A point added")
+        dataset = self.trainer.dataset.copy()
+        dataset.add_point(x, y, label, test, target)
+        self.trainer.replace_dataset(dataset)
+
+    def remove_point(self, x: float, y: float) -> None:
+        self.diverge("A point removed")
+        dataset = self.trainer.dataset.copy()
+        if dataset.remove_nearest(x, y) >= 0:
+            self.trainer.replace_dataset(dataset)
+
+    # --- run-replacing actions: each undoable --------------------------------------------------
+    def replace_run(self, what: str, change: Any) -> None:
+        """`change(trainer)` returns the new trainer (or changes it in place and returns
+        None); if it raises, the old run stays and the error goes to the caller."""
+        hint = self.timeline.replace(what, change)
+        self.view.show_message(f"{what}: {hint}")
+
+    def reset(self) -> None:
+        """Back to step 0 with the same initial weights."""
+        self.replace_run("Reset to the same initial weights", lambda t: t.reset())
+
+    def reinitialize(self) -> None:
+        self.replace_run("Re-initialized with new random weights", lambda t: t.reinitialize())
+
+    def set_config(self, config: TrainingConfig) -> None:
+        """Use a new configuration, keeping whatever it does not change (see
+        `plan_config_change`: a new rate from the next step, a restart from the same
+        initial weights, a new model, or new data)."""
+        change = plan_config_change(self.trainer.config, config)
+        if change.kind == "none":
+            return
+        if change.kind == "lr":
+            self.set_lr(config.lr)
+            return
+        self.replace_run(change.message, lambda t: t.with_config(config))
+
+    def new_run(self, config: TrainingConfig, what: str) -> None:
+        """A fresh run of `config`, replacing this one (File → New)."""
+        self.replace_run(what, lambda _old: Trainer(config))
+
+    def open_run(self, state: TrainingState, what: str) -> None:
+        """Continue the run `state` (a file opened, a session restored), replacing this one."""
+        self.replace_run(what, lambda _old: Trainer.from_state(state))
+
+    def import_points(self, dataset: Dataset, what: str) -> None:
+        """Train on imported points: the same run on new points if the configuration can
+        take them, otherwise a new run of the nearest configuration that can."""
+        def replace(old: Trainer) -> Trainer | None:
+            config = config_for(dataset, old.config)
+            if config == old.config:
+                old.replace_dataset(dataset)
+                return None
+            return Trainer(config, dataset, init_seed=old.init_seed)
+        self.replace_run(what, replace)
+
+    def start_lesson(self, config: TrainingConfig, forget_zero_grad: bool = False,
+                     ghost: bool = False) -> None:
+        """A lesson starts from its own step 0, whatever ran before it."""
+        def fresh(_old: Trainer) -> Trainer:
+            trainer = Trainer(config)
+            trainer.set_forget_zero_grad(forget_zero_grad)
+            trainer.set_ghost(ghost)
+            return trainer
+        self.replace_run("Lesson set up: a fresh run at step 0", fresh)
+
+
+# The commands that may change the session (a snapshot follows each), and the questions
+# (nothing changes, nothing is redrawn): a command's name must be in one of them.
+COMMANDS = frozenset({
+    "step", "substep", "start_run", "tick", "finish_run", "capture_graph", "rewind",
+    "undo", "redo", "set_parameter", "set_forget_zero_grad", "set_ghost", "set_lr", "pin",
+    "unpin", "add_point", "remove_point", "reset", "reinitialize", "set_config",
+    "new_run", "open_run", "import_points", "start_lesson"})
+QUESTIONS = frozenset({
+    "snapshot", "timeline_view", "parameter_history", "gradient_check",
+    "landscape_request", "whole_run", "state"})
