@@ -4,6 +4,7 @@
     palette     the app's colours, each named once by what it means
     fit_text    numbers rounded to fit a cell, names shortened from their shared prefix
     window/     the main window, menus, toolbar, messages, saving, keys
+    layouts/    workspaces and teacher mode's presentation of a lesson step
     plots/      pyqtgraph views: boundary, loss curve, landscape, layer statistics
     graph/      the computation graph drawn in Qt's graphics view
     panels/     designer, parameters, lessons, training loop, playground

@@ -26,6 +26,8 @@ from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.layouts.presentation import Presentation
+from gradbox.views.layouts.workspaces import Workspaces
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.panels.lesson_panel import LessonPanel
 from gradbox.views.panels.parameters import ParametersView
@@ -44,7 +46,6 @@ from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
-from gradbox.views.window.presentation import Presentation
 from gradbox.views.window.resume import Resume, current_controls
 from gradbox.views.window.saving import SessionSaver
 from gradbox.views.window.session_files import SessionFiles
@@ -222,6 +223,8 @@ class MainWindow(QMainWindow):
         self.files = SessionFiles(self, settings)
         self.class_exports = ClassExports(self)
         self.presentation = Presentation(self)
+        self.workspaces = Workspaces(self, settings)
+        self.workspaces.remember_design()
         self._make_menus()
         guard_wheels(self)  # the wheel scrolls panels; it changes a box once focused
         controller.message.connect(self._on_message)
@@ -308,6 +311,8 @@ class MainWindow(QMainWindow):
                 lambda checked, d=dock: self._on_dock_toggled(d, checked))
         view.addAction(self.toolbar.toggleViewAction())
         view.addAction(self.toolbar.timeline_bar.toggleViewAction())
+        view.addSeparator()
+        self.workspaces.add_menu(view)
 
         lesson_menu = self.lessons.build_menu(self.menuBar())
         self.menuBar().insertMenu(self.menus["&Help"].menuAction(), lesson_menu)
@@ -337,8 +342,8 @@ class MainWindow(QMainWindow):
         on_playground = page is self.playground.parent().parent()
         # The big numbers are the training run's: the playground needs the height.
         self.headline.setVisible(not on_playground)
-        if self.presentation.active:
-            return  # teacher mode decides which panels show, step by step
+        if self.presentation.active or self.workspaces.switching:
+            return  # teacher mode or the workspace decides which panels show
         wanted = self._put_away_for(page)
         back = [d for d in self._put_away if d not in wanted]
         for dock in back:
@@ -495,6 +500,17 @@ class MainWindow(QMainWindow):
                           "library, and views of every value and gradient.")
 
     # --- settings ----------------------------------------------------------------------------
+    def clear_put_away(self) -> None:
+        """A workspace decides which panels show: forget what a tab put away."""
+        self._put_away.clear()
+        self._kept_on_tab.clear()
+        if self.messages.text() == self._put_away_note:
+            self.messages.dismiss()
+
+    def fit_docks(self) -> None:
+        """Dock sizes for this window size (see _fit_docks)."""
+        self._fit_docks()
+
     def _fit_docks(self) -> None:
         """Dock sizes for this window size: the Designer as narrow as it can be without
         cutting anything off, the right-hand panels and the loss curve a share of the
@@ -601,6 +617,7 @@ class MainWindow(QMainWindow):
         if self.settings is None:
             return
         # Never teacher mode's presentation: the layout from before it.
+        self.workspaces.keep()
         self.settings.setValue("geometry", self.presentation.saved_geometry()
                                or self.saveGeometry())
         # The docks as the user has them, not as a tab put them away for its room: the

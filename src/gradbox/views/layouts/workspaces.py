@@ -1,0 +1,173 @@
+"""Workspaces: the window arranged for what a person is doing, not every panel at once.
+
+Train (designer, boundary, loss, parameters, the loop), Graph (the graph large, the
+parameters beside it), Playground (the playground alone) and Lesson (the lesson's text
+large beside the boundary, the loop, loss and parameters it talks about). Each is designed
+for 1024 x 700 first and grows with the window. Docks stay movable; each workspace
+remembers its own arrangement in the settings (versioned: a layout saved by another
+version of the window is ignored), and Reset layout brings back the designed one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu, QWidget
+
+from gradbox.teaching import lessons as names
+
+if TYPE_CHECKING:
+    from gradbox.views.window.main_window import MainWindow
+
+WORKSPACE_VERSION = 1  # of the arrangements saved per workspace
+LESSON_SHARE = 0.34  # of the width, for the lesson's text in the Lesson workspace
+
+
+@dataclass(frozen=True)
+class Workspace:
+    key: str
+    title: str
+    shortcut: str
+    tab: str  # the main view it shows, by objectName
+    docks: tuple[str, ...]  # the docks it shows, by title; the others are closed
+    tip: str
+
+
+WORKSPACES = (
+    Workspace("train", "&Train", "Ctrl+1", names.BOUNDARY,
+              ("Designer", "Parameters && gradients", "Loss curve", "Training loop", "Lessons"),
+              "Design a network and train it: Designer, boundary, loss, parameters, the loop"),
+    Workspace("graph", "&Graph", "Ctrl+2", names.GRAPH_TAB, ("Parameters && gradients",),
+              "The computation graph large, with the parameters beside it"),
+    Workspace("playground", "&Playground", "Ctrl+3", names.PLAYGROUND_TAB, (),
+              "Type an expression and take its gradient apart, with the whole window"),
+    Workspace("lesson", "&Lesson", "Ctrl+4", names.BOUNDARY,
+              ("Lessons", "Loss curve", "Training loop"),
+              "A lesson's text large beside the views it talks about (the View menu "
+              "brings the others back)"),
+)
+
+
+def settings_key(key: str) -> str:
+    return f"workspaces/v{WORKSPACE_VERSION}/{key}"
+
+
+class Workspaces:
+    """Switches the main window between workspaces and keeps each one's arrangement."""
+
+    def __init__(self, window: MainWindow, settings: QSettings | None) -> None:
+        self.window = window
+        self.settings = settings
+        self.current: Workspace | None = None  # None: the window as the user left it
+        self.switching = False  # the tab changes while switching put no panel away
+        self.actions: dict[str, QAction] = {}
+        self._designed: QByteArray | None = None
+
+    def remember_design(self) -> None:
+        """The window as built: the Train workspace's designed layout, and every other
+        one's starting point."""
+        self._designed = self.window.saveState(self.window.layout_version)
+
+    def add_menu(self, view: QMenu) -> None:
+        menu = view.addMenu("&Workspace")
+        menu.setToolTipsVisible(True)
+        group = QActionGroup(menu)
+        for space in WORKSPACES:
+            action = QAction(space.title, menu, checkable=True)
+            action.setShortcut(QKeySequence(space.shortcut))
+            action.setToolTip(space.tip)
+            action.setStatusTip(space.tip)
+            action.setObjectName(f"workspace_{space.key}")
+            action.triggered.connect(lambda _=False, key=space.key: self.switch(key))
+            group.addAction(action)
+            menu.addAction(action)
+            self.actions[space.key] = action
+        menu.addSeparator()
+        reset = menu.addAction("&Reset layout")
+        reset.setToolTip("Put this workspace's panels back as designed")
+        reset.setStatusTip(reset.toolTip())
+        reset.triggered.connect(self.reset)
+        self.reset_action = reset
+
+    # --- switching ---------------------------------------------------------------------------
+    def switch(self, key: str) -> None:
+        """Keep the arrangement of the workspace on show, then show `key`'s: as it was
+        left, or as designed the first time."""
+        w = self.window
+        if w.presentation.active:
+            w.lessons.set_teacher_mode(False)  # teacher mode gives its layout back first
+        self._keep_current()
+        space = next(s for s in WORKSPACES if s.key == key)
+        saved = self.settings.value(settings_key(key)) if self.settings is not None else None
+        self.current = space
+        self.actions[key].setChecked(True)
+        if saved is None or not self._apply_state(QByteArray(saved)):
+            self._design(space)
+        else:
+            self._show_tab(space)
+
+    def reset(self) -> None:
+        """The designed arrangement of the workspace on show (Train if none is)."""
+        space = self.current or WORKSPACES[0]
+        if self.settings is not None:
+            self.settings.remove(settings_key(space.key))
+        self.current = space
+        self.actions[space.key].setChecked(True)
+        self._design(space)
+
+    def keep(self) -> None:
+        """Save the arrangement on show (at exit)."""
+        self._keep_current()
+
+    def _keep_current(self) -> None:
+        if self.current is None or self.settings is None or self.window.presentation.active:
+            return
+        self.settings.setValue(settings_key(self.current.key),
+                               self.window.saveState(self.window.layout_version))
+
+    def _apply_state(self, state: QByteArray) -> bool:
+        self.switching = True
+        try:
+            self.window.clear_put_away()
+            return self.window.restoreState(state, self.window.layout_version)
+        finally:
+            self.switching = False
+
+    def _show_tab(self, space: Workspace) -> None:
+        w = self.window
+        page = w.tabs.findChild(QWidget, space.tab)
+        # the tab page itself, or the scroll area that holds it (the playground)
+        while page is not None and w.tabs.indexOf(page) < 0:
+            page = page.parentWidget()
+        if page is not None:
+            self.switching = True
+            try:
+                w.tabs.setCurrentWidget(page)
+            finally:
+                self.switching = False
+
+    def _design(self, space: Workspace) -> None:
+        w = self.window
+        if self._designed is not None:
+            self._apply_state(self._designed)
+        self._show_tab(space)
+        for title, dock in w.docks.items():
+            dock.setVisible(title in space.docks)
+        if space.key == "lesson":
+            # The lesson above its loss curve on the right; the loop under the main view.
+            lesson, others = w.docks["Lessons"], w.docks["Loss curve"]
+            w.splitDockWidget(lesson, others, Qt.Orientation.Vertical)
+            loop = w.docks["Training loop"]
+            w.resizeDocks([loop], [int(0.3 * w.height())], Qt.Orientation.Vertical)
+            w.resizeDocks([lesson], [int(LESSON_SHARE * w.width())], Qt.Orientation.Horizontal)
+            w.resizeDocks([lesson, others], [int(0.6 * w.height()), int(0.4 * w.height())],
+                          Qt.Orientation.Vertical)
+        elif space.key == "graph":
+            w.resizeDocks([w.docks["Parameters && gradients"]], [int(0.3 * w.width())],
+                          Qt.Orientation.Horizontal)
+        else:
+            w.fit_docks()
+        QTimer.singleShot(0, lambda: self._show_tab(space))

@@ -1,0 +1,76 @@
+"""Workspaces: Train, Graph, Playground and Lesson, each a layout for 1024 x 700 first, each
+remembering its arrangement (versioned settings), with Reset layout."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QSettings, Qt
+from PySide6.QtWidgets import QWidget
+
+from gradbox.views.layouts.workspaces import WORKSPACES, settings_key
+from gradbox.views.window.main_window import MainWindow
+
+SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
+
+
+def _inside(win: MainWindow, widget: QWidget) -> bool:
+    return win.rect().contains(QRect(widget.mapTo(win, QPoint(0, 0)), widget.size()))
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_each_workspace_fits_and_shows_its_panels(qtbot, open_window, width: int,  # type: ignore[no-untyped-def]
+                                                  height: int) -> None:
+    win = open_window()
+    win.resize(width, height)
+    qtbot.waitUntil(lambda: win.size().toTuple() == (width, height))
+    for space in WORKSPACES:
+        win.workspaces.actions[space.key].trigger()
+        qtbot.wait(30)
+        assert win.size().toTuple() == (width, height), space.key
+        page = win.tabs.currentWidget()
+        assert space.tab in (page.objectName(), *(c.objectName() for c in
+                                                   page.findChildren(QWidget, space.tab)))
+        for title, dock in win.docks.items():
+            assert dock.isVisible() == (title in space.docks), (space.key, title)
+            if dock.isVisible():
+                assert _inside(win, dock), (space.key, title)
+                assert dock.width() >= 200 and dock.height() >= 120, (space.key, title)
+        assert page.width() >= 300 and page.height() >= 250, (space.key, page.size())
+        assert _inside(win, page)
+
+
+def test_a_workspace_remembers_its_arrangement_and_reset_designs_it_again(  # type: ignore[no-untyped-def]
+        qtbot, open_window) -> None:
+    win = open_window()
+    win.resize(1366, 768)
+    qtbot.waitUntil(lambda: win.width() == 1366)
+    win.workspaces.switch("graph")
+    qtbot.wait(30)
+    parameters = win.docks["Parameters && gradients"]
+    designed = parameters.width()
+    win.resizeDocks([parameters], [designed + 120], Qt.Orientation.Horizontal)
+    qtbot.wait(30)
+    moved = parameters.width()
+    assert moved > designed + 60
+    win.workspaces.switch("train")
+    qtbot.wait(30)
+    assert win.docks["Designer"].isVisible()
+    win.workspaces.switch("graph")
+    qtbot.wait(30)
+    assert parameters.width() == moved  # as the user left it
+    assert win.settings is not None
+    assert win.settings.value(settings_key("train")) is not None  # versioned key
+    win.workspaces.reset()
+    qtbot.wait(30)
+    assert abs(parameters.width() - designed) < abs(parameters.width() - moved) / 2
+    win.save_settings()
+    saved = QSettings(win.settings.fileName(), QSettings.IniFormat)
+    assert saved.value(settings_key("graph")) is not None
+
+
+def test_the_workspace_shortcuts_are_in_the_view_menu(open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window()
+    texts = {a.shortcut().toString() for a in win.workspaces.actions.values()}
+    assert texts == {"Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+4"}
+    view_actions = [a.text() for a in win.menus["&View"].actions()]
+    assert "&Workspace" in view_actions
