@@ -110,6 +110,9 @@ def test_the_graph_crosses_with_the_engine_numbers(start) -> None:
         assert shown.grads(sample).tobytes() == expected.grads(sample).tobytes()
     root = shown.root
     assert shown.data(root) == expected.data(root) and shown.n_samples == expected.n_samples
+    # A snapshot without a new trace keeps the same graph object (views compare them).
+    process.request("unpin")
+    assert process.latest.graph is shown
 
 
 def test_a_snapshot_held_by_the_window_never_changes(start) -> None:

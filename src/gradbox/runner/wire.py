@@ -156,6 +156,7 @@ class Publisher:
         self._sent: dict[str, Any] = {}
         self._graph_structure: object = None
         self._numbers: tuple[Graph | None, tuple[np.ndarray, ...]] = (None, ())
+        self._graph_version = 0  # one more for each new graph traced
         self.published = 0
 
     def message(self, snapshot: Snapshot, timeline: tuple[Any, str, str] = (None, "", ""),
@@ -203,6 +204,8 @@ class Publisher:
             return None
         if self._numbers[0] is not graph:
             self._numbers = (graph, graph.numbers())
+            self._graph_version += 1
+        arrays["graph_version"] = np.array([self._graph_version])
         for key, array in zip(GRAPH_ARRAYS, self._numbers[1]):
             arrays[key] = array
         if self._graph_structure == graph.structure_key:
@@ -250,6 +253,7 @@ class Receiver:
         self._cached: dict[str, Any] = {"timeline": (None, "", "")}
         self._origin: tuple[int, object] = (0, object())
         self._structure: Graph | None = None
+        self._graph: tuple[int, Graph] | None = None  # the last graph built, by version
 
     def _segment(self, name: str) -> Segment:
         segment = self._segments.get(name)
@@ -306,7 +310,15 @@ class Receiver:
         graph = None
         if meta["graph"] is not None:
             assert self._structure is not None
-            graph = self._structure.with_numbers(*(arrays.pop(k) for k in GRAPH_ARRAYS))
+            numbers = [arrays.pop(k) for k in GRAPH_ARRAYS]
+            version = int(arrays.pop("graph_version")[0])
+            if self._graph is not None and self._graph[0] == version:
+                graph = self._graph[1]  # the same trace: the same object, as views expect
+            else:
+                graph = self._structure.with_numbers(*numbers)
+                self._graph = (version, graph)
+        else:
+            self._graph = None
         fields.update(arrays)
         fields["history"] = self._history(meta["history"])
         fields["graph"] = graph
