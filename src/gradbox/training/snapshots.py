@@ -61,6 +61,19 @@ class Snapshot:
     batch: np.ndarray = field(default_factory=lambda: np.arange(0))
     # A run pinned for comparison, or None.
     pinned: PinnedRun | None = None
+    # Revision numbers, so a view knows what changed without comparing arrays. Equal
+    # numbers: the same thing. `run_id` changes when the run's past does (a new run, a
+    # reset, a rewind to an earlier step): redraw everything; with the same run_id the
+    # history only grows (`history_len`), new rows are history[old_len:]. `params_rev`
+    # changes whenever the weights or gradients (the ghost's too) may have; `graph_rev`
+    # when `graph` is another. Numbers are never reused, across runs too.
+    run_id: int = 0
+    params_rev: int = 0
+    graph_rev: int = 0
+
+    @property
+    def history_len(self) -> int:
+        return len(self.history)
 
     def graph_position(self, sample: int) -> int:
         """Where dataset sample `sample` sits in the graph's per-sample arrays, or -1."""

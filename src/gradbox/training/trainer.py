@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -82,6 +83,11 @@ __all__ = ["DATA_FIELDS", "DIVERGED_LOSS", "DIVERGED_RATIO", "PATH_BYTES", "PATH
            "ParameterEdit", "RateChange", "RunGoal", "Snapshot", "StepRecord", "Trainer",
            "TrainingConfig", "TrainingState", "check_task", "config_for", "divergence",
            "history_arrays", "passes_after", "plan_config_change", "splits_steps"]
+
+# Revision numbers, drawn from one counter so that no two runs' numbers ever coincide
+# (a view that kept a number from a replaced run cannot mistake the new run for it).
+_REVISIONS = itertools.count(1)
+
 
 @dataclass
 class _Run:
@@ -187,6 +193,8 @@ class Trainer:
         self._zero_grad_skipped = False
         self.stop_reason = ""
         self._path = WeightPath(self.initial_params)
+        # A new run: views redraw everything (see `Snapshot.run_id`).
+        self.run_id = self.params_rev = next(_REVISIONS)
         self._clear_graph()
         # Cumulative largest |gradient| after each step (see `_grad_peak`).
         self._peaks: list[float] = []
@@ -213,8 +221,20 @@ class Trainer:
         self.last_batch: np.ndarray = np.arange(0)
         self._traced: Graph | None = None
         self._traced_root: Value | None = None
-        self.last_graph: Graph | None = None
+        self.last_graph = None
         self.last_graph_batch: np.ndarray | None = None
+
+    @property
+    def last_graph(self) -> Graph | None:
+        """The last captured graph (see `Snapshot.graph`); setting it moves `graph_rev`."""
+        return self._last_graph
+
+    @last_graph.setter
+    def last_graph(self, graph: Graph | None) -> None:
+        if graph is None and getattr(self, "_last_graph", False) is None:
+            return  # none before, none now: nothing for a view to redraw
+        self._last_graph = graph
+        self.graph_rev = next(_REVISIONS)
 
     @property
     def dataset(self) -> Dataset:
@@ -278,6 +298,7 @@ class Trainer:
             self.ghost.optimizer.load_state_dict(self.run.optimizer.state_dict())
         else:
             self.ghost = None
+        self.params_rev = next(_REVISIONS)  # the ghost's gradients come or go
         self._event(GhostChange(self.step_count, bool(on)))
 
     def set_lr(self, lr: float) -> None:
@@ -330,6 +351,7 @@ class Trainer:
             if self.capture_graph and not self.stop_reason and phase != Phase.UPDATE and (
                     capture_every_phase or phase == Phase.BACKWARD):
                 self._capture_graph()
+        self.params_rev = next(_REVISIONS)  # a phase changes the weights or gradients
         took = time.perf_counter() - started
         self._checkpoints.trained(took)
         # A whole step's compute time, untraced, corrects the launch-time cost figure.
@@ -532,6 +554,7 @@ class Trainer:
         return Checkpoint(self.step_count, self.lr, self.run.state(), ghost)
 
     def _restore(self, cp: Checkpoint) -> None:
+        self.params_rev = next(_REVISIONS)
         self.run.load(cp.run)
         self.config = self.config.with_changes(lr=cp.lr)
         if cp.ghost is None:
@@ -611,6 +634,7 @@ class Trainer:
         else:
             self._replay(self._checkpoints.nearest(step), step)
             self._history.truncate(step)
+            self.run_id = next(_REVISIONS)  # the run's past changed: views redraw it all
             del self._peaks[step:]
             self._path.truncate(step)
             self._events = [e for e in self._events if e.step <= step]
@@ -647,6 +671,7 @@ class Trainer:
         param = self.run.params[index]
         edit = ParameterEdit(self.step_count, name, float(param.data), value)
         param.data = value
+        self.params_rev = next(_REVISIONS)
         self._event(edit)
         self.last_graph = self.last_graph_batch = None
         return edit
@@ -792,7 +817,8 @@ class Trainer:
             grad_peak=self._grad_peak(), update_norm=self._update_norm,
             forward_loss=float(self.last_root.data) if self.last_root is not None else math.nan,
             targets=self._dataset.targets,
-            batch=frozen(self.last_batch), pinned=self.pinned)
+            batch=frozen(self.last_batch), pinned=self.pinned, run_id=self.run_id,
+            params_rev=self.params_rev, graph_rev=self.graph_rev)
 
     # --- comparison, and the path taken ---------------------------------------------------------
     def pin(self) -> None:
