@@ -212,6 +212,12 @@ class RecordingHost:
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
         self.calls.append(("teacher", on, tuple(needed_controls)))
 
+    def use_run_controls(self, speed: float | None, stop: str, value: float) -> None:
+        self.calls.append(("run controls", speed, stop, value))
+
+    def restore_run_controls(self) -> None:
+        self.calls.append(("restore run controls",))
+
 
 @pytest.fixture
 def recorded(qtbot):  # type: ignore[no-untyped-def]
@@ -382,6 +388,12 @@ class MiniWindow(QMainWindow):
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
         apply_teacher_mode(self, needed_controls, on)
+
+    def use_run_controls(self, speed: float | None, stop: str, value: float) -> None:
+        pass  # this window has no run controls
+
+    def restore_run_controls(self) -> None:
+        pass
 
 
 @pytest.fixture

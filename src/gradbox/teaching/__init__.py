@@ -1,6 +1,8 @@
 """Teaching: lessons, the wrong variants they show, and the code the learner reads.
 
     lessons         the guided lessons: steps, settings and claims
+    claims          a claim as data (quantity, comparison, step), checked over seeds and
+                    on the learner's run
     demonstrations  lesson claims measured across seeds
     pitfalls        the broken variants of autograd (each a short function)
     expression      the Playground's expression language, on the engine

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from gradbox.teaching.claims import Claim
 from gradbox.training.config import TrainingConfig
 
 __all__ = [
@@ -89,6 +90,12 @@ class Setup:
     forget_zero_grad: bool = False
     ghost: bool = False
     main_tab: str = ""
+    # The run controls a training lesson depends on: its steps say "press Run, Pause after
+    # about 100 steps", so Run goes until paused, at a speed each step can be followed at.
+    # The learner's own are put back when the lesson is left.
+    run_speed: float | None = 10.0  # steps per second; None: as fast as possible
+    run_stop: str = "never"  # or "steps", "loss", "accuracy" (with run_stop_value)
+    run_stop_value: float = 0.0
 
     def __post_init__(self) -> None:
         # A read-only mapping, so a frozen Setup cannot be changed through its values.
@@ -116,6 +123,9 @@ class Step:
     look: str
     panels: tuple[str, ...] = ()
     loop_line: str = ""
+    # The look-for's quantitative claims, checkable (gradbox.teaching.claims): over seeds
+    # by the tests, and on the learner's own run by the lesson panel.
+    claims: tuple[Claim, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -276,7 +286,8 @@ ZERO_GRAD = Lesson(
         Step("Press Sub-step four times, watching the Training loop panel.",
              "optimizer.zero_grad() is struck through: the highlighted line skips it. "
              "Step 1 matches the ghost exactly, since the gradients started at zero.",
-             panels=(TRAINING_TOOLBAR, TRAINING_LOOP), loop_line="zero_grad"),
+             panels=(TRAINING_TOOLBAR, TRAINING_LOOP), loop_line="zero_grad",
+             claims=(Claim("ghost_gap", "<=", 0.0, 1, "step 1 matches the ghost exactly"),)),
         Step("Press Sub-step four more times.",
              "After loss.backward() the panel says the gradient is the sum of 2 passes. "
              "Parameters & gradients says the same in red, and its × true column gives "
@@ -288,10 +299,14 @@ ZERO_GRAD = Lesson(
              "the correct one (grey, dashed), both from step 0.",
              panels=(TRAINING_TOOLBAR, PARAMETERS, LOSS_CURVE)),
         Step("Press Step until step 30 and read the loss curve.",
-             "The broken run's loss is at least twice the ghost's: we checked these "
-             "settings over ten seeds. Beside optimizer.step(), the step size |Δw| has "
+             "The broken run's loss is at least twice the ghost's, and the ghost's has "
+             "fallen since step 1. Beside optimizer.step(), the step size |Δw| has "
              "grown and stays large: the sum of all past gradients keeps pushing.",
-             panels=(TRAINING_TOOLBAR, LOSS_CURVE, TRAINING_LOOP), loop_line="update"),
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, TRAINING_LOOP), loop_line="update",
+             claims=(Claim("ghost_ratio", ">=", 2.0, 30,
+                    "at step 30 the broken run's loss is at least twice the ghost's"),
+              Claim("ghost_loss_drop", "<", 1.0, 30,
+                    "the ghost's loss has fallen since step 1"))),
         Step("Untick Forget zero_grad and press Step.",
              "zero_grad runs again: the gradients hold 1 pass, this step's own, and "
              "the × true column goes away. The run continues from wherever the "
@@ -381,12 +396,19 @@ MOONS = Lesson(
              "neuron to see its operations, the same boxes as in the playground.",
              panels=(GRAPH_TAB,)),
         Step("Go back to the Decision boundary tab and press Run.",
-             "The loss curve falls and the boundary bends around the two moons; within "
-             "a hundred steps every training point is on its side.",
-             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE)),
-        Step("Open Parameters & gradients and pick any weight.",
-             "Its gradient shrinks as the loss falls: less error, less to correct.",
-             panels=(TRAINING_TOOLBAR, PARAMETERS, LOSS_CURVE)),
+             "The loss curve falls and the boundary bends around the two moons. Around "
+             "step 100 a few training points may still be on the wrong side; by step "
+             "200 at most one is.",
+             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE),
+             claims=(Claim("wrong_points", "<=", 1, 200,
+                    "by step 200 at most one training point is on the wrong side"),)),
+        Step("Read the grad norm plot beside the accuracy, under the loss curve.",
+             "The gradient's overall size is smaller at step 100 than at step 1: less "
+             "error, less to correct. A single weight's gradient need not follow: one can "
+             "grow for a while as the boundary moves.",
+             panels=(TRAINING_TOOLBAR, PARAMETERS, LOSS_CURVE),
+             claims=(Claim("grad_norm_drop", "<", 1.0, 100,
+                    "the gradient's size at step 100 is below step 1's"),)),
     ),
     formulas=(
         "neuron: out = tanh(b + Σᵢ wᵢ xᵢ),  ∂out/∂wᵢ = (1 − out²) · xᵢ",
@@ -444,15 +466,20 @@ FEATURES_OR_DEPTH = Lesson(
     ),
     steps=(
         Step("Press Run.",
-             "The boundary is a straight cut and the accuracy stalls well short of 100%: "
-             "whatever the line, part of the ring is on the inside's side.",
-             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE)),
+             "The boundary is a straight cut and the accuracy stalls well short of 100% "
+             "(85% at most): whatever the line, part of the ring is on the inside's side.",
+             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE),
+             claims=(Claim("train_accuracy", "<=", 0.85, 100,
+                    "one neuron's accuracy stays at 85% or below"),)),
         Step("In Designer > Network > Inputs, untick x₁ and x₂, tick x₁² and x₂², and press "
              "Run.",
-             "Full accuracy within a few dozen steps, still one neuron (read the "
+             "Full accuracy within 30 steps, still one neuron (read the "
              "parameter count under the layers): in x₁², x₂² the circle x₁² + x₂² = r² "
              "is a straight line.",
-             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY, LOSS_CURVE)),
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY, LOSS_CURVE),
+             claims=(Claim("wrong_points", "<=", 0, 30,
+                    "with x₁², x₂² every point is on its side within 30 steps",
+                    run={"features": ("x1^2", "x2^2")}, by=True),)),
         Step("Open the Computation graph tab, press Operations and zoom in on the left "
              "(wheel or +).",
              "x₁² = × takes x₁ on both of its inputs: the feature is computed by the "
@@ -461,10 +488,13 @@ FEATURES_OR_DEPTH = Lesson(
              panels=(GRAPH_TAB,)),
         Step("Back on the Decision boundary tab, tick x₁ and x₂ again, untick the "
              "squares, press + layer and Run.",
-             "Eight tanh units learn the curve themselves: full accuracy too, with many "
-             "more parameters and more steps. Depth finds features; a good feature "
-             "saves it the work.",
-             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY, LOSS_CURVE)),
+             "Eight tanh units learn the curve themselves: full accuracy too, within 200 "
+             "steps, with many more parameters and more steps. Depth finds features; a "
+             "good feature saves it the work.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY, LOSS_CURVE),
+             claims=(Claim("wrong_points", "<=", 0, 200,
+                    "a hidden layer of eight reaches full accuracy within 200 steps",
+                    run={"hidden": (8,)}, by=True),)),
     ),
     formulas=(
         "a line: score = b + w₁x₁ + w₂x₂",
@@ -489,24 +519,39 @@ START_AT_ZERO = Lesson(
     ),
     steps=(
         Step("Press Run.",
-             "The loss hardly moves and the boundary stays one flat colour: only the "
-             "output's bias learns, so the accuracy stays near half.",
-             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE)),
+             "The train loss stays near 1 (above 0.85) and the boundary stays one flat "
+             "colour: only the output's bias learns, so the accuracy stays near half.",
+             panels=(TRAINING_TOOLBAR, BOUNDARY, LOSS_CURVE),
+             claims=(Claim("train_accuracy", "<=", 0.6, 100, "the accuracy stays near half"),
+              Claim("train_loss", ">=", 0.85, 100, "the loss stays near 1 (above 0.85)"))),
         Step("Open Parameters & gradients.",
              "Every weight is 0, and so is its gradient: the output weights are 0, so "
              "nothing flows back to the hidden layers, and the hidden units all output "
              "tanh(0) = 0, so the output weights get nothing either.",
-             panels=(TRAINING_TOOLBAR, PARAMETERS)),
+             panels=(TRAINING_TOOLBAR, PARAMETERS),
+             claims=(Claim("largest_weight", "<=", 0.0, 100,
+                    "every weight is 0, and so is its gradient"),)),
         Step("In Designer > Network choose Init: constant (scale 0.5) and press Run.",
              "Now it learns, but every neuron of a layer keeps the same weights as its "
              "neighbours, step after step: same inputs, same weights, same gradient. "
              "Eight neurons act as one, and the boundary is a single smooth cut that "
-             "misses the moons' tips.",
-             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY)),
+             "misses the moons' tips: the accuracy stays below 95%.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY),
+             claims=(Claim("identical_layers", ">=", 2, 100,
+                    "every neuron of a layer keeps its neighbours' weights",
+                    run={"init": "constant", "init_scale": 0.5}),
+              Claim("train_accuracy", "<", 0.95, 200,
+                    "the single smooth cut keeps the accuracy below 95%",
+                    run={"init": "constant", "init_scale": 0.5}))),
         Step("Choose Xavier/Glorot, set the scale to 1, and press Run.",
              "Random starts make the neurons differ; each learns its own piece of the "
-             "curve and the boundary wraps around both moons.",
-             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY)),
+             "curve and the boundary wraps around both moons: within 250 steps at most "
+             "two training points are on the wrong side.",
+             panels=(TRAINING_TOOLBAR, DESIGNER, BOUNDARY),
+             claims=(Claim("wrong_points", "<=", 2, 250,
+                    "with Xavier at most two training points are on the wrong side "
+                    "within 250 steps",
+                    run={"init": "xavier", "init_scale": 1.0}, by=True),)),
     ),
     formulas=(
         "δᵢ = tanh'(zᵢ) · Σₖ vₖᵢ δₖ,  ∂L/∂wᵢⱼ = δᵢ xⱼ",
@@ -537,11 +582,14 @@ VANISHING = Lesson(
              "One line per layer, on a log scale: the output layer's gradient on top, the "
              "first hidden layer's far below. The readout gives the factor between them: "
              "more than 50×.",
-             panels=(TRAINING_TOOLBAR, LAYERS_TAB)),
+             panels=(TRAINING_TOOLBAR, LAYERS_TAB),
+             claims=(Claim("layer_grad_factor", ">", 50, 1,
+                    "the output layer's gradient is more than 50× the first layer's"),)),
         Step("Press Run, and Pause after about 100 steps.",
              "The loss curve stays flat near 0.69 — log 2, a coin toss: the network "
              "answers ½ for every point, and the boundary shows no shape.",
-             panels=(TRAINING_TOOLBAR, LOSS_CURVE, BOUNDARY)),
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, BOUNDARY),
+             claims=(Claim("log2_gap", "<", 0.01, 100, "the loss stays flat near 0.69"),)),
         Step("Look at the small plots under the gradients.",
              "Each layer's outputs over the steps: the band holds the middle of them. "
              "Sigmoid outputs live between 0 and 1, never negative, so every layer feeds "
@@ -550,11 +598,15 @@ VANISHING = Lesson(
         Step("In the Designer, set the activation to tanh, then press Step once.",
              "A fresh run, the same depth. Now the factor between the output layer and "
              "the first is below 10×: tanh's slope is 1 at 0, four times the sigmoid's.",
-             panels=(TRAINING_TOOLBAR, DESIGNER, LAYERS_TAB)),
+             panels=(TRAINING_TOOLBAR, DESIGNER, LAYERS_TAB),
+             claims=(Claim("layer_grad_factor", "<", 10, 1, "with tanh the factor is below 10×",
+                    run={"activation": "tanh"}),)),
         Step("Press Run again and Pause after about 100 steps.",
-             "The same network learns: the loss falls below 0.25 and the boundary bends "
-             "around the moons.",
-             panels=(TRAINING_TOOLBAR, LOSS_CURVE, BOUNDARY)),
+             "The same network learns: the loss falls below 0.5 (on most seeds below "
+             "0.05) and the boundary bends around the moons.",
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, BOUNDARY),
+             claims=(Claim("train_loss", "<", 0.5, 100, "with tanh the loss falls below 0.5",
+                    run={"activation": "tanh"}),)),
     ),
     formulas=(
         "∂L/∂h₁ = ∂L/∂out · Πₖ Wₖ · σ'(zₖ)",
@@ -594,7 +646,13 @@ MOMENTUM = Lesson(
              "The new loss curve falls well below the dotted one: at step 100 the "
              "momentum run's loss is lower. On the landscape the path is longer — the "
              "weights moved further from where they started.",
-             panels=(TRAINING_TOOLBAR, LOSS_CURVE, LANDSCAPE_TAB)),
+             panels=(TRAINING_TOOLBAR, LOSS_CURVE, LANDSCAPE_TAB),
+             claims=(Claim("pinned_loss_ratio", "<", 1.0, 100,
+                    "at step 100 the momentum run's loss is lower than the pinned run's",
+                    run={"momentum": 0.9}, pinned={}),
+              Claim("pinned_travel_ratio", ">", 1.0, 100,
+                    "the momentum run's weights moved further from where they started",
+                    run={"momentum": 0.9}, pinned={}))),
         Step("Choose “Random, filter-normalised” as the plane.",
              "Two random directions through the same weights: the path nearly vanishes, "
              "because a random direction among hundreds is almost orthogonal to it. "

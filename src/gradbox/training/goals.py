@@ -88,7 +88,8 @@ def symmetry(params: np.ndarray, layer_sizes: Sequence[int], init: str, steps: i
     """Why this run's hidden layers cannot learn different features, or '' if they can.
 
     Said only once a step has been taken: at step 0 a constant start is the cause, not
-    yet the symptom, and one step is what shows the gradient kept them alike."""
+    yet the symptom, and one step is what shows the gradient kept them alike. Short, for
+    the status bar; `SYMMETRY_WHY` says the rest."""
     if steps < 1:
         return ""
     layers = identical_layers(params, layer_sizes)
@@ -96,15 +97,19 @@ def symmetry(params: np.ndarray, layer_sizes: Sequence[int], init: str, steps: i
         return ""
     names = ", ".join(str(i + 1) for i in layers)
     which = f"hidden layer {names}" if len(layers) == 1 else f"hidden layers {names}"
-    return (f"Every neuron of {which} has the same incoming weights after step {steps}: "
-            "same weights give the same output and the same gradient, so they stay alike "
-            f"and the layer acts as one neuron. The initializer ({INIT_LABELS.get(init, init)}) "
-            f"started them equal; a random one ({_RANDOM}) breaks the tie.")
+    return (f"After step {steps} every neuron of {which} has the same incoming weights: "
+            "same gradient, so they stay alike. Cause: the initializer "
+            f"({INIT_LABELS.get(init, init)}); a random one breaks the tie.")
 
 
 # The initializers that draw each weight at random: the ones that break the tie.
 _RANDOM = ", ".join(INIT_LABELS[name] for name in INITIALIZERS
                     if name not in ("constant", "zeros"))
+SYMMETRY_WHY = (
+    "Neurons with the same incoming weights compute the same output for every point, so "
+    "backward hands them the same gradient and the update keeps them equal: the layer acts "
+    f"as one neuron, however many it has. A random initializer ({_RANDOM}) starts each "
+    "neuron elsewhere, and they learn different features.")
 
 
 class Stepping(Protocol):

@@ -33,7 +33,9 @@ from PySide6.QtWidgets import (
 from gradbox.teaching import lessons as names
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
 from gradbox.training.config import TrainingConfig
+from gradbox.training.snapshots import Snapshot
 from gradbox.views.palette import HIGHLIGHT
+from gradbox.views.panels.lesson_check import LessonCheck
 
 TEACHER_SCALE = 1.5
 # Dynamic properties that remember what teacher mode changed, so turning it off puts
@@ -58,6 +60,10 @@ class LessonHost(Protocol):
                       ghost: bool, tab: str = "") -> None: ...
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None: ...
+
+    def use_run_controls(self, speed: float | None, stop: str, value: float) -> None: ...
+
+    def restore_run_controls(self) -> None: ...
 
 
 # The regions of the window a step may show or put away: docks, main tabs, and the
@@ -218,6 +224,7 @@ class LessonPanel(QWidget):
         # No lesson until one is chosen: its text would describe a state it never set up.
         self.lesson: Lesson | None = None
         self.step = 0
+        self._snapshot: Snapshot | None = None  # the run on screen, for the claims' check
         self._menu_actions: dict[str, QAction] = {}
         self._teacher_action: QAction | None = None
 
@@ -241,6 +248,14 @@ class LessonPanel(QWidget):
         self.restart.setObjectName("lesson_restart")
         self.restart.setAccessibleName("Set up the lesson again")
         self.restart.setToolTip("Put the app back in this lesson's starting state")
+        self.leave_button = QPushButton("Leave")
+        self.leave_button.setObjectName("lesson_leave")
+        self.leave_button.setAccessibleName("Leave the lesson")
+        self.leave_button.setToolTip("End the lesson: your own run speed and stop condition "
+                                     "come back; the run stays as it is")
+        # What the current step claims that the run on screen does not show (a seed or a
+        # setting the learner changed): said beside the step, never contradicted silently.
+        self.check = LessonCheck()
         # The current step, always in view above the text: in a small dock or with teacher
         # mode's large fonts the list of steps may be scrolled away, never this.
         self.current = QLabel()
@@ -284,12 +299,19 @@ class LessonPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.current)
+        layout.addWidget(self.check)
         layout.addWidget(self.text, 1)
         layout.addLayout(steps)
-        layout.addWidget(self.teacher)
+        # The bottom row has room to spare: the top row's width sets the dock's minimum.
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.teacher)
+        bottom.addStretch(1)
+        bottom.addWidget(self.leave_button)
+        layout.addLayout(bottom)
 
         self.chooser.activated.connect(self._on_chosen)
         self.restart.clicked.connect(self._set_up_again)
+        self.leave_button.clicked.connect(self.leave)
         self.previous_button.clicked.connect(self.previous_step)
         self.next_button.clicked.connect(self.next_step)
         self.teacher.toggled.connect(self.set_teacher_mode)
@@ -311,10 +333,14 @@ class LessonPanel(QWidget):
         setup = lesson.setup
         if self.host is not None:
             if setup.view == "playground":
+                # A playground lesson depends on no run control: the learner's come back.
+                self.host.restore_run_controls()
                 self.host.show_playground(setup.expression, dict(setup.values), setup.variant,
                                           setup.retain_graph, setup.tab)
             else:
                 assert setup.config is not None  # Setup refuses a training view without one
+                self.host.use_run_controls(setup.run_speed, setup.run_stop,
+                                           setup.run_stop_value)
                 self.host.show_training(setup.config, setup.forget_zero_grad, setup.ghost,
                                         setup.main_tab)
             if self.teacher.isChecked():
@@ -322,6 +348,34 @@ class LessonPanel(QWidget):
         self._render()
         self.lesson_applied.emit(lesson.key)
         self.step_changed.emit(self.step)
+
+    @Slot()
+    def leave(self) -> None:
+        """End the lesson: the overview again, and the learner's run controls back."""
+        if self.lesson is None:
+            return
+        self.lesson = None
+        self.step = 0
+        self.chooser.setCurrentIndex(-1)
+        for action in self._menu_actions.values():
+            if action.isChecked():
+                # The group is exclusive; unchecking needs it to allow none for a moment.
+                group = action.actionGroup()
+                if group is not None:
+                    group.setExclusive(False)
+                action.setChecked(False)
+                if group is not None:
+                    group.setExclusive(True)
+        if self.host is not None:
+            self.host.restore_run_controls()
+        self._render()
+        self.lesson_applied.emit("")
+        self.step_changed.emit(0)
+
+    def show_run(self, snapshot: Snapshot) -> None:
+        """The run on screen changed: check the current step's claims on it."""
+        self._snapshot = snapshot
+        self.check.show_check(self.lesson, self.step, snapshot)
 
     def apply_key(self, key: str) -> None:
         for item in LESSONS:
@@ -443,6 +497,8 @@ class LessonPanel(QWidget):
 
     def _render(self) -> None:
         self.restart.setEnabled(self.lesson is not None)
+        self.leave_button.setEnabled(self.lesson is not None)
+        self.check.show_check(self.lesson, self.step, self._snapshot)
         if self.lesson is None:
             self.text.setHtml(overview_html(LESSONS))
             self.current.hide()

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from PySide6.QtWidgets import QLabel, QWidget
 
-from gradbox.training.goals import divergence, symmetry
+from gradbox.training.goals import SYMMETRY_WHY, divergence, symmetry
 from gradbox.training.history import StepRecord
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.palette import ERROR_BOX
@@ -63,6 +63,7 @@ class AlertBanner(QLabel):
         text = "\n".join(lines)
         if text != self.text():
             self.setText(text)
+            self.setToolTip(SYMMETRY_WHY if sym else "")
         self.setVisible(bool(text))
 
     # --- the two alarms -------------------------------------------------------------------

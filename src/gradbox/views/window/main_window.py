@@ -122,6 +122,8 @@ class MainWindow(QMainWindow):
         self._ended_by = ""  # the signal that is ending the app, if one is
         self._layout_restored = False  # the docks as the user left them last time
         self._shown_once = False
+        # The run controls the learner had before a lesson set its own (None: no lesson did).
+        self._learner_run_controls: tuple[float | None, str, float] | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -405,6 +407,21 @@ class MainWindow(QMainWindow):
             self.controller.pause()
         self.controller.start_lesson(config, forget_zero_grad, ghost)
 
+    def use_run_controls(self, speed: float | None, stop: str, value: float) -> None:
+        """A lesson's run speed and stop condition. The learner's are kept, once, to be
+        put back when the lesson is left (a "for 50 steps" set before it would stop its
+        200-step run half way)."""
+        run = self.toolbar.run_controls
+        if self._learner_run_controls is None:
+            self._learner_run_controls = run.controls()
+        run.set_controls(speed, stop, value)
+
+    def restore_run_controls(self) -> None:
+        """The learner's run controls, as they were before the first lesson set its own."""
+        if self._learner_run_controls is not None:
+            self.toolbar.run_controls.set_controls(*self._learner_run_controls)
+            self._learner_run_controls = None
+
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
         """Present the lesson step (see presentation.py), or give the layout back."""
         if on and not self.presentation.active:
@@ -462,6 +479,7 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.banner.show_state(snapshot)
+        self.lessons.show_run(snapshot)
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
 

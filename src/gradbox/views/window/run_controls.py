@@ -77,6 +77,10 @@ class RunControls(QWidget):
             self.stop_kind.setCurrentIndex(list(STOPS).index(stop))
             self.stop_value.setValue(value)  # clamped to the kind's range
 
+    def controls(self) -> tuple[float | None, str, float]:
+        """(speed, stop kind, stop value) as shown: what `set_controls` takes back."""
+        return self.speed.currentData(), self.kind(), float(self.stop_value.value())
+
     def kind(self) -> str:
         return str(self.stop_kind.currentData())
 
