@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLayout, QStyle, QWidget
+from PySide6.QtWidgets import QDockWidget, QLayout, QWidget
 
 from gradbox.teaching import lessons as names
-from gradbox.views.panels.lesson_panel import TEACHER_SCALE, apply_teacher_mode
+from gradbox.views.panels.lesson_panel import TEACHER_SCALE, apply_teacher_mode, put_away
 
 if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MIN_SCALE = 1.2
 FULL_SCALE_SIZE = QSize(1400, 900)
 LESSON_SHARE = 0.32  # of the width, for the lesson's large text
-SIDE_SHARE = 0.34  # of the width, for the parameters or the Designer in the left column
+SIDE_SHARE = 0.30  # of the width, for the step's panels in the left column
 BOTTOM_SHARE = 0.40  # of the height, for the loss curve and the loop under a main view
 
 
@@ -116,17 +116,50 @@ class Presentation:
             if page is not None:
                 tabs.setCurrentWidget(page)
                 break
+        # The playground's graph put away: its caption and details go with it, and the
+        # table takes the width (they held half the playground empty).
+        graph = w.findChild(QWidget, names.PG_GRAPH)
+        if graph is not None and graph.isHidden() and graph.parentWidget() is not None:
+            put_away(graph.parentWidget())
         lesson = w.docks["Lessons"]
         lesson.show()
         lesson.raise_()
         docks = [d for d in w.docks.values() if d.isVisible() and d is not lesson
                  and not d.isFloating() and not w.tabifiedDockWidgets(d)]
         if w.centralWidget().isVisible():
-            for dock in docks:
-                self._place(dock)
-            self._fit_sizes()
+            self._beside_main_view(docks)
         else:
             self._stack(docks)
+
+    def _beside_main_view(self, docks: list[QDockWidget]) -> None:
+        """A main view named: it keeps the middle from top to bottom; the step's panels
+        stack in the left column and the loop (wide code) runs under the main view. (With
+        the loss curve along the bottom too, at 1024 x 700 the boundary was 100 px high.)"""
+        w = self.window
+        assert self.before is not None
+        width, height = self.before.size.width(), self.before.size.height()
+        loop = w.docks["Training loop"]
+        side = [d for d in docks if d is not loop]
+        for k, dock in enumerate(side):
+            if k == 0:
+                w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+            else:
+                w.splitDockWidget(side[k - 1], dock, Qt.Orientation.Vertical)
+        if loop in docks:
+            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, loop)
+        lesson = w.docks["Lessons"]
+        horizontal, widths = [lesson], [int(LESSON_SHARE * width)]
+        if side:
+            horizontal.append(side[0])
+            widths.append(int(SIDE_SHARE * width))
+        w.resizeDocks(horizontal, widths, Qt.Orientation.Horizontal)
+        if len(side) > 1:
+            column = sum(d.height() for d in side)
+            w.resizeDocks(side, [column // len(side)] * len(side), Qt.Orientation.Vertical)
+        if loop in docks:
+            needed = w.training_loop.content_height() + loop.height() - w.training_loop.height()
+            w.resizeDocks([loop], [min(needed, int(BOTTOM_SHARE * height))],
+                          Qt.Orientation.Vertical)
 
     def _stack(self, docks: list[QDockWidget]) -> None:
         """No main view: the step's panels one above the other, the window's width
@@ -159,52 +192,6 @@ class Presentation:
             for k in rest:
                 heights[k] = share
             w.resizeDocks(docks, heights, Qt.Orientation.Vertical)
-
-    def _place(self, dock: QDockWidget) -> None:
-        """The step's own panels: the parameters or the Designer on the left, the loss
-        curve and the loop along the bottom side by side; the lesson alone on the right."""
-        w = self.window
-        left = (w.docks["Designer"], w.docks["Parameters && gradients"])
-        bottom = (w.docks["Loss curve"], w.docks["Training loop"])
-        area = w.dockWidgetArea(dock)
-        if dock in left and area != Qt.DockWidgetArea.LeftDockWidgetArea:
-            w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-        elif dock in bottom and area != Qt.DockWidgetArea.BottomDockWidgetArea:
-            w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        loss, loop = bottom
-        if (dock is loop and loss.isVisible()
-                and w.dockWidgetArea(loss) == Qt.DockWidgetArea.BottomDockWidgetArea):
-            w.splitDockWidget(loss, loop, Qt.Orientation.Horizontal)
-
-    def _fit_sizes(self) -> None:
-        w = self.window
-        assert self.before is not None
-        width, height = self.before.size.width(), self.before.size.height()
-        lesson = w.docks["Lessons"]
-        left = [d for d in (w.docks["Designer"], w.docks["Parameters && gradients"])
-                if d.isVisible() and w.dockWidgetArea(d) == Qt.DockWidgetArea.LeftDockWidgetArea]
-        bottom = [d for d in (w.docks["Loss curve"], w.docks["Training loop"])
-                  if d.isVisible()
-                  and w.dockWidgetArea(d) == Qt.DockWidgetArea.BottomDockWidgetArea]
-        central = w.centralWidget().isVisible()
-        horizontal: list[QDockWidget] = [lesson]
-        widths = [int(LESSON_SHARE * width)]
-        if left:
-            horizontal.append(left[0])
-            # with no main view beside it, the left column and the lesson share the width
-            widths.append(int(SIDE_SHARE * width) if central or bottom
-                          else width - widths[0])
-        w.resizeDocks(horizontal, widths, Qt.Orientation.Horizontal)
-        if bottom and central:
-            w.resizeDocks([bottom[0]], [int(BOTTOM_SHARE * height)], Qt.Orientation.Vertical)
-        if len(bottom) == 2:
-            loss, loop = bottom
-            code = w.training_loop.code_width() + max(loop.width() - w.training_loop.width(), 0)
-            handle = w.style().pixelMetric(QStyle.PixelMetric.PM_DockWidgetSeparatorExtent,
-                                           None, w)
-            row = width - lesson.width() - (left[0].width() + handle if left else 0) - handle
-            rest = max(row - code - handle, 1)
-            w.resizeDocks([loss, loop], [rest, code], Qt.Orientation.Horizontal)
 
     def _settle(self, size: QSize, arrange: bool = False) -> None:
         """Once the new fonts are laid out: the window at the size it had, never grown.

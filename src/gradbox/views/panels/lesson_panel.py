@@ -120,6 +120,12 @@ def apply_teacher_mode(window: QWidget, needed: Iterable[str], on: bool,
         widget.setFont(_scaled(font, scale))
 
 
+def put_away(widget: QWidget) -> None:
+    """Hide `widget` for teacher mode: turning it off (or the next step) shows it again."""
+    if _set_shown(widget, False):
+        widget.setProperty(_HIDDEN, True)
+
+
 def _scaled(font: QFont, scale: float) -> QFont:
     bigger = QFont(font)
     if font.pointSizeF() > 0:
