@@ -59,3 +59,17 @@ def test_a_click_on_the_timeline_groove_lands_where_clicked(qtbot, open_window, 
     qtbot.waitUntil(lambda: win.controller.snapshot.step != 60, timeout=5000)
     assert abs(win.controller.snapshot.step - 15) <= 1, win.controller.snapshot.step
     assert slider.value() == win.controller.snapshot.step
+
+
+def test_regression_names_its_tab_fit_and_shows_no_accuracy(qtbot, open_window,  # type: ignore[no-untyped-def]
+                                                            step_session) -> None:
+    win = open_window(dataset="sine", loss="mse")
+    step_session(win.controller, 1)
+    assert win.tabs.tabText(win.tabs.indexOf(win.boundary)) == "Fit"
+    assert not win.headline.values["accuracy"].isVisible()
+    assert not win.headline.captions["test_accuracy"].isVisible()
+    assert win.headline.values["loss"].isVisible()
+    win.files.new_session()  # the default run: classes again
+    qtbot.waitUntil(lambda: win.tabs.tabText(win.tabs.indexOf(win.boundary))
+                    == "Decision boundary")
+    assert win.headline.values["accuracy"].isVisible()

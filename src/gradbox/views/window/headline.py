@@ -91,3 +91,8 @@ class Headline(QWidget):
             self.values[key].setToolTip(tip)
             self.captions[key].setToolTip(tip)
         self.captions["loss"].setText("Train loss" + (f" (+{penalty})" if penalty else ""))
+        # A regression has no classes to get right: no accuracy, not a "–" that says
+        # one is missing.
+        for key in ("accuracy", "test_accuracy"):
+            self.values[key].setVisible(not snapshot.config.is_regression)
+            self.captions[key].setVisible(not snapshot.config.is_regression)

@@ -480,6 +480,11 @@ class MainWindow(QMainWindow):
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.banner.show_state(snapshot)
         self.lessons.show_run(snapshot)
+        # A regression's plot is the fit of a function, not a boundary between classes.
+        name = "Fit" if snapshot.config.is_regression else "Decision boundary"
+        index = self.tabs.indexOf(self.boundary)
+        if self.tabs.tabText(index) != name:
+            self.tabs.setTabText(index, name)
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
 
