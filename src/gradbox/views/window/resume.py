@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QMenu
 from gradbox.files import sessions as persistence
 from gradbox.files.session_controls import SessionControls
 from gradbox.formatting import counted
+from gradbox.views.layouts.workspaces import WORKSPACES
 from gradbox.views.window.autosave import set_aside
 from gradbox.views.window.run_controls import speed_text
 
@@ -57,19 +58,26 @@ def current_controls(window: MainWindow) -> SessionControls:
     return SessionControls(
         speed=run.speed.currentData(), stop=run.kind(),
         stop_value=float(run.stop_value.value()),
-        tab=window.tabs.tabText(window.tabs.currentIndex()),
-        teacher=window.lessons.teacher.isChecked())
+        tab=window.tabs.currentWidget().objectName(),
+        teacher=window.lessons.teacher.isChecked(),
+        workspace=window.workspaces.current.key if window.workspaces.current else "")
 
 
 def apply_controls(window: MainWindow, controls: SessionControls) -> None:
     """Show the controls a file kept; the timeline goes to its step once the run is in."""
     window.toolbar.run_controls.set_controls(controls.speed, controls.stop,
                                              controls.stop_value)
-    for index in range(window.tabs.count()):
-        if window.tabs.tabText(index) == controls.tab:
-            window.tabs.setCurrentIndex(index)
+    current = window.workspaces.current
+    if controls.workspace and (current is None or current.key != controls.workspace) and \
+            controls.workspace in {space.key for space in WORKSPACES}:
+        window.workspaces.switch(controls.workspace)  # then the tab the user had on it
+    # Teacher mode before the tab: presenting puts panels (and tabs) where it wants them.
     if window.lessons.teacher.isChecked() != controls.teacher:
         window.lessons.set_teacher_mode(controls.teacher)
+    for index in range(window.tabs.count()):
+        # by the page's name (a tab's title changes with the data: 'Fit' for regression)
+        if controls.tab in (window.tabs.widget(index).objectName(), window.tabs.tabText(index)):
+            window.tabs.setCurrentIndex(index)
     if controls.position is not None:
         window.controller.move_timeline(controls.position)
 
