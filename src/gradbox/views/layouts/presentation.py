@@ -111,11 +111,14 @@ class Presentation:
         pages = [tabs.widget(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]
         # No main view named: the docks take the whole window rather than frame a blank.
         w.centralWidget().setVisible(bool(pages))
-        for name in self.needed:  # the first main view the step names comes to the front
-            page = next((p for p in pages if p.objectName() == name), None)
-            if page is not None:
-                tabs.setCurrentWidget(page)
-                break
+        # The first main view the step names comes to the front, unless the one on show is
+        # named too (without a lesson every view is: the tab the learner chose stays).
+        if tabs.currentWidget() is None or tabs.currentWidget().objectName() not in self.needed:
+            for name in self.needed:
+                page = next((p for p in pages if p.objectName() == name), None)
+                if page is not None:
+                    tabs.setCurrentWidget(page)
+                    break
         # The playground's graph put away: its caption and details go with it, and the
         # table takes the width (they held half the playground empty).
         graph = w.findChild(QWidget, names.PG_GRAPH)
