@@ -10,7 +10,7 @@ def settle() -> None:
     requests, deferred deletes, zero-time timers such as a queued fit) is handled now. A
     condition, not a time: a test that asserts "nothing more happens" calls it instead of
     waiting N ms."""
-    for _ in range(3):  # what one round handles may queue a little more
+    for _ in range(10):  # what one round handles may queue more (fits chain a few deep)
         QCoreApplication.sendPostedEvents(None, 0)
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         QCoreApplication.processEvents()
