@@ -78,6 +78,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
 from gradbox.training.timeline import Timeline
 from gradbox.training.trainer import Trainer
+from gradbox.views.frame_pacer import FramePacer
 
 log = logging.getLogger(__name__)
 
@@ -458,6 +459,8 @@ class SessionController(QObject):
         self._worker.stopped.connect(self._on_stopped)
         self._worker.failed.connect(self.error)
         self._worker.result_ready.connect(self._on_result)
+        # Views that want fewer snapshots than every frame subscribe here (rate tiers).
+        self.pacer = FramePacer(self)
         app = QCoreApplication.instance()
         if app is not None:
             # A QThread destroyed while running aborts the process: stop it on quit.

@@ -58,6 +58,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
 from gradbox.views.fit_text import fitted_name, fitted_number, shared_prefix
+from gradbox.views.frame_pacer import TEN_HZ_S, Rate
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number as parse_weight
 from gradbox.views.plots.plotting import (
@@ -102,7 +103,7 @@ HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while runni
 # costliest part of a frame (6 of 12 ms on W1), so most frames skip it. A single Step,
 # every step of a Run slow enough to watch (10 steps/s or fewer), and the end of a run
 # show at once.
-TABLE_INTERVAL_S = 0.1
+TABLE_INTERVAL_S = TEN_HZ_S  # (gradbox.views.frame_pacer paces the table)
 FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
@@ -696,19 +697,10 @@ class ParametersView(QWidget):
         self.model.edit_rejected.connect(self._on_edit_rejected)
         self.value_delegate.closeEditor.connect(self._on_editor_closed)
         self.value_delegate.text_edited.connect(self._on_edit_text_changed)
-        self._shown_at = -math.inf  # time.monotonic() the table last took a snapshot
-        self._behind = False  # a snapshot was skipped while running
-        self._turn_pending = False  # the table's own turn is queued, after a frame
-        controller.snapshot_changed.connect(self._on_snapshot)
-        controller.running_changed.connect(self._on_running_changed)
+        # Ten refreshes a second while a fast Run goes on, the last step at its end.
+        controller.pacer.subscribe(self._on_snapshot, Rate.TEN_HZ)
         controller.parameter_selected.connect(self._on_parameter_selected)
         self._on_snapshot(controller.snapshot)
-
-    @Slot(bool)
-    def _on_running_changed(self, running: bool) -> None:
-        if not running and self._behind:
-            self._show(self.controller.snapshot,
-                       self.controller.snapshot.param_names != self.model.names)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         # The table's own viewport, not this widget: its width is final only after the
@@ -772,28 +764,9 @@ class ParametersView(QWidget):
     # --- snapshot -------------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        reset = snapshot.param_names != self.model.names
-        now = time.monotonic()
-        speed = self.controller.speed
-        fast = self.controller.running and (speed is None or speed * TABLE_INTERVAL_S > 1)
-        if fast and not reset:
-            self._behind = True  # (the run's end shows the last snapshot)
-            if now - self._shown_at >= TABLE_INTERVAL_S and not self._turn_pending:
-                # Its own turn, just after this frame: the frame and the table's repaint
-                # are then two short waits for the event loop rather than one long one.
-                self._shown_at, self._turn_pending = now, True
-                QTimer.singleShot(0, self._take_turn)
-            return
-        self._show(snapshot, reset)
-
-    @Slot()
-    def _take_turn(self) -> None:
-        self._turn_pending = False
-        if self._behind:
-            self._show(self.controller.snapshot, False)
+        self._show(snapshot, snapshot.param_names != self.model.names)
 
     def _show(self, snapshot: Snapshot, reset: bool) -> None:
-        self._shown_at, self._behind = time.monotonic(), False
         if snapshot.forget_zero_grad != self._forgetting:
             # Growth is the point while gradients pile up: a fixed scale shows it. The
             # user may still untick it; the switch's next change decides again.
