@@ -146,7 +146,8 @@ def test_pause_abandons_a_long_step_and_restores_its_start(start) -> None:
     process.pause(1)
     events = process.wait_for(RunChanged)
     assert [e.running for e in events if isinstance(e, RunChanged)] == [False]
-    process.wait_for(NewSnapshot)
+    # The step's start came first: a window that hears the run stopped shows it.
+    assert isinstance(events[-2], NewSnapshot)
     assert process.latest.step == 0 and process.latest.phase == "forward"
     assert process.latest.params.tobytes() == initial.tobytes()
     # The step's start was restored exactly: a step from here is the in-process step.
@@ -180,6 +181,19 @@ def test_a_killed_training_process_is_reported_and_its_run_continues(start) -> N
     trainer = Trainer(CONFIG)
     trainer.run_steps(10)
     assert_same(again.latest, trainer.snapshot())
+
+
+def test_the_steps_trained_there_correct_the_estimates_here(start, monkeypatch) -> None:
+    from gradbox.training import limits
+
+    seen: list[float] = []
+    monkeypatch.setattr(limits, "observe_step",
+                        lambda config, seconds, n=None: seen.append(seconds))
+    process = start()
+    for _ in range(3):
+        process.request("step")
+    process.receive(0.5)
+    assert len(seen) == 3 and all(s > 0 for s in seen)
 
 
 def test_a_failing_command_is_an_answer_not_an_end(start) -> None:

@@ -1,4 +1,16 @@
-"""The training process: hosts the trainer, answers named commands, runs, publishes.
+"""The training process: hosts the session and its trainer, answers named commands,
+runs, publishes.
+
+Process, not thread -- measured (benchmarks/bench_app.py, bench_process.py; one run each,
+2 shared cores). With the trainer on a thread of the window's process, training and
+drawing took turns at one interpreter lock: W1 trained at 0.59x the bare step rate on
+the boundary tab and 0.17x on the graph tab (load 6-11), and at 0.45-0.58x on a quiet
+machine; a 1000x1000 network's Pause waited 2.3 s for a phase, and a crash in a step took
+the window with it. Here training has its own lock: with the window driving this
+process (the controller of branch process-integration; load 16) W1 trained at 0.94x
+and 0.79x. Snapshots cross through shared memory (a 1000x1000 snapshot
+costs the window 0.6 ms of CPU, pickled it cost 64 ms; W1's traced graph 0.8 against
+5.5 ms), a training process starts in 0.25 s (forkserver), and Pause abandons a step.
 
 `main` is what `TrainingProcess` starts in a child process (spawn context). It reads
 messages from its end of the pipe -- commands by name with plain-data arguments, Run,
@@ -22,19 +34,18 @@ import os
 import signal
 import time
 import traceback
-from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from gradbox.runner.shared import Segment
 from gradbox.runner.wire import PAUSED_UPTO, READY, STEPPING, STEPS, WANTED, Publisher, control_view
+from gradbox.training import limits
 from gradbox.training.config import TrainingConfig
-from gradbox.training.goals import RunGoal, divergence
-from gradbox.training.history import StepRecord
+from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
-from gradbox.training.snapshots import Snapshot
+from gradbox.training.session import QUESTIONS, Session
 from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
 
@@ -61,98 +72,11 @@ def make_trainer(start: TrainingState | TrainingConfig | None) -> Trainer:
     return Trainer(start)
 
 
-class Tick(NamedTuple):
-    """What one tick of a Run did (see `TrainerSession.tick`)."""
-
-    stepped: bool
-    alarm: str = ""
-    reached: str = ""
-
-
-class TrainerSession:
-    """The commands the window may send, by name, over a `Trainer`: the shape of the
-    Qt-free `Session` (issue 21), which takes this place when it is there. Arguments and
-    results are plain data; what the session has to say goes to `view`."""
-
-    QUESTIONS = frozenset({"state", "parameter_history", "trajectory", "training_loss",
-                           "snapshot", "timeline_view"})
-
-    def __init__(self, trainer: Trainer, view: Any = None) -> None:
-        self.trainer = trainer
-        self.view = view
-        self.graph_wanted = False
-        self._goal = RunGoal()
-        self._steps_done = 0
-
-    def command(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
-        t = self.trainer
-        commands: dict[str, Callable[..., Any]] = {
-            "step": self.step, "substep": self.substep, "rewind": t.rewind,
-            "reset": t.reset, "reinitialize": t.reinitialize,
-            "set_forget_zero_grad": t.set_forget_zero_grad, "set_ghost": t.set_ghost,
-            "set_parameter": t.set_parameter, "set_lr": t.set_lr, "pin": t.pin,
-            "unpin": t.unpin, "replace_dataset": t.replace_dataset,
-            "set_config": self.set_config, "open_run": self.open_run,
-            "state": t.state, "parameter_history": t.parameter_history,
-            "trajectory": t.trajectory, "training_loss": t.training_loss,
-            "capture_graph": t.capture_current_graph, "snapshot": t.snapshot,
-            "timeline_view": self.timeline_view,
-        }
-        if name not in commands:
-            raise KeyError(f"there is no session command named {name!r}")
-        self.trainer.capture_graph = self.graph_wanted
-        return commands[name](*args, **kwargs)
-
-    def snapshot(self) -> Snapshot:
-        return self.trainer.snapshot()
-
-    def timeline_view(self) -> tuple[None, str, str]:
-        return None, "", ""
-
-    def step(self) -> StepRecord | None:
-        record = self.trainer.step()
-        if record is None:
-            self.view.show_stop(self.trainer.stop_reason)
-        return record
-
-    def substep(self) -> str:
-        phase = self.trainer.substep()
-        if self.trainer.stop_reason:
-            self.view.show_stop(self.trainer.stop_reason)
-        return phase
-
-    def set_config(self, config: TrainingConfig) -> None:
-        self.trainer = self.trainer.with_config(config)
-
-    def open_run(self, state: TrainingState, what: str = "") -> None:
-        self.trainer = Trainer.from_state(state)
-
-    def start_run(self, goal: RunGoal | None = None) -> None:
-        self._goal = goal or RunGoal()
-        self._steps_done = 0
-
-    def tick(self, capture_graph: bool | None = None) -> Tick:
-        trainer = self.trainer
-        trainer.capture_graph = self.graph_wanted if capture_graph is None else capture_graph
-        record = trainer.step()
-        if record is None:
-            return Tick(False, alarm=trainer.stop_reason)
-        self._steps_done += 1
-        diverging = divergence(trainer.history, trainer.forget_zero_grad)
-        if diverging:
-            return Tick(True, alarm=diverging)
-        return Tick(True, reached=self._goal.reached(record, self._steps_done))
-
-    def finish_run(self) -> None:
-        if self.graph_wanted:  # steps between shown snapshots were not traced
-            self.trainer.capture_current_graph()
-
-
 class Child:
     """The training process's loop (see the module's docstring); the session's view."""
 
     def __init__(self, conn: Connection, prefix: str, control: np.ndarray,
-                 session: TrainerSession) -> None:
+                 session: Session) -> None:
         self.conn = conn
         self.control = control
         self.session = session
@@ -163,6 +87,15 @@ class Child:
         self.next_step_at = 0.0
         self._abandonable = False
         self.quit = False
+        self.observed: list[tuple[TrainingConfig, float, int | None]] = []
+        _observe = limits.observe_step
+
+        def observe(config: TrainingConfig, seconds: float, n_train: int | None = None,
+                    ) -> None:
+            # (limits learns here too: a check of a new network's size uses it)
+            _observe(config, seconds, n_train)
+            self.observed.append((config, seconds, n_train))
+        limits.observe_step = observe  # the trainer reports each step's compute time here
 
     # --- the session's view -----------------------------------------------------------------
     def show_message(self, text: str) -> None:
@@ -189,8 +122,10 @@ class Child:
         self.control[WANTED] = 0
         session = self.session
         session.trainer.capture_graph = session.graph_wanted
-        self.send("snapshot", self.publisher.message(session.snapshot(),
-                                                     session.timeline_view()))
+        meta = self.publisher.message(session.snapshot(), session.timeline_view())
+        # The steps' compute times go to the window, whose estimates they correct.
+        meta["observed"], self.observed = self.observed, []
+        self.send("snapshot", meta)
 
     def handle(self, message: tuple[Any, ...]) -> None:
         kind = message[0]
@@ -222,7 +157,7 @@ class Child:
             return
         finally:
             freeze_big_young_generation()
-        if name not in self.session.QUESTIONS:
+        if name not in QUESTIONS:
             self.publish()
         if not number:
             return  # (asked by this process itself)
@@ -289,9 +224,9 @@ class Child:
             self.publish()
 
     def abandon(self, start: int) -> None:
-        """Pause arrived mid-step: say so at once, then put the step's start back."""
+        """Pause arrived mid-step: put the step's start back, show it, and say the run
+        stopped (in that order: a window that hears it stopped has its last snapshot)."""
         number, self.run_number = self.run_number, 0
-        self.send("running", False, number)
         # The signal may have cut the step's bookkeeping short anywhere: the collector
         # and numpy's error state are put back as the step's context managers would.
         gc.enable()
@@ -300,6 +235,7 @@ class Child:
         self.session.finish_run()
         self.control[STEPS] = self.session.trainer.step_count
         self.publish()
+        self.send("running", False, number)
 
     # --- the loop -------------------------------------------------------------------------
     def loop(self) -> None:
@@ -333,7 +269,7 @@ def main(conn: Connection, prefix: str, control_name: str,
         conn.send(("failed", 0, describe_error(error),
                    "".join(traceback.format_exception(error))))
         return
-    child = Child(conn, prefix, control, TrainerSession(trainer))
+    child = Child(conn, prefix, control, Session(trainer))
     if PAUSE_SIGNAL is not None:
         signal.signal(PAUSE_SIGNAL, child.on_pause_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the window's to handle

@@ -37,6 +37,7 @@ from gradbox.runner.wire import (
     Receiver,
     control_view,
 )
+from gradbox.training import limits
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.snapshots import Snapshot
@@ -278,6 +279,8 @@ class TrainingProcess:
         kind = message[0]
         if kind == "snapshot":
             meta = message[1]
+            for observed in meta.get("observed", ()):
+                limits.observe_step(*observed)  # the window's step estimates learn from it
             self._receiver.absorb(meta)
             if not newest:
                 self._receiver.drop(meta)

@@ -43,8 +43,8 @@ class ProcessLink(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.process = TrainingProcess(start)
-        self._notifier = QSocketNotifier(self.process.fileno(), QSocketNotifier.Type.Read,
-                                         self)
+        self._notifier: QSocketNotifier | None = QSocketNotifier(
+            self.process.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._read)
 
     @property
@@ -86,10 +86,17 @@ class ProcessLink(QObject):
             elif isinstance(event, Note):
                 self.note.emit(event.text)
             elif isinstance(event, Died):
-                self._notifier.setEnabled(False)  # the pipe stays readable (at its end)
+                if self._notifier is not None:
+                    self._notifier.setEnabled(False)  # the pipe stays readable (at its end)
                 self.died.emit(event.text)
 
     def close(self) -> None:
         """End the process and free its shared memory. Safe to call twice."""
-        self._notifier.setEnabled(False)
+        notifier, self._notifier = self._notifier, None
+        if notifier is not None:
+            # Gone now, while the application is: a notifier left to Qt's teardown, on
+            # a pipe already closed, crashed the app on its way out (SIGSEGV).
+            notifier.setEnabled(False)
+            notifier.setParent(None)
+            del notifier
         self.process.close()
