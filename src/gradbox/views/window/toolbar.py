@@ -129,8 +129,10 @@ class TrainingToolbar(QToolBar):
         self.timeline.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         self.timeline.setRange(0, 0)
         # A click on the groove jumps there (it moved a page of 10 steps); the style is
-        # kept referenced here, since a widget does not own the style it is given.
-        self._jump_style = JumpToClickStyle(self.timeline.style())
+        # kept referenced here, since a widget does not own the style it is given. No base
+        # style is passed: a QProxyStyle owns its base, and given the application's own it
+        # deleted it a second time at exit (every quit ended in a segfault).
+        self._jump_style = JumpToClickStyle()
         self.timeline.setStyle(self._jump_style)
         self.timeline_bar.addWidget(self.timeline)
 
