@@ -52,7 +52,8 @@ def test_the_lesson_says_where_its_claim_does_not_hold_on_this_run(
     k = next(k for k, step in enumerate(item.steps)
              if any(c.quantity == "wrong_points" for c in step.claims))
     window.lessons.go_to_step(k)
-    assert not window.lessons.check.isVisible(), "nothing to say at step 0"
+    assert window.lessons.check.notes == [], "nothing to say at step 0"
+    assert "On screen:" not in window.lessons.text_plain()
     # The learner lowers the learning rate 25 times and runs 200 steps.
     config = window.controller.snapshot.config.with_changes(lr=0.02)
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=10000):
@@ -61,12 +62,17 @@ def test_the_lesson_says_where_its_claim_does_not_hold_on_this_run(
     window.controller.run(200)
     qtbot.waitUntil(lambda: window.controller.snapshot.step >= 200
                     and not window.controller.running, timeout=120000)
-    qtbot.waitUntil(window.lessons.check.isVisible, timeout=5000)
-    text = window.lessons.check.text()
-    assert text.startswith("On this run (lr 0.02)")
-    assert "at most one training point is on the wrong side" in text
-    assert "at step 200" in text
+    qtbot.waitUntil(lambda: bool(window.lessons.check.notes), timeout=5000)
+    note = window.lessons.check.notes[0]
+    assert note.startswith("On this run (lr 0.02) the number of training points on the "
+                           "wrong side is ")
+    assert "at step 200, not ≤ 1 as the step says" in note
+    # Said in the step's box, under its look-for, whole (the box asks for its height).
+    shown = window.lessons.current
+    assert "On screen: On this run (lr 0.02)" in window.lessons.text_plain()
+    assert shown.height() >= shown.heightForWidth(shown.width())
     # Back to the lesson's own settings: a fresh run, nothing to contradict yet.
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=10000):
         window.lessons.apply_key("moons")
-    qtbot.waitUntil(lambda: not window.lessons.check.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.lessons.check.notes, timeout=5000)
+    assert "On screen:" not in window.lessons.text_plain()

@@ -337,8 +337,8 @@ def check_on_screen(lesson: Lesson, step: int, snapshot: Snapshot) -> list[str]:
 
     One sentence per claim that can be read on this run and does not hold, naming how
     this run differs from the lesson's and what it shows instead: 'On this run (seed 7)
-    the claim "every training point is on its side by step 100" does not hold: 3 training
-    points are on the wrong side at step 100; it first held at step 140.'"""
+    the number of training points on the wrong side first reached ≤ 2 at step 140, not
+    within 100 steps as the step says.'"""
     setup = lesson.setup
     if setup.view != "training" or not 0 <= step < len(lesson.steps) or setup.config is None:
         return []
@@ -353,7 +353,7 @@ def check_on_screen(lesson: Lesson, step: int, snapshot: Snapshot) -> list[str]:
             continue
         differs = _differences(setup.config, snapshot.config, claim.run)
         where = f"On this run ({differs})" if differs else "On this run"
-        notes.append(f"{where} “{claim.says}” does not hold: {_seen(claim, observed)}.")
+        notes.append(f"{where} {_seen(claim, observed)}.")
     return notes
 
 
@@ -365,11 +365,11 @@ def _seen(claim: Claim, observed: Observed) -> str:
     if claim.by:
         if first is not None:
             return (f"{quantity.words} first reached {wanted} at step {first}, not within "
-                    f"{claim.at_step} steps")
+                    f"{claim.at_step} steps as the step says")
         return (f"{quantity.words} has not reached {wanted} in "
-                f"{len(observed.history)} steps")
+                f"{len(observed.history)} steps (the step says within {claim.at_step})")
     seen = (f"{quantity.words} is {quantity.write(claim.measure(observed))} at step "
-            f"{claim.at_step}, where the lesson says {wanted}")
+            f"{claim.at_step}, not {wanted} as the step says")
     if first is not None and first > claim.at_step:
         seen += f"; it got there at step {first}"
     elif first is not None:

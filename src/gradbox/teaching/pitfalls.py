@@ -389,7 +389,8 @@ VARIANTS: dict[str, tuple[Backward, str]] = {
     "engine": (_engine_backward, "reverse topological order, gradients accumulate (+=)"),
     "wrong order": (backward_wrong_order,
                     "naive recursion: a node fires before all its consumers have reported"),
-    "assign": (backward_assign, "grad = ... instead of grad += ...: only the last use counts"),
+    "assign": (backward_assign,
+               "writes grad = ... instead of grad += ...: only the last use counts"),
     "backward twice": (backward_twice_retained,
                        "backward twice with retain_graph=True: every gradient doubled"),
 }

@@ -260,7 +260,7 @@ class LessonPanel(QWidget):
         self.leave_button.setToolTip("End the lesson: your own run speed and stop condition "
                                      "come back; the run stays as it is")
         # What the current step claims that the run on screen does not show (a seed or a
-        # setting the learner changed): said beside the step, never contradicted silently.
+        # setting the learner changed): said in the step's box, never contradicted silently.
         self.check = LessonCheck()
         # The current step, always in view above the text: in a small dock or with teacher
         # mode's large fonts the list of steps may be scrolled away, never this.
@@ -305,7 +305,6 @@ class LessonPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.current)
-        layout.addWidget(self.check)
         layout.addWidget(self.text, 1)
         layout.addLayout(steps)
         # The bottom row has room to spare: the top row's width sets the dock's minimum.
@@ -381,7 +380,8 @@ class LessonPanel(QWidget):
     def show_run(self, snapshot: Snapshot) -> None:
         """The run on screen changed: check the current step's claims on it."""
         self._snapshot = snapshot
-        self.check.show_check(self.lesson, self.step, snapshot)
+        if self.check.update(self.lesson, self.step, snapshot) and self.lesson is not None:
+            self._show_current()
 
     def apply_key(self, key: str) -> None:
         for item in LESSONS:
@@ -501,10 +501,22 @@ class LessonPanel(QWidget):
         if self.lesson is not None:
             self.apply(self.lesson)
 
+    def _show_current(self) -> None:
+        """The current step's box: what to do, what to look for, and what this run shows
+        where it differs."""
+        assert self.lesson is not None
+        total = len(self.lesson.steps)
+        step = self.lesson.steps[self.step]
+        self.current.setText(f"<b>Step {self.step + 1} of {total}: {html.escape(step.do)}</b>"
+                             f"<br><i>Look for:</i> {html.escape(step.look)}"
+                             + self.check.html())
+        self.current.show()
+        self._fit_current()
+
     def _render(self) -> None:
         self.restart.setEnabled(self.lesson is not None)
         self.leave_button.setEnabled(self.lesson is not None)
-        self.check.show_check(self.lesson, self.step, self._snapshot)
+        self.check.update(self.lesson, self.step, self._snapshot)
         if self.lesson is None:
             self.text.setHtml(overview_html(LESSONS))
             self.current.hide()
@@ -517,11 +529,7 @@ class LessonPanel(QWidget):
         if self.step > 0 or self.teacher.isChecked():
             self.text.scrollToAnchor("current")
         total = len(self.lesson.steps)
-        step = self.lesson.steps[self.step]
-        self.current.setText(f"<b>Step {self.step + 1} of {total}: {html.escape(step.do)}</b>"
-                             f"<br><i>Look for:</i> {html.escape(step.look)}")
-        self.current.show()
-        self._fit_current()
+        self._show_current()
         self.position.setText(f"Step {self.step + 1} of {total}")
         self.previous_button.setEnabled(self.step > 0)
         self.next_button.setEnabled(self.step < total - 1)
