@@ -34,15 +34,17 @@ class WheelGuard(QObject):
         return True  # the value stays
 
 
-_GUARD = WheelGuard()
-
-
 def guard_wheel(widget: QWidget) -> QWidget:
     """`widget` (a spin box or combo) changes with the wheel only when focused; the
     wheel no longer gives it the focus either. Returns `widget`."""
     if isinstance(widget, QAbstractSpinBox | QComboBox):
         widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        widget.installEventFilter(_GUARD)
+        # Each widget owns its guard: one shared module-level QObject outlived the
+        # QApplication at exit and the app died of a segfault (SIGTERM test, -11).
+        guard = widget.findChild(WheelGuard)
+        if guard is None:
+            guard = WheelGuard(widget)
+            widget.installEventFilter(guard)
     return widget
 
 
