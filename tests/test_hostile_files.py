@@ -24,7 +24,7 @@ RUNNER = Path(__file__).with_name("hostile_runner.py")
 BOMB_MB = 100  # the most a refused bomb may cost, above the process's start
 
 
-def _run(*args: str, timeout: float = 300) -> object:
+def _run(*args: str, timeout: float = 1200) -> object:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, str(RUNNER), *args], capture_output=True,
                          text=True, env=env, timeout=timeout, check=True)
@@ -135,7 +135,8 @@ def test_csv_of_blank_lines_is_refused_by_its_line_count() -> None:
 
 
 def test_csv_reading_reports_progress_and_can_be_cancelled() -> None:
-    text = "x,y,label\n" + "1,2,0\n3,4,1\n" * 30_000
+    # A blank line: read row by row (plain rows go at C speed, with nothing to report).
+    text = "x,y,label\n\n" + "1,2,0\n3,4,1\n" * 30_000
     seen: list[float] = []
     datasets.from_csv(text, progress=lambda f: seen.append(f) or True)
     assert len(seen) == 3 and seen == sorted(seen) and 0 < seen[0] < seen[-1] < 1
@@ -152,11 +153,11 @@ def test_strict_csv_numbers() -> None:
 
 
 def test_fuzzed_sessions_and_csvs_end_in_a_clear_error_or_a_load_in_bounded_memory() -> None:
-    """About 45 s: thousands of mutations of valid files (bytes flipped, inserted, cut;
-    members changed inside an intact zip; manifest values replaced)."""
-    report = _run("fuzz", "45", "23")
+    """3,000 mutations of valid files (bytes flipped, inserted, cut; members changed
+    inside an intact zip; manifest values replaced): ~15 s on an idle machine."""
+    report = _run("fuzz", "3000", "23")
     assert not report["failures"], report["failures"][:3]
-    assert report["count"] >= 2000, report
+    assert report["count"] == 3000, report
     outcomes = report["outcomes"]
     assert outcomes.get("session: loaded", 0) > 0 and outcomes.get("session: SessionError", 0)
     assert outcomes.get("csv: DatasetError", 0) > 0
@@ -188,3 +189,23 @@ def test_the_command_line_names_a_hostile_file_without_a_traceback(corpus) -> No
     assert out.returncode == 2
     assert "history/loss.npy is stored with encrypted" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("kind", ["label", "target"])
+def test_plain_csv_rows_read_at_c_speed_equal_the_row_by_row_reading(kind: str) -> None:
+    """The fast path (one regular expression, numpy's parser) gives exactly what the
+    row-by-row reader gives; a blank line sends a file to the row-by-row reader."""
+    rng = np.random.default_rng(3)
+    xy = rng.normal(0, 10, (500, 2))
+    third = rng.integers(0, 4, 500) if kind == "label" else rng.normal(0, 1, 500)
+    cells = [" +1.5e1 ,-.25,1", "3.,4E-2 , 0"] if kind == "label" else []
+    rows = [f"{x!r},{y!r},{t!r}" for (x, y), t in zip(xy.tolist(), third.tolist())]
+    text = f"x,y,{kind}\n" + "\n".join(cells + rows) + "\n"
+    fast = datasets.from_csv(text, 0.2, 1)
+    slow = datasets.from_csv(text.replace("\n", "\n\n", 1), 0.2, 1)  # a blank line
+    for a, b in ((fast.points, slow.points), (fast.labels, slow.labels),
+                 (fast.is_test, slow.is_test)):
+        np.testing.assert_array_equal(a, b)
+    assert fast.classes == slow.classes
+    if kind == "target":
+        np.testing.assert_array_equal(fast.targets, slow.targets)

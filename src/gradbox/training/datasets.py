@@ -384,6 +384,50 @@ class Cancelled(Exception):  # noqa: N818 (not an error: the person asked for it
     """Reading was cancelled by its progress callback."""
 
 
+# A whole body of plain rows (gradbox's own export, a spreadsheet's): checked by one
+# regular expression and read by numpy's C parser, 1,000,000 rows in about a second
+# where the row-by-row reader took 11-20 s. Anything else -- quotes, blank lines, a bad
+# cell -- goes row by row, which names the line at fault.
+_CELL = r"[ \t]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[ \t]*"
+_FAST_ROW = {"label": re.compile(rf"^{_CELL},{_CELL},[ \t]*[0-9]{{1,9}}[ \t]*\r?$", re.M),
+             "target": re.compile(rf"^{_CELL},{_CELL},{_CELL}\r?$", re.M)}
+
+
+def _fast_rows(text: str, kind: str, header: list[str], test_ratio: float, seed: int
+               ) -> Dataset | None:
+    """The dataset, if every row after the header is a plain row of three numbers that
+    passes every check; else None (the row-by-row reader then finds what is wrong)."""
+    if [cell.strip().lower() for cell in header] != list(CSV_COLUMNS[kind]):
+        return None
+    start = text.find("\n") + 1
+    body = text[start:] if start else ""
+    rest, rows = _FAST_ROW[kind].subn("", body)
+    lines = body.count("\n") + (not body.endswith("\n"))
+    if rows != lines or rows < 2 or rest.strip("\r\n"):
+        return None  # a line that is not a plain row (or is blank): read row by row
+    if rows > MAX_POINTS:  # every line a row: the first one too many is this one
+        raise DatasetError(f"line {MAX_POINTS + 2}: the file has more than {MAX_POINTS:,} "
+                           "points, the most a session can hold; split it or thin it out")
+    try:
+        data = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, ndmin=2)
+    except ValueError:
+        return None
+    if data.shape != (rows, 3) or not np.all(np.isfinite(data)) or \
+            np.abs(data[:, :2]).max() > MAX_COORDINATE:
+        return None
+    points, third = np.ascontiguousarray(data[:, :2]), data[:, 2].copy()
+    if kind == "target":
+        return Dataset(points, (third > 0).astype(np.int64), split(rows, test_ratio, seed),
+                       2, third, bool(np.array_equal(third, points[:, 1])))
+    if third.max() >= MAX_CLASSES:
+        return None
+    labels = third.astype(np.int64)
+    present = np.unique(labels)
+    if len(present) < 2:
+        return None
+    return Dataset(points, labels, split(rows, test_ratio, seed), int(present.max()) + 1)
+
+
 def _number(cell: str) -> float | None:
     cell = cell.strip()
     return float(cell) if _NUMBER.fullmatch(cell) else None
@@ -427,6 +471,9 @@ def from_csv(text: str, test_ratio: float = 0.0, seed: int = 0,
     if not any(cell.strip() for cell in first):
         raise DatasetError("line 1: the file is empty; expected a header 'x,y,label'")
     kind, columns = _header(first)
+    fast = _fast_rows(text, kind, first, test_ratio, seed)
+    if fast is not None:
+        return fast
     width = len(columns)
     # Three arrays of doubles: 24 bytes a point (a list of tuples took 136).
     xs, ys, ts = array("d"), array("d"), array("d")
@@ -558,6 +605,14 @@ def load_csv(path: str | Path, test_ratio: float = 0.0, seed: int = 0,
             raise DatasetError(f"{path.name} is {size / 2**20:,.0f} MB; at most "
                                f"{MAX_CSV_BYTES // 2**20} MB ({MAX_POINTS:,} points) can be "
                                "imported")
+        # Counted a megabyte at a time before the file is held whole: 100 MB of blank
+        # lines is refused without 100 MB of bytes and 100 MB of text in memory.
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+        if lines > MAX_CSV_LINES:
+            raise DatasetError(f"{path.name} has {lines:,} lines; at most {MAX_POINTS:,} "
+                               f"points (and {MAX_CSV_LINES - MAX_POINTS:,} blank lines) can "
+                               "be imported")
+        f.seek(0)
         data = f.read(MAX_CSV_BYTES + 1)
     if len(data) > MAX_CSV_BYTES:
         raise DatasetError(f"{path.name} is over {MAX_CSV_BYTES // 2**20} MB")
