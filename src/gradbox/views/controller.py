@@ -598,6 +598,15 @@ class SessionController(QObject):
 
     @Slot(str)
     def _on_stopped(self, reason: str) -> None:
+        # As for running_changed: the stop is heard with the run's last snapshot on
+        # screen (heard within a frame's own event pass, the window's alert took the
+        # frame's older step for the step it paused at, and said 'Still diverging').
+        if self._worker.latest is not self.snapshot:
+            if self._drawing:
+                QTimer.singleShot(0, lambda: self._on_stopped(reason))
+                return
+            self._frame.stop()
+            self._draw_frame()
         # Said once, by whoever shows `stopped` (the window's alert), not also as a message.
         self.stopped.emit(reason)
 
