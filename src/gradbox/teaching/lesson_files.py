@@ -1,0 +1,453 @@
+"""Lessons as plain text files (TOML) a teacher can read, copy and change.
+
+`dump_lesson(lesson)` writes a `Lesson` as TOML; `load_lesson(text, source)` reads one
+back, strictly: anything that is not exactly a lesson -- a syntax error, a missing or
+unknown field, a value of the wrong kind, a panel or dataset that does not exist -- is a
+`LessonFileError` whose message names the file, the line and the field
+(`my-lesson.toml, line 14, steps[2].panels: unknown panel 'lossCurve'; ...`). Every
+built-in lesson round-trips: `load_lesson(dump_lesson(x)) == x`.
+
+The format (docs/lessons.md has a commented example):
+
+    key, title, intro, formulas, controls, takeaway      the lesson
+    [setup]          view = "playground": expression, values, variant, retain_graph, tab
+                     view = "training": forget_zero_grad, ghost, main_tab, and
+    [setup.config]   the run's settings (gradbox.training.config.TrainingConfig's fields)
+    [[steps]]        do, look, panels, loop_line -- one table per step, in order
+
+Python's tomllib reads the syntax (it reports the line of a syntax error); the lines of
+fields are found by `field_lines`, which follows the tables and keys of the text.
+
+Pure Python, no Qt.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import fields
+from types import MappingProxyType
+from typing import Any
+
+from gradbox.autograd.phases import PHASES
+from gradbox.teaching.expression import PLAYGROUND_VARIANTS
+from gradbox.teaching.lessons import ALL_CONTROLS, Lesson, Setup, Step
+from gradbox.training.config import ConfigError, TrainingConfig
+
+__all__ = ["LessonFileError", "dump_lesson", "field_lines", "load_lesson"]
+
+PLAYGROUND_TABS = ("variables", "micro-batches", "forget zero_grad")
+LOOP_LINES = ("", *(str(p) for p in PHASES))
+WIDTH = 92  # long texts are wrapped at about this many characters a line
+KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+LESSON_FIELDS = ("key", "title", "intro", "formulas", "controls", "takeaway", "setup", "steps")
+SETUP_FIELDS = {"playground": ("view", "expression", "values", "variant", "retain_graph", "tab"),
+                "training": ("view", "config", "forget_zero_grad", "ghost", "main_tab")}
+STEP_FIELDS = ("do", "look", "panels", "loop_line")
+# The JSON-like kind of each TrainingConfig field, as a lesson file writes it.
+CONFIG_KINDS = {"dataset": str, "n_samples": int, "noise": float, "test_ratio": float,
+                "classes": int, "hidden": "ints", "activation": str, "loss": str,
+                "optimizer": str, "lr": float, "momentum": float, "schedule": str,
+                "batch_size": int, "l1": float, "l2": float, "seed": int, "steps": int,
+                "features": "strs", "init": str, "init_scale": float}
+
+
+class LessonFileError(ValueError):
+    """A lesson file that is not exactly a lesson; says where (line, field) and why."""
+
+    def __init__(self, source: str, line: int | None, field: str, message: str) -> None:
+        where = ", ".join(x for x in (source, f"line {line}" if line else "", field) if x)
+        super().__init__(f"{where}: {message}")
+        self.source, self.line, self.field, self.message = source, line, field, message
+
+
+# --- writing ----------------------------------------------------------------------------
+def _escape(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _string(text: str, indent: int = 0) -> str:
+    """A TOML string: one line if short, else a multi-line string wrapped at spaces with
+    line-ending backslashes (which TOML removes with the line break), so it reads back
+    as exactly `text`."""
+    escaped = _escape(text)
+    if len(escaped) + indent <= WIDTH - 10:
+        return f'"{escaped}"'
+    # Break after a space, where the next piece does not start with a space (TOML trims
+    # the whitespace that starts a continued line).
+    pieces = re.split(r"(?<= )(?=\S)", escaped)
+    lines, line = [], ""
+    for piece in pieces:
+        if line and len(line) + len(piece) > WIDTH:
+            lines.append(line)
+            line = ""
+        line += piece
+    lines.append(line)
+    body = "\\\n".join(lines)
+    return f'"""\n{body}"""'
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, tuple | list):
+        items = [_value(v) for v in value]
+        one_line = f"[{', '.join(items)}]"
+        if len(one_line) <= WIDTH - 20:
+            return one_line
+        return "[\n" + "".join(f"    {item},\n" for item in items) + "]"
+    raise TypeError(f"cannot write {value!r} in a lesson file")
+
+
+def _key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else f'"{_escape(name)}"'
+
+
+def dump_lesson(lesson: Lesson) -> str:
+    """The lesson as the text of a .toml file."""
+    out = [f"# A gradbox lesson: {lesson.title}",
+           "# File → Open lesson… loads it; docs/lessons.md says what each field means.", ""]
+    out.append(f"key = {_value(lesson.key)}")
+    out.append(f"title = {_value(lesson.title)}")
+    out.append(f"intro = {_value(lesson.intro)}")
+    out.append(f"formulas = {_value(lesson.formulas)}")
+    out.append(f"controls = {_value(lesson.controls)}")
+    if lesson.takeaway:
+        out.append(f"takeaway = {_value(lesson.takeaway)}")
+    s = lesson.setup
+    out += ["", "[setup]", f"view = {_value(s.view)}"]
+    if s.view == "playground":
+        out.append(f"expression = {_value(s.expression)}")
+        out.append(f"variant = {_value(s.variant)}")
+        out.append(f"retain_graph = {_value(s.retain_graph)}")
+        out.append(f"tab = {_value(s.tab)}")
+        if s.values:
+            out += ["", "[setup.values]"]
+            out += [f"{_key(name)} = {_value(float(v))}" for name, v in s.values.items()]
+    else:
+        assert s.config is not None
+        out.append(f"forget_zero_grad = {_value(s.forget_zero_grad)}")
+        out.append(f"ghost = {_value(s.ghost)}")
+        out.append(f"main_tab = {_value(s.main_tab)}")
+        out += ["", "[setup.config]"]
+        for f in fields(TrainingConfig):
+            value = getattr(s.config, f.name)
+            if value is not None:  # TOML has no null: a missing batch_size is "all points"
+                out.append(f"{f.name} = {_value(value)}")
+    for step in lesson.steps:
+        out += ["", "[[steps]]", f"do = {_value(step.do)}", f"look = {_value(step.look)}"]
+        if step.panels:
+            out.append(f"panels = {_value(step.panels)}")
+        if step.loop_line:
+            out.append(f"loop_line = {_value(step.loop_line)}")
+    return "\n".join(out) + "\n"
+
+
+# --- where each field is ---------------------------------------------------------------------
+_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\- ]+?)\s*\]\s*(#.*)?$")
+_ARRAY_TABLE = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\- ]+?)\s*\]\]\s*(#.*)?$")
+_KEY_LINE = re.compile(r'^\s*([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")\s*=\s*(.*)$')
+
+
+def _strip_strings(text: str) -> tuple[str, str | None]:
+    """`text` with its complete strings removed, and the delimiter of a multi-line string
+    left open at its end (None if none)."""
+    out, i = [], 0
+    while i < len(text):
+        for delim in ('"""', "'''", '"', "'"):
+            if text.startswith(delim, i):
+                j = i + len(delim)
+                while True:
+                    k = text.find(delim, j)
+                    if k < 0:
+                        return "".join(out), delim if len(delim) == 3 else None
+                    if delim[0] == '"' and _escaped(text, k):
+                        j = k + 1
+                        continue
+                    break
+                i = k + len(delim)
+                break
+        else:
+            if text[i] == "#":
+                break
+            out.append(text[i])
+            i += 1
+    return "".join(out), None
+
+
+def _escaped(text: str, k: int) -> bool:
+    backslashes = 0
+    while k - 1 - backslashes >= 0 and text[k - 1 - backslashes] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def field_lines(text: str) -> dict[str, int]:
+    """The line (from 1) where each field of the file is written, by its path as messages
+    name it: 'title', 'setup.config.lr', 'steps[2].panels' (tables too: 'steps[2]')."""
+    lines: dict[str, int] = {}
+    table = ""
+    counts: dict[str, int] = {}
+    open_string: str | None = None
+    depth = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if open_string is not None:
+            end = line.find(open_string)
+            while end >= 0 and open_string == '"""' and _escaped(line, end):
+                end = line.find(open_string, end + 1)
+            if end < 0:
+                continue
+            line = line[end + 3:]
+            open_string = None
+            rest, open_string = _strip_strings(line)
+            depth += rest.count("[") - rest.count("]")
+            continue
+        if depth > 0:  # inside an array written over several lines
+            rest, open_string = _strip_strings(line)
+            depth += rest.count("[") - rest.count("]")
+            continue
+        if m := _ARRAY_TABLE.match(line):
+            name = m.group(1).replace(" ", "")
+            parent, _, last = name.rpartition(".")
+            prefix = _resolve(parent, lines, counts) if parent else ""
+            base = f"{prefix}.{last}" if prefix else last
+            counts[base] = counts.get(base, 0) + 1
+            table = f"{base}[{counts[base]}]"
+            lines.setdefault(table, number)
+            continue
+        if m := _TABLE.match(line):
+            table = _resolve(m.group(1).replace(" ", ""), lines, counts)
+            lines.setdefault(table, number)
+            continue
+        if m := _KEY_LINE.match(line):
+            key = m.group(1).strip('"')
+            path = f"{table}.{key}" if table else key
+            lines.setdefault(path, number)
+            rest, open_string = _strip_strings(m.group(2))
+            depth = max(rest.count("[") - rest.count("]"), 0)
+    return lines
+
+
+def _resolve(dotted: str, lines: dict[str, int], counts: dict[str, int]) -> str:
+    """A table's dotted name with the array tables in it numbered as last seen
+    (steps.claims -> steps[2].claims)."""
+    out = ""
+    for part in dotted.split("."):
+        out = f"{out}.{part}" if out else part
+        if out in counts:
+            out = f"{out}[{counts[out]}]"
+    return out
+
+
+# --- reading -------------------------------------------------------------------------------
+class _Reader:
+    def __init__(self, text: str, source: str) -> None:
+        self.source = source
+        self.lines = field_lines(text)
+
+    def error(self, path: str, message: str) -> LessonFileError:
+        """An error about field `path`, at its line -- or, for a field that is not there,
+        at the line of the table it belongs in (line 1 for the lesson's own fields)."""
+        line = 1
+        probe = path
+        while probe:
+            if probe in self.lines:
+                line = self.lines[probe]
+                break
+            shorter = re.sub(r"(\[\d+\]|\.[^.\[]*)$", "", probe)
+            probe = "" if shorter == probe else shorter
+        return LessonFileError(self.source, line, path, message)
+
+    def table(self, value: Any, path: str, allowed: tuple[str, ...],
+              required: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(path, f"must be a table ([{path}]), got {_kind(value)}")
+        for key in value:
+            if key not in allowed:
+                where = f"{path}.{key}" if path else key
+                raise self.error(where, f"unknown field {key!r}; the fields here are "
+                                        f"{', '.join(allowed)}")
+        for key in required:
+            if key not in value:
+                where = f"{path}.{key}" if path else key
+                raise self.error(where, f"missing field {key!r}")
+        return value
+
+    def string(self, value: Any, path: str, choices: tuple[str, ...] | None = None,
+               empty: bool = True) -> str:
+        if not isinstance(value, str):
+            raise self.error(path, f"must be text in quotes, got {_kind(value)}")
+        if not empty and not value.strip():
+            raise self.error(path, "must not be empty")
+        if choices is not None and value not in choices:
+            raise self.error(path, f"must be one of {', '.join(repr(c) for c in choices)}, "
+                                   f"got {value!r}")
+        return value
+
+    def boolean(self, value: Any, path: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(path, f"must be true or false, got {_kind(value)}")
+        return value
+
+    def number(self, value: Any, path: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(path, f"must be a number, got {_kind(value)}")
+        if not math.isfinite(value):
+            raise self.error(path, f"must be a finite number, got {value}")
+        return value
+
+    def whole(self, value: Any, path: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(path, f"must be a whole number, got {_kind(value)}")
+        return value
+
+    def strings(self, value: Any, path: str, choices: tuple[str, ...] | None = None,
+                ) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise self.error(path, f"must be a list in [brackets], got {_kind(value)}")
+        out = []
+        for i, item in enumerate(value, start=1):
+            if not isinstance(item, str):
+                raise self.error(path, f"item {i} must be text in quotes, got {_kind(item)}")
+            if choices is not None and item not in choices:
+                raise self.error(path, f"unknown panel {item!r} (item {i}); the panels are "
+                                       f"{', '.join(choices)}")
+            out.append(item)
+        return tuple(out)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (true/false)"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+def load_lesson(text: str, source: str = "lesson") -> Lesson:
+    """Read a lesson file's text strictly; LessonFileError names the line and field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        found = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        line = int(found.group(1)) if found else None
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        raise LessonFileError(source, line, "", f"not valid TOML: {message}") from None
+    r = _Reader(text, source)
+    top = r.table(data, "", LESSON_FIELDS, ("key", "title", "intro", "setup", "steps"))
+    key = r.string(top["key"], "key", empty=False)
+    if not KEY.match(key):
+        raise r.error("key", f"must be lower-case letters, digits and dashes, got {key!r}")
+    title = r.string(top["title"], "title", empty=False)
+    intro = r.string(top["intro"], "intro", empty=False)
+    formulas = r.strings(top.get("formulas", []), "formulas")
+    controls = r.strings(top.get("controls", []), "controls", ALL_CONTROLS)
+    takeaway = r.string(top.get("takeaway", ""), "takeaway")
+    setup = _setup(r, top["setup"])
+    raw_steps = top["steps"]
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise r.error("steps", "must be one or more [[steps]] tables")
+    steps = tuple(_step(r, item, f"steps[{i}]") for i, item in enumerate(raw_steps, start=1))
+    return Lesson(key=key, title=title, intro=intro, steps=steps, formulas=formulas,
+                  setup=setup, controls=controls, takeaway=takeaway)
+
+
+def _setup(r: _Reader, value: Any) -> Setup:
+    if not isinstance(value, dict):
+        raise r.error("setup", f"must be a table ([setup]), got {_kind(value)}")
+    view = r.string(value.get("view"), "setup.view", tuple(SETUP_FIELDS)) \
+        if "view" in value else None
+    if view is None:
+        raise r.error("setup.view", "missing field 'view' (\"playground\" or \"training\")")
+    obj = r.table(value, "setup", SETUP_FIELDS[view],
+                  ("view", "expression") if view == "playground" else ("view", "config"))
+    if view == "playground":
+        values = obj.get("values", {})
+        if not isinstance(values, dict):
+            raise r.error("setup.values", f"must be a table ([setup.values]), got "
+                                          f"{_kind(values)}")
+        numbers = {name: float(r.number(v, f"setup.values.{name}"))
+                   for name, v in values.items()}
+        return Setup("playground",
+                     expression=r.string(obj["expression"], "setup.expression", empty=False),
+                     values=MappingProxyType(numbers),
+                     variant=r.string(obj.get("variant", "engine"), "setup.variant",
+                                      tuple(PLAYGROUND_VARIANTS)),
+                     retain_graph=r.boolean(obj.get("retain_graph", False),
+                                            "setup.retain_graph"),
+                     tab=r.string(obj.get("tab", "variables"), "setup.tab", PLAYGROUND_TABS))
+    return Setup("training", config=_config(r, obj["config"]),
+                 forget_zero_grad=r.boolean(obj.get("forget_zero_grad", False),
+                                            "setup.forget_zero_grad"),
+                 ghost=r.boolean(obj.get("ghost", False), "setup.ghost"),
+                 main_tab=r.string(obj.get("main_tab", ""), "setup.main_tab",
+                                   ("", *ALL_CONTROLS)))
+
+
+def _config(r: _Reader, value: Any) -> TrainingConfig:
+    obj = r.table(value, "setup.config", tuple(CONFIG_KINDS), ())
+    kwargs: dict[str, Any] = {}
+    for name, raw in obj.items():
+        path = f"setup.config.{name}"
+        kind = CONFIG_KINDS[name]
+        if kind is str:
+            kwargs[name] = r.string(raw, path)
+        elif kind is int:
+            kwargs[name] = r.whole(raw, path)
+        elif kind is float:
+            kwargs[name] = r.number(raw, path)
+        elif kind == "ints":
+            if not isinstance(raw, list) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in raw):
+                raise r.error(path, f"must be a list of whole numbers (neurons per hidden "
+                                    f"layer), got {_kind(raw)}")
+            kwargs[name] = tuple(raw)
+        else:
+            kwargs[name] = r.strings(raw, path)
+    try:
+        return TrainingConfig(**kwargs)
+    except ConfigError as error:
+        # The message names the field (dataset must be ...): point at its line.
+        named = next((n for n in kwargs if str(error).startswith(n)), "")
+        raise r.error(f"setup.config.{named}" if named else "setup.config",
+                      str(error)) from None
+
+
+def _step(r: _Reader, value: Any, path: str) -> Step:
+    obj = r.table(value, path, STEP_FIELDS, ("do", "look"))
+    return Step(do=r.string(obj["do"], f"{path}.do", empty=False),
+                look=r.string(obj["look"], f"{path}.look", empty=False),
+                panels=r.strings(obj.get("panels", []), f"{path}.panels", ALL_CONTROLS),
+                loop_line=r.string(obj.get("loop_line", ""), f"{path}.loop_line", LOOP_LINES))

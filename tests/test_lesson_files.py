@@ -1,0 +1,87 @@
+"""Lessons as TOML files: every built-in lesson round-trips; a broken file is a message
+naming its line and field."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import pytest
+
+from gradbox.teaching.lesson_files import LessonFileError, dump_lesson, field_lines, load_lesson
+from gradbox.teaching.lessons import LESSONS, lesson
+
+
+@pytest.mark.parametrize("item", LESSONS, ids=lambda x: x.key)
+def test_every_built_in_lesson_round_trips(item) -> None:  # type: ignore[no-untyped-def]
+    text = dump_lesson(item)
+    tomllib.loads(text)  # plain TOML any reader takes
+    assert load_lesson(text, f"{item.key}.toml") == item
+    assert max(len(line) for line in text.splitlines()) <= 100, "readable without scrolling"
+
+
+GOOD = dump_lesson(lesson("moons"))
+
+
+def broken(old: str, new: str, text: str = GOOD) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if fragment in line)
+
+
+CASES = [  # (what is broken, the text, the field, the line's fragment, words in the message)
+    ("not TOML", broken('title = "6.', 'title = 6."'), "", 'title = 6."', "not valid TOML"),
+    ("a misspelt field", broken("takeaway =", "take_away ="), "take_away", "take_away =",
+     "unknown field 'take_away'"),
+    ("a missing title", broken('title = "6. Training a network on moons"\n', ""), "title",
+     None, "missing field 'title'"),
+    ("an unknown panel", broken('panels = ["boundary"]', 'panels = ["lossCurve"]'),
+     "steps[2].panels", 'panels = ["lossCurve"]', "unknown panel 'lossCurve'"),
+    ("a dataset that does not exist", broken('dataset = "moons"', 'dataset = "moon"'),
+     "setup.config.dataset", 'dataset = "moon"', "dataset must be one of"),
+    ("text where a number goes", broken("lr = 0.5", 'lr = "fast"'), "setup.config.lr",
+     'lr = "fast"', "must be a number"),
+    ("a number where a switch goes", broken("ghost = false", "ghost = 0"), "setup.ghost",
+     "ghost = 0", "must be true or false"),
+    ("an unknown view", broken('view = "training"', 'view = "trainig"'), "setup.view",
+     'view = "trainig"', "must be one of 'playground', 'training'"),
+    ("a step without words", broken('do = "Look at the decision boundary."', 'do = ""'),
+     "steps[2].do", 'do = ""', "must not be empty"),
+    ("an unknown loop line", broken(
+        'panels = ["training_toolbar", "training_loop"]',
+        'panels = ["training_toolbar", "training_loop"]\nloop_line = "step"'),
+     "steps[1].loop_line", 'loop_line = "step"', "must be one of"),
+    ("a playground field in a training setup", broken(
+        'main_tab = ""', 'main_tab = ""\nexpression = "a*b"'), "setup.expression",
+     'expression = "a*b"', "unknown field 'expression'"),
+    ("hidden layers as text", broken("hidden = [8, 8]", 'hidden = "8, 8"'),
+     "setup.config.hidden", 'hidden = "8, 8"', "list of whole numbers"),
+]
+
+
+@pytest.mark.parametrize(("text", "field", "fragment", "words"),
+                         [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_a_broken_file_names_its_line_and_field(text: str, field: str, fragment: str | None,
+                                                words: str) -> None:
+    with pytest.raises(LessonFileError) as caught:
+        load_lesson(text, "broken.toml")
+    error = caught.value
+    assert words in str(error)
+    assert error.field == field
+    assert str(error).startswith("broken.toml, ")
+    # the line of the field, or of the table a missing field belongs in (1: the lesson's)
+    assert error.line == (line_of(text, fragment) if fragment is not None else 1)
+    assert re.search(rf"line {error.line}[,:] ", str(error))
+
+
+def test_field_lines_follow_tables_arrays_and_long_strings() -> None:
+    lines = field_lines(GOOD)
+    assert lines["title"] == line_of(GOOD, "title = ")
+    assert lines["setup.config.lr"] == line_of(GOOD, "lr = 0.5")
+    # the third step's 'look' comes after two multi-line strings and a list
+    third = GOOD.splitlines().index("[[steps]]", line_of(GOOD, 'do = "Open the Computation'))
+    assert lines["steps[3]"] < lines["steps[3].look"]
+    assert third  # the text has the tables in order
