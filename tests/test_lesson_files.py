@@ -85,3 +85,12 @@ def test_field_lines_follow_tables_arrays_and_long_strings() -> None:
     third = GOOD.splitlines().index("[[steps]]", line_of(GOOD, 'do = "Open the Computation'))
     assert lines["steps[3]"] < lines["steps[3].look"]
     assert third  # the text has the tables in order
+
+
+def test_the_documented_example_opens() -> None:
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "example-lesson.toml"
+    example = load_lesson(path.read_text(encoding="utf-8"), path.name)
+    assert example.key == "step-size" and len(example.steps) == 3
+    assert load_lesson(dump_lesson(example)) == example
