@@ -194,3 +194,30 @@ def test_export_notebook_from_the_window(qtbot, window: MainWindow, tmp_path: Pa
     assert written == [tmp_path / "run.ipynb"]
     book = nbformat.read(tmp_path / "run.ipynb", as_version=4)
     assert book.metadata["gradbox"]["steps"] == 40
+
+
+def test_file_open_lesson_sets_it_up_and_a_broken_one_changes_nothing(
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "docs" / "example-lesson.toml"
+    text = example.read_text(encoding="utf-8")
+    opened: list[tuple[object, str]] = []
+    broken = tmp_path / "broken.toml"
+    broken.write_text(text.replace('"loss_curve", "boundary"]\n\n[[steps]]',
+                                   '"lossCurve", "boundary"]\n\n[[steps]]', 1), encoding="utf-8")
+    window.class_exports.open_lesson(broken, lambda *a: opened.append(a))
+    qtbot.waitUntil(lambda: bool(opened), timeout=10000)
+    lesson, message = opened.pop()
+    assert lesson is None
+    assert message.startswith("broken.toml, line 38, steps[1].panels: unknown panel 'lossCurve'")
+    assert window.lessons.lesson is None or window.lessons.lesson.key != "step-size"
+    assert window.controller.snapshot.step == 40, "the run on screen is untouched"
+    good = tmp_path / "mine.toml"
+    good.write_text(text, encoding="utf-8")
+    window.class_exports.open_lesson(good, lambda *a: opened.append(a))
+    qtbot.waitUntil(lambda: bool(opened), timeout=10000)
+    qtbot.waitUntil(lambda: window.controller.snapshot.step == 0, timeout=10000)
+    assert window.lessons.lesson.key == "step-size"
+    assert window.controller.snapshot.config.lr == 0.1
+    assert "How big a step?" in window.lessons.text_plain()
+    entries = [a.text() for a in window.menus["&File"].actions()]
+    assert entries.index("Open &lesson…") == entries.index("&Open session…") + 1

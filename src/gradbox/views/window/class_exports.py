@@ -1,4 +1,4 @@
-"""Taking a run to class: File → Export → Animation… and Notebook….
+"""Taking a run to class: File → Export → Animation… and Notebook…, File → Open lesson….
 
 Both take the run's immutable state from the training thread and do the slow part --
 replaying, drawing, encoding, writing -- on a background thread of their own (`Job`), so
@@ -35,6 +35,8 @@ from PySide6.QtWidgets import (
 from gradbox.files import animation
 from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
+from gradbox.teaching.lesson_files import LessonFileError, load_lesson
+from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import FrameLayout, render_frame
 from gradbox.views.window.autosave import failure_reason
@@ -47,7 +49,8 @@ log = logging.getLogger(__name__)
 SIZES = ((640, 400), (800, 500), (1024, 640), (1280, 720), (1920, 1080))
 DEFAULT_SIZE = (800, 500)
 DEFAULT_FPS = 10
-MOST_FRAMES_BY_DEFAULT = 200  # the default 'every' keeps a long run's recording short
+MOST_FRAMES_BY_DEFAULT = 200
+MAX_LESSON_BYTES = 1 << 20  # the default 'every' keeps a long run's recording short
 
 
 class Job(QObject):
@@ -89,11 +92,63 @@ class ClassExports(QObject):
         self.jobs: set[Job] = set()  # running: a job with no reference would be collected
 
     def add_menu_entries(self, m: Callable[..., object]) -> None:
+        file = self.window.menus["&File"]
+        opened = m("&File", "Open &lesson…", self.open_lesson_dialog, None,
+                   "Open a lesson file (.toml) a teacher wrote: docs/lessons.md says how")
+        # beside Open session…, not at the end of the menu
+        after = next((a for a in file.actions() if a.text() == "&Open session…"), None)
+        if after is not None:
+            actions = file.actions()
+            before = actions[actions.index(after) + 1]
+            file.removeAction(opened)  # type: ignore[arg-type]
+            file.insertAction(before, opened)  # type: ignore[arg-type]
         m("Export", "&Animation (GIF, MP4, PNG frames)…", self.show_animation_dialog, None,
           "Record the decision boundary and the loss curve over a range of steps")
         m("Export", "&Notebook…", self.export_notebook_dialog, None,
           "A Jupyter notebook that rebuilds this run in gradbox's Python API and trains it "
           "step by step, with the same losses")
+
+    # --- lesson files ----------------------------------------------------------------------
+    @Slot()
+    def open_lesson_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open lesson", self._directory(),
+                                              "gradbox lessons (*.toml)")
+        if path:
+            self.open_lesson(Path(path))
+
+    def open_lesson(self, path: Path, done: Callable[[Lesson | None, str], None] | None = None,
+                    ) -> None:
+        """Read and check a lesson file off the UI thread, then set the lesson up; a file
+        that is not a lesson is a message naming its line and field, and nothing changes."""
+        def work(_progress: object, _cancelled: object) -> Lesson:
+            with open(path, "rb") as f:
+                raw = f.read(MAX_LESSON_BYTES + 1)
+            if len(raw) > MAX_LESSON_BYTES:
+                raise LessonFileError(path.name, None, "", f"the file is over "
+                                      f"{MAX_LESSON_BYTES // 1024} KB: not a lesson")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                line = raw[:error.start].count(b"\n") + 1
+                raise LessonFileError(path.name, line, "", "not UTF-8 text") from None
+            return load_lesson(text, path.name)
+
+        def finished(lesson: Any, error: BaseException | None) -> None:
+            if error is not None:
+                text = str(error) if isinstance(error, LessonFileError) else \
+                    f"{path.name} could not be read: {failure_reason(error)}"
+                self.window.show_error("Could not open the lesson",
+                                       f"{text}\n\nThe lesson on screen is unchanged.")
+                if done is not None:
+                    done(None, text)
+                return
+            self.window.lessons.apply(lesson)
+            self.window.docks["Lessons"].show()
+            text = f"Opened the lesson {path.name}: {lesson.title}"
+            self._say(text)
+            if done is not None:
+                done(lesson, text)
+        self._start(work, finished)
 
     # --- notebook ------------------------------------------------------------------------
     @Slot()
