@@ -202,13 +202,17 @@ def test_file_open_lesson_sets_it_up_and_a_broken_one_changes_nothing(
     text = example.read_text(encoding="utf-8")
     opened: list[tuple[object, str]] = []
     broken = tmp_path / "broken.toml"
-    broken.write_text(text.replace('"loss_curve", "boundary"]\n\n[[steps]]',
-                                   '"lossCurve", "boundary"]\n\n[[steps]]', 1), encoding="utf-8")
+    wrong = text.replace('panels = ["training_toolbar", "loss_curve", "boundary"]',
+                         'panels = ["training_toolbar", "lossCurve", "boundary"]', 1)
+    assert wrong != text
+    broken.write_text(wrong, encoding="utf-8")
+    line = 1 + wrong.splitlines().index('panels = ["training_toolbar", "lossCurve", "boundary"]')
     window.class_exports.open_lesson(broken, lambda *a: opened.append(a))
     qtbot.waitUntil(lambda: bool(opened), timeout=10000)
     lesson, message = opened.pop()
     assert lesson is None
-    assert message.startswith("broken.toml, line 38, steps[1].panels: unknown panel 'lossCurve'")
+    assert message.startswith(f"broken.toml, line {line}, steps[1].panels: unknown panel "
+                              "'lossCurve'")
     assert window.lessons.lesson is None or window.lessons.lesson.key != "step-size"
     assert window.controller.snapshot.step == 40, "the run on screen is untouched"
     good = tmp_path / "mine.toml"
@@ -221,3 +225,23 @@ def test_file_open_lesson_sets_it_up_and_a_broken_one_changes_nothing(
     assert "How big a step?" in window.lessons.text_plain()
     entries = [a.text() for a in window.menus["&File"].actions()]
     assert entries.index("Open &lesson…") == entries.index("&Open session…") + 1
+
+
+def test_a_lesson_with_a_false_claim_is_flagged_when_opened(qtbot, window: MainWindow,
+                                                          tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "docs" / "example-lesson.toml"
+    text = example.read_text(encoding="utf-8")
+    for name, source, expected in (
+            ("true.toml", text, []),
+            # at lr 0.1 the loss is near 0.25 at step 100: "above 0.3" is false
+            ("false.toml", text.replace("value = 0.1\n", "value = 0.3\n", 1).replace(
+                "is still above 0.1", "is still above 0.3"),
+             ["Step 1: “after 100 steps at lr 0.1 the loss is still above 0.3” does not hold "
+              "on the lesson's setup (seed 0)."])):
+        path = tmp_path / name
+        path.write_text(source, encoding="utf-8")
+        found: list[list[str]] = []
+        window.class_exports.open_lesson(path, checked=found.append)
+        qtbot.waitUntil(lambda: bool(found), timeout=120000)
+        assert found[0] == expected
+    assert window.error_box is not None and "does not hold" in window.error_box.text()

@@ -14,6 +14,8 @@ The format (docs/lessons.md has a commented example):
                      view = "training": forget_zero_grad, ghost, main_tab, and
     [setup.config]   the run's settings (gradbox.training.config.TrainingConfig's fields)
     [[steps]]        do, look, panels, loop_line -- one table per step, in order
+    [[steps.claims]] quantity, op, value, at_step, says, by, run, pinned -- the step's
+                     checkable claims (gradbox.teaching.claims.Claim), after their step
 
 Python's tomllib reads the syntax (it reports the line of a syntax error); the lines of
 fields are found by `field_lines`, which follows the tables and keys of the text.
@@ -31,11 +33,12 @@ from types import MappingProxyType
 from typing import Any
 
 from gradbox.autograd.phases import PHASES
+from gradbox.teaching.claims import OPS, QUANTITIES, Claim, run_claims
 from gradbox.teaching.expression import PLAYGROUND_VARIANTS
 from gradbox.teaching.lessons import ALL_CONTROLS, Lesson, Setup, Step
 from gradbox.training.config import ConfigError, TrainingConfig
 
-__all__ = ["LessonFileError", "dump_lesson", "field_lines", "load_lesson"]
+__all__ = ["LessonFileError", "dump_lesson", "false_claims", "field_lines", "load_lesson"]
 
 PLAYGROUND_TABS = ("variables", "micro-batches", "forget zero_grad")
 LOOP_LINES = ("", *(str(p) for p in PHASES))
@@ -44,8 +47,12 @@ KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 LESSON_FIELDS = ("key", "title", "intro", "formulas", "controls", "takeaway", "setup", "steps")
 SETUP_FIELDS = {"playground": ("view", "expression", "values", "variant", "retain_graph", "tab"),
-                "training": ("view", "config", "forget_zero_grad", "ghost", "main_tab")}
-STEP_FIELDS = ("do", "look", "panels", "loop_line")
+                "training": ("view", "config", "forget_zero_grad", "ghost", "main_tab",
+                             "run_speed", "run_stop", "run_stop_value")}
+STEP_FIELDS = ("do", "look", "panels", "loop_line", "claims")
+CLAIM_FIELDS = ("quantity", "op", "value", "at_step", "says", "by", "run", "pinned")
+RUN_STOPS = ("never", "steps", "loss", "accuracy")
+MAX_SPEED = "max"  # run_speed = "max": as fast as the machine allows
 # The JSON-like kind of each TrainingConfig field, as a lesson file writes it.
 CONFIG_KINDS = {"dataset": str, "n_samples": int, "noise": float, "test_ratio": float,
                 "classes": int, "hidden": "ints", "activation": str, "loss": str,
@@ -155,6 +162,10 @@ def dump_lesson(lesson: Lesson) -> str:
         out.append(f"forget_zero_grad = {_value(s.forget_zero_grad)}")
         out.append(f"ghost = {_value(s.ghost)}")
         out.append(f"main_tab = {_value(s.main_tab)}")
+        out.append("run_speed = " + (_value(MAX_SPEED) if s.run_speed is None
+                                     else _value(s.run_speed)))
+        out.append(f"run_stop = {_value(s.run_stop)}")
+        out.append(f"run_stop_value = {_value(s.run_stop_value)}")
         out += ["", "[setup.config]"]
         for f in fields(TrainingConfig):
             value = getattr(s.config, f.name)
@@ -166,7 +177,22 @@ def dump_lesson(lesson: Lesson) -> str:
             out.append(f"panels = {_value(step.panels)}")
         if step.loop_line:
             out.append(f"loop_line = {_value(step.loop_line)}")
+        for claim in step.claims:
+            out += ["", "[[steps.claims]]"]
+            out += [f"{name} = {_value(getattr(claim, name))}"
+                    for name in ("quantity", "op", "value", "at_step", "says")]
+            if claim.by:
+                out.append("by = true")
+            if claim.run:
+                out.append(f"run = {_inline(claim.run)}")
+            if claim.pinned is not None:
+                out.append(f"pinned = {_inline(claim.pinned)}")
     return "\n".join(out) + "\n"
+
+
+def _inline(settings: Any) -> str:
+    """Settings (config field: value) as a TOML inline table."""
+    return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in settings.items()) + " }"
 
 
 # --- where each field is ---------------------------------------------------------------------
@@ -379,7 +405,8 @@ def load_lesson(text: str, source: str = "lesson") -> Lesson:
     raw_steps = top["steps"]
     if not isinstance(raw_steps, list) or not raw_steps:
         raise r.error("steps", "must be one or more [[steps]] tables")
-    steps = tuple(_step(r, item, f"steps[{i}]") for i, item in enumerate(raw_steps, start=1))
+    steps = tuple(_step(r, item, f"steps[{i}]", setup)
+                  for i, item in enumerate(raw_steps, start=1))
     return Lesson(key=key, title=title, intro=intro, steps=steps, formulas=formulas,
                   setup=setup, controls=controls, takeaway=takeaway)
 
@@ -408,34 +435,30 @@ def _setup(r: _Reader, value: Any) -> Setup:
                      retain_graph=r.boolean(obj.get("retain_graph", False),
                                             "setup.retain_graph"),
                      tab=r.string(obj.get("tab", "variables"), "setup.tab", PLAYGROUND_TABS))
+    speed: float | None = 10.0
+    if "run_speed" in obj:
+        raw = obj["run_speed"]
+        if raw == MAX_SPEED:
+            speed = None
+        elif r.number(raw, "setup.run_speed") <= 0:
+            raise r.error("setup.run_speed", f"must be steps per second above 0, or "
+                                             f"{MAX_SPEED!r}, got {raw}")
+        else:
+            speed = raw
     return Setup("training", config=_config(r, obj["config"]),
                  forget_zero_grad=r.boolean(obj.get("forget_zero_grad", False),
                                             "setup.forget_zero_grad"),
                  ghost=r.boolean(obj.get("ghost", False), "setup.ghost"),
                  main_tab=r.string(obj.get("main_tab", ""), "setup.main_tab",
-                                   ("", *ALL_CONTROLS)))
+                                   ("", *ALL_CONTROLS)),
+                 run_speed=speed,
+                 run_stop=r.string(obj.get("run_stop", "never"), "setup.run_stop", RUN_STOPS),
+                 run_stop_value=r.number(obj.get("run_stop_value", 0.0),
+                                         "setup.run_stop_value"))
 
 
 def _config(r: _Reader, value: Any) -> TrainingConfig:
-    obj = r.table(value, "setup.config", tuple(CONFIG_KINDS), ())
-    kwargs: dict[str, Any] = {}
-    for name, raw in obj.items():
-        path = f"setup.config.{name}"
-        kind = CONFIG_KINDS[name]
-        if kind is str:
-            kwargs[name] = r.string(raw, path)
-        elif kind is int:
-            kwargs[name] = r.whole(raw, path)
-        elif kind is float:
-            kwargs[name] = r.number(raw, path)
-        elif kind == "ints":
-            if not isinstance(raw, list) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in raw):
-                raise r.error(path, f"must be a list of whole numbers (neurons per hidden "
-                                    f"layer), got {_kind(raw)}")
-            kwargs[name] = tuple(raw)
-        else:
-            kwargs[name] = r.strings(raw, path)
+    kwargs = _settings(r, value, "setup.config")
     try:
         return TrainingConfig(**kwargs)
     except ConfigError as error:
@@ -445,9 +468,91 @@ def _config(r: _Reader, value: Any) -> TrainingConfig:
                       str(error)) from None
 
 
-def _step(r: _Reader, value: Any, path: str) -> Step:
+def _settings(r: _Reader, value: Any, path: str) -> dict[str, Any]:
+    """Config fields by name, each of its kind (a table of TrainingConfig's fields)."""
+    obj = r.table(value, path, tuple(CONFIG_KINDS), ())
+    kwargs: dict[str, Any] = {}
+    for name, raw in obj.items():
+        where = f"{path}.{name}"
+        kind = CONFIG_KINDS[name]
+        if kind is str:
+            kwargs[name] = r.string(raw, where)
+        elif kind is int:
+            kwargs[name] = r.whole(raw, where)
+        elif kind is float:
+            kwargs[name] = r.number(raw, where)
+        elif kind == "ints":
+            if not isinstance(raw, list) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in raw):
+                raise r.error(where, f"must be a list of whole numbers (neurons per hidden "
+                                     f"layer), got {_kind(raw)}")
+            kwargs[name] = tuple(raw)
+        else:
+            kwargs[name] = r.strings(raw, where)
+    return kwargs
+
+
+def _step(r: _Reader, value: Any, path: str, setup: Setup) -> Step:
     obj = r.table(value, path, STEP_FIELDS, ("do", "look"))
+    raw_claims = obj.get("claims", [])
+    if not isinstance(raw_claims, list):
+        raise r.error(f"{path}.claims", "must be [[steps.claims]] tables after their step")
+    if raw_claims and setup.view != "training":
+        raise r.error(f"{path}.claims[1]", "claims are read on a training run: this lesson's "
+                                           "setup is the playground")
+    claims = tuple(_claim(r, item, f"{path}.claims[{i}]", setup)
+                   for i, item in enumerate(raw_claims, start=1))
     return Step(do=r.string(obj["do"], f"{path}.do", empty=False),
                 look=r.string(obj["look"], f"{path}.look", empty=False),
                 panels=r.strings(obj.get("panels", []), f"{path}.panels", ALL_CONTROLS),
-                loop_line=r.string(obj.get("loop_line", ""), f"{path}.loop_line", LOOP_LINES))
+                loop_line=r.string(obj.get("loop_line", ""), f"{path}.loop_line", LOOP_LINES),
+                claims=claims)
+
+
+def _claim(r: _Reader, value: Any, path: str, setup: Setup) -> Claim:
+    obj = r.table(value, path, CLAIM_FIELDS, ("quantity", "op", "value", "at_step", "says"))
+    quantity = r.string(obj["quantity"], f"{path}.quantity", tuple(QUANTITIES))
+    op = r.string(obj["op"], f"{path}.op", tuple(OPS))
+    number = r.number(obj["value"], f"{path}.value")
+    at_step = r.whole(obj["at_step"], f"{path}.at_step")
+    if at_step < 1:
+        raise r.error(f"{path}.at_step", f"a claim is read at step 1 or later, got {at_step}")
+    runs: dict[str, dict[str, Any] | None] = {"run": {}, "pinned": None}
+    for name in runs:
+        if name in obj:
+            settings = _settings(r, obj[name], f"{path}.{name}")
+            assert setup.config is not None
+            try:
+                setup.config.with_changes(**settings)
+            except ConfigError as error:
+                raise r.error(f"{path}.{name}", str(error)) from None
+            runs[name] = settings
+    try:
+        return Claim(quantity, op, number, at_step,
+                     r.string(obj["says"], f"{path}.says", empty=False),
+                     run=runs["run"] or {}, pinned=runs["pinned"],
+                     by=r.boolean(obj.get("by", False), f"{path}.by"))
+    except ValueError as error:
+        raise r.error(path, str(error)) from None
+
+
+# --- checking a lesson's claims on its own setup -------------------------------------------
+def false_claims(lesson: Lesson) -> list[str]:
+    """What a teacher must hear before class: each of the lesson's claims that does not
+    hold on the lesson's own setup (its seed), or cannot be read there, in a sentence
+    naming its step. Empty when every claim holds. Trains the runs the claims speak of
+    (seconds for the built-in lessons): call it off the UI thread."""
+    claims = [(number, claim) for number, step in enumerate(lesson.steps, start=1)
+              for claim in step.claims]
+    if not claims or lesson.setup.config is None:
+        return []
+    verdicts = run_claims(lesson.setup, [c for _, c in claims], lesson.setup.config.seed)
+    out = []
+    for (number, claim), verdict in zip(claims, verdicts):
+        if verdict is False:
+            out.append(f"Step {number}: “{claim.says}” does not hold on the lesson's setup "
+                       f"(seed {lesson.setup.config.seed}).")
+        elif verdict is None:
+            out.append(f"Step {number}: “{claim.says}” could not be checked: the run did "
+                       f"not reach step {claim.at_step}.")
+    return out

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from gradbox.files import animation
 from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
-from gradbox.teaching.lesson_files import LessonFileError, load_lesson
+from gradbox.teaching.lesson_files import LessonFileError, false_claims, load_lesson
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import FrameLayout, render_frame
@@ -117,9 +117,11 @@ class ClassExports(QObject):
             self.open_lesson(Path(path))
 
     def open_lesson(self, path: Path, done: Callable[[Lesson | None, str], None] | None = None,
-                    ) -> None:
+                    checked: Callable[[list[str]], None] | None = None) -> None:
         """Read and check a lesson file off the UI thread, then set the lesson up; a file
-        that is not a lesson is a message naming its line and field, and nothing changes."""
+        that is not a lesson is a message naming its line and field, and nothing changes.
+        Then its claims are checked on its own setup, in the background: any that does
+        not hold is shown to the teacher (`checked(false claims)` after)."""
         def work(_progress: object, _cancelled: object) -> Lesson:
             with open(path, "rb") as f:
                 raw = f.read(MAX_LESSON_BYTES + 1)
@@ -144,11 +146,33 @@ class ClassExports(QObject):
                 return
             self.window.lessons.apply(lesson)
             self.window.docks["Lessons"].show()
+            claims = sum(len(step.claims) for step in lesson.steps)
             text = f"Opened the lesson {path.name}: {lesson.title}"
-            self._say(text)
+            self._say(text + (f" · checking its {counted(claims, 'claim')} on its setup…"
+                              if claims else ""))
             if done is not None:
                 done(lesson, text)
+            if claims:
+                self._check_claims(lesson, path, claims, checked)
         self._start(work, finished)
+
+    def _check_claims(self, lesson: Lesson, path: Path, claims: int,
+                      checked: Callable[[list[str]], None] | None) -> None:
+        def finished(false: Any, error: BaseException | None) -> None:
+            if error is not None:
+                false = [f"The claims could not be checked: {failure_reason(error)}"]
+            if false:
+                self.window.show_error(
+                    "A lesson claim does not hold",
+                    f"{path.name}: {len(false)} of its {counted(claims, 'claim')} did not hold "
+                    "on the lesson's own setup. Change the sentence (and its claim) or the "
+                    "setup before class:\n\n" + "\n".join(false))
+            else:
+                self._say(f"{lesson.title}: all {counted(claims, 'claim')} hold on its setup "
+                          f"(seed {lesson.setup.config.seed if lesson.setup.config else 0})")
+            if checked is not None:
+                checked(list(false))
+        self._start(lambda _p, _c: false_claims(lesson), finished)
 
     # --- notebook ------------------------------------------------------------------------
     @Slot()
