@@ -242,6 +242,6 @@ def test_a_lesson_with_a_false_claim_is_flagged_when_opened(qtbot, window: MainW
         path.write_text(source, encoding="utf-8")
         found: list[list[str]] = []
         window.class_exports.open_lesson(path, checked=found.append)
-        qtbot.waitUntil(lambda: bool(found), timeout=120000)
+        qtbot.waitUntil(lambda found=found: bool(found), timeout=120000)
         assert found[0] == expected
     assert window.error_box is not None and "does not hold" in window.error_box.text()
