@@ -94,3 +94,13 @@ def test_the_documented_example_opens() -> None:
     example = load_lesson(path.read_text(encoding="utf-8"), path.name)
     assert example.key == "step-size" and len(example.steps) == 3
     assert load_lesson(dump_lesson(example)) == example
+
+
+def test_the_docs_name_every_quantity_and_panel() -> None:
+    from pathlib import Path
+
+    from gradbox.teaching.claims import QUANTITIES
+    from gradbox.teaching.lessons import ALL_CONTROLS
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "lessons.md").read_text("utf-8")
+    assert all(f"`{name}`" in text for name in [*QUANTITIES, *ALL_CONTROLS])

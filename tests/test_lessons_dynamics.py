@@ -8,10 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from gradbox.teaching.lessons import LANDSCAPE_TAB, LAYERS_TAB, MOMENTUM, VANISHING
+from gradbox.teaching.lessons import LANDSCAPE_TAB, LAYERS_TAB, lesson
 from gradbox.training import landscape
 from gradbox.training.trainer import Trainer, TrainingConfig
 
+# The built-in lessons are files now (teaching/builtin_lessons), read by key.
+MOMENTUM, VANISHING = lesson("momentum-landscape"), lesson("vanishing-gradients")
 SEEDS = range(5)
 
 

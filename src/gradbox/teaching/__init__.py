@@ -1,6 +1,8 @@
 """Teaching: lessons, the wrong variants they show, and the code the learner reads.
 
-    lessons         the guided lessons: steps, settings and claims
+    lessons         the guided lessons, read from builtin_lessons/*.toml
+    lesson_model    what a lesson is: setup, steps, the panels' names
+    lesson_files    lessons as TOML files: written, read strictly (line and field), checked
     claims          a claim as data (quantity, comparison, step), checked over seeds and
                     on the learner's run
     demonstrations  lesson claims measured across seeds
@@ -8,6 +10,6 @@
     expression      the Playground's expression language, on the engine
     loop_code       the training loop as the learner would type it
 
-May import: `gradbox.autograd`, `gradbox.training`, `gradbox.formatting`, numpy. Never Qt
+May import: `gradbox.autograd`, `gradbox.training`, `gradbox.formatting`, numpy, tomllib. Never Qt
 or `.views` (tests/test_architecture.py checks).
 """
