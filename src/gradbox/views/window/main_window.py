@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QScrollArea,
     QStyle,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +43,7 @@ from gradbox.views.window.class_exports import ClassExports
 from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
+from gradbox.views.window.main_tabs import MainTabs
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
 from gradbox.views.window.resume import Resume, current_controls
@@ -149,22 +149,22 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.TopToolBarArea, self.toolbar.timeline_bar)
 
         self.boundary = DecisionBoundaryView(controller)
-        self.tabs = QTabWidget()
+        self.tabs = MainTabs()
         self.tabs.setAccessibleName("Main views")
-        self.tabs.addTab(self.boundary, "Decision boundary")
+        self.tabs.add(self.boundary, "Decision boundary", "Boundary")
         self.boundary.setObjectName(lessons.BOUNDARY)
         self.graph = self._make_graph_view()
         if self.graph is not None:
             self.graph.setObjectName(lessons.GRAPH_TAB)
-            self.tabs.addTab(self.graph, "Computation graph")
+            self.tabs.add(self.graph, "Computation graph", "Graph")
         self.layer_stats = LayerStatsView(controller)
         self.layer_stats.setObjectName(lessons.LAYERS_TAB)
-        self.tabs.addTab(self.layer_stats, "Layers")
+        self.tabs.add(self.layer_stats, "Layers")
         self.landscape = LandscapeView(controller)
         self.landscape.setObjectName(lessons.LANDSCAPE_TAB)
-        self.tabs.addTab(self.landscape, "Landscape")
+        self.tabs.add(self.landscape, "Landscape")
         self.playground = PlaygroundPanel(controller)
-        self.tabs.addTab(_scrolling(self.playground), "Playground")
+        self.tabs.add(_scrolling(self.playground), "Playground")
         self.headline = Headline(controller)
         central = QWidget()
         column = QVBoxLayout(central)
@@ -482,9 +482,8 @@ class MainWindow(QMainWindow):
         self.lessons.show_run(snapshot)
         # A regression's plot is the fit of a function, not a boundary between classes.
         name = "Fit" if snapshot.config.is_regression else "Decision boundary"
-        index = self.tabs.indexOf(self.boundary)
-        if self.tabs.tabText(index) != name:
-            self.tabs.setTabText(index, name)
+        if self.tabs.name_of(self.tabs.indexOf(self.boundary)) != name:
+            self.tabs.rename(self.boundary, name, "Fit" if name == "Fit" else "Boundary")
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
 
