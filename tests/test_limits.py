@@ -3,6 +3,8 @@ a message, and errors that always carry text."""
 
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 import pytest
 
@@ -58,7 +60,11 @@ def test_the_estimate_grows_with_the_network_and_the_batch() -> None:
     assert 2 * 2**30 < huge.bytes < 8 * 2**30
 
 
-def test_slow_warning_uses_the_estimate() -> None:
+def test_slow_warning_uses_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The estimate as at launch: steps other tests trained in this process (fast ones, on
+    # a quiet machine) would otherwise correct the cost per node down past the warning.
+    monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
+    monkeypatch.setattr(limits, "_times", None)
     assert TrainingConfig().slow_warning() == ""
     warning = TrainingConfig(hidden=(64, 64, 64), n_samples=1000).slow_warning()
     assert "1,000 samples" in warning and "on this machine" in warning
