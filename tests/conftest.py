@@ -144,13 +144,13 @@ def settle(qtbot):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def drained(qtbot, settle):  # type: ignore[no-untyped-def]
-    """`drained(controller)`: every command sent to the worker before it has run, and what
-    the worker sent back to the UI thread has been handled (a question queued behind them
-    is answered last)."""
+    """`drained(controller)`: every command sent to the training process before it has
+    run, and what it sent back to the UI thread has been handled (a question queued
+    behind them is answered last)."""
 
     def run(controller) -> None:  # type: ignore[no-untyped-def]
         answered: list[object] = []
-        controller.query(lambda _trainer: True, answered.append)
+        controller.ask("timeline_view", callback=answered.append)
         qtbot.waitUntil(lambda: bool(answered), timeout=10000)
         settle()
 

@@ -1,5 +1,6 @@
 """Display-paced frames: every snapshot that matters reaches every view, at most one
-redraw per frame, Pause still acts (between phases for a big network). No timings are
+redraw per frame, Pause acts at once (a big network's step under way is abandoned). No
+timings are
 asserted: a frame's length is made long where a test needs to see two things in one."""
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-
     frames = controller.frames
     assert drawn == [1]
     for _ in range(3):
-        controller.call(lambda t: t.step())
-    qtbot.waitUntil(lambda: controller._worker.latest.step == 4, timeout=10000)
+        controller.command("step")
+    qtbot.waitUntil(lambda: controller.newest.step == 4, timeout=10000)
     drained(controller)  # every step's snapshot has reached the UI thread: no frame yet
     assert controller.frames == frames and drawn == [1]  # within the frame: not yet
     controller._frame.stop()
@@ -81,9 +82,9 @@ def test_pause_stops_a_run(qtbot, controller, drained) -> None:  # type: ignore[
     qtbot.waitUntil(lambda: controller.snapshot.step >= 3, timeout=60000)
     controller.pause()
     qtbot.waitUntil(lambda: not controller.running, timeout=10000)
-    stopped_at = controller._worker.latest.step
+    stopped_at = controller.newest.step
     drained(controller)  # whatever was queued behind the pause has run
-    assert controller._worker.latest.step == stopped_at
+    assert controller.newest.step == stopped_at
     assert controller.snapshot.step == stopped_at  # the last step is shown
 
 
@@ -93,40 +94,26 @@ def big_config() -> TrainingConfig:
     return config
 
 
-def test_a_big_networks_run_goes_phase_by_phase_and_pause_acts_between_phases(  # type: ignore[no-untyped-def]
-        qtbot) -> None:
+def test_pause_abandons_a_big_networks_step_and_shows_its_start(qtbot) -> None:  # type: ignore[no-untyped-def]
     controller = SessionController(Trainer(big_config()))
     try:
-        assert controller._worker.splits_steps
-        phases: list[str] = []
-        original = Trainer.substep
-
-        def recording(trainer: Trainer, capture_every_phase: bool = True) -> str:
-            phases.append(original(trainer, capture_every_phase))
-            return phases[-1]
-        Trainer.substep = recording  # type: ignore[method-assign]
-        try:
-            controller.run(1)
-            qtbot.waitUntil(lambda: not controller.running
-                            and controller.snapshot.step == 1, timeout=60000)
-            assert phases == ["forward", "zero_grad", "backward", "update"]
-            phases.clear()
-            controller.run()
-            qtbot.waitUntil(lambda: len(phases) >= 2, timeout=60000)
-            controller.pause()
-            qtbot.waitUntil(lambda: not controller.running, timeout=60000)
-        finally:
-            Trainer.substep = original  # type: ignore[method-assign]
-        # It stopped where a phase ended, which may be inside a step: the snapshot says
-        # which phase comes next, and a Step finishes the step the run began.
-        shown = controller.snapshot
-        assert shown.phase == ("forward", "zero_grad", "backward", "update")[
-            len(phases) % 4]
-        assert shown.step == 1 + len(phases) // 4
         with qtbot.waitSignal(controller.snapshot_changed, timeout=60000):
             controller.step()
-        assert controller.snapshot.phase == "forward"
-        assert controller.snapshot.step == shown.step + 1
+        start = controller.snapshot
+        controller.run()
+        qtbot.waitUntil(lambda: controller.stepping, timeout=60000)
+        controller.pause()
+        qtbot.waitUntil(lambda: not controller.running, timeout=60000)
+        # The step under way was left, its start put back: what shows is step 1 again,
+        # with step 1's numbers, and the next Step is a whole step from there.
+        qtbot.waitUntil(lambda: controller.snapshot is not start
+                        and controller.snapshot.step == 1, timeout=60000)
+        shown = controller.snapshot
+        assert shown.phase == "forward"
+        assert shown.params.tobytes() == start.params.tobytes()
+        with qtbot.waitSignal(controller.snapshot_changed, timeout=60000):
+            controller.step()
+        assert controller.snapshot.phase == "forward" and controller.snapshot.step == 2
     finally:
         controller.shutdown()
 
@@ -172,7 +159,7 @@ def test_a_run_slow_enough_to_watch_shows_every_step_in_the_table(  # type: igno
     assert drawn[-1] == 6 and [s for s in shown if s > 0] == [s for s in drawn if s > 0]
 
 
-def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+def test_pause_answers_at_once_while_a_big_networks_step_is_computed(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
     controller = SessionController(Trainer(big_config()))
     window = open_window(controller=controller)
     run = window.toolbar.run_action
@@ -180,9 +167,9 @@ def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot, open_w
     try:
         run.trigger()
         assert run.text() == "Pause" and controller.running
-        run.trigger()  # while the first phase is still being computed
+        qtbot.waitUntil(lambda: controller.stepping, timeout=60000)
+        run.trigger()  # while the first step is still being computed
         assert run.text() == "Pausing…" and not run.isChecked()
-        assert "finishes first" in run.toolTip()
         qtbot.waitUntil(lambda: not controller.running, timeout=60000)
         assert run.text() == "Run" and run.toolTip() == tip
     finally:
@@ -191,8 +178,8 @@ def test_pause_answers_at_once_while_a_big_networks_phase_finishes(qtbot, open_w
 
 def test_a_run_ending_while_a_frame_draws_is_heard_after_its_last_snapshot(  # type: ignore[no-untyped-def]
         qtbot, controller) -> None:
-    """A frame's event pass may deliver the worker's 'stopped' while it shows an older
-    snapshot: running must stay True until the run's last snapshot has been drawn."""
+    """A frame's event pass may deliver the training process's 'stopped' while it shows
+    an older snapshot: running must stay True until the run's last snapshot is drawn."""
     with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
         controller.step()
     controller._set_running(True)  # as in a run whose worker has just stopped
@@ -201,11 +188,11 @@ def test_a_run_ending_while_a_frame_draws_is_heard_after_its_last_snapshot(  # t
 
     def inside_a_frame(snapshot):  # type: ignore[no-untyped-def]
         if snapshot is not last and not heard:
-            controller._worker.latest = last
+            controller._pending = (last, (None, "", ""))
             controller._on_running_changed(False, controller._runs_asked)
             heard.append(controller.running)
     controller.snapshot_changed.connect(inside_a_frame)
-    controller._worker.latest = dataclasses.replace(controller.snapshot)
+    controller._pending = (dataclasses.replace(controller.snapshot), (None, "", ""))
     controller._next_frame = 0.0
     controller._schedule_frame()
     assert heard == [True]  # not stopped yet: the snapshot on screen is not the last

@@ -305,7 +305,7 @@ def test_a_command_that_changes_nothing_does_not_stop_the_replay(
     panel.view.set_level("operation")
     panel.view.step_backward()
     with qtbot.waitSignal(controller.snapshot_changed):
-        controller.call(lambda _trainer: None)  # e.g. the parameters panel's history
+        controller.command("unpin")  # a command that changes nothing shown
     assert panel.view.animation_position() == 1
 
 
@@ -328,15 +328,15 @@ def test_export_png_svg_dot(qtbot, tmp_path: Path, controller: SessionController
 # --- tracing only while visible -----------------------------------------------------------
 def test_the_trainer_traces_only_while_the_panel_is_visible(
         qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
-    assert controller._worker.graph_wanted
+    assert controller.graph_wanted
     panel.hide()
-    assert not controller._worker.graph_wanted
+    assert not controller.graph_wanted
     step(qtbot, controller)
     assert controller.snapshot.graph is None
     assert panel.view.graph() is None  # a hidden panel does no work either
     with qtbot.waitSignal(controller.snapshot_changed):
         panel.show()
-    assert controller._worker.graph_wanted
+    assert controller.graph_wanted
     assert controller.snapshot.graph is not None
     assert panel.view.graph() is controller.snapshot.graph
 
@@ -350,11 +350,11 @@ def test_hidden_tab_in_a_tab_widget_stops_tracing(qtbot, controller: SessionCont
     panel = GraphPanel(controller)
     tabs.addTab(panel, "graph")
     tabs.show()
-    assert not controller._worker.graph_wanted
+    assert not controller.graph_wanted
     tabs.setCurrentIndex(1)
-    assert controller._worker.graph_wanted
+    assert controller.graph_wanted
     tabs.setCurrentIndex(0)
-    assert not controller._worker.graph_wanted
+    assert not controller.graph_wanted
 
 
 def test_reset_clears_the_old_graph(qtbot, controller: SessionController,  # type: ignore[no-untyped-def]
@@ -454,8 +454,8 @@ def test_export_from_a_hidden_panel_shows_the_current_model(qtbot, tmp_path) -> 
         panel.hide()
         small = TrainingConfig(hidden=(2,))
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-            controller.replace_trainer(lambda _old: Trainer(small))
-        controller._worker.graph_wanted = True  # as if the tab were showing again
+            controller.new_run(small, "A smaller network")
+        controller.set_graph_wanted(True)  # as if the tab were showing again
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
             controller.step()
         path = tmp_path / "g.dot"

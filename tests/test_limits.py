@@ -94,15 +94,17 @@ def test_a_pause_asked_for_during_a_step_acts_at_the_next_phase_boundary() -> No
     assert record is not None and trainer.step_count == 1
 
 
-def test_a_memory_error_in_the_training_thread_reaches_the_window_with_text(
+def test_a_network_too_big_for_memory_is_refused_in_words_and_training_goes_on(
         qtbot, controller) -> None:  # type: ignore[no-untyped-def]
-    def exhaust(trainer: Trainer) -> None:
-        raise MemoryError()
-
-    with qtbot.waitSignal(controller.error, timeout=10000) as signal:
-        controller.call(exhaust)
-    text, detail = signal.args
-    assert text.startswith("Out of memory") and "MemoryError" in detail
+    """The memory check runs where the network would be built: in the training process.
+    Its refusal comes back in words, and the run there stays."""
+    with qtbot.waitSignal(controller.error, timeout=30000) as signal:
+        controller.new_run(TrainingConfig(hidden=(200_000, 200_000)), "A huge network")
+    text, _detail = signal.args
+    assert "of memory for each step" in text and "free" in text
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        controller.step()
+    assert controller.snapshot.step == 1 and controller.snapshot.config.hidden == (8, 8)
 
 
 def test_the_step_cost_follows_the_steps_actually_trained(monkeypatch) -> None:

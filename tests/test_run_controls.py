@@ -55,9 +55,9 @@ def test_speed_setting_is_respected(qtbot, window: MainWindow, speed: int) -> No
 def test_the_speed_menu_sets_the_pace_between_steps(qtbot, window: MainWindow) -> None:
     controls = window.toolbar.run_controls
     controls.speed.setCurrentIndex(controls.speed.findData(None))
-    assert window.controller._worker.interval_ms == 0
+    assert window.controller.interval_ms == 0
     controls.speed.setCurrentIndex(controls.speed.findData(30))
-    assert window.controller._worker.interval_ms == 33
+    assert window.controller.interval_ms == 33
 
 
 def test_run_for_n_steps_stops_there(qtbot, window: MainWindow) -> None:

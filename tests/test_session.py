@@ -1,14 +1,18 @@
-"""The training thread and the UI thread: what runs where."""
+"""The training process and the UI thread: what runs where, and in what order."""
 
 from __future__ import annotations
 
 import gc
+import os
+import signal
+
+import pytest
 
 
 def test_the_cyclic_collector_runs_only_from_the_ui_thread(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
     from gradbox.views import controller as session
 
-    # Automatic collection is off for the whole process (it could start in the training
+    # Automatic collection is off in the window's process (it could start in another
     # thread); a timer collects from the UI thread instead.
     assert not gc.isenabled()
     assert session._collector is not None and session._collector.isActive()
@@ -17,28 +21,36 @@ def test_the_cyclic_collector_runs_only_from_the_ui_thread(qtbot, controller) ->
     assert not gc.isenabled()  # a training step pauses and restores, never re-enables
 
 
-def test_query_sends_no_snapshot_but_call_does(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
-    answers: list[int] = []
+def test_a_question_sends_no_snapshot_but_a_command_does(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    answers: list[object] = []
     with qtbot.assertNotEmitted(controller.snapshot_changed, wait=300):
-        controller.query(lambda t: t.step_count, answers.append)
-        qtbot.waitUntil(lambda: answers == [0], timeout=5000)
+        controller.ask("state", callback=answers.append)
+        qtbot.waitUntil(lambda: len(answers) == 1, timeout=5000)
+    assert answers[0].step == 0
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-        controller.call(lambda t: t.step())
+        controller.command("step")
     assert controller.snapshot.step == 1
 
 
-def _busy(controller):  # type: ignore[no-untyped-def]
-    """Keep the worker busy in a command until the returned event is set."""
-    import threading
+def test_a_closure_is_refused_in_words(controller) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(TypeError, match="named command"):
+        controller.call(lambda t: t.step())
 
-    release, entered = threading.Event(), threading.Event()
 
-    def hold(_trainer) -> None:  # type: ignore[no-untyped-def]
-        entered.set()
-        release.wait(10)
-    controller.query(hold, lambda _result: None)
-    assert entered.wait(5)
-    return release
+class _Held:
+    """The training process stopped (SIGSTOP) until `set()`: what is sent meanwhile
+    waits in the pipe, as behind a long command."""
+
+    def __init__(self, controller) -> None:  # type: ignore[no-untyped-def]
+        self.pid = controller.training_pid
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def set(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+
+
+def _busy(controller) -> _Held:  # type: ignore[no-untyped-def]
+    return _Held(controller)
 
 
 def test_the_last_pause_wins_over_a_run_still_queued(qtbot, controller, drained) -> None:  # type: ignore[no-untyped-def]

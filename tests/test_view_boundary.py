@@ -111,7 +111,7 @@ def test_a_big_networks_heatmap_comes_from_its_own_thread_and_is_the_same(  # ty
 def test_the_heatmap_is_not_recomputed_for_the_same_model_nor_while_hidden(  # type: ignore[no-untyped-def]
         qtbot, controller, view, after_snapshot) -> None:
     computed = view.heatmaps_computed
-    after_snapshot(controller, controller.call, lambda t: None)  # a snapshot, same weights
+    after_snapshot(controller, controller.command, "unpin")  # a snapshot, same weights
     assert view.heatmaps_computed == computed
     view.hide()
     after_snapshot(controller, controller.step)

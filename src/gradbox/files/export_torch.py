@@ -38,6 +38,7 @@ from gradbox.autograd import features, losses
 from gradbox.autograd.nn import INIT_LABELS, parse_parameter_name
 from gradbox.autograd.optim import Adam
 from gradbox.formatting import counted
+from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
 
 # The tolerance the script uses for its verdict, and the tests for theirs.
@@ -134,6 +135,12 @@ def _batches(trainer: Trainer) -> list[list[int]] | None:
     if all(len(b) == len(train) and np.array_equal(b, train) for b in batches):
         return None
     return [[int(i) for i in b] for b in batches]
+
+
+def pytorch_script_of(state: TrainingState) -> str:
+    """`pytorch_script` of a run given as its whole state (as the window holds it: the
+    trainer itself lives in the training process). The state continues bit for bit."""
+    return pytorch_script(Trainer.from_state(state))
 
 
 def pytorch_script(trainer: Trainer) -> str:

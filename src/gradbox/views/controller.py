@@ -1,105 +1,67 @@
-"""The Qt side of a training session: a worker thread that owns the `Session` (and so the
-Trainer), and the controller the widgets talk to. (Both halves of one protocol -- private
-signals, a shared `latest` and events -- so they stay in one module, past 600 lines.)
+"""The Qt side of a training session: the controller the widgets talk to, driving a
+training process (gradbox.runner) through a `ProcessLink`.
 
-Only the worker thread touches the session. Widgets call the controller's methods, which
-send the session's named commands (`gradbox.training.session`: a name and plain-data
-arguments) to the worker through a queued signal; the worker answers with immutable
-`Snapshot`s, and a question's answer with a callback. This is the only view-side module
-that imports the Trainer. A run is a zero-interval timer in the worker's thread that
-ticks the session's Run: one step per tick (one phase per tick for a network big enough
-that a step takes long), so a Pause or any other command is handled between two steps or
-phases.
+Widgets call the controller's methods, which send the session's named commands
+(`gradbox.training.session`: a name and plain-data arguments) to the training process;
+it answers with immutable `Snapshot`s whose arrays are views of shared memory, and a
+question's answer comes back to a callback. No trainer lives in this process.
 
-Frames. The views are redrawn at most once per display frame, by one timer on the UI
-thread that pulls the latest snapshot (`SessionController._frame`): while running the
-worker only makes a snapshot when the last one has been shown, and publishes it in
-`TrainingWorker.latest`; the frame hands it to every view, then has the window repaint
-at once, while the worker waits at its next step boundary. Drawing with the trainer
-parked is what keeps a frame within its budget: both threads share one interpreter lock,
-and a repaint makes hundreds of calls from Qt into Python (pyqtgraph's items, the table's
-model), each of which could otherwise wait up to `sys.getswitchinterval()` (5 ms) for the
-training thread's turn.
+Frames. The views are redrawn at most once per display frame: a snapshot that arrives
+is drawn at once if the last frame is a frame old (a single Step shows without waiting
+for a tick), else when it is. While running, the window asks the training process for
+the next snapshot once it has drawn one (`want_snapshot`): the training process makes
+one per frame at most and never waits for the window.
 
-Thread, not process -- measured with benchmarks/bench_app.py. Before frames (2 shared
-cores at a load of 7 to 12), W1's longest UI stalls while running were 207 ms (boundary
-tab) to 1,182 ms (graph tab, operation level), 76-93 % of the repaint inside them spent
-off the CPU, and the graph tabs trained at 0.24x and 0.12x the bare step rate: the two
-threads took turns at the lock. With frames the repaints run while the worker is parked,
-and the lock changes hands every millisecond (`SWITCH_INTERVAL_S`). On an idle machine a
-W1 frame then costs 11-14 ms of UI-thread CPU (35 ms before the plots kept their ranges
-and the table slowed down to ten refreshes a second), of which under 10 % is waiting for
-the lock: what is left of a stall is the frame's own work, not the lock. A separate
-process would remove the lock for good and let training use the second core while a
-frame draws (W1 trains at about half the bare step rate, parked half the time); the
-commands are now plain data that could cross (issue 22), but every frame would copy a
-snapshot across: 16 MB of parameters and gradients for the
-1000x1000 network, pickled and unpickled on the UI thread, longer than a frame. So the
-thread stays, and parks.
+Process, not thread -- measured with benchmarks/bench_app.py and bench_process.py. With
+a training thread, the UI thread and training took turns at one interpreter lock: W1
+trained at 0.45-0.58x the bare step rate on the boundary and graph tabs (parked while a
+frame drew, by design), the longest stalls were 59-64 ms, Step -> shown 28-33 ms, and
+a 1000x1000 network's Pause waited 2.3 s for a phase. In a process, training has its own
+lock and core, Pause abandons the step under way (SIGUSR1), a crash or an out-of-memory
+kill in training leaves the window up, and the snapshots cross through shared memory:
+a 1000x1000 snapshot costs the window 0.6 ms of CPU against 64 ms pickled (0.01x), W1's
+traced graph 0.8 ms against 5.5 ms. A training process starts in 0.25 s (forkserver).
 
-Garbage. Python's cyclic collector runs only on the UI thread (see below). A big network's
-step allocates millions of graph nodes, which the collector would scan again and again
-(a collection of the young generation mid-step took seconds on 1000x1000); the engine's
-graphs hold no cycles, so after such a step the worker moves what is alive into the
-collector's permanent generation (`gc.freeze()`, constant time), where reference
-counting still frees it and no collection scans it.
+Garbage. Python's cyclic collector runs only on the UI thread, on a timer: left
+automatic, a collection may start in another thread (the session writer's, the
+landscape's) and destroy Qt objects of the UI thread from there.
 """
 
 from __future__ import annotations
 
 import gc
+import glob
 import logging
 import os
-import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import (
-    QCoreApplication,
-    QObject,
-    Qt,
-    QThread,
-    QTimer,
-    Signal,
-    Slot,
-)
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal, Slot
 from threadpoolctl import threadpool_limits
 
-from gradbox.training.config import TrainingConfig, plan_config_change, splits_steps
+from gradbox.runner.process import CommandError
+from gradbox.runner.shared import SHM_FOLDER
+from gradbox.training.config import TrainingConfig, plan_config_change
 from gradbox.training.datasets import Dataset
 from gradbox.training.goals import RunGoal
 from gradbox.training.history import History
-from gradbox.training.limits import describe_error
-from gradbox.training.session import QUESTIONS, Session, record_key
+from gradbox.training.session import Session, record_key
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.training.timeline import Timeline
 from gradbox.training.trainer import Trainer
-from gradbox.views.frame_pacer import FramePacer
+from gradbox.views.process_link import ProcessLink
 
 log = logging.getLogger(__name__)
 
 FRAME_MS = 16  # one display frame at 60 Hz: the views are redrawn at most this often
-SWITCH_INTERVAL_S = 0.001  # see SessionController.__init__
-PARK_PATIENCE_MS = 6  # how long a frame waits for the worker to reach a step boundary
-PARK_LIMIT_S = 0.25  # the longest the worker waits for a frame: a stuck UI must not stop it
-# Young objects beyond this many (a big network's graph) are frozen by the worker rather
-# than scanned by the collector; W1's step leaves a few thousand.
-FREEZE_ABOVE = 100_000
+START_PATIENCE_S = 120.0  # a big network takes this long at most to be built
+QUIT_PATIENCE_S = 30.0  # the whole run is fetched at quit: a big one takes a while
 _collector: QTimer | None = None
 
 
 def collect_garbage_on_the_ui_thread() -> None:
-    """Run Python's cyclic collector only from the UI thread, on a timer.
-
-    Left automatic, a collection starts in whichever thread allocates -- usually the
-    training thread -- and may then destroy Qt objects of the UI thread from there,
-    which can deadlock or crash Qt. (pyqtgraph's GarbageCollector does the same, but
-    would also scan a big step's millions of fresh nodes: see the module's docstring.)
-    """
+    """Run Python's cyclic collector only from the UI thread, on a timer (see above)."""
     global _collector
     if _collector is None:
         gc.disable()
@@ -112,8 +74,8 @@ def collect_garbage_on_the_ui_thread() -> None:
 def _collect_young() -> None:
     threshold0, threshold1, threshold2 = gc.get_threshold()
     young, middle, old = gc.get_count()
-    if young <= threshold0 or young > FREEZE_ABOVE:
-        return  # nothing to do, or a big step's nodes, which the worker freezes
+    if young <= threshold0:
+        return
     gc.collect(0)
     if middle > threshold1:
         gc.collect(1)
@@ -122,12 +84,12 @@ def _collect_young() -> None:
 
 
 def leave_cores_for_the_threads() -> None:
-    """Cap numpy's BLAS threads at the cores the UI and training threads do not need.
+    """Cap numpy's BLAS threads in the window's process at one per core beyond two.
 
     OpenBLAS starts a thread per core and keeps them spinning after each product: on two
-    cores they took turns with the UI thread and the training thread, and the heat map's
-    small products (10,000 x 16 x 16) took 4.8 ms a frame, 13 ms at worst, under load;
-    with one BLAS thread 2.4 and 4.2 ms. Big networks' products keep any cores beyond two.
+    cores they took turns with the UI thread and training, and the heat map's small
+    products (10,000 x 16 x 16) took 4.8 ms a frame, 13 ms at worst, under load; with one
+    BLAS thread 2.4 and 4.2 ms. (The training process keeps its own.)
     """
     threadpool_limits(limits=max(1, (os.cpu_count() or 1) - 2), user_api="blas")
 
@@ -142,255 +104,25 @@ def freeze_what_lives_now() -> None:
     gc.freeze()
 
 
-def freeze_big_young_generation() -> None:
-    """After a step or command: put a big network's live nodes out of the collector's way."""
-    if gc.get_count()[0] > FREEZE_ABOVE:
-        gc.freeze()
+def _start_of(source: Trainer | Session | TrainingState | TrainingConfig | None,
+              ) -> TrainingState | TrainingConfig:
+    """What a training process starts from: a run's whole state, or a configuration."""
+    if isinstance(source, Session):
+        source = source.trainer
+    if isinstance(source, Trainer):
+        return source.state()
+    return source if source is not None else TrainingConfig()
 
 
-Command = Callable[[Trainer], Any]
-# Commands after which the new snapshot is shown even while a Run goes on: they replace
-# the run or move the timeline. (A question shows nothing; other changes wait for the
-# Run's next frame.)
-SHOWN_WHILE_RUNNING = frozenset({"rewind", "undo", "redo", "reset", "reinitialize",
-                                 "set_config", "new_run", "open_run", "import_points",
-                                 "start_lesson"})
+class _FinalRun:
+    """The run as the training process had it when the window shut down: what a save on
+    quit writes (the shape of `Timeline.whole_run`)."""
 
+    def __init__(self, state: TrainingState, position: int | None) -> None:
+        self._run = (state, position)
 
-class TrainingWorker(QObject):
-    """Lives in the worker thread; runs the `Session`'s commands and a Run's ticks, and is
-    the session's view (its notes and stops go out as signals)."""
-
-    snapshot_ready = Signal()  # `latest` holds a new snapshot (sent for commands)
-    running_changed = Signal(bool, int)  # (running, the run's number)
-    stopped = Signal(str)
-    goal_reached = Signal(str)
-    note = Signal(str)  # what a change replaced, and how to get it back
-    failed = Signal(str, str)
-    result_ready = Signal(object, object)  # (callback, result) for commands that return data
-
-    def __init__(self, session: Session) -> None:
-        super().__init__()
-        self.session = session
-        session.view = self
-        # (the whole run's record while the timeline is back or None, undo text, redo
-        # text), published with each snapshot
-        self.latest_timeline: tuple[History | None, str, str] = (None, "", "")
-        # Runs are numbered by the controller; a Pause cancels every run asked for up to
-        # `paused_upto`, including one whose start is still queued behind a busy command
-        # (an int written by the UI thread and read here: atomic under the GIL).
-        self.paused_upto = 0
-        self._run_number = 0
-        # Milliseconds between a Run's steps (0: as fast as possible); set from the UI
-        # thread, read before each step.
-        self.interval_ms = 0
-        self._timer: QTimer | None = None
-        # The newest snapshot; the UI thread reads it (an attribute read is atomic).
-        self.latest: Snapshot = session.snapshot()
-        # Set by the UI thread once it has shown `latest`: while running, no snapshot is
-        # made (nor a graph traced) before that -- one per frame at most (backpressure).
-        self.wanted = threading.Event()
-        self.wanted.set()
-        # Cleared by the UI thread while it draws a frame: the worker waits at its next
-        # step boundary (`parked` set) rather than compete for the interpreter lock.
-        self.ui_idle = threading.Event()
-        self.ui_idle.set()
-        self.parked = threading.Event()
-        self.training = False  # a run is going on: read from the UI thread (atomic)
-
-    # --- the session's view (called in this thread) ------------------------------------------
-    def show_message(self, text: str) -> None:
-        self.note.emit(text)
-
-    def show_stop(self, reason: str) -> None:
-        self.stopped.emit(reason)
-
-    @property
-    def graph_wanted(self) -> bool:
-        """A graph view is showing (set from the UI thread; a bool write is atomic)."""
-        return self.session.graph_wanted
-
-    @graph_wanted.setter
-    def graph_wanted(self, wanted: bool) -> None:
-        self.session.graph_wanted = wanted
-
-    @Slot()
-    def _create_timer(self) -> None:
-        # Created here, in the worker thread, so its ticks run in that thread.
-        self._timer = QTimer(self)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._tick)
-
-    @property
-    def timeline(self) -> Timeline:
-        return self.session.timeline
-
-    @property
-    def trainer(self) -> Trainer:
-        return self.session.trainer
-
-    def _publish(self) -> None:
-        # What the timeline holds and what Undo would do go with the snapshot, written
-        # first: a frame that sees the new snapshot sees them too.
-        self.latest_timeline = self.session.timeline_view()
-        self.latest = self.session.snapshot()
-        self.wanted.clear()
-
-    def _emit(self) -> None:
-        self._publish()
-        self.snapshot_ready.emit()
-
-    @Slot(str, object, object, object)
-    def execute(self, name: str, args: object = (), kwargs: object = None,
-                callback: object = None) -> None:
-        """Run the session's command `name` with plain-data arguments; `callback(result)`
-        goes back to the UI thread. A snapshot follows a change (not a question)."""
-        try:
-            result = self.session.command(name, *args, **(kwargs or {}))  # type: ignore
-        except Exception as error:  # a command's failure must not end the thread
-            self._report(error)
-            return
-        finally:
-            freeze_big_young_generation()
-        if callback is not None:
-            self.result_ready.emit(callback, result)
-        if name in QUESTIONS or result is False or (name in ("undo", "redo") and not result):
-            return  # nothing changed: a question, a move dropped, nothing to undo
-        if not self.running or name in SHOWN_WHILE_RUNNING:
-            self._emit()
-
-    @Slot(object, object, object)
-    def execute_callable(self, command: Command, callback: object = None,
-                         change: object = "") -> None:
-        """Run `command(trainer)`, for tests and tools in this process only (a closure
-        cannot leave it; the window sends named commands). `change` None: a question;
-        '': a change to what is shown only; otherwise the name of a change to the run."""
-        self.trainer.capture_graph = self.graph_wanted
-        if isinstance(change, str) and change:
-            self.session.diverge(change)
-        try:
-            result = command(self.trainer)
-        except Exception as error:
-            self._report(error)
-            return
-        finally:
-            freeze_big_young_generation()
-        if callback is not None:
-            self.result_ready.emit(callback, result)
-        if change is not None and not self.running:
-            self._emit()
-
-    @Slot(object, str)
-    def replace_trainer(self, factory: Callable[[Trainer], Trainer | None], what: str) -> None:
-        """A run-replacing action given as a factory (tests and in-process tools only):
-        undoable. If `factory` raises, the old run stays."""
-        try:
-            self.session.replace_run(what, factory)
-        except Exception as error:  # the old trainer stays: nothing is lost
-            self._report(error)
-            return
-        finally:
-            freeze_big_young_generation()
-        self._emit()
-
-    @property
-    def running(self) -> bool:
-        return self._timer is not None and self._timer.isActive()
-
-    @property
-    def splits_steps(self) -> bool:
-        """Whether a run takes one phase per tick: a step long enough that Pause, and
-        the interpreter lock, should not wait for all of it."""
-        return splits_steps(self.trainer.config)
-
-    @Slot(object, int)
-    def start_run(self, goal: object = None, number: int = 0) -> None:
-        if self._timer is None:
-            return
-        if self._timer.isActive():
-            # Run pressed while the last run was pausing ("Pausing…" invites it): the new
-            # run takes the old one over, which goes on, or (paused too) ends at its next
-            # tick with its last snapshot published, under the new number. Ignored, it
-            # left the window saying "running" with nothing training, for good.
-            self._run_number = number
-            self._goal = goal if isinstance(goal, RunGoal) else RunGoal()
-            self._steps_done = 0
-            if number > self.paused_upto:
-                self.running_changed.emit(True, number)
-            return
-        if number <= self.paused_upto:
-            # Paused before it could start: the last Pause wins. Say so, since the
-            # button flipped to Pause when Run was pressed.
-            self.running_changed.emit(False, number)
-            return
-        self._run_number = number
-        self.session.start_run(goal if isinstance(goal, RunGoal) else RunGoal())
-        self.training = True
-        self._timer.start(self.interval_ms)
-        self.running_changed.emit(True, number)
-
-    def request_pause(self, upto: int) -> None:
-        """Thread-safe: runs numbered up to `upto` stop before their next step (or phase,
-        for a big network), or never start."""
-        self.paused_upto = max(self.paused_upto, upto)
-
-    def _wait_for_frame(self) -> None:
-        if not self.ui_idle.is_set():
-            self.parked.set()
-            self.ui_idle.wait(PARK_LIMIT_S)
-            self.parked.clear()
-
-    @Slot()
-    def _tick(self) -> None:
-        assert self._timer is not None
-        if self.paused_upto >= self._run_number:
-            self._finish_run("")
-            return
-        if self._timer.interval() != self.interval_ms:  # the speed was changed
-            self._timer.setInterval(self.interval_ms)
-        self._wait_for_frame()
-        # Trace the graph only for the steps whose snapshot will be shown; a paced Run
-        # (a frame or more per step) shows every step: that is what it is for.
-        paced = self.interval_ms >= FRAME_MS
-        due = self.wanted.is_set() or paced
-        try:
-            tick = self.session.tick(capture_graph=self.graph_wanted and due)
-        except Exception as error:
-            self._finish_run("")
-            self._report(error)
-            return
-        finally:
-            freeze_big_young_generation()
-        if tick.alarm:  # the trainer stopped itself, or the loss diverges
-            self._finish_run(tick.alarm)
-            return
-        if tick.reached:
-            self._finish_run("")
-            self.goal_reached.emit(f"Run stopped: {tick.reached}")
-            return
-        # A step that was not traced must not be shown with an older step's graph.
-        if tick.stepped and (due or (self.wanted.is_set() and not self.graph_wanted)):
-            self._publish()
-
-    def _finish_run(self, reason: str) -> None:
-        assert self._timer is not None
-        self._timer.stop()
-        self.training = False
-        self.session.finish_run()  # (traces the last step's graph if steps went untraced)
-        self._emit()
-        self.running_changed.emit(False, self._run_number)
-        if reason:
-            self.stopped.emit(reason)
-
-    def _report(self, error: Exception) -> None:
-        detail = "".join(traceback.format_exception(error))
-        log.error("training command failed:\n%s", detail)
-        self.failed.emit(describe_error(error), detail)
-        self._emit()
-
-
-def _interval(steps_per_second: float | None) -> int:
-    return 0 if steps_per_second is None else max(0, round(1000 / steps_per_second))
+    def whole_run(self) -> tuple[TrainingState, int | None]:
+        return self._run
 
 
 class SessionController(QObject):
@@ -398,8 +130,8 @@ class SessionController(QObject):
 
     snapshot_changed = Signal(object)
     running_changed = Signal(bool)
-    # Pause was pressed during a run: the run stops at the next step boundary (at the next
-    # phase for a big network, seconds away), then running_changed(False) follows.
+    # Pause was pressed during a run: the training process abandons the step under way,
+    # then running_changed(False) follows.
     pause_requested = Signal()
     message = Signal(str)
     error = Signal(str, str)
@@ -407,22 +139,15 @@ class SessionController(QObject):
     sample_selected = Signal(int)
     parameter_selected = Signal(str)
     undo_changed = Signal(str, str)  # what Undo and Redo would do ('' for nothing)
-    _command = Signal(str, object, object, object)
-    _callable = Signal(object, object, object)
-    _start = Signal(object, int)
-    _replace = Signal(object, str)
+    # The training process ended unasked (killed, out of memory, a crash), in words; the
+    # window offers `continue_training()`.
+    training_died = Signal(str)
 
-    def __init__(self, trainer: Trainer | Session | None = None,
-                 parent: QObject | None = None) -> None:
+    def __init__(self, trainer: Trainer | Session | TrainingState | TrainingConfig | None
+                 = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         collect_garbage_on_the_ui_thread()
-        # The two threads take turns at the interpreter lock at least every millisecond
-        # (Python's default is 5): each of a repaint's many calls back into Python may
-        # wait that long for the training thread's turn. Measured on W1 (bench_app.py):
-        # longest stall 38 -> 28 ms, p99 gap 28 -> 23 ms, steps/s 72 -> 87.
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         leave_cores_for_the_threads()
-        session = trainer if isinstance(trainer, Session) else Session(trainer)
         self.running = False
         self._runs_asked = 0  # numbers the runs, so a Pause knows which runs it cancels
         self._paused_upto = 0
@@ -430,65 +155,71 @@ class SessionController(QObject):
         self.speed: float | None = None  # steps per second; the toolbar sets a watchable one
         self.selected_sample = 0
         self.selected_parameter = ""
+        self.graph_wanted = False
         # The whole run's record while the timeline is moved back (later steps faded).
         self.ahead: History | None = None
         self.undo_text = self.redo_text = ""
-        self._thread = QThread()
-        self._thread.setObjectName("gradbox-training")
-        self._worker = TrainingWorker(session)
-        self.snapshot: Snapshot = self._worker.latest  # the one the views were last given
+        self.died = ""  # why the training process ended unasked ('' while it lives)
+        self._callbacks: dict[int, Callable[[Any], None]] = {}
+        self._rewinding_to: int | None = None  # a rewind sent, its snapshot not yet here
+        self._final: _FinalRun | None = None
         self.frames = 0  # frames drawn: each hands one snapshot to every view
         self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
-        self._parking_since: float | None = None
         self._drawing = False
+        self._pending: tuple[Snapshot, tuple[Any, str, str]] | None = None
         # The display-paced timer: the only thing that hands snapshots to the views.
         self._frame = QTimer(self)
         self._frame.setSingleShot(True)
         self._frame.setTimerType(Qt.TimerType.PreciseTimer)
         self._frame.timeout.connect(self._draw_frame)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker._create_timer)
-        self._command.connect(self._worker.execute)
-        self._callable.connect(self._worker.execute_callable)
-        self._start.connect(self._worker.start_run)
-        self._replace.connect(self._worker.replace_trainer)
-        self._worker.note.connect(self.message)
-        self._worker.goal_reached.connect(self.message)
-        self._worker.snapshot_ready.connect(self._schedule_frame)
-        self._worker.running_changed.connect(self._on_running_changed)
-        self._worker.stopped.connect(self._on_stopped)
-        self._worker.failed.connect(self.error)
-        self._worker.result_ready.connect(self._on_result)
-        # Views that want fewer snapshots than every frame subscribe here (rate tiers).
-        self.pacer = FramePacer(self)
+        self._link = self._start(_start_of(trainer))
+        latest = self._link.latest
+        assert latest is not None
+        self.snapshot: Snapshot = latest  # the one the views were last given
         app = QCoreApplication.instance()
         if app is not None:
-            # A QThread destroyed while running aborts the process: stop it on quit.
             app.aboutToQuit.connect(self.shutdown)
-        self._thread.start()
+
+    def _start(self, start: TrainingState | TrainingConfig) -> ProcessLink:
+        """A training process for `start`, its first snapshot in hand. Raises what
+        building the run raised (a configuration too big for memory, ...)."""
+        link = ProcessLink(start, self)
+        try:
+            link.process.wait_for_snapshot(START_PATIENCE_S)
+        except (CommandError, TimeoutError):
+            link.close()
+            raise
+        link.snapshot_arrived.connect(self._on_snapshot_arrived)
+        link.replied.connect(self._on_replied)
+        link.failed.connect(self._on_failed)
+        link.running_changed.connect(self._on_running_changed)
+        link.stopped.connect(self._on_stopped)
+        link.note.connect(self.message)
+        link.died.connect(self._on_died)
+        if self.graph_wanted:
+            link.process.set_graph_wanted(True)
+        if self.speed is not None:
+            link.set_speed(_interval(self.speed))
+        return link
 
     # --- plumbing ---------------------------------------------------------------------
     def command(self, name: str, *args: Any, **kwargs: Any) -> None:
         """Send the session's command `name` (gradbox.training.session: plain-data
-        arguments) to the worker thread; a new snapshot follows a change."""
-        self._command.emit(name, args, kwargs, None)
+        arguments) to the training process; a new snapshot follows a change."""
+        self._link.call(name, *args, **kwargs)
 
     def ask(self, name: str, *args: Any, callback: Callable[[Any], None], **kwargs: Any,
             ) -> None:
         """Ask the session's question `name`; `callback(answer)` is called back here, on
         the UI thread. Nothing changes, nothing is redrawn."""
-        self._command.emit(name, args, kwargs, callback)
+        self._callbacks[self._link.call(name, *args, **kwargs)] = callback
 
-    def call(self, command: Command, callback: Callable[[Any], None] | None = None,
-             change: str = "A change") -> None:
-        """Run `command(trainer)` in the worker thread, for tests and in-process tools (the
-        window sends named commands, which could leave the process; a closure cannot).
-        `change` names it as `TrainingWorker.execute_callable` says."""
-        self._callable.emit(command, callback, change)
+    def call(self, command: Callable[..., Any], callback: Any = None, change: str = "",
+             ) -> None:
+        raise TypeError("a closure cannot reach the training process: send the session a "
+                        "named command (SessionController.command or ask)")
 
-    def query(self, question: Command, callback: Callable[[Any], None]) -> None:
-        """Like `call` for a read-only `question`: no snapshot follows, nothing redraws."""
-        self._callable.emit(question, callback, None)
+    query = replace_trainer = call
 
     def move_timeline(self, step: int) -> None:
         """Move the timeline to `step` of whatever run it holds when the request arrives
@@ -496,10 +227,11 @@ class SessionController(QObject):
         on screen yet)."""
         self.command("rewind", step, None)
 
-    def stopped_timeline(self) -> Timeline:
-        """The timeline itself, for the UI thread to read once `shutdown()` has returned."""
-        self.stopped_trainer()  # raises while the thread runs
-        return self._worker.timeline
+    def stopped_timeline(self) -> _FinalRun:
+        """The run as it was when `shutdown()` stopped the training process."""
+        if self._final is None:
+            raise RuntimeError("the training process is still running, or it died")
+        return self._final
 
     def _show_timeline(self, ahead: History | None, undo: str, redo: str) -> None:
         self.ahead = ahead
@@ -507,12 +239,26 @@ class SessionController(QObject):
             self.undo_text, self.redo_text = undo, redo
             self.undo_changed.emit(undo, redo)
 
-    @Slot(object, object)
-    def _on_result(self, callback: Callable[[Any], None], result: Any) -> None:
-        callback(result)
+    @Slot(int, object)
+    def _on_replied(self, number: int, result: Any) -> None:
+        callback = self._callbacks.pop(number, None)
+        if callback is not None:
+            callback(result)
+
+    @Slot(int, str, str)
+    def _on_failed(self, number: int, text: str, detail: str) -> None:
+        self._callbacks.pop(number, None)
+        self.error.emit(text, detail)
 
     # --- frames -----------------------------------------------------------------------
-    @Slot()
+    @Slot(object)
+    def _on_snapshot_arrived(self, snapshot: Snapshot) -> None:
+        if snapshot is self.snapshot:
+            return  # the first one, shown already
+        self._rewinding_to = None
+        self._pending = (snapshot, self._link.process.timeline)
+        self._schedule_frame()
+
     def _schedule_frame(self) -> None:
         """A frame as soon as the last one is a frame old: at once after a pause, so a
         single Step shows without delay; paced while snapshots come quickly."""
@@ -526,50 +272,32 @@ class SessionController(QObject):
 
     @Slot()
     def _draw_frame(self) -> None:
-        if self._drawing:
+        if self._drawing or self._pending is None:
             return  # reached from inside a frame's event pass: that frame goes on
-        worker = self._worker
-        snapshot, timeline = worker.latest, worker.latest_timeline
-        if snapshot is self.snapshot:  # nothing new (yet): look again next frame
-            if self.running:
-                self._next_frame = time.perf_counter() + FRAME_MS / 1000
-                self._frame.start(FRAME_MS)
-            return
+        snapshot, timeline = self._pending
+        self._pending = None
         now = time.perf_counter()
-        if worker.training and not worker.parked.is_set():
-            # Ask the worker to stop at its next step boundary, and draw once it has
-            # (or after a few ms: a big network's phase is not waited for).
-            worker.ui_idle.clear()
-            if self._parking_since is None:
-                self._parking_since = now
-            if now - self._parking_since < PARK_PATIENCE_MS / 1000:
-                self._frame.start(1)
-                return
-        self._parking_since = None
-        worker.ui_idle.clear()
         self._drawing = True
         try:
             self.frames += 1
             self.snapshot = snapshot
             self._show_timeline(*timeline)
             self.snapshot_changed.emit(snapshot)
-            # Lay out and repaint what the views changed now, while the worker waits,
-            # rather than in later events that would compete with it for the lock: the
-            # graphics scenes' queued updates first (pyqtgraph's plots), which post the
-            # layout and repaint requests that the second pass handles.
+            # Lay out and repaint what the views changed now, in one pass: the graphics
+            # scenes' queued updates first (pyqtgraph's plots), which post the layout
+            # and repaint requests that the second pass handles.
             QCoreApplication.sendPostedEvents()
             QCoreApplication.sendPostedEvents()
         finally:
             self._drawing = False
-            worker.ui_idle.set()
-            worker.wanted.set()
         busy = time.perf_counter() - now
-        # While running, stay idle at least as long as the frame took, so clicks, timers
-        # and training get half the UI thread however heavy the views are. A single Step
-        # is shown as soon as a frame has passed.
+        # While running, stay idle at least as long as the frame took, so clicks and
+        # timers get half the UI thread however heavy the views are.
         idle = max(FRAME_MS / 1000, busy) if self.running else FRAME_MS / 1000
         self._next_frame = time.perf_counter() + idle
-        if self.running or worker.latest is not snapshot:
+        if self.running:
+            self._link.want_snapshot()
+        if self._pending is not None:
             self._schedule_frame()
 
     @Slot(bool, int)
@@ -578,18 +306,16 @@ class SessionController(QObject):
         # cannot turn the button back to Pause on its way out.
         if number != self._runs_asked or (running and number <= self._paused_upto):
             return
-        if not running and self._worker.latest is not self.snapshot:
+        if not running and self._pending is not None:
             # The run's last snapshot is shown before anyone hears that it stopped.
             if self._drawing:
-                # Delivered by a frame's own event pass, while it shows an older one:
-                # heard once that frame is over (running stays True till then).
                 QTimer.singleShot(0, lambda: self._on_running_changed(running, number))
                 return
             self._frame.stop()
             self._draw_frame()
         self._set_running(running)
         if running:
-            self._schedule_frame()
+            self._link.want_snapshot()
 
     def _set_running(self, running: bool) -> None:
         if running != self.running:
@@ -610,25 +336,81 @@ class SessionController(QObject):
         # Said once, by whoever shows `stopped` (the window's alert), not also as a message.
         self.stopped.emit(reason)
 
-    def stopped_trainer(self) -> Trainer:
-        """The trainer itself, for the UI thread to read once `shutdown()` has returned."""
-        if self._thread.isRunning():
-            raise RuntimeError("the training thread still owns the trainer")
-        return self._worker.trainer
+    # --- a training process that died ----------------------------------------------------
+    @Slot(str)
+    def _on_died(self, text: str) -> None:
+        self._callbacks.clear()
+        self._set_running(False)
+        state = self._link.process.last_state
+        where = (f"from step {state.step}, the last whole state this window holds (the "
+                 "autosave has it too)" if state is not None else
+                 "from step 0 of the same settings (no whole state of the run had reached "
+                 "this window yet)")
+        self.died = (f"{text} The window keeps what it showed (step {self.snapshot.step}); "
+                     f"training can continue {where}.")
+        log.error("%s", self.died)
+        self.training_died.emit(self.died)
 
+    def continue_training(self) -> None:
+        """After the training process died: a new one, from the last whole state this
+        window holds (else step 0 of the same settings)."""
+        old = self._link
+        start: TrainingState | TrainingConfig = (
+            old.process.last_state if old.process.last_state is not None
+            else self.snapshot.config)
+        old.close()
+        old.setParent(None)
+        self._link = self._start(start)
+        self.died = ""
+        latest = self._link.latest
+        assert latest is not None
+        self._pending = (latest, self._link.process.timeline)
+        self._schedule_frame()
+        self.message.emit(f"Training continues from step {latest.step}")
+
+    @property
+    def training_pid(self) -> int:
+        """The training process's id (tests stop and kill it)."""
+        return int(self._link.process.pid or 0)
+
+    def shared_memory_left(self) -> list[str]:
+        """The names this window's training process has in /dev/shm now (none once it
+        has been shut down)."""
+        prefix = self._link.process.prefix
+        return sorted(os.path.basename(p) for p in
+                      glob.glob(os.path.join(SHM_FOLDER, glob.escape(prefix) + "*")))
+
+    @property
+    def newest(self) -> Snapshot:
+        """The newest snapshot received from the training process (drawn at the next
+        frame if it is not `snapshot` yet)."""
+        latest = self._link.latest
+        return latest if latest is not None else self.snapshot
+
+    @property
+    def stepping(self) -> bool:
+        """A step (or a big network's phase) is under way in the training process."""
+        return self._link.process.stepping
+
+    # --- the end -------------------------------------------------------------------------
     def set_graph_wanted(self, wanted: bool) -> None:
         """A graph view is showing: capture the graph with each shown step (costs time)."""
-        self._worker.graph_wanted = wanted
-        if wanted:
-            self.command("capture_graph")
+        self.graph_wanted = wanted
+        self._link.process.set_graph_wanted(wanted)
 
     def shutdown(self) -> None:
-        """Stop the worker thread (after the step it may be running). Safe to call twice."""
-        self._worker.request_pause(self._runs_asked + 1)
+        """Stop the training process, keeping the whole run for a save on quit
+        (`stopped_timeline`). Safe to call twice."""
         self._frame.stop()
-        self._worker.ui_idle.set()
-        self._thread.quit()
-        self._thread.wait()
+        if self._link.alive and self._final is None:
+            self._link.pause(self._runs_asked + 1)
+            try:
+                state, position, _snapshot = self._link.process.request(
+                    "whole_run", timeout=QUIT_PATIENCE_S)
+                self._final = _FinalRun(state, position)
+            except (CommandError, TimeoutError) as error:
+                log.error("the run could not be fetched at quit: %s", error)
+        self._link.close()
 
     # --- training ----------------------------------------------------------------------
     def step(self) -> None:
@@ -646,25 +428,32 @@ class SessionController(QObject):
             goal = RunGoal(steps=goal)
         if not self.running or self.pausing:
             self._runs_asked += 1
-            self._set_running(True)  # the button flips now, not when the worker answers
-            self._start.emit(goal or self.goal, self._runs_asked)
+            self._set_running(True)  # the button flips now, not when training answers
+            self._link.run(self._runs_asked, goal or self.goal,
+                           _interval(self.speed) / 1000)
 
     def set_speed(self, steps_per_second: float | None) -> None:
         """Steps per second a Run takes (None: as fast as it can); applies at once."""
         self.speed = steps_per_second
-        self._worker.interval_ms = _interval(steps_per_second)
+        self._link.set_speed(_interval(steps_per_second) / 1000)
+
+    @property
+    def interval_ms(self) -> int:
+        """Milliseconds between a Run's steps (0: as fast as possible)."""
+        return _interval(self.speed)
 
     def pause(self) -> None:
-        """Stop the run, or the run asked for but not started yet: the last Pause wins.
-        `running` turns False when the worker has stopped (after its last snapshot)."""
+        """Stop the run now (the step under way is abandoned, its start restored), or the
+        run asked for but not started yet: the last Pause wins. `running` turns False
+        when the training process has stopped."""
         self._paused_upto = self._runs_asked
-        self._worker.request_pause(self._paused_upto)
+        self._link.pause(self._paused_upto)
         if self.running:
             self.pause_requested.emit()
 
     @property
     def pausing(self) -> bool:
-        """Pause was pressed after the newest Run; the worker may not have stopped yet."""
+        """Pause was pressed after the newest Run; training may not have stopped yet."""
         return self._paused_upto == self._runs_asked
 
     def toggle_run(self) -> None:
@@ -684,9 +473,12 @@ class SessionController(QObject):
         The request is checked against the run it reaches: a Reset or a new run queued
         before it has made `step` mean something else (or nothing), and then it is
         dropped with a note."""
+        if step == self._rewinding_to:
+            return  # asked already, and no snapshot since: the same move, not twice
         seen = self.snapshot.history
         if step > len(seen) and self.ahead is not None:
             seen = self.ahead
+        self._rewinding_to = step
         self.command("rewind", step, record_key(seen[step - 1]) if 0 < step <= len(seen)
                      else None)
 
@@ -717,13 +509,6 @@ class SessionController(QObject):
 
     def set_lr(self, lr: float) -> None:
         self.command("set_lr", lr)
-
-    def replace_trainer(self, factory: Callable[[Trainer], Trainer | None],
-                        message: str = "Run replaced") -> None:
-        """Swap in `factory(old_trainer)` (or the old one, changed in place, if it returns
-        None), undoably; `message` names the action. If the factory raises, the old run
-        stays. For tests and in-process tools: the window uses the named commands below."""
-        self._replace.emit(factory, message)
 
     def apply_config(self, config: TrainingConfig) -> None:
         """Use a new configuration, keeping whatever it does not change (the core's
@@ -772,3 +557,7 @@ class SessionController(QObject):
         if name != self.selected_parameter:
             self.selected_parameter = name
             self.parameter_selected.emit(name)
+
+
+def _interval(steps_per_second: float | None) -> int:
+    return 0 if steps_per_second is None else max(0, round(1000 / steps_per_second))

@@ -231,6 +231,7 @@ class MainWindow(QMainWindow):
         guard_wheels(self)  # the wheel scrolls panels; it changes a box once focused
         controller.message.connect(self._on_message)
         controller.error.connect(self._on_error)
+        controller.training_died.connect(self._on_training_died)
         controller.stopped.connect(self._on_stopped)
         controller.snapshot_changed.connect(self._on_snapshot)
         self._restore_layout()
@@ -465,6 +466,26 @@ class MainWindow(QMainWindow):
     @Slot(str, str)
     def _on_error(self, text: str, detail: str = "") -> None:
         self.show_error("Something went wrong", text, detail)
+
+    @Slot(str)
+    def _on_training_died(self, text: str) -> None:
+        """The training process ended unasked: the window stays, says so in words, and
+        offers to continue (the box stays until answered)."""
+        box = self.errors.show("Training stopped", text)
+        box.setIcon(QMessageBox.Icon.Critical)
+        box.setStandardButtons(QMessageBox.StandardButton.NoButton)
+        go_on = box.addButton("Continue training", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+        go_on.clicked.connect(self.continue_training)
+        self.error_box = box
+
+    def continue_training(self) -> None:
+        """A new training process, from the last whole state of the run (see
+        SessionController.continue_training); a failure to start is said in words."""
+        try:
+            self.controller.continue_training()
+        except Exception as error:  # the window stays: it still shows the run
+            self.show_error("Training could not continue", str(error))
 
     def show_error(self, title: str, text: str, detail: str = "") -> None:
         """A non-blocking error dialog: the app keeps running behind it."""

@@ -310,8 +310,8 @@ class SessionFiles(QObject):
             self.export_text(kind, Path(path if path.endswith(suffix) else path + suffix))
 
     def export_text(self, kind: str, path: Path) -> None:
-        """Write one of the text exports; the PyTorch script is made by the worker thread,
-        which owns the trainer."""
+        """Write one of the text exports; the PyTorch script from the run's whole state,
+        asked of the training process."""
         s = self.controller.snapshot
 
         def write(text: str) -> None:
@@ -323,7 +323,8 @@ class SessionFiles(QObject):
             self.controller.message.emit(f"Exported {path.name}")
 
         if kind == "pytorch":
-            self.controller.query(export_torch.pytorch_script, write)
+            self.controller.ask("state", callback=lambda state: write(
+                export_torch.pytorch_script_of(state)))
         elif kind == "history":
             write(exports.history_csv(s.history))
         elif kind == "parameters":

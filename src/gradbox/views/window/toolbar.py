@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 
 from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import phase_done, phase_summary
-from gradbox.training.config import splits_steps
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.palette import ALARM
@@ -184,17 +183,15 @@ class TrainingToolbar(QToolBar):
 
     @Slot()
     def _on_pause_requested(self) -> None:
-        """Pause answers at once, even when the worker needs a while to stop: a big
-        network's phase takes seconds, and a button that still says Pause would look
-        like the click was lost. Pressing it again runs on."""
+        """Pause answers at once, before the training process has said it stopped (a
+        button that still says Pause would look like the click was lost). Pressing it
+        again runs on."""
         self.run_action.setChecked(False)
         self.run_action.setText("Pausing…")
         self.run_action.setIcon(icon("run"))
-        # A small network stops after the step it is in; a big one, whose steps go
-        # phase by phase, after the phase.
-        unit = "phase" if splits_steps(self.controller.snapshot.config) else "step"
-        self.run_action.setToolTip(f"Pausing: the {unit} being computed finishes first "
-                                   "(click to run on instead)")
+        # The training process leaves the step under way and puts its start back.
+        self.run_action.setToolTip("Pausing: the step being computed is dropped and its "
+                                   "start shown (click to run on instead)")
 
     @Slot()
     def _on_timeline_released(self) -> None:
