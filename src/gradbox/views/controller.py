@@ -50,6 +50,7 @@ from gradbox.training.session import Session, record_key
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
+from gradbox.views.frame_pacer import FramePacer
 from gradbox.views.process_link import ProcessLink
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,8 @@ class SessionController(QObject):
         latest = self._link.latest
         assert latest is not None
         self.snapshot: Snapshot = latest  # the one the views were last given
+        # Views that want fewer snapshots than every frame subscribe here (rate tiers).
+        self.pacer = FramePacer(self)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
