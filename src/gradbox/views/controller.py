@@ -414,6 +414,7 @@ class SessionController(QObject):
             except (CommandError, TimeoutError) as error:
                 log.error("the run could not be fetched at quit: %s", error)
         self._link.close()
+        self._link.setParent(None)  # gone with Python's reference, not in Qt's teardown
 
     # --- training ----------------------------------------------------------------------
     def step(self) -> None:
