@@ -330,7 +330,7 @@ class SessionController(QObject):
         # As for running_changed: the stop is heard with the run's last snapshot on
         # screen (heard within a frame's own event pass, the window's alert took the
         # frame's older step for the step it paused at, and said 'Still diverging').
-        if self._worker.latest is not self.snapshot:
+        if self._pending is not None:
             if self._drawing:
                 QTimer.singleShot(0, lambda: self._on_stopped(reason))
                 return
