@@ -144,6 +144,22 @@ def test_csv_reading_reports_progress_and_can_be_cancelled() -> None:
         datasets.from_csv(text, progress=lambda f: False)
 
 
+def test_plain_rows_are_read_a_piece_at_a_time_and_can_be_cancelled(monkeypatch) -> None:
+    """The C-speed path for plain rows asks progress between pieces: Cancel stops it."""
+    text = "x,y,label\n" + "".join(f"{i / 8},{-i / 4},{i % 3}\n" for i in range(5_000))
+    whole = datasets.from_csv(text)
+    monkeypatch.setattr(datasets, "FAST_CHUNK_CHARS", 4096)
+    seen: list[float] = []
+    pieces = datasets.from_csv(text, progress=lambda f: seen.append(f) or True)
+    assert np.array_equal(pieces.points, whole.points)
+    assert np.array_equal(pieces.labels, whole.labels) and pieces.classes == 3
+    assert len(seen) > 20 and seen == sorted(seen) and 0 < seen[0] < seen[-1] < 1
+    asked: list[float] = []
+    with pytest.raises(datasets.Cancelled):
+        datasets.from_csv(text, progress=lambda f: asked.append(f) or len(asked) < 3)
+    assert len(asked) == 3  # stopped at the first answer of no
+
+
 def test_strict_csv_numbers() -> None:
     for cell in ("1_0", "0x10", "١", "1e", "--1", "1,0"):
         with pytest.raises(DatasetError):

@@ -137,3 +137,39 @@ def test_a_csv_import_can_be_cancelled_part_way(qtbot, window, tmp_path) -> None
     qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
     assert seen[-1] < 1 and len(seen) < 400_000 // datasets.PROGRESS_ROWS
     assert window.controller.snapshot.points is before
+
+
+def test_a_plain_csv_import_stops_at_cancel_and_imports_nothing(  # type: ignore[no-untyped-def]
+        qtbot, window, tmp_path, monkeypatch) -> None:
+    """Plain rows go at C speed, a piece at a time: Cancel there stops the reading too."""
+    import threading
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton
+
+    from gradbox.views import background
+
+    path = tmp_path / "plain.csv"
+    path.write_text("x,y,label\n" + "1,2,0\n3,4,1\n" * 200_000)
+    monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
+    reports: list[float] = []
+    reached, release = threading.Event(), threading.Event()
+    report = background.BackgroundTask._report
+
+    def held(self, fraction: float) -> bool:  # type: ignore[no-untyped-def]
+        reports.append(fraction)  # the reading thread waits here until the test clicks
+        reached.set()
+        release.wait(10)
+        return report(self, fraction)
+    monkeypatch.setattr(background.BackgroundTask, "_report", held)
+    before = window.controller.snapshot.points
+    window.files.import_csv(path)
+    task = window.files.reading[0]
+    qtbot.waitUntil(reached.is_set, timeout=10_000)
+    qtbot.waitUntil(lambda: task.dialog.isVisible(), timeout=5000)
+    cancel = next(b for b in task.dialog.findChildren(QPushButton) if b.text() == "Cancel")
+    qtbot.mouseClick(cancel, Qt.LeftButton)
+    release.set()
+    qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
+    assert len(reports) == 1  # the fast path's first report, and not one more
+    assert window.controller.snapshot.points is before
