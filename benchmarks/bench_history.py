@@ -95,7 +95,7 @@ def run_rate(state: TrainingState, seconds: float, folder: Path) -> tuple[float,
     from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
 
     from gradbox.views.controller import SessionController
-    from gradbox.views.window.autosave import Autosaver
+    from gradbox.views.window.files.autosave import Autosaver
 
     app = QCoreApplication.instance() or QCoreApplication([])
     controller = SessionController(Trainer.from_state(state))

@@ -15,7 +15,8 @@ from PySide6.QtCore import QSettings
 from gradbox.files import sessions as persistence
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
-from gradbox.views.window.main_window import ENDED_BY_KEY, MainWindow
+from gradbox.views.window.files.quitting import ENDED_BY_KEY
+from gradbox.views.window.main_window import MainWindow
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -12,8 +12,8 @@ from PySide6.QtCore import QSettings, Qt
 
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
+from gradbox.views.window.files.resume import START_FRESH_KEY
 from gradbox.views.window.main_window import MainWindow
-from gradbox.views.window.resume import START_FRESH_KEY
 
 
 def step_once(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
@@ -263,7 +263,7 @@ def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: Ma
 
 def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
                                          settings: QSettings, tmp_path: Path) -> None:
-    from gradbox.views.window.autosave import crash_copy, signature
+    from gradbox.views.window.files.autosave import crash_copy, signature
 
     win = saving_window
     for _ in range(3):

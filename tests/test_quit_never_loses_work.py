@@ -13,8 +13,8 @@ from PySide6.QtCore import QSettings
 from gradbox.files import sessions as persistence
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
+from gradbox.views.window.files.resume import START_FRESH_KEY
 from gradbox.views.window.main_window import MainWindow
-from gradbox.views.window.resume import START_FRESH_KEY
 
 
 def _window(qtbot, tmp_path: Path, start_fresh: bool):  # type: ignore[no-untyped-def]

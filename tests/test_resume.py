@@ -15,13 +15,13 @@ from gradbox.files.session_controls import SessionControls, parse_controls
 from gradbox.files.session_json import SessionError
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
-from gradbox.views.window.main_window import MainWindow
-from gradbox.views.window.resume import (
+from gradbox.views.window.files.resume import (
     START_FRESH_KEY,
     last_session_path,
     load_kept,
     starts_fresh,
 )
+from gradbox.views.window.main_window import MainWindow
 
 
 def settings_at(tmp_path: Path) -> QSettings:

@@ -158,7 +158,7 @@ def test_the_unsaved_signature_of_a_big_network_sees_one_changed_weight() -> Non
 
     import numpy as np
 
-    from gradbox.views.window.autosave import DIGEST_WHOLE, signature
+    from gradbox.views.window.files.autosave import DIGEST_WHOLE, signature
 
     snapshot = Trainer(TrainingConfig()).snapshot()
     params = np.linspace(-1, 1, 3 * DIGEST_WHOLE + 7)  # digested by sum and sample

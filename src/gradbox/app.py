@@ -113,10 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         collect_garbage_on_the_ui_thread,
         freeze_what_lives_now,
     )
-    from gradbox.views.window.autosave import crash_copy, default_autosave_path
     from gradbox.views.window.errors import install_excepthook, log_to_file
-    from gradbox.views.window.main_window import ENDED_BY_KEY, MainWindow, load_saved_config
-    from gradbox.views.window.resume import last_session_path, load_kept, starts_fresh
+    from gradbox.views.window.files.autosave import crash_copy, default_autosave_path
+    from gradbox.views.window.files.quitting import ENDED_BY_KEY
+    from gradbox.views.window.files.resume import last_session_path, load_kept, starts_fresh
+    from gradbox.views.window.main_window import MainWindow, load_saved_config
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication(sys.argv[:1])

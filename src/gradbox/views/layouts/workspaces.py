@@ -131,7 +131,7 @@ class Workspaces:
     def _apply_state(self, state: QByteArray) -> bool:
         self.switching = True
         try:
-            self.window.clear_put_away()
+            self.window.dock_room.clear_put_away()
             return self.window.restoreState(state, self.window.layout_version)
         finally:
             self.switching = False
@@ -169,5 +169,5 @@ class Workspaces:
             w.resizeDocks([w.docks["Parameters && gradients"]], [int(0.3 * w.width())],
                           Qt.Orientation.Horizontal)
         else:
-            w.fit_docks()
+            w.dock_room.fit()
         QTimer.singleShot(0, lambda: self._show_tab(space))

@@ -1,4 +1,7 @@
-"""The main window: panels in docks around the decision boundary, menus, settings."""
+"""The main window: the assembly of menus, docks and main views around the decision boundary.
+
+What it holds lives apart: the docks' sizes and what a tab puts away (layouts/docks.py),
+workspaces and teacher mode (layouts/), the file side and quitting (window/files/)."""
 
 from __future__ import annotations
 
@@ -10,21 +13,19 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QMainWindow,
     QMessageBox,
     QScrollArea,
-    QStyle,
     QVBoxLayout,
     QWidget,
 )
 
-from gradbox.files import sessions as persistence
 from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.layouts.docks import DockRoom
 from gradbox.views.layouts.presentation import Presentation
 from gradbox.views.layouts.workspaces import Workspaces
 from gradbox.views.panels.designer import DesignerPanel
@@ -38,17 +39,18 @@ from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.window.alerts import AlertBanner
-from gradbox.views.window.autosave import Autosaver, failure_reason
-from gradbox.views.window.class_exports import ClassExports
 from gradbox.views.window.errors import ErrorReporter
+from gradbox.views.window.files.autosave import Autosaver
+from gradbox.views.window.files.class_exports import ClassExports
+from gradbox.views.window.files.quitting import Quitting
+from gradbox.views.window.files.resume import Resume, current_controls
+from gradbox.views.window.files.saving import SessionSaver
+from gradbox.views.window.files.session_files import SessionFiles
 from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
 from gradbox.views.window.main_tabs import MainTabs
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
-from gradbox.views.window.resume import Resume, current_controls
-from gradbox.views.window.saving import SessionSaver
-from gradbox.views.window.session_files import SessionFiles
 from gradbox.views.window.toolbar import TrainingToolbar
 
 log = logging.getLogger(__name__)
@@ -71,11 +73,6 @@ SHORTCUTS = """<table>
 
 
 LAYOUT_VERSION = 2  # of the docks and toolbars saved in the settings: 2 has the timeline row
-# The loss curve beside the training loop needs this much width of its own; less, and it
-# goes under the Designer (see MainWindow._place_loss_curve), taking this share of its height.
-LOSS_MIN_WIDTH = 340
-LOSS_COLUMN_SHARE = 0.5
-ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
 
 def load_saved_config(settings: QSettings) -> TrainingConfig | None:
     """The configuration of the last launch, or None if there is none or it is unusable."""
@@ -119,7 +116,7 @@ class MainWindow(QMainWindow):
         self.session_path: Path | None = None
         self.error_box: QMessageBox | None = None
         self.errors = ErrorReporter(self)
-        self._ended_by = ""  # the signal that is ending the app, if one is
+        self.quitting = Quitting(self)
         self._layout_restored = False  # the docks as the user left them last time
         self._shown_once = False
         # The run controls the learner had before a lesson set its own (None: no lesson did).
@@ -177,12 +174,8 @@ class MainWindow(QMainWindow):
         self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
         self.field_keys = FieldKeys(self)
         self.layout_version = LAYOUT_VERSION
-        # docks a tab put away for its room, to bring back when another tab shows
-        self._put_away: list[QDockWidget] = []
-        self._away_before_teacher: list[QDockWidget] = []
-        self._kept_on_tab: dict[int, set[str]] = {}
-        self._put_away_note = ""  # the message that said so, while it shows
-        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.dock_room = DockRoom(self)
+        self.tabs.currentChanged.connect(self.dock_room.on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
         self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
         self.toolbar.ghost.setObjectName(lessons.GHOST)
@@ -214,7 +207,7 @@ class MainWindow(QMainWindow):
         self.resize(1400, 900)
         self.resizeDocks([lesson_dock, parameters], [330, 470], Qt.Vertical)
         self.resizeDocks([loss, loop], [500, 400], Qt.Horizontal)
-        self._fit_docks()
+        self.dock_room.fit()
 
         self.banner = AlertBanner()  # the run's alarms, said here only
         self.messages = MessageBar()
@@ -243,6 +236,10 @@ class MainWindow(QMainWindow):
         except ImportError:
             return None
         return GraphPanel(self.controller)
+
+    def playground_page(self) -> QWidget:
+        """The playground's tab page (the scroll area around the panel)."""
+        return self.playground.parent().parent()
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -311,7 +308,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
             dock.toggleViewAction().triggered.connect(
-                lambda checked, d=dock: self._on_dock_toggled(d, checked))
+                lambda checked, d=dock: self.dock_room.on_dock_toggled(d, checked))
         view.addAction(self.toolbar.toggleViewAction())
         view.addAction(self.toolbar.timeline_bar.toggleViewAction())
         view.addSeparator()
@@ -321,58 +318,6 @@ class MainWindow(QMainWindow):
         self.menuBar().insertMenu(self.menus["&Help"].menuAction(), lesson_menu)
         m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
         m("&Help", "&About gradbox", self.show_about)
-
-    def _put_away_for(self, page: QWidget | None) -> list[QDockWidget]:
-        """The docks a tab needs the room of: the playground needs the whole width and
-        none of the training panels; the computation graph needs the room the Designer
-        and the panels below take (at 1024 x 700 they left it 360 x 115 pixels)."""
-        if page is self.playground.parent().parent():
-            names: tuple[str, ...] = ("Designer", "Parameters && gradients", "Loss curve",
-                                      "Training loop")
-        elif page is not None and page is self.graph:
-            names = ("Designer", "Loss curve", "Training loop")
-        else:
-            names = ()
-        # a panel the user brought back while this tab showed stays
-        kept = self._kept_on_tab.get(id(page), set())
-        return [self.docks[name] for name in names if name not in kept]
-
-    @Slot(int)
-    def _on_tab_changed(self, _index: int) -> None:
-        """Put away the panels the new tab needs the room of, and bring back as they were
-        the ones an earlier tab put away that this one does not."""
-        page = self.tabs.currentWidget()
-        on_playground = page is self.playground.parent().parent()
-        # The big numbers are the training run's: the playground needs the height.
-        self.headline.setVisible(not on_playground)
-        if self.presentation.active or self.workspaces.switching:
-            return  # teacher mode or the workspace decides which panels show
-        wanted = self._put_away_for(page)
-        back = [d for d in self._put_away if d not in wanted]
-        for dock in back:
-            self._put_away.remove(dock)
-            dock.show()
-        if back and not self._put_away and self._loss_place_changes():
-            QTimer.singleShot(0, self._fit_docks)  # resized while they were away
-        if back and self.messages.text() == self._put_away_note:
-            self.messages.dismiss()  # it said they were away: no longer true
-        hidden = [d for d in wanted if d.isVisible() and d not in self._put_away]
-        for dock in hidden:
-            dock.hide()
-        self._put_away.extend(hidden)
-        if hidden:
-            names = ", ".join(d.windowTitle().replace("&&", "&") for d in hidden)
-            self._put_away_note = (f"Put away while this tab shows: {names} "
-                                   "(the View menu brings any of them back)")
-            self._on_message(self._put_away_note)
-
-    def _on_dock_toggled(self, dock: QDockWidget, checked: bool) -> None:
-        """The user brought back a panel a tab had put away: it stays on that tab."""
-        if checked and dock in self._put_away:
-            self._put_away.remove(dock)
-            page = self.tabs.currentWidget()
-            self._kept_on_tab.setdefault(id(page), set()).add(
-                next(name for name, d in self.docks.items() if d is dock))
 
     # --- the lesson host: what a lesson may ask of the window --------------------------
     @Slot(str)
@@ -396,7 +341,7 @@ class MainWindow(QMainWindow):
 
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
                         retain_graph: bool, tab: str = "variables") -> None:
-        self.tabs.setCurrentIndex(self.tabs.indexOf(self.playground.parent().parent()))
+        self.tabs.setCurrentWidget(self.playground_page())
         self.playground.setup(expression, values, variant, retain_graph, tab)
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
@@ -427,19 +372,11 @@ class MainWindow(QMainWindow):
         """Present the lesson step (see presentation.py), or give the layout back."""
         if on and not self.presentation.active:
             self.presentation.remember()  # the layout as the user has it, to give back
-            # Teacher mode decides which panels show: a tab's put-away ones come back to
-            # it, and are away again after (the layout given back has them hidden).
-            self._away_before_teacher = list(self._put_away)
-            for dock in self._put_away:
-                dock.show()
-            self._put_away.clear()
-            if self.messages.text() == self._put_away_note:
-                self.messages.dismiss()
+            self.dock_room.before_teacher_mode()
         was_on = self.presentation.active
         self.presentation.present(on, needed_controls)
         if was_on and not on:
-            self._put_away = self._away_before_teacher
-            self._away_before_teacher = []
+            self.dock_room.after_teacher_mode()
 
     @Slot()
     def undo(self) -> None:
@@ -508,19 +445,14 @@ class MainWindow(QMainWindow):
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
 
-
-    # --- files: see session_files.py ---------------------------------------------------
+    # --- files: see files/ ---------------------------------------------------------
     def is_ending(self) -> bool:
         """A signal is ending the app: no question may wait for an answer."""
-        return bool(self._ended_by)
+        return self.quitting.is_ending()
 
     def end_by_signal(self, name: str) -> None:
-        """SIGTERM or SIGINT (a logout, `kill`, Ctrl+C): close as Quit would, without
-        asking anything. Unsaved changes stay in the autosave and are offered next time,
-        saying which signal ended the run; with nothing unsaved the autosave is removed."""
-        self._ended_by = name
-        self.close()
-        QApplication.quit()  # also ends a question's own event loop, if one is open
+        """SIGTERM or SIGINT: close as Quit would, without asking (see quitting.py)."""
+        self.quitting.end_by_signal(name)
 
     def ask_unsaved(self) -> str:
         """'save', 'discard' or 'cancel'. Tests replace this method."""
@@ -529,6 +461,17 @@ class MainWindow(QMainWindow):
             QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel)
         return {QMessageBox.Save: "save", QMessageBox.Discard: "discard"}.get(answer, "cancel")
 
+    def ask_save_failed(self, text: str) -> str:
+        """'save_as', 'discard' or 'cancel'. Tests replace this method."""
+        box = QMessageBox(QMessageBox.Warning, "The session was not saved", text,
+                          QMessageBox.Discard | QMessageBox.Cancel, self)
+        save_as = box.addButton("Save As…", QMessageBox.AcceptRole)
+        box.setDefaultButton(save_as)
+        box.exec()
+        clicked = box.clickedButton()
+        if clicked is save_as:
+            return "save_as"
+        return "discard" if clicked is box.button(QMessageBox.Discard) else "cancel"
 
     # --- help ------------------------------------------------------------------------------
     @Slot()
@@ -543,107 +486,17 @@ class MainWindow(QMainWindow):
                           "library, and views of every value and gradient.")
 
     # --- settings ----------------------------------------------------------------------------
-    def clear_put_away(self) -> None:
-        """A workspace decides which panels show: forget what a tab put away."""
-        self._put_away.clear()
-        self._kept_on_tab.clear()
-        if self.messages.text() == self._put_away_note:
-            self.messages.dismiss()
-
-    def fit_docks(self) -> None:
-        """Dock sizes for this window size (see _fit_docks)."""
-        self._fit_docks()
-
-    def _fit_docks(self) -> None:
-        """Dock sizes for this window size: the Designer as narrow as it can be without
-        cutting anything off, the right-hand panels and the loss curve a share of the
-        window, so the plot in the middle keeps room at 1024 x 700 as at 1920 x 1080."""
-        width, height = self.width(), self.height()
-        designer = self.docks["Designer"]
-        right = self.docks["Parameters && gradients"]
-        self.resizeDocks([designer, right],
-                         [designer.widget().minimumWidth(),
-                          min(max(int(0.29 * width), 300), 480)], Qt.Horizontal)
-        if self._place_loss_curve():
-            self.layout().activate()  # the sizes below read the docks' new places
-        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
-        bottom = min(max(int(0.32 * height), 190), 320)
-        if self.dockWidgetArea(loss) == Qt.BottomDockWidgetArea:
-            self.resizeDocks([loss], [bottom], Qt.Vertical)
-            # the code's width and the dock's own frame around it
-            frame = max(loop.width() - self.training_loop.width(), 0)  # 0 until laid out
-            code = self.training_loop.code_width() + frame
-            # Sizes that do not add up to the room are scaled to it: leave out the handle.
-            handle = self.style().pixelMetric(QStyle.PM_DockWidgetSeparatorExtent, None, self)
-            rest = self._middle_width() - code - handle
-            self.resizeDocks([loss, loop], [max(rest, 1), code], Qt.Horizontal)
-        else:
-            self.resizeDocks([loop], [bottom], Qt.Vertical)
-            column = designer.height() + loss.height()
-            share = max(int(LOSS_COLUMN_SHARE * column), 1)
-            self.resizeDocks([designer, loss], [max(column - share, 1), share], Qt.Vertical)
-
-    def _middle_width(self) -> int:
-        """The width under the main views, between the left and right columns."""
-        self.layout().activate()
-        return self.centralWidget().width()
-
-    def _loss_beside_loop(self) -> bool:
-        """Does the middle column hold the loss curve and the training loop side by side,
-        each readable? (The loop's code is not wrapped: it needs its widest line.)"""
-        return self._middle_width() >= LOSS_MIN_WIDTH + self.training_loop.code_width()
-
-    def _place_loss_curve(self) -> bool:
-        """The loss curve beside the training loop under the main views when both fit;
-        in a narrow window (1024 x 700) under the Designer instead, where it gets the
-        height its three plots and readout need, and the loop takes the middle's width.
-        Docks the user moved elsewhere (floating, tabbed, another side) stay put.
-        True if the loss curve moved."""
-        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
-        designer = self.docks["Designer"]
-        if any(d.isFloating() or self.tabifiedDockWidgets(d) for d in (loss, loop, designer)):
-            return False
-        if self._put_away:
-            return False  # the middle is wider while a tab has panels away: decided on return
-        places = (self.dockWidgetArea(loss), self.dockWidgetArea(loop))
-        beside = (Qt.BottomDockWidgetArea, Qt.BottomDockWidgetArea)
-        under = (Qt.LeftDockWidgetArea, Qt.BottomDockWidgetArea)
-        if places not in (beside, under) or self.dockWidgetArea(designer) != under[0]:
-            return False
-        # With the Designer hidden (teacher mode) the left column would be the loss
-        # curve's alone, a whole column's width taken from the rest: it goes beside the loop.
-        wanted = beside if self._loss_beside_loop() or designer.isHidden() else under
-        if places == wanted:
-            return False
-        if wanted == beside:
-            self.addDockWidget(Qt.BottomDockWidgetArea, loss)
-            self.splitDockWidget(loss, loop, Qt.Horizontal)
-        else:
-            self.splitDockWidget(designer, loss, Qt.Vertical)
-        return True
-
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
         if not self._shown_once and not self._layout_restored:
             self._shown_once = True
-            self._fit_docks()  # for the size the window is shown at
+            self.dock_room.fit()  # for the size the window is shown at
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         if self.presentation.active:
             return  # teacher mode sizes its own docks; the usual fit comes back after it
-        # Shrunk a lot (a laptop screen, a projector): the docks would keep their size
-        # and squeeze the plot; give them their share of the new size instead. Across
-        # the width at which the loss curve changes place, refit too.
-        old = event.oldSize()
-        if old.isValid() and (event.size().width() < 0.85 * old.width()
-                              or event.size().height() < 0.85 * old.height()
-                              or (not self._put_away and self._loss_place_changes())):
-            QTimer.singleShot(0, self._fit_docks)
-
-    def _loss_place_changes(self) -> bool:
-        beside = self.dockWidgetArea(self.docks["Loss curve"]) == Qt.BottomDockWidgetArea
-        return beside != self._loss_beside_loop()
+        self.dock_room.resized(event.oldSize(), event.size())
 
     def _restore_layout(self) -> None:
         if self.settings is None:
@@ -663,122 +516,13 @@ class MainWindow(QMainWindow):
         self.workspaces.keep()
         self.settings.setValue("geometry", self.presentation.saved_geometry()
                                or self.saveGeometry())
-        # The docks as the user has them, not as a tab put them away for its room: the
-        # next launch opens on the decision boundary.
-        put_away = list(self._put_away)
-        for dock in put_away:
-            dock.setVisible(True)
-        self.settings.setValue("window_state", self.presentation.saved_state()
-                               or self.saveState(LAYOUT_VERSION))
-        for dock in put_away:
-            dock.setVisible(False)
+        with self.dock_room.all_shown():
+            self.settings.setValue("window_state", self.presentation.saved_state()
+                                   or self.saveState(LAYOUT_VERSION))
         self.settings.setValue("config", json.dumps(self.controller.snapshot.config.to_dict()))
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
-        """Quit never loses work: a file that cannot be written (a full disk, a read-only
-        file) keeps the window open with the choice of Save As…, Discard or Cancel, and
-        the crash copy is brought up to date first (or the question says it could not
-        be). The run is paused and every write is made before the training thread stops."""
-        if self._ended_by:
-            self._close_for_signal()
-            self.saver.close()
+        """Quit never loses work (see quitting.py)."""
+        if self.quitting.may_close(event):
             super().closeEvent(event)
-            return
-        if self.resume is not None and self.resume.enabled:
-            # Kept for the next start, unsaved changes and all, as an editor does.
-            self.controller.pause()
-            self.hide()  # the app, not a person, waits for the file
-            error = self.resume.keep()
-            unsaved = self.autosaver is not None and self.autosaver.dirty
-            if error is not None and unsaved and not self._write_failed(
-                    event, f"This session could not be kept for the next start in "
-                    f"{self.resume.path}: {failure_reason(error)}."):
-                return
-            self._finish_close(event, discard_crash_copy=error is None or unsaved)
-            return
-        if self.autosaver is not None and self.autosaver.dirty:
-            answer = self.ask_unsaved()
-            if answer == "cancel" or (answer == "save" and self.session_path is None):
-                event.ignore()
-                if answer == "save":
-                    self.files.save_session_as()
-                return
-            if answer == "save":
-                assert self.session_path is not None
-                self.controller.pause()
-                self.hide()  # the window goes first: the app, not a person, waits
-                error = self.saver.save_and_wait(self.session_path)
-                if error is not None and not self._write_failed(
-                        event, f"{self.session_path.name} could not be saved: "
-                        f"{failure_reason(error)}."):
-                    return
-        self._finish_close(event)
-
-    def _finish_close(self, event: QCloseEvent, discard_crash_copy: bool = True) -> None:
-        self.save_settings()
-        self.landscape.shutdown()
-        self.controller.shutdown()
-        if self.autosaver is not None and discard_crash_copy:
-            self.autosaver.discard()
-        # The writer's thread ends with the window, its last writes made: none can call
-        # back into a window already deleted (a test run once aborted in that teardown).
-        self.saver.close()
-        super().closeEvent(event)
-
-    def _write_failed(self, event: QCloseEvent, what: str) -> bool:
-        """A write on quit failed: bring the crash copy up to date, show the window again
-        and ask. True to close anyway (Discard); otherwise the window stays."""
-        crash = "no crash copy is kept"
-        if self.autosaver is not None:
-            try:
-                self.autosaver.path.parent.mkdir(parents=True, exist_ok=True)
-                error = self.saver.save_and_wait(self.autosaver.path)
-            except OSError as failure:
-                error = failure
-            crash = "" if error is None else failure_reason(error)
-        self.show()
-        kept = ("The crash copy holds the session as it is now." if not crash else
-                f"The crash copy could not be written either: {crash}.")
-        answer = self.ask_save_failed(f"{what}\n\n{kept}\n\nThe window stays open until "
-                                      "you choose: save it elsewhere, or discard the changes.")
-        if answer == "discard":
-            return True
-        event.ignore()
-        if answer == "save_as":
-            QTimer.singleShot(0, self.files.save_session_as)
-        return False
-
-    def ask_save_failed(self, text: str) -> str:
-        """'save_as', 'discard' or 'cancel'. Tests replace this method."""
-        box = QMessageBox(QMessageBox.Warning, "The session was not saved", text,
-                          QMessageBox.Discard | QMessageBox.Cancel, self)
-        save_as = box.addButton("Save As…", QMessageBox.AcceptRole)
-        box.setDefaultButton(save_as)
-        box.exec()
-        clicked = box.clickedButton()
-        if clicked is save_as:
-            return "save_as"
-        return "discard" if clicked is box.button(QMessageBox.Discard) else "cancel"
-
-    def _close_for_signal(self) -> None:
-        self.save_settings()
-        self.controller.shutdown()
-        if self.autosaver is None:
-            return
-        if self.files.offering_restore:
-            # The last run's copy is still unanswered: it stays, and is offered again.
-            self.autosaver.enabled = False
-            return
-        if not self.autosaver.dirty:
-            self.autosaver.discard()
-            return
-        self.autosaver.enabled = False
-        self.hide()
-        try:  # the worker has stopped: the trainer is ours, and the app is ending
-            self.saver.write_stopped(self.controller.stopped_timeline(), self.autosaver.path)
-        except (OSError, persistence.SessionError) as error:
-            log.error("keeping the unsaved session on %s failed: %s", self._ended_by, error)
-        if self.settings is not None:
-            self.settings.setValue(ENDED_BY_KEY, self._ended_by)
-            self.settings.sync()

@@ -20,8 +20,8 @@ from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
-from gradbox.views.window.autosave import describe, set_aside
-from gradbox.views.window.resume import apply_controls
+from gradbox.views.window.files.autosave import describe, set_aside
+from gradbox.views.window.files.resume import apply_controls
 
 if TYPE_CHECKING:  # (a loaded Trainer is handed over to the controller as its state)
     from gradbox.training.trainer import Trainer

@@ -24,7 +24,7 @@ from gradbox.files import sessions as persistence
 from gradbox.files.session_controls import SessionControls
 from gradbox.formatting import counted
 from gradbox.views.layouts.workspaces import WORKSPACES
-from gradbox.views.window.autosave import set_aside
+from gradbox.views.window.files.autosave import set_aside
 from gradbox.views.window.run_controls import speed_text
 
 if TYPE_CHECKING:  # a Trainer is only handed over here, to the controller's session

@@ -39,7 +39,7 @@ from gradbox.teaching.lesson_files import LessonFileError, false_claims, load_le
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import FrameLayout, render_frame
-from gradbox.views.window.autosave import failure_reason
+from gradbox.views.window.files.autosave import failure_reason
 
 if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow

@@ -28,7 +28,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
 from gradbox.files import sessions as persistence
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
-from gradbox.views.window.saving import SessionSaver
+from gradbox.views.window.files.saving import SessionSaver
 
 log = logging.getLogger(__name__)
 

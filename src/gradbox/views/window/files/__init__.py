@@ -1,0 +1,11 @@
+"""The window's file side: what it reads and writes, and quitting without losing work.
+
+    saving          the writer thread: sessions are written off the UI and training threads
+    autosave        the crash copy, kept up to date while there are unsaved changes
+    session_files   Open, Save, Save As, imports: the File menu's dialogs
+    resume          a normal quit keeps the session for the next start
+    class_exports   exports of the run as code, CSV, images
+    quitting        Quit, a window closed, a signal: every write made before the run stops
+
+May import anything in gradbox below `views.window` (the main window only for type hints).
+"""
