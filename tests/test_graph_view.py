@@ -19,7 +19,7 @@ from gradbox.graph import groups
 from gradbox.training import datasets
 from gradbox.views.graph.items import TEXT_LOD, UNIT, OpNode
 from gradbox.views.graph.net_scene import maps_image
-from gradbox.views.graph.view import MIN_UNIT_PX, OP_NODE_CAP, READABLE_LOD, GraphView
+from gradbox.views.graph.view import MIN_UNIT_PX, OP_NODE_CAP, READABLE_PT, GraphView
 
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
@@ -348,12 +348,14 @@ def test_zoom_fit_and_level_of_detail(qtbot, view: GraphView) -> None:
     model, loss, _ = demo()
     view.set_graph(graph.trace(loss, model))
     view.set_level("operation")
-    view.fit()
-    # it opens on one box per neuron: readable at fit
-    assert view.transform().m11() >= TEXT_LOD
+    # it opens on one box per neuron, its text READABLE_PT on screen
+    points = view.operations.style.name_font.pointSizeF()
+    assert view.transform().m11() * points >= READABLE_PT - 1e-6
     view.show_all_operations()
     # every operation: it opens readable on the loss end, the mini-map showing the rest
-    assert view.transform().m11() == pytest.approx(READABLE_LOD)
+    # (its text READABLE_PT on screen, however small fitting it all would make it)
+    on_screen = view.transform().m11() * view.operations.style.name_font.pointSizeF()
+    assert on_screen == pytest.approx(READABLE_PT)
     view.viewport().repaint()
     assert view.minimap.isVisible()
     # and the key, open by itself, folds rather than hide the nodes under it
@@ -529,6 +531,7 @@ def test_fit_follows_resizes_until_the_user_zooms(qtbot, view: GraphView) -> Non
     model, loss, _ = demo(sizes=(3, 1), n=10)
     view.set_graph(graph.trace(loss, model))
     view.set_level("operation")
+    view.fit_action.trigger()  # F: everything, however small, from now on
     fitted = view.transform().m11()
     view.resize(1400, 900)
     qtbot.waitUntil(lambda: view.transform().m11() > fitted * 1.2)

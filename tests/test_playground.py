@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from gradbox.autograd.engine import FREED_GRAPH_MESSAGE
 from gradbox.teaching.expression import MAX_DEPTH, parse
 from gradbox.teaching.pitfalls import backward_wrong_order, microbatch_demo
+from gradbox.views.graph.framing import READABLE_PT
 from gradbox.views.panels.playground import (
     C_ERROR,
     C_GRAD,
@@ -508,9 +509,18 @@ def test_the_graph_fits_after_every_forward_and_backward(qtbot, panel: Playgroun
     view = panel.graph
 
     def whole_graph_in_view() -> bool:
+        """Framed: its text READABLE_PT on screen, and the whole drawing in view when
+        it fits at that size; when it does not (the replay follows the gradient to
+        the leaves), the mini-map shows where the view is."""
         port = QRectF(view.viewport().rect())
-        drawing = view.mapFromScene(view.operations.drawing_rect()).boundingRect()
-        return port.contains(QRectF(drawing))
+        scene = view.operations
+        if view.transform().m11() * scene.style.name_font.pointSizeF() < READABLE_PT - 1e-6:
+            return False
+        drawing = QRectF(view.mapFromScene(scene.drawing_rect()).boundingRect())
+        if drawing.width() <= port.width() and drawing.height() <= port.height():
+            return port.contains(drawing)
+        view.viewport().repaint()  # the mini-map follows the paint
+        return view.minimap.isVisible()
 
     backward(qtbot, panel)
     assert whole_graph_in_view()
@@ -518,6 +528,7 @@ def test_the_graph_fits_after_every_forward_and_backward(qtbot, panel: Playgroun
     qtbot.waitUntil(whole_graph_in_view)
     backward(qtbot, panel)
     assert whole_graph_in_view()
-    # the legend's text stays in its own box, out of the drawing's way
-    assert not QRectF(view.mapFromScene(view.operations.drawing_rect()).boundingRect()
-                      ).intersects(view.legend_rect())
+    # the legend's text stays in its own box, over no node
+    key = view.legend_rect()
+    assert not any(key.intersects(view.mapFromScene(rect).boundingRect().toRectF())
+                   for rect in view.operations.occupied())

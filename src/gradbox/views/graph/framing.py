@@ -18,14 +18,20 @@ from gradbox.views.graph.items import TEXT_LOD, UNIT
 if TYPE_CHECKING:
     from gradbox.views.graph.view import GraphView
 
-# The zoom an operation graph opens at when "fit" would make its text unreadable
-# (7.5 pt labels at 0.8 are 6 pt on screen).
-READABLE_LOD = 0.8
+# The smallest text an operation graph opens with, in points on screen (the node's
+# font size times the zoom): a graph "fit" would draw smaller opens at the zoom that
+# makes it this size, on its loss end, and pans (the mini-map shows the rest).
+READABLE_PT = 9.0
 # The network level opens with its units at least this many pixels wide: smaller, the
 # heat maps are specks and their values do not fit (a wide layer scrolls instead, with
 # the mini-map showing where the window is).
 MIN_UNIT_PX = 40.0
 LEVELS = ("network", "operation")
+
+
+def readable_zoom(text_pt: float) -> float:
+    """The zoom at which text of `text_pt` points (at 100 %) is READABLE_PT on screen."""
+    return READABLE_PT / max(text_pt, 1e-6)
 
 
 def framing(rect: QRectF, port: QRect, left: float, top: float,
@@ -193,14 +199,15 @@ class Framer:
             return
         ops_scene = view.operations
         nodes, shown = ops_scene.nodes, ops_scene.shown
-        if not nodes or shown is None or self._scale() >= TEXT_LOD:
-            return  # whole, and its text drawn: a small graph is best seen whole
+        readable = readable_zoom(ops_scene.style.text_pt)
+        if not nodes or shown is None or self._scale() >= readable - 1e-9:
+            return  # whole, and its text readable: a small graph is best seen whole
         view.resetTransform()
-        view.scale(READABLE_LOD, READABLE_LOD)
+        view.scale(readable, readable)
         root = nodes[shown.root].pos()
         port = view.viewport().rect()
-        right = root.x() + ops_scene.style.node_w / 2 + 24 / READABLE_LOD
-        view.centerOn(QPointF(right - port.width() / 2 / READABLE_LOD, root.y()))
+        right = root.x() + ops_scene.style.node_w / 2 + 24 / readable
+        view.centerOn(QPointF(right - port.width() / 2 / readable, root.y()))
         self.fitted["operation"] = True
         self._fold_key_if_covering()
 

@@ -34,9 +34,13 @@ from gradbox.formatting import fmt
 from gradbox.graph import Graph
 from gradbox.views.palette import NEGATIVE, POSITIVE, rgb
 
-# Scene units per layout unit, and node size (op level).
-DX, DY = 150.0, 56.0
-NODE_W, NODE_H = 132.0, 44.0
+# The size of a node's text at 100 % zoom: the smallest a graph opens with (at
+# 1024 x 700 its 7 pt names opened at zoom 0.52, 3.6 pt on screen; see Framer.reframe).
+NODE_PT = 9.0
+# Node size (op level), grown with its text from 132 x 44 at 7.5 pt; scene units between
+# node centres: the node and a fixed gap.
+NODE_W, NODE_H = 158.0, 53.0
+DX, DY = NODE_W + 18.0, NODE_H + 12.0
 # Below this zoom, text is too small to read: draw boxes only.
 TEXT_LOD = 0.45
 # Below this, nodes are a few pixels: plain filled rectangles.
@@ -122,11 +126,11 @@ class Style:
         self.node_w, self.node_h = NODE_W * scale, NODE_H * scale
         self.dx, self.dy = self.node_w + DX - NODE_W, self.node_h + DY - NODE_H
         self.rect = QRectF(-self.node_w / 2, -self.node_h / 2, self.node_w, self.node_h)
-        self.font = font(7.5 * scale)
-        self.bold = font(7.5 * scale, bold=True)
-        # parameter names are long ('layers.1.neurons.12.w.15'): regular weight, smaller
-        self.name_font = font(7.0 * scale)
-        self.badge_font = font(7.5 * scale, bold=True)
+        self.font = font(NODE_PT * scale)
+        self.bold = font(NODE_PT * scale, bold=True)
+        # parameter names are long ('layers.1.neurons.12.w.15'): regular weight
+        self.name_font = font(NODE_PT * scale)
+        self.badge_font = font(NODE_PT * scale, bold=True)
         self.unit_font = font(7.0 * scale)
         self.header_font = font(9.0 * scale, bold=True)
         self.legend_font = font(8.5 * scale)
@@ -154,6 +158,7 @@ class Style:
         # it from the painter's transform would make a QTransform per item).
         self.lod = 1.0
         self.text_lod = TEXT_LOD
+        self.text_pt = NODE_PT * scale  # a node's text at 100 % zoom, in points
 
     def unit_rects(self, lod: float) -> tuple[QRectF, QRectF]:
         """A unit's title and value rects in screen-sized units at zoom `lod`, made once

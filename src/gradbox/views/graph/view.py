@@ -37,7 +37,7 @@ from gradbox import graph as g
 from gradbox.autograd.nn import parameter_name, parse_parameter_name
 from gradbox.graph import Graph, NetworkLevel
 from gradbox.views.graph import export as graph_export
-from gradbox.views.graph.framing import MIN_UNIT_PX, READABLE_LOD, Framer
+from gradbox.views.graph.framing import MIN_UNIT_PX, READABLE_PT, Framer
 from gradbox.views.graph.items import (
     TEXT_LOD,
     Style,
@@ -47,7 +47,7 @@ from gradbox.views.graph.op_scene import OP_NODE_CAP, OperationScene
 from gradbox.views.graph.overlays import GraphOverlays
 from gradbox.views.graph.replay import ReplayDriver
 
-__all__ = ["MIN_UNIT_PX", "OP_NODE_CAP", "READABLE_LOD", "GraphView"]
+__all__ = ["MIN_UNIT_PX", "OP_NODE_CAP", "READABLE_PT", "GraphView"]
 
 
 class GraphView(QGraphicsView):
