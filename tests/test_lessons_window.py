@@ -87,7 +87,7 @@ def test_micro_batch_lesson_quotes_the_difference_on_screen(window: MainWindow) 
     item = lessons.lesson("micro-batches")
     assert "about 1e-16" in item.steps[0].look
     window.lessons.apply_key(item.key)
-    shown = re.search(r"Largest difference: (\S+) ", window.playground.micro_summary.text()
+    shown = re.search(r"Largest difference: (\S+) ", window.playground.microbatches.summary.text()
                       .replace("<b>", "").replace("</b>", ""))
     assert shown is not None and float(shown.group(1)) < 1e-15  # "about 1e-16"
 

@@ -26,10 +26,10 @@ from gradbox.views.panels.playground import (
     C_NUMERIC,
     C_VALUE,
     C_VARIANT,
-    CARET_CONTEXT,
     EXAMPLES,
     PlaygroundPanel,
 )
+from gradbox.views.panels.playground_text import CARET_CONTEXT
 
 RED = QColor("#f6c9c4")
 
@@ -383,8 +383,8 @@ def test_back_to_the_engine_hides_the_variant_column(qtbot, panel: PlaygroundPan
 @pytest.mark.parametrize("k", [1, 3, 5, 12])
 def test_microbatch_columns_match_the_full_batch(panel: PlaygroundPanel, k: int) -> None:
     panel.extras.setCurrentIndex(1)
-    panel.k.setValue(k)
-    table = panel.micro_table
+    panel.microbatches.k.setValue(k)
+    table = panel.microbatches.table
     expected = microbatch_demo(k)
     assert table.rowCount() == len(expected.names) == 17  # MLP(2, [4, 1])
     assert table.horizontalHeaderItem(2).text() == f"{k} micro-batches"
@@ -394,21 +394,21 @@ def test_microbatch_columns_match_the_full_batch(panel: PlaygroundPanel, k: int)
         accumulated = float(table.item(row, 2).toolTip())
         assert abs(full - accumulated) <= 1e-12
         assert full == expected.full_batch[row]
-    assert f"{expected.max_difference:.1e}" in panel.micro_summary.text()
+    assert f"{expected.max_difference:.1e}" in panel.microbatches.summary.text()
 
 
 def test_forget_zero_grad_demo_shows_k_times_the_true_gradient(panel: PlaygroundPanel) -> None:
     panel.setup("a*b + c", {"a": 2.0, "b": -3.0, "c": 10.0})
-    panel.passes.setValue(4)
-    panel.forget_button.click()
+    panel.forget.passes.setValue(4)
+    panel.forget.button.click()
     assert panel.extras.currentIndex() == 2
-    table = panel.forget_table
+    table = panel.forget.table
     assert table.columnCount() == 6
     rows = {table.item(r, 0).text(): [float(table.item(r, c).text()) for c in range(1, 6)]
             for r in range(table.rowCount())}
     assert rows == {"a": [-3.0, -3.0, -6.0, -9.0, -12.0], "b": [2.0, 2.0, 4.0, 6.0, 8.0],
                     "c": [1.0, 1.0, 2.0, 3.0, 4.0]}
-    assert "4 × the true one" in panel.forget_summary.text()
+    assert "4 × the true one" in panel.forget.summary.text()
 
 
 # --- examples and accessibility -----------------------------------------------------------
@@ -427,8 +427,9 @@ def test_an_example_sets_expression_and_values(panel: PlaygroundPanel) -> None:
 def test_every_control_has_a_tooltip_and_an_accessible_name(panel: PlaygroundPanel) -> None:
     kinds = (QAbstractButton, QComboBox, QLineEdit, QSpinBox, QTableWidget, QTabWidget)
     # The panel's own controls are its attributes; Qt's inner parts (a tab bar's scroll
-    # arrows) are not, and carry Qt's own accessibility.
-    controls = [w for w in vars(panel).values() if isinstance(w, kinds)]
+    # arrows) are not, and carry Qt's own accessibility. The lower tabs are pages of their own.
+    owners = (panel, panel.microbatches, panel.forget, panel.network_check)
+    controls = [w for owner in owners for w in vars(owner).values() if isinstance(w, kinds)]
     assert len(controls) >= 14
     for widget in controls:
         assert widget.toolTip(), widget.objectName()
@@ -453,11 +454,11 @@ def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> No
     panel.extras.setCurrentIndex(3)
     with qtbot.waitSignal(controller.snapshot_changed):
         controller.step()
-    panel.network_button.click()
-    assert not panel.network_button.isEnabled()  # until the worker answers
-    qtbot.waitUntil(lambda: panel.network_table.rowCount() > 0, timeout=10_000)
+    panel.network_check.button.click()
+    assert not panel.network_check.button.isEnabled()  # until the worker answers
+    qtbot.waitUntil(lambda: panel.network_check.table.rowCount() > 0, timeout=10_000)
     snapshot = controller.snapshot
-    table = panel.network_table
+    table = panel.network_check.table
     assert table.rowCount() == len(snapshot.param_names)
     assert sorted(table.item(r, 0).toolTip() for r in range(table.rowCount())) == \
         sorted(snapshot.param_names)
@@ -465,8 +466,8 @@ def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> No
     assert errors == sorted(errors, reverse=True)  # worst first
     assert errors[0] < 1e-6
     assert table.item(0, 3).font().bold()
-    assert "the check passes" in panel.network_summary.text()
-    assert panel.network_button.isEnabled()
+    assert "the check passes" in panel.network_check.summary.text()
+    assert panel.network_check.button.isEnabled()
     # The check leaves the trainer as it was: the next snapshot's gradients are the same.
     with qtbot.waitSignal(controller.snapshot_changed):
         controller.command("unpin")  # a command that changes nothing: a new snapshot
@@ -475,8 +476,8 @@ def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> No
 
 
 def test_without_a_session_the_network_check_is_off(panel: PlaygroundPanel) -> None:
-    assert not panel.network_button.isEnabled()
-    assert "training session" in panel.network_button.toolTip()
+    assert not panel.network_check.button.isEnabled()
+    assert "training session" in panel.network_check.button.toolTip()
 
 
 def test_selecting_a_node_shows_its_local_derivative(qtbot, panel: PlaygroundPanel) -> None:  # type: ignore[no-untyped-def]

@@ -3,18 +3,16 @@
 Thin by design: every number comes from `gradbox.teaching.expression.Playground` (parse,
 forward, backward and its broken variants, gradient check) and from
 `gradbox.teaching.pitfalls` (micro-batches, forget zero_grad); this widget only shows them.
-The graph is the shared `GraphView` at operation level.
+The graph is the shared `GraphView` at operation level. The lower tabs beside the
+variables are in playground_demos.py, the wording of messages and errors in
+playground_text.py.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Callable, Mapping
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import QColor, QFont, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -25,7 +23,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -34,7 +31,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.autograd.gradcheck import GradCheck
 from gradbox.formatting import MISSING, fmt, number
 from gradbox.graph import trace
 from gradbox.teaching import lessons as names
@@ -45,10 +41,28 @@ from gradbox.teaching.expression import (
     Outcome,
     Playground,
 )
-from gradbox.teaching.pitfalls import microbatch_demo
 from gradbox.views.controller import SessionController
 from gradbox.views.graph.view import GraphView
-from gradbox.views.palette import ERROR_BOX, HIGHLIGHT, NOTE_BOX
+from gradbox.views.palette import ERROR_BOX
+from gradbox.views.panels.playground_demos import (
+    RED,
+    TOLERANCE_TEXT,
+    WORST_OK,
+    ForgetZeroGradPage,
+    MicrobatchPage,
+    NetworkCheckPage,
+    bold,
+    cell,
+    left,
+    tip,
+)
+from gradbox.views.panels.playground_text import (
+    MESSAGE_STYLE,
+    index_of,
+    message_html,
+    parse_error_html,
+    plain,
+)
 
 # (what the examples box shows, the expression, starting values). The values keep tanh
 # off its flat ends, where every gradient would be too small to read.
@@ -64,69 +78,10 @@ EXAMPLES: tuple[tuple[str, str, dict[str, float]], ...] = (
     ("neuron with a reused hidden value", "h = 2*x; tanh(b + w1*h + w2*h)",
      {"x": 0.5, "w1": 0.5, "w2": 0.25, "b": -0.25}),
 )
-TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
-_RED = QColor("#f6c9c4")
-_WORST_OK = QColor(HIGHLIGHT)
-_MESSAGE_STYLE = {
-    "info": "background: #eef4fb; color: #1d3557; border: 1px solid #b9cfe6;",
-    "warning": "background: {}; color: {}; border: 1px solid {};".format(*NOTE_BOX),
-    "error": "background: {}; color: {}; border: 1px solid {};".format(*ERROR_BOX),
-}
 _TABS = ("variables", "micro-batches", "forget zero_grad", "network check")
 
 # Table columns
 C_NAME, C_VALUE, C_GRAD, C_VARIANT, C_NUMERIC, C_ERROR = range(6)
-
-
-def _tip(widget: QWidget, object_name: str, accessible: str, tip: str) -> None:
-    widget.setObjectName(object_name)
-    widget.setAccessibleName(accessible)
-    widget.setToolTip(tip)
-
-
-def _cell(text: str, tip: str = "", editable: bool = False) -> QTableWidgetItem:
-    item = QTableWidgetItem(text)
-    flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-    if editable:
-        flags |= Qt.ItemFlag.ItemIsEditable
-    item.setFlags(flags)
-    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-    if tip:
-        item.setToolTip(tip)
-    return item
-
-
-CARET_CONTEXT = 56  # characters of the offending line shown around the caret
-
-
-def caret_text(text: str, line: int, column: int, end: int | None = None,
-               context: int = CARET_CONTEXT) -> tuple[str, str]:
-    """The offending line of `text` and a caret line under `column` (1-based).
-
-    A line longer than `context` is cut to the part around the caret, with "…" where it
-    was cut: the caret must stay under its character, so this text cannot wrap, and a
-    300-character line would widen the panel past the window.
-    """
-    lines = text.split("\n")
-    shown = lines[line - 1] if 0 < line <= len(lines) else ""
-    width = max(1, (end - column) if end is not None and end > column else 1)
-    start = 0
-    if len(shown) > context:
-        start = max(0, min(column - 1 - context // 2, len(shown) - context))
-        cut = shown[start:start + context]
-        shown = ("…" if start else "") + cut + ("…" if start + context < len(shown) else "")
-        start -= 1 if start else 0  # the "…" takes the first cut character's place
-        width = min(width, context)
-    return shown, " " * max(0, column - 1 - start) + "^" * width
-
-
-def breakable(text: str, every: int = 24) -> str:
-    """`text` with a zero-width space every `every` characters of any longer word, so a
-    word-wrapping label can wrap a 300-character name instead of widening its panel."""
-    def split(match: re.Match[str]) -> str:
-        word = match.group(0)
-        return "\u200b".join(word[i:i + every] for i in range(0, len(word), every))
-    return re.sub(rf"\S{{{every + 1},}}", split, text)
 
 
 class PlaygroundPanel(QWidget):
@@ -157,8 +112,8 @@ class PlaygroundPanel(QWidget):
 
         # --- expression row ---
         self.examples = QComboBox()
-        _tip(self.examples, names.PG_EXAMPLES, "Examples",
-             "Put an example expression in the box and run its forward pass")
+        tip(self.examples, names.PG_EXAMPLES, "Examples",
+            "Put an example expression in the box and run its forward pass")
         self.examples.addItem("Examples…", "")
         # The items are long ("label:  expression"); the box itself stays narrow.
         self.examples.setSizeAdjustPolicy(
@@ -167,14 +122,14 @@ class PlaygroundPanel(QWidget):
         for label, text, _values in EXAMPLES:
             self.examples.addItem(f"{label}:  {text}", text)
         self.expression = QLineEdit(self.model.text)
-        _tip(self.expression, names.PG_EXPRESSION, "Expression",
-             "An expression of variables: + - * / **, tanh exp log relu sigmoid abs, as "
-             "functions or methods. Name steps with ; as in a = 1; b = a + a; b * b. "
-             "Press Enter to build its graph.")
+        tip(self.expression, names.PG_EXPRESSION, "Expression",
+            "An expression of variables: + - * / **, tanh exp log relu sigmoid abs, as "
+            "functions or methods. Name steps with ; as in a = 1; b = a + a; b * b. "
+            "Press Enter to build its graph.")
         self.expression.setPlaceholderText("e.g. tanh(a*b + c)")
         self.forward_button = QPushButton("Forward")
-        _tip(self.forward_button, names.PG_FORWARD, "Forward",
-             "Build the graph from the expression and the variables' values (Enter)")
+        tip(self.forward_button, names.PG_FORWARD, "Forward",
+            "Build the graph from the expression and the variables' values (Enter)")
         row1 = QHBoxLayout()
         row1.addWidget(self.examples)
         row1.addWidget(self.expression, 1)
@@ -187,33 +142,33 @@ class PlaygroundPanel(QWidget):
                               "The last good graph stays on screen.")
         self.error.setTextFormat(Qt.TextFormat.RichText)
         self.error.setWordWrap(True)  # a long message wraps; it never widens the panel
-        self.error.setStyleSheet(_MESSAGE_STYLE["error"] + " padding: 4px;")
+        self.error.setStyleSheet(MESSAGE_STYLE["error"] + " padding: 4px;")
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error.hide()
 
         # --- backward row ---
         self.backward_button = QPushButton("Backward")
-        _tip(self.backward_button, names.PG_BACKWARD, "Backward",
-             "loss.backward(): send gradients from the output back to every variable, "
-             "node by node in reverse topological order. Leaves add (+=) to what they hold.")
+        tip(self.backward_button, names.PG_BACKWARD, "Backward",
+            "loss.backward(): send gradients from the output back to every variable, "
+            "node by node in reverse topological order. Leaves add (+=) to what they hold.")
         self.backward_again_button = QPushButton("Backward again")
-        _tip(self.backward_again_button, names.PG_BACKWARD_AGAIN, "Backward again",
-             "Call backward a second time on the same graph, as PyTorch would")
+        tip(self.backward_again_button, names.PG_BACKWARD_AGAIN, "Backward again",
+            "Call backward a second time on the same graph, as PyTorch would")
         self.retain = QCheckBox("retain_graph")
-        _tip(self.retain, names.PG_RETAIN, "retain_graph",
-             "backward(retain_graph=True): keep the values ops saved for backward, so the "
-             "graph can be gone through again. Tick it before Backward.")
+        tip(self.retain, names.PG_RETAIN, "retain_graph",
+            "backward(retain_graph=True): keep the values ops saved for backward, so the "
+            "graph can be gone through again. Tick it before Backward.")
         self.zero_button = QPushButton("Zero grads")
-        _tip(self.zero_button, names.PG_ZERO, "Zero grads",
-             "zero_grad(): set every gradient back to 0")
+        tip(self.zero_button, names.PG_ZERO, "Zero grads",
+            "zero_grad(): set every gradient back to 0")
         self.check_button = QPushButton("Gradient check")
-        _tip(self.check_button, names.PG_CHECK, "Gradient check",
-             "Compare each gradient shown with a finite difference, "
-             "(f(x+ε) − f(x−ε)) / 2ε; the worst relative error is highlighted")
+        tip(self.check_button, names.PG_CHECK, "Gradient check",
+            "Compare each gradient shown with a finite difference, "
+            "(f(x+ε) − f(x−ε)) / 2ε; the worst relative error is highlighted")
         self.variant = QComboBox()
-        _tip(self.variant, names.PG_VARIANT, "Backward variant",
-             "Which backward Backward runs: the correct engine, or one broken on purpose. "
-             "A broken one's gradients appear beside the correct ones.")
+        tip(self.variant, names.PG_VARIANT, "Backward variant",
+            "Which backward Backward runs: the correct engine, or one broken on purpose. "
+            "A broken one's gradients appear beside the correct ones.")
         for key, label in PLAYGROUND_VARIANTS.items():
             self.variant.addItem(label, key)
         variant_label = QLabel("Backward variant:")
@@ -232,17 +187,17 @@ class PlaygroundPanel(QWidget):
 
         # --- variables table ---
         self.table = QTableWidget(0, 6)
-        _tip(self.table, names.PG_TABLE, "Variables",
-             "Each variable's value (double-click to edit) and gradient")
+        tip(self.table, names.PG_TABLE, "Variables",
+            "Each variable's value (double-click to edit) and gradient")
         headers = [("variable", "The leaves of the graph"),
                    ("value", "Double-click to change; the forward pass runs again"),
                    ("grad", "What .grad holds: the engine's gradient"),
                    ("variant grad", "The broken variant's gradient; red where it is wrong"),
                    ("finite\ndiff.", "(f(x+ε) − f(x−ε)) / 2ε with ε = 1e-6"),
                    ("rel.\nerror", "|grad − finite diff.| / max(|grad|, |finite diff.|, 1)")]
-        for column, (text, tip) in enumerate(headers):
+        for column, (text, what) in enumerate(headers):
             item = QTableWidgetItem(text)
-            item.setToolTip(tip)
+            item.setToolTip(what)
             self.table.setHorizontalHeaderItem(column, item)
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
@@ -255,8 +210,8 @@ class PlaygroundPanel(QWidget):
                                    | QAbstractItemView.EditTrigger.AnyKeyPressed)
 
         self.message = QLabel()
-        _tip(self.message, names.PG_MESSAGE, "Playground message",
-             "What the last action did, and why")
+        tip(self.message, names.PG_MESSAGE, "Playground message",
+            "What the last action did, and why")
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.TextFormat.RichText)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -269,25 +224,29 @@ class PlaygroundPanel(QWidget):
         box.addWidget(self.message, 1)
 
         self.extras = QTabWidget()
-        _tip(self.extras, names.PG_EXTRAS, "Playground sections",
-             "The variables of the expression, micro-batch accumulation, and the "
-             "forget-zero_grad demo")
+        tip(self.extras, names.PG_EXTRAS, "Playground sections",
+            "The variables of the expression, micro-batch accumulation, and the "
+            "forget-zero_grad demo")
         self.extras.addTab(variables, "Variables")
-        self.extras.addTab(self._microbatch_page(), "Micro-batches")
-        self.extras.addTab(self._forget_page(), "Forget zero_grad")
-        self.extras.addTab(self._network_page(), "Network check")
-        for index, tip in enumerate((
+        self.microbatches = MicrobatchPage()
+        self.forget = ForgetZeroGradPage()
+        self.forget.button.clicked.connect(self.forget_zero_grad_demo)
+        self.network_check = NetworkCheckPage(controller)
+        self.extras.addTab(self.microbatches, "Micro-batches")
+        self.extras.addTab(self.forget, "Forget zero_grad")
+        self.extras.addTab(self.network_check, "Network check")
+        for index, what in enumerate((
                 "Each variable's value and gradient, and the message about the last action",
                 "k micro-batches with no zero_grad between them give the full batch's "
                 "gradient",
                 "Backward several times without zero_grad: the gradients pile up",
                 "The gradient check on the training network's parameters")):
-            self.extras.setTabToolTip(index, tip)
+            self.extras.setTabToolTip(index, what)
 
         self.graph = GraphView()
-        _tip(self.graph, names.PG_GRAPH, "Expression graph",
-             "The graph of the expression: data and grad in every node. Backward lights "
-             "the nodes up in the order they receive their gradient. F fits, N steps.")
+        tip(self.graph, names.PG_GRAPH, "Expression graph",
+            "The graph of the expression: data and grad in every node. Backward lights "
+            "the nodes up in the order they receive their gradient. F fits, N steps.")
         self.graph.set_level("operation")
         self.graph_caption = QLabel()
         self.graph_caption.setObjectName("playground_graph_caption")
@@ -295,9 +254,9 @@ class PlaygroundPanel(QWidget):
         self.graph_caption.setToolTip("Whose gradients the graph's boxes hold")
         self.graph_caption.setWordWrap(True)  # else its length sets the panel's width
         self.details = QPlainTextEdit()
-        _tip(self.details, "playground_details", "Node details",
-             "Click a node in the graph: its op, local derivative, and what each of its "
-             "uses sent back")
+        tip(self.details, "playground_details", "Node details",
+            "Click a node in the graph: its op, local derivative, and what each of its "
+            "uses sent back")
         self.details.setReadOnly(True)
         self.details.setPlaceholderText("Click a node in the graph to see its local "
                                         "derivative and what each use sent back.")
@@ -344,122 +303,7 @@ class PlaygroundPanel(QWidget):
         self._show(Outcome("info", "Type an expression, or pick an example",
                            "Press Backward to send gradients from the output back to "
                            "every variable."))
-        self.compute_microbatches()
-
-    # --- the lower tabs -------------------------------------------------------------------
-    def _microbatch_page(self) -> QWidget:
-        page = QWidget()
-        self.k = QSpinBox()
-        _tip(self.k, "playground_microbatch_k", "Micro-batches",
-             "How many micro-batches to split the 12 points into")
-        self.k.setRange(1, 12)
-        self.k.setValue(3)
-        self.k.setPrefix("k = ")
-        intro = QLabel("An MLP(2, [4, 1]) on 12 moons points, MSE loss. Left: one backward on "
-                       "the full batch. Right: k backward calls, one per micro-batch, each "
-                       "loss weighted by its share of the points, with no zero_grad between "
-                       "them.")
-        intro.setWordWrap(True)
-        self.micro_table = QTableWidget(0, 4)
-        _tip(self.micro_table, "playground_microbatch_table", "Micro-batch gradients",
-             "Each parameter's gradient from the full batch and from the micro-batches")
-        self.micro_table.setHorizontalHeaderLabels(["parameter", "full batch",
-                                                    "k micro-batches", "difference"])
-        self.micro_table.verticalHeader().hide()
-        self.micro_table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.Stretch)
-        self.micro_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.micro_summary = QLabel()
-        self.micro_summary.setAccessibleName("Micro-batch summary")
-        self.micro_summary.setToolTip("The largest difference between the two columns")
-        self.micro_summary.setWordWrap(True)
-        layout = QVBoxLayout(page)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        row.addWidget(self.k)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.micro_table, 1)
-        layout.addWidget(self.micro_summary)
-        self.k.valueChanged.connect(self.compute_microbatches)
-        return page
-
-    def _forget_page(self) -> QWidget:
-        page = QWidget()
-        self.passes = QSpinBox()
-        _tip(self.passes, "playground_forget_passes", "Backward passes",
-             "How many backward passes to run on the same values")
-        self.passes.setRange(2, 10)
-        self.passes.setValue(3)
-        self.passes.setSuffix(" passes")
-        self.forget_button = QPushButton("Run without zero_grad")
-        _tip(self.forget_button, "playground_forget_run", "Run without zero_grad",
-             "Run backward several times on this expression without zero_grad in between, "
-             "and show each variable's gradient after every pass")
-        intro = QLabel("The same forward and backward, repeated on the same values. With "
-                       "zero_grad every pass gives the true gradient; without it each pass "
-                       "adds the gradient again.")
-        intro.setWordWrap(True)
-        self.forget_table = QTableWidget(0, 2)
-        _tip(self.forget_table, "playground_forget_table", "Gradients without zero_grad",
-             "The true gradient, then .grad after each pass without zero_grad")
-        self.forget_table.verticalHeader().hide()
-        self.forget_table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.Stretch)
-        self.forget_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.forget_summary = QLabel()
-        self.forget_summary.setAccessibleName("Forget zero_grad summary")
-        self.forget_summary.setToolTip("How the gradients after k passes compare to the true one")
-        self.forget_summary.setWordWrap(True)
-        layout = QVBoxLayout(page)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        row.addWidget(self.passes)
-        row.addWidget(self.forget_button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.forget_table, 1)
-        layout.addWidget(self.forget_summary)
-        self.forget_button.clicked.connect(self.forget_zero_grad_demo)
-        return page
-
-    def _network_page(self) -> QWidget:
-        page = QWidget()
-        intro = QLabel("The same check on the network being trained: every weight's gradient "
-                       "from backward beside a finite difference of the training loss "
-                       "(all training points, penalties included).")
-        intro.setWordWrap(True)
-        self.network_button = QPushButton("Check the network's gradients")
-        _tip(self.network_button, "playground_network_check", "Check the network's gradients",
-             "Run the gradient check on the current network's parameters (in the training "
-             "thread; a second or so for a large network)")
-        self.network_button.setEnabled(self.controller is not None)
-        if self.controller is None:
-            self.network_button.setToolTip("Needs a training session: open the playground "
-                                           "from the main window")
-        self.network_table = QTableWidget(0, 4)
-        _tip(self.network_table, "playground_network_table", "Network gradient check",
-             "Each parameter's gradient, its finite difference and their relative error")
-        self.network_table.setHorizontalHeaderLabels(["parameter", "grad", "finite diff.",
-                                                      "rel. error"])
-        self.network_table.verticalHeader().hide()
-        self.network_table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.Stretch)
-        self.network_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.network_summary = QLabel()
-        self.network_summary.setAccessibleName("Network check summary")
-        self.network_summary.setToolTip("The worst relative error, and where")
-        self.network_summary.setWordWrap(True)
-        layout = QVBoxLayout(page)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        row.addWidget(self.network_button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.network_summary)
-        layout.addWidget(self.network_table, 1)
-        self.network_button.clicked.connect(self.check_network)
-        return page
+        self.microbatches.compute()
 
     # --- public API -------------------------------------------------------------------------
     def setup(self, expression: str, values: Mapping[str, float] | None = None,
@@ -507,10 +351,10 @@ class PlaygroundPanel(QWidget):
 
     def message_text(self) -> str:
         """The message area as plain text (what a user reads there)."""
-        return _plain(self.message.text())
+        return plain(self.message.text())
 
     def error_text(self) -> str:
-        return _plain(self.error.text()) if self.error.isVisibleTo(self) else ""
+        return plain(self.error.text()) if self.error.isVisibleTo(self) else ""
 
     def cell(self, row: int, column: int) -> QTableWidgetItem | None:
         return self.table.item(row, column)
@@ -545,83 +389,8 @@ class PlaygroundPanel(QWidget):
         self._run(self.model.gradient_check)
 
     @Slot()
-    def compute_microbatches(self) -> None:
-        k = self.k.value()
-        result = microbatch_demo(k)
-        table = self.micro_table
-        table.setRowCount(len(result.names))
-        table.setHorizontalHeaderItem(2, QTableWidgetItem(f"{k} micro-batches"))
-        for row, name in enumerate(result.names):
-            full, acc = float(result.full_batch[row]), float(result.accumulated[row])
-            table.setItem(row, 0, _left(_cell(_short_name(name), name)))
-            # Nine digits fit the column and are plenty to see the two agree.
-            table.setItem(row, 1, _cell(f"{full:.9g}", repr(full)))
-            table.setItem(row, 2, _cell(f"{acc:.9g}", repr(acc)))
-            table.setItem(row, 3, _cell(f"{abs(full - acc):.0e}"))
-        sizes = " + ".join(str(n) for n in result.batch_sizes)
-        self.micro_summary.setText(
-            f"Micro-batches of {sizes} points. Largest difference: "
-            f"<b>{result.max_difference:.1e}</b> — the same gradient, to the last digits "
-            "floating point can hold. Accumulation (+=) is what makes this work.")
-
-    @Slot()
-    def check_network(self) -> None:
-        """Run the gradient check on the session's network, in its worker thread."""
-        controller = self.controller
-        if controller is None:
-            return
-        self.network_button.setEnabled(False)
-        self.network_summary.setText("Checking…")
-        # Runs in the worker thread, which alone touches the trainer; the result (a
-        # frozen GradCheck) comes back here.
-        controller.ask("gradient_check", callback=self._show_network_check)
-
-    def _show_network_check(self, check: GradCheck) -> None:
-        self.network_button.setEnabled(True)
-        table = self.network_table
-        table.setRowCount(len(check.names))
-        passed = check.passed(CHECK_TOLERANCE)
-        # Worst first: with a hundred parameters, the rows that matter are on top.
-        order = np.argsort(-check.relative_error, kind="stable")
-        for row, i in enumerate(order.tolist()):
-            name = check.names[i]
-            table.setItem(row, 0, _left(_cell(_short_name(name), name)))
-            table.setItem(row, 1, _cell(fmt(float(check.analytic[i]))))
-            table.setItem(row, 2, _cell(fmt(float(check.numeric[i]))))
-            error = _cell(f"{check.relative_error[i]:.1e}")
-            if i == check.worst:
-                error.setBackground(_WORST_OK if passed else _RED)
-                _bold(error)
-            table.setItem(row, 3, error)
-        if check.worst >= 0:
-            table.scrollToTop()
-            where = _short_name(check.names[check.worst])
-            verdict = (f"passes (below {TOLERANCE_TEXT})" if passed else
-                       f"FAILS (above {TOLERANCE_TEXT})")
-            self.network_summary.setText(
-                f"{len(check.names)} parameters, worst first. Worst relative error "
-                f"<b>{check.worst_error:.1e}</b> at {where}: the check {verdict}.")
-
-    @Slot()
     def forget_zero_grad_demo(self) -> None:
-        passes = self.passes.value()
-        result = self.model.forget_zero_grad(passes)
-        table = self.forget_table
-        table.setColumnCount(passes + 2)
-        table.setHorizontalHeaderLabels(["variable", "true grad",
-                                         *[f"after pass {k + 1}" for k in range(passes)]])
-        table.setRowCount(len(result.names))
-        for row, name in enumerate(result.names):
-            table.setItem(row, 0, _left(_cell(name)))
-            table.setItem(row, 1, _cell(fmt(float(result.true_gradient[row]))))
-            for k in range(passes):
-                table.setItem(row, k + 2, _cell(fmt(float(result.without_zero_grad[k, row]))))
-        ratio = _ratio(result.without_zero_grad[-1], result.true_gradient)
-        times = f"{ratio:g} ×" if ratio is not None else "a multiple of"
-        self.forget_summary.setText(
-            f"After {passes} backward passes without zero_grad every gradient is "
-            f"<b>{times} the true one</b>: each pass added it again (+=). A training step "
-            "would move the weights that many times too far.")
+        self.forget.show_result(self.model.forget_zero_grad(self.forget.passes.value()))
         self.extras.setCurrentIndex(_TABS.index("forget zero_grad"))
 
     # --- plumbing ----------------------------------------------------------------------------
@@ -706,25 +475,25 @@ class PlaygroundPanel(QWidget):
             check = self.model.check
             failed = check is not None and not check.passed(CHECK_TOLERANCE)
             for r, row in enumerate(rows):
-                self.table.setItem(r, C_NAME, _left(_cell(row.name, f"variable {row.name}")))
-                self.table.setItem(r, C_VALUE, _cell(
+                self.table.setItem(r, C_NAME, left(cell(row.name, f"variable {row.name}")))
+                self.table.setItem(r, C_VALUE, cell(
                     f"{row.value:g}", f"{row.name} = {row.value!r}; double-click to change",
                     editable=True))
-                self.table.setItem(r, C_GRAD, _cell(number(row.grad)))
-                variant = _cell(number(row.variant_grad))
+                self.table.setItem(r, C_GRAD, cell(number(row.grad)))
+                variant = cell(number(row.variant_grad))
                 if row.wrong:
-                    variant.setBackground(_RED)
+                    variant.setBackground(RED)
                     variant.setToolTip(f"Wrong: the correct gradient is {number(row.grad)}")
-                    _bold(variant)
+                    bold(variant)
                 self.table.setItem(r, C_VARIANT, variant)
-                self.table.setItem(r, C_NUMERIC, _cell(number(row.numeric)))
-                error = _cell(MISSING if row.error is None else f"{row.error:.1e}")
+                self.table.setItem(r, C_NUMERIC, cell(number(row.numeric)))
+                error = cell(MISSING if row.error is None else f"{row.error:.1e}")
                 if row.worst:
-                    error.setBackground(_RED if failed else _WORST_OK)
+                    error.setBackground(RED if failed else WORST_OK)
                     error.setToolTip("The worst relative error of the check" +
                                      (f": above {TOLERANCE_TEXT}, the check fails"
                                       if failed else f": below {TOLERANCE_TEXT}, it passes"))
-                    _bold(error)
+                    bold(error)
                 self.table.setItem(r, C_ERROR, error)
         finally:
             self._filling = False
@@ -743,27 +512,16 @@ class PlaygroundPanel(QWidget):
             keep = self._latest is not None and self._latest.kind != "info"
             self._previous = self._latest if keep else None
         self._latest = outcome
-        rich = _outcome_html(outcome)
-        if self._previous is not None:
-            rich += ("<hr><div style='color: #555555'><small>Before that:</small><br>"
-                     f"{_outcome_html(self._previous)}</div>")
-        self.message.setText(rich)
-        self.message.setStyleSheet(_MESSAGE_STYLE.get(outcome.kind, "") + " padding: 6px;")
+        self.message.setText(message_html(outcome, self._previous))
+        self.message.setStyleSheet(MESSAGE_STYLE.get(outcome.kind, "") + " padding: 6px;")
         self.message.setProperty("kind", outcome.kind)
         self.outcome_shown.emit(outcome)
 
     def _show_parse_error(self, text: str, error: ExpressionError) -> None:
-        shown, caret = caret_text(text, error.line, error.position, error.end)
-        where = f"line {error.line}, column {error.position}" if error.line > 1 else \
-            f"column {error.position}"
-        self.error.setText(f"<pre style='margin:0'>{html.escape(shown)}\n"
-                           f"{html.escape(caret)}</pre>"
-                           f"<b>{html.escape(breakable(error.message))}</b> "
-                           f"({where}). Still showing the last good expression: "
-                           f"<code>{html.escape(breakable(self.model.text))}</code>")
+        self.error.setText(parse_error_html(text, error, self.model.text))
         self.error.show()
         self.expression.setFocus()
-        self.expression.setCursorPosition(_index_of(text, error.line, error.position))
+        self.expression.setCursorPosition(index_of(text, error.line, error.position))
 
     @Slot(int)
     def _on_example_chosen(self, index: int) -> None:
@@ -811,53 +569,3 @@ class PlaygroundPanel(QWidget):
         self._show_graph()
         self._fill_table()
         self._show(outcome)
-
-
-def _outcome_html(outcome: Outcome) -> str:
-    rich = f"<b>{html.escape(breakable(outcome.title))}</b>"
-    if outcome.quote:
-        # The engine's words verbatim, set apart as PyTorch prints them.
-        rich += (f"<pre style='white-space: pre-wrap'>{html.escape(breakable(outcome.quote))}"
-                 "</pre>")
-    if outcome.text:
-        rich += ("" if outcome.quote else "<br>") + html.escape(breakable(outcome.text))
-    return rich
-
-
-def _left(item: QTableWidgetItem) -> QTableWidgetItem:
-    item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-    return item
-
-
-def _bold(item: QTableWidgetItem) -> None:
-    font = QFont(item.font())
-    font.setBold(True)
-    item.setFont(font)
-
-
-def _short_name(name: str) -> str:
-    """'layers.0.neurons.3.w.1' -> 'L0 n3 w1'."""
-    parts = name.split(".")
-    if len(parts) >= 5 and parts[0] == "layers":
-        return f"L{parts[1]} n{parts[3]} " + ("b" if parts[4] == "b" else f"w{parts[-1]}")
-    return name
-
-
-def _ratio(values: np.ndarray, reference: np.ndarray) -> float | None:
-    """The common factor values / reference, if every non-zero entry shares it."""
-    mask = reference != 0
-    if not mask.any():
-        return None
-    ratios = values[mask] / reference[mask]
-    return float(ratios[0]) if np.allclose(ratios, ratios[0], rtol=1e-9) else None
-
-
-def _index_of(text: str, line: int, column: int) -> int:
-    lines = text.split("\n")
-    return sum(len(x) + 1 for x in lines[: line - 1]) + column - 1
-
-
-def _plain(rich: str) -> str:
-    doc = QTextDocument()
-    doc.setHtml(rich)
-    return doc.toPlainText().replace("\u200b", "")  # the break points are no text
