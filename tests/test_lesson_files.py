@@ -59,6 +59,10 @@ CASES = [  # (what is broken, the text, the field, the line's fragment, words in
      'expression = "a*b"', "unknown field 'expression'"),
     ("hidden layers as text", broken("hidden = [8, 8]", 'hidden = "8, 8"'),
      "setup.config.hidden", 'hidden = "8, 8"', "list of whole numbers"),
+    ("65 hidden layers", broken("hidden = [8, 8]", f"hidden = {[2] * 65}"),
+     "setup.config.hidden", "hidden = [2, 2, 2", "hidden has 65 layers; at most 64"),
+    ("a layer of 5,000", broken("hidden = [8, 8]", "hidden = [8, 5000]"),
+     "setup.config.hidden", "hidden = [8, 5000]", "hidden layer 2 has 5,000 neurons"),
 ]
 
 

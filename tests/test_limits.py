@@ -3,6 +3,7 @@ a message, and errors that always carry text."""
 
 from __future__ import annotations
 
+import json
 from collections import deque
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from gradbox.autograd import losses
 from gradbox.autograd.engine import Value
-from gradbox.autograd.nn import MLP
+from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.training import datasets, limits
 from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
 
@@ -55,9 +56,10 @@ def test_the_estimate_grows_with_the_network_and_the_batch() -> None:
     batched = limits.estimate_step(TrainingConfig(hidden=(64, 64), batch_size=8))
     assert small.seconds < wide.seconds and batched.bytes < wide.bytes
     assert wide.batch == 80 and batched.batch == 8
-    # (1000, 1000) on 100 points: the issue measured 4 GB for a step.
-    huge = limits.estimate_step(TrainingConfig(hidden=(1000, 1000)))
-    assert 2 * 2**30 < huge.bytes < 8 * 2**30
+    # (1000, 1000) on 100 points: the issue measured 4 GB for a step; (700, 700), the
+    # largest square pair under limits.MAX_PARAMETERS, has half its nodes.
+    huge = limits.estimate_step(TrainingConfig(hidden=(700, 700)))
+    assert 1 * 2**30 < huge.bytes < 4 * 2**30
 
 
 def test_slow_warning_uses_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,7 +101,8 @@ def test_a_network_too_big_for_memory_is_refused_in_words_and_training_goes_on(
     """The memory check runs where the network would be built: in the training process.
     Its refusal comes back in words, and the run there stays."""
     with qtbot.waitSignal(controller.error, timeout=30000) as signal:
-        controller.new_run(TrainingConfig(hidden=(200_000, 200_000)), "A huge network")
+        controller.new_run(TrainingConfig(hidden=(700, 700), n_samples=100_000),
+                           "A huge network")
     text, _detail = signal.args
     assert "of memory for each step" in text and "free" in text
     with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
@@ -150,3 +153,53 @@ def test_trained_steps_feed_the_correction(monkeypatch) -> None:
     trainer.capture_graph = True  # traced steps cost more than training: not counted
     trainer.step()
     assert len(seen) == 4
+
+
+@pytest.mark.parametrize(("hidden", "words"), [
+    ((2,) * 65, "hidden has 65 layers; at most 64 hidden layers are allowed"),
+    ((8, 5000), "hidden layer 2 has 5,000 neurons; at most 4,096 a layer are allowed"),
+    ((1000, 1000), "hidden layers [1000, 1000] make 1,005,001 parameters; at most "
+     "1,000,000 are allowed"),
+])
+def test_every_network_is_held_to_the_same_limits(hidden, words) -> None:  # type: ignore[no-untyped-def]
+    """One definition (training.limits), checked by TrainingConfig: the Designer, a
+    lesson, a command and a file all build networks through it."""
+    assert limits.network_problems(hidden, [2, *hidden, 1]) == [words]
+    with pytest.raises(ConfigError) as caught:
+        TrainingConfig(hidden=hidden)
+    assert words in str(caught.value)
+    largest = TrainingConfig(hidden=(2,) * limits.MAX_HIDDEN_LAYERS)
+    assert len(largest.hidden) == 64 and TrainingConfig(hidden=(limits.MAX_WIDTH,))
+
+
+def test_a_model_file_is_held_to_the_network_limits() -> None:
+    from gradbox.files import exports
+
+    sizes = [2, *([1] * 100), 1]
+    flat = [0.0] * parameter_count(sizes)
+    text = json.dumps({"format": exports.MODEL_FORMAT, "version": exports.MODEL_VERSION,
+                       "layer_sizes": sizes,
+                       "activation": "tanh", "output_activation": "linear",
+                       "loss": "hinge", "classes": 2, "step": 0, "features": ["x1", "x2"],
+                       "parameter_order": "", "flat": flat, "parameters": {}})
+    with pytest.raises(exports.ModelFileError, match="hidden has 100 layers; at most 64"):
+        exports.load_model_json(text)
+
+
+def test_the_designer_says_in_words_why_a_network_too_large_is_not_applied(  # type: ignore[no-untyped-def]
+        qtbot, window) -> None:
+    from PySide6.QtCore import Qt
+
+    designer, before = window.designer, window.controller.snapshot.config.hidden
+    spin = designer.layer_spins[0]
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=5000)
+    spin.selectAll()
+    qtbot.keyClicks(spin, "5000")
+    qtbot.keyClick(spin, Qt.Key_Return)
+    qtbot.waitUntil(lambda: "Not applied" in designer.status.text(), timeout=5000)
+    assert "hidden layer 1 has 5,000 neurons; at most 4,096" in designer.status.text()
+    assert window.controller.snapshot.config.hidden == before
+    designer.show_config(TrainingConfig(hidden=(2,) * limits.MAX_HIDDEN_LAYERS))
+    assert not designer.add_layer.isEnabled()
+    assert "At most 64 hidden layers" in designer.add_layer.toolTip()

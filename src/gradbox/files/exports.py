@@ -49,8 +49,10 @@ from gradbox.autograd.nn import (
     parameter_names,
     parse_parameter_name,
 )
-from gradbox.files.session_json import MAX_PARAMETERS, SessionError, parse_session_text
+from gradbox.files.session_json import SessionError, parse_session_text
+from gradbox.training import limits
 from gradbox.training.history import StepRecord
+from gradbox.training.limits import MAX_PARAMETERS
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 
@@ -251,9 +253,9 @@ def load_model_json(text: str | bytes) -> ModelFile:
     sizes = tuple(_whole(s, f"layer_sizes[{i}]", 1, MAX_PARAMETERS)
                   for i, s in enumerate(sizes_in))
     count = parameter_count(sizes)
-    if count > MAX_PARAMETERS:
-        raise ModelFileError(f"layer_sizes {list(sizes)} have {count:,} parameters; "
-                             f"at most {MAX_PARAMETERS:,} can be read")
+    too_big = limits.network_problems(sizes[1:-1], sizes)  # as for every network
+    if too_big:
+        raise ModelFileError(f"layer_sizes: {too_big[0]}")
     activation = _choice(data["activation"], "activation", ACTIVATIONS)
     output_activation = _choice(data["output_activation"], "output_activation", ACTIVATIONS)
     loss = _choice(data["loss"], "loss", losses.ALL_LOSSES)

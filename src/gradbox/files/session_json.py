@@ -16,21 +16,15 @@ from typing import Any
 import numpy as np
 
 from gradbox.autograd.nn import parse_parameter_name
-from gradbox.training import datasets
+from gradbox.training import datasets, limits
 from gradbox.training.config import ConfigError, TrainingConfig
 from gradbox.training.state import ParameterEdit
 
 FORMAT = "gradbox-session"
-# A scalar-autograd network this large already takes seconds per step; the cap keeps a
-# hostile file from making the loader build millions of graph nodes.
-MAX_PARAMETERS = 1_000_000
+# Every dimension a file can set has a limit, each with a message; the network's are
+# training.limits' (every way to build a network checks them).
 MAX_POINTS = datasets.MAX_POINTS
 MAX_SEED = 2**128
-# Every dimension a file can set has a limit, each with a message: far above what the
-# Designer makes or a lesson uses, low enough that the views stay readable and a step
-# stays a step (a 100,000-layer network froze the window for good).
-MAX_HIDDEN_LAYERS = 64
-MAX_WIDTH = 4096
 # JSON is bounded before it is parsed: nesting, and the memory its values would take
 # (estimated from the brackets and commas, which overcounts only inside strings).
 MAX_JSON_DEPTH = 32
@@ -303,9 +297,9 @@ def parse_config(value: Any, where: str = "config") -> TrainingConfig:
                               for i, f in enumerate(check_list(v, path, limit=100, what="names")))
         else:
             # The parameter count is checked from these sizes before any network exists.
-            out[name] = tuple(check_int(h, at(path, i), 1, MAX_WIDTH)
+            out[name] = tuple(check_int(h, at(path, i), 1, limits.MAX_WIDTH)
                               for i, h in enumerate(check_list(
-                                  v, path, limit=MAX_HIDDEN_LAYERS, what="hidden layers")))
+                                  v, path, limit=limits.MAX_HIDDEN_LAYERS, what="hidden layers")))
     try:
         return TrainingConfig(**out)
     except ConfigError as error:

@@ -33,7 +33,6 @@ from gradbox.autograd.optim import make_optimizer
 from gradbox.autograd.phases import Phase
 from gradbox.files.session_json import (
     FORMAT,
-    MAX_PARAMETERS,
     MAX_POINTS,
     MAX_SEED,
     NONFINITE_RECORD_FIELDS,
@@ -56,6 +55,7 @@ from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import RECORD_FIELDS, History, StepRecord
+from gradbox.training.limits import MAX_PARAMETERS
 from gradbox.training.state import (
     Checkpoint,
     DataChange,

@@ -69,7 +69,6 @@ from gradbox.autograd.phases import Phase
 from gradbox.files.session_controls import SessionControls, parse_controls
 from gradbox.files.session_json import (
     FORMAT,
-    MAX_PARAMETERS,
     MAX_POINTS,
     MAX_SEED,
     NONFINITE_RECORD_FIELDS,
@@ -95,6 +94,7 @@ from gradbox.training.compare import PinnedRun
 from gradbox.training.config import ConfigError, check_task
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
+from gradbox.training.limits import MAX_PARAMETERS
 from gradbox.training.state import (
     Checkpoint,
     DataChange,

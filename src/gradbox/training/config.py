@@ -125,6 +125,8 @@ class TrainingConfig:
         if self.steps < 1:
             p.append(f"steps must be at least 1, got {self.steps}")
         p.extend(features.problems(self.features))
+        # How large a network may be: one definition, whatever asks for the network.
+        p.extend(limits.network_problems(self.hidden, None if p else self.layer_sizes))
         if self.init not in INITIALIZERS:
             p.append(f"init must be one of {', '.join(INITIALIZERS)}, got {self.init!r}")
         if isinstance(self.init_scale, bool) or not isinstance(self.init_scale, (int, float)) \

@@ -26,13 +26,40 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gradbox.autograd import losses
-from gradbox.autograd.nn import MLP
+from gradbox.autograd.nn import MLP, parameter_count
 
 if TYPE_CHECKING:
     from gradbox.training.config import TrainingConfig
 
 # Refuse a network whose step needs more than this share of the memory available now.
 MEMORY_SHARE = 0.7
+
+# The largest network gradbox builds, however it is asked for: the Designer, a session or
+# model file, a lesson file, a command. Far above what the Designer's defaults or a lesson
+# use, low enough that the views stay readable and a step stays a step (a file of 100,000
+# layers froze the window for good; a scalar-autograd network of a million parameters
+# already takes seconds a step). TrainingConfig checks them, so no network exceeds them.
+MAX_HIDDEN_LAYERS = 64
+MAX_WIDTH = 4096  # neurons in one hidden layer
+MAX_PARAMETERS = 1_000_000
+
+
+def network_problems(hidden: tuple[int, ...] | list[int],
+                     layer_sizes: tuple[int, ...] | list[int] | None = None) -> list[str]:
+    """What makes a network with these hidden layers (and, if given, these layer sizes:
+    inputs, hidden..., outputs) too large, in words starting with 'hidden'; [] if nothing."""
+    if len(hidden) > MAX_HIDDEN_LAYERS:
+        return [f"hidden has {len(hidden):,} layers; at most {MAX_HIDDEN_LAYERS} hidden "
+                "layers are allowed"]
+    wide = [i for i, h in enumerate(hidden) if h > MAX_WIDTH]
+    if wide:
+        return [f"hidden layer {wide[0] + 1} has {hidden[wide[0]]:,} neurons; at most "
+                f"{MAX_WIDTH:,} a layer are allowed"]
+    count = parameter_count(layer_sizes) if layer_sizes is not None else 0
+    if count > MAX_PARAMETERS:
+        return [f"hidden layers {list(hidden)} make {count:,} parameters; at most "
+                f"{MAX_PARAMETERS:,} are allowed"]
+    return []
 
 
 @dataclass(frozen=True)

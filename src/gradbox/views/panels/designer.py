@@ -248,7 +248,9 @@ class DesignerPanel(QWidget):
             index = len(self.layer_spins)
             spin = _tip(QSpinBox(), f"Hidden layer {index + 1} neurons",
                         f"Neurons in hidden layer {index + 1}")
-            spin.setRange(1, 1_000_000)  # no cap; the status line warns when it is slow
+            # Past limits.MAX_WIDTH the status line says why it is not applied (a
+            # spin box capped there would drop the digits typed, without a word).
+            spin.setRange(1, 1_000_000)
             spin.setPrefix(f"layer {index + 1}: ")
             spin.setSuffix(" neurons")
             self._commit_on_finish(spin)
@@ -257,6 +259,10 @@ class DesignerPanel(QWidget):
         for spin, size in zip(self.layer_spins, sizes):
             spin.setValue(size)
         self.remove_layer.setEnabled(bool(sizes))
+        full = len(sizes) >= limits.MAX_HIDDEN_LAYERS
+        self.add_layer.setEnabled(not full)
+        self.add_layer.setToolTip(f"At most {limits.MAX_HIDDEN_LAYERS} hidden layers" if full
+                                  else "Add a hidden layer (as wide as the last one)")
 
     @Slot()
     def _on_add_layer(self) -> None:
