@@ -147,7 +147,7 @@ def instrument() -> None:
     from gradbox.views.graph import panel as graph_panel
     from gradbox.views.panels import parameters
     from gradbox.views.plots import boundary, loss_curve
-    from gradbox.views.window import autosave
+    from gradbox.views.window.files import autosave
     handlers = [
         (boundary.DecisionBoundaryView, "_on_snapshot", "boundary view"),
         (loss_curve.LossCurveView, "_on_snapshot", "loss curve"),

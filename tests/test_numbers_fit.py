@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from PySide6.QtWidgets import QStyleOptionViewItem
 
 from gradbox.views.fit_text import fitted_name, fitted_number, number_forms, shared_prefix
-from gradbox.views.panels.parameters import GHOST, GRAD, HELD, NAME, NUMBER_ROLE, VALUE, _room
+from gradbox.views.panels.parameter_cells import text_room
+from gradbox.views.panels.parameter_table import GHOST, GRAD, HELD, NAME, NUMBER_ROLE, VALUE
 from qt_waits import settle
 
 finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12)
@@ -81,7 +82,7 @@ def test_no_parameter_cell_is_narrower_than_its_text(qtbot, open_window, step_se
             if not text or column in (GRAD, GHOST):  # the bars' own delegate paints: below
                 continue
             assert "…" not in text[1:], (column, text)  # never elided in the middle
-            assert option.fontMetrics.horizontalAdvance(text) <= _room(option), (column, text)
+            assert option.fontMetrics.horizontalAdvance(text) <= text_room(option), (column, text)
             if column in (VALUE, HELD):
                 value = index.data(NUMBER_ROLE)
                 shown = float(text.lstrip("×"))

@@ -10,16 +10,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
 from gradbox.training.trainer import ParameterEdit
-from gradbox.views.panels.parameters import (
-    EDIT_HINT,
-    GHOST,
-    GRAD,
-    NAME,
-    VALUE,
-    ParametersView,
-    ParameterTableModel,
-    parse_weight,
-)
+from gradbox.views.panels.parameter_table import GHOST, GRAD, NAME, VALUE, ParameterTableModel
+from gradbox.views.panels.parameters import EDIT_HINT, ParametersView
+from gradbox.views.panels.typed import parse_number as parse_weight
 from gradbox.views.plots.boundary import DecisionBoundaryView, output_colours
 from gradbox.views.plots.plotting import NEGATIVE, POSITIVE, weight
 
@@ -434,7 +427,7 @@ def test_history_shows_an_edit_as_a_jump_at_its_step(  # type: ignore[no-untyped
 
 def test_forgetting_shows_passes_held_and_the_ratio_to_the_true_gradient(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
-    from gradbox.views.panels.parameters import HELD
+    from gradbox.views.panels.parameter_table import HELD
 
     after_snapshot(controller, controller.set_lr, 0.0)  # weights still: ratio = passes
     assert view.table.isColumnHidden(HELD) and not view.fixed_scale.isChecked()
@@ -459,7 +452,7 @@ def test_forgetting_shows_passes_held_and_the_ratio_to_the_true_gradient(  # typ
 
 def test_fixed_scale_bars_keep_the_runs_largest_gradient(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
-    from gradbox.views.panels.parameters import BAR_ROLE
+    from gradbox.views.panels.parameter_table import BAR_ROLE
 
     after_snapshot(controller, controller.set_lr, 0.0)
     after_snapshot(controller, controller.set_forget_zero_grad, True)

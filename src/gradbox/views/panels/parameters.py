@@ -1,10 +1,10 @@
 """Parameters & gradients: every parameter's value and gradient, and one parameter's history.
 
-The table is a model/view pair: `ParameterTableModel` holds the latest snapshot's numbers
-and sorts them (the gradient columns by |gradient|), a `QSortFilterProxyModel` filters by
-name, and `GradientBarDelegate` draws each gradient as a bar coloured by its sign. Each
-snapshot only emits `dataChanged` (and a layout change if the sorted order moved), so the
-user's sort order, selection and scroll position stay.
+The table is a model/view pair: `ParameterTableModel` (parameter_table.py) holds the latest
+snapshot's numbers and sorts them, a proxy filters by name, and the delegates of
+parameter_cells.py draw each gradient as a bar coloured by its sign and write numbers to
+fit. This module is the panel: the table, the filter, editing a weight by hand, and the
+selected parameter's history below, fetched from the training side while a run goes on.
 """
 
 from __future__ import annotations
@@ -19,25 +19,17 @@ import numpy as np
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import (
-    QAbstractItemModel,
-    QAbstractTableModel,
     QEvent,
     QItemSelectionModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
-    QPointF,
-    QRectF,
-    QSortFilterProxyModel,
     Qt,
     QTimer,
-    Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QPainter, QPalette, QResizeEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QCheckBox,
     QHBoxLayout,
     QHeaderView,
@@ -46,25 +38,35 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStyle,
     QStyledItemDelegate,
-    QStyleOptionViewItem,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from gradbox.autograd.phases import Phase
-from gradbox.formatting import fmt, number
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
-from gradbox.views.fit_text import fitted_name, fitted_number, shared_prefix
 from gradbox.views.frame_pacer import TEN_HZ_S, Rate
 from gradbox.views.palette import ALARM
-from gradbox.views.panels.typed import parse_number as parse_weight
+from gradbox.views.panels.parameter_cells import (
+    FittedTextDelegate,
+    GradientBarDelegate,
+    ValueEditDelegate,
+)
+from gradbox.views.panels.parameter_table import (
+    GHOST,
+    GRAD,
+    HEADERS,
+    HELD,
+    NAME,
+    VALUE,
+    ParameterTableModel,
+    SourceSortProxyModel,
+    held_ratios,
+)
 from gradbox.views.plots.plotting import (
     EDIT,
-    NEGATIVE,
-    POSITIVE,
     TRAIN,
     StepAxis,
     add_curve,
@@ -73,29 +75,6 @@ from gradbox.views.plots.plotting import (
 )
 from gradbox.views.plots.plotting import GRAD as GRAD_COLOUR
 
-NAME, VALUE, GRAD, GHOST, HELD = range(5)
-HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "× true")
-HEADER_TIPS = (
-    "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
-    "Sorting keeps the network's order",
-    "The parameter's current value. Double-click it (or press F2) to type a new one",
-    "d loss / d parameter from the last backward pass; the bar is its size relative to "
-    "the largest |gradient|, blue if positive, orange if negative. Sorting orders by "
-    "|gradient|",
-    "The gradient a correct run (the ghost, which never skips zero_grad) has for this "
-    "parameter, on the same scale. Sorting orders by |gradient|",
-    "Shown while zero_grad is skipped: how many times the true gradient at these weights "
-    "(the last backward pass's own, what zero_grad would have left) the gradient now is. "
-    "It holds the sum of several passes (the count is above the table and in each cell's "
-    "tip). Negative: the held sum points the other way. Sorting orders by the ratio",
-)
-BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
-NUMBER_ROLE = Qt.ItemDataRole.UserRole + 2  # the cell's number itself, to write it to fit
-PREFIX_ROLE = Qt.ItemDataRole.UserRole + 3  # the prefix all the names share ("layers.")
-# The roles `ParameterModel.data` answers; it returns None for every other at once.
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole,
-                    Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole, BAR_ROLE,
-                    NUMBER_ROLE, PREFIX_ROLE})
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
 # While running, the table takes a new snapshot at most this often. Its numbers change at
@@ -108,422 +87,10 @@ FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
 EDIT_HINT = "Double-click a value to type a new one"
-_STARTED_WITH = "gradbox_started_with"  # editor property: the text it was opened with
 
 
 # (name, steps, values, gradient steps, gradients, edits of that parameter)
 History = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[ParameterEdit, ...]]
-
-
-MAX_RANGES = 32  # runs of changed rows announced one by one; more become one range
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Elementwise equality in which NaN equals NaN (a ghost column without a ghost)."""
-    if a.shape != b.shape:
-        return np.zeros(b.shape, dtype=bool)
-    return (a == b) | (np.isnan(a) & np.isnan(b))
-
-
-def _num(value: float) -> str:
-    return fmt(value, signed=True)
-
-
-
-
-class ParameterTableModel(QAbstractTableModel):
-    """One row per parameter: name, value, gradient, ghost gradient (NaN without a ghost).
-
-    The value column is editable: a valid number is not stored here but asked for with
-    `edit_requested(name, value)`, since the table only ever shows what a snapshot says.
-
-    The model sorts itself, with numpy. A QSortFilterProxyModel sorting by itself calls
-    `data()` - Python - twice per comparison: ~200,000 calls, over a second, to re-sort
-    a 64x64x64 network's 8,577 rows by |gradient| after every step. `argsort` takes a
-    millisecond, then one layout change moves the rows (and the selection with them).
-    """
-
-    edit_requested = Signal(str, float)  # (parameter name, new value)
-    edit_rejected = Signal(str)  # why the typed text is no weight
-
-    def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent)
-        self.names: tuple[str, ...] = ()
-        self._prefix_of: tuple[str, ...] | None = None
-        self._prefix = ""
-        self.values = np.zeros(0)
-        self.grads = np.zeros(0)
-        self.ghost_grads = np.zeros(0)
-        self.ratios = np.zeros(0)  # gradient / this pass's own gradient (NaN: none)
-        self.passes = 0
-        self.scale = 1.0
-        # Bars against the largest |gradient| of the run so far, not of this step, so
-        # gradients that pile up are seen to grow.
-        self.fixed_scale = False
-        self.order = np.zeros(0, dtype=np.int64)  # row -> parameter index
-        self.rows = np.zeros(0, dtype=np.int64)  # parameter index -> row
-        self.sort_column = NAME
-        self.sort_order = Qt.SortOrder.AscendingOrder
-
-    def set_snapshot(self, snapshot: Snapshot) -> None:
-        n = len(snapshot.param_names)
-        ghost = (np.asarray(snapshot.ghost_grads) if snapshot.ghost_grads is not None
-                 else np.full(n, np.nan))
-        same_rows = snapshot.param_names == self.names
-        if not same_rows:
-            # A new network: rows change meaning, so a reset is right (and rare).
-            self.beginResetModel()
-        old = (self.values, self.grads, self.ghost_grads, self.scale)
-        self.names = snapshot.param_names
-        self.values = np.asarray(snapshot.params)
-        self.grads = np.asarray(snapshot.grads)
-        self.ghost_grads = ghost
-        self.passes = snapshot.grad_passes
-        self.ratios = held_ratios(self.grads, snapshot.step_grads)
-        magnitudes = np.abs(np.concatenate([self.grads, ghost]))
-        finite = magnitudes[np.isfinite(magnitudes)]
-        # One scale for both gradient columns, so a pile-up dwarfs the correct gradient.
-        self.scale = float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
-        if self.fixed_scale and snapshot.grad_peak > 0:
-            self.scale = max(self.scale, snapshot.grad_peak)
-        if not same_rows:
-            self.order = self._sorted_order()
-            self.rows = np.argsort(self.order)
-            self.endResetModel()
-        elif n:
-            # Same parameters: only the numbers changed; sort and selection survive.
-            if self.sort_column != NAME:  # in the network's order no number moves a row
-                self._resort()
-            self._announce_changes(*old)
-
-    def _announce_changes(self, values: np.ndarray, grads: np.ndarray, ghost: np.ndarray,
-                          scale: float) -> None:
-        """dataChanged for the cells whose numbers moved, in runs of adjacent rows, so
-        the table repaints those cells (and only those it shows), not every row."""
-        value_moved = ~_same(values, self.values)
-        # A new scale redraws every bar, whatever its number did.
-        grad_moved = (np.ones(len(self.names), dtype=bool) if scale != self.scale else
-                      ~(_same(grads, self.grads) & _same(ghost, self.ghost_grads)))
-        # The ratio column follows the gradients (it is one over this pass's own).
-        for moved, first, last in ((value_moved, VALUE, VALUE), (grad_moved, GRAD, HELD)):
-            rows = np.sort(self.rows[np.flatnonzero(moved)])
-            if len(rows) == 0:
-                continue
-            # Runs of consecutive rows; past a few dozen, one range from first to last
-            # costs the view less than many signals.
-            breaks = np.flatnonzero(np.diff(rows) > 1)
-            if len(breaks) > MAX_RANGES:
-                spans = [(rows[0], rows[-1])]
-            else:
-                starts = np.concatenate([[rows[0]], rows[breaks + 1]])
-                ends = np.concatenate([rows[breaks], [rows[-1]]])
-                spans = list(zip(starts.tolist(), ends.tolist()))
-            for start, end in spans:
-                self.dataChanged.emit(self.index(int(start), first),
-                                      self.index(int(end), last))
-
-    # --- sorting --------------------------------------------------------------------------
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        self.sort_column, self.sort_order = column, order
-        self._resort()
-
-    def _sorted_order(self) -> np.ndarray:
-        """Rows in sort order: name = the network's own order ("neurons.2" before
-        "neurons.10"), numbers by value, gradients by |gradient|; ties keep network order."""
-        n = len(self.names)
-        if self.sort_column == NAME:
-            keys = np.arange(n, dtype=np.float64)
-        elif self.sort_column == VALUE:
-            keys = self.values.astype(np.float64)
-        elif self.sort_column == HELD:
-            keys = self.ratios.astype(np.float64)
-        else:
-            keys = np.abs(self.grads if self.sort_column == GRAD else self.ghost_grads)
-        keys = np.where(np.isnan(keys), -np.inf, keys)  # missing values sort as smallest
-        if self.sort_order == Qt.SortOrder.DescendingOrder:
-            keys = -keys
-        return np.argsort(keys, kind="stable")
-
-    def _resort(self) -> None:
-        order = self._sorted_order()
-        if np.array_equal(order, self.order):
-            return  # nothing moved: no layout change, nothing for the view to redo
-        self.layoutAboutToBeChanged.emit()
-        # The view's selection and current row are persistent indexes: move each to the
-        # new row of the parameter it was on.
-        old = self.persistentIndexList()
-        params = [int(self.order[i.row()]) for i in old]
-        self.order = order
-        self.rows = np.argsort(order)
-        self.changePersistentIndexList(
-            old, [self.index(int(self.rows[p]), i.column()) for i, p in zip(old, params)])
-        self.layoutChanged.emit()
-
-    # --- the model interface ------------------------------------------------------------------
-    def parameter_at(self, row: int) -> int:
-        """The parameter index (in `names`) that `row` shows."""
-        return int(self.order[row])
-
-    def row_of(self, parameter: int) -> int:
-        return int(self.rows[parameter])
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.names)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS[section]
-        return None
-
-    def name_prefix(self) -> str:
-        """What every name starts with ('layers.'): a narrow column drops it first."""
-        if self._prefix_of is not self.names:
-            self._prefix_of, self._prefix = self.names, shared_prefix(self.names)
-        return self._prefix
-
-    def number(self, parameter: int, column: int) -> float:
-        array = (self.values, self.grads, self.ghost_grads, self.ratios)[column - 1]
-        return float(array[parameter])
-
-    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
-        flags = super().flags(index)
-        if index.isValid() and index.column() == VALUE:
-            flags |= Qt.ItemFlag.ItemIsEditable
-        return flags
-
-    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,  # noqa: N802
-                role: int = Qt.ItemDataRole.EditRole) -> bool:
-        if not index.isValid() or index.column() != VALUE or role != Qt.ItemDataRole.EditRole:
-            return False
-        parameter = int(self.order[index.row()])
-        name = self.names[parameter]
-        try:
-            number = parse_weight(value)
-        except ValueError as error:
-            self.edit_rejected.emit(f"{name} not changed: {error}. Type a number such as "
-                                    "0.5 or -1.2e-3, or press Esc")
-            return False
-        # Enter on an untouched editor is no edit: nothing to record in the history.
-        if number != self.values[parameter]:
-            self.edit_requested.emit(name, number)
-        return True
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        # A cell's paint asks for a dozen roles, most of which no cell answers: about
-        # 300 calls a frame while running, so those go first, before any lookup.
-        if role not in _ROLES or not index.isValid():
-            return None
-        parameter, column = int(self.order[index.row()]), index.column()
-        if column == NAME:
-            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-                return self.names[parameter]
-            if role == PREFIX_ROLE:
-                return self.name_prefix()
-            return None
-        value = self.number(parameter, column)
-        if role == NUMBER_ROLE:
-            return value
-        if column == HELD:
-            return self._held_data(parameter, value, role)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return "" if math.isnan(value) and column == GHOST else _num(value)
-        if role == Qt.ItemDataRole.EditRole and column == VALUE:
-            # Six digits fit the cell; all 17 would scroll the sign and the point out of
-            # sight. (An untouched editor sends nothing: see ValueEditDelegate.)
-            return f"{value:.6g}"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            tip = f"{self.names[parameter]}: {HEADERS[column].lower()} = {value!r}"
-            return tip + ("\nDouble-click to type a new value" if column == VALUE else "")
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == BAR_ROLE and column in (GRAD, GHOST):
-            return 0.0 if not math.isfinite(value) else max(-1.0, min(1.0, value / self.scale))
-        return None
-
-
-    def _held_data(self, parameter: int, ratio: float, role: int) -> Any:
-        ratio_text = f"×{number(ratio, digits=3)}"
-        if role == Qt.ItemDataRole.DisplayRole:
-            return ratio_text
-        if role == Qt.ItemDataRole.ToolTipRole:
-            own = self.grads[parameter] / ratio if ratio and math.isfinite(ratio) else math.nan
-            return (f"{self.names[parameter]}: .grad = {_num(self.grads[parameter])} is the "
-                    f"sum of {self.passes} backward pass{'es' if self.passes != 1 else ''}; "
-                    f"the true gradient at these weights (this pass's own) is {_num(own)}, "
-                    f"so .grad is {ratio_text} it")
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-
-def held_ratios(grads: np.ndarray, step_grads: np.ndarray | None) -> np.ndarray:
-    """Each gradient over the last pass's own (NaN where that is 0 or unknown)."""
-    if step_grads is None or len(step_grads) != len(grads):
-        return np.full(len(grads), np.nan)
-    own = np.asarray(step_grads, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # A pass that left (almost) nothing is no yardstick: 1e-12 of the largest.
-        tiny = 1e-12 * max(float(np.abs(own).max(initial=0.0)), 1e-300)
-        return np.where(np.abs(own) > tiny, grads / own, np.nan)
-
-
-class SourceSortProxyModel(QSortFilterProxyModel):
-    """Filters by name itself; sorting is handed to the source model (see its docstring)."""
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        # The proxy's own sort column stays -1, so it keeps the source's (sorted) order.
-        self.sourceModel().sort(column, order)
-
-
-def _room(option: QStyleOptionViewItem) -> float:
-    """The width a cell's text may take: the cell less the style's margins."""
-    style = option.widget.style() if option.widget is not None else QApplication.style()
-    margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
-                               option.widget) + 1
-    return option.rect.width() - 2 * margin
-
-
-class FittedTextDelegate(QStyledItemDelegate):
-    """A cell's text written to fit, never elided mid-digit: a number with fewer digits
-    (then scientific), a name without its shared prefix (then short). The tooltip keeps
-    the full value. `prefix` goes before a number ('×')."""
-
-    def __init__(self, parent: QObject | None = None, prefix: str = "") -> None:
-        super().__init__(parent)
-        self.prefix = prefix
-
-    def initStyleOption(self, option: QStyleOptionViewItem,  # noqa: N802 (Qt's name)
-                        index: QModelIndex | QPersistentModelIndex) -> None:
-        super().initStyleOption(option, index)
-        if not option.text:
-            return
-        room = _room(option)
-        metrics = option.fontMetrics
-
-        def fits(text: str) -> bool:
-            return metrics.horizontalAdvance(text) <= room
-
-        if fits(option.text):
-            return
-        value = index.data(NUMBER_ROLE)
-        if isinstance(value, float) and math.isfinite(value):
-            option.text = fitted_number(value, fits, signed=not self.prefix,
-                                        prefix=self.prefix,
-                                        digits=3 if self.prefix else 4)
-        elif index.column() == NAME:
-            option.text = fitted_name(option.text, fits, index.data(PREFIX_ROLE) or "")
-
-
-class ValueEditDelegate(FittedTextDelegate):
-    """The editor for a weight: a labelled line edit that refuses to close on a non-number.
-
-    Enter with text that is no number keeps the editor open (the model says why), so the
-    typing is not lost; Esc leaves the weight as it was, and so does Enter on the text
-    the editor started with (it is the value rounded, not a new one).
-    """
-
-    text_edited = Signal()  # the user typed: a complaint about the old text is stale
-
-    def createEditor(self, parent: QWidget, option: QStyleOptionViewItem,  # noqa: N802
-                     index: QModelIndex | QPersistentModelIndex) -> QWidget:
-        editor = QLineEdit(parent)
-        name = index.siblingAtColumn(NAME).data()
-        editor.setAccessibleName(f"New value of {name}")
-        editor.setToolTip(f"Type a new value for {name} and press Enter (Esc cancels). "
-                          "The next step trains with it; rewinding to before it undoes it")
-        # Where the number stood in the cell, so it does not jump when editing starts.
-        editor.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        editor.textEdited.connect(self.text_edited)
-        return editor
-
-    def setEditorData(self, editor: QWidget, index: QModelIndex | QPersistentModelIndex  # noqa: N802
-                      ) -> None:
-        assert isinstance(editor, QLineEdit)
-        text = index.data(Qt.ItemDataRole.EditRole)
-        editor.setText(text)
-        editor.setProperty(_STARTED_WITH, text)
-        editor.selectAll()  # typing replaces the old value, as in a spreadsheet
-
-    def setModelData(self, editor: QWidget, model: QAbstractItemModel,  # noqa: N802
-                     index: QModelIndex | QPersistentModelIndex) -> None:
-        assert isinstance(editor, QLineEdit)
-        if editor.text() != editor.property(_STARTED_WITH):
-            super().setModelData(editor, model, index)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if (isinstance(watched, QLineEdit) and event.type() == QEvent.Type.KeyPress
-                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)):  # type: ignore[attr-defined]
-            try:
-                parse_weight(watched.text())
-            except ValueError:
-                # Committing lets the model explain what is wrong; the editor stays.
-                self.commitData.emit(watched)
-                return True
-        return super().eventFilter(watched, event)
-
-
-class GradientBarDelegate(FittedTextDelegate):
-    """The number on the right; on the left a bar from a zero line, blue right if positive.
-
-    Bar and number get separate parts of the cell, so neither hides the other.
-    """
-
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        text = opt.text
-        opt.text = ""
-        style = opt.widget.style() if opt.widget is not None else QApplication.style()
-        # Background and selection highlight exactly as an ordinary cell draws them.
-        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
-        cell = QRectF(opt.rect).adjusted(4, 3, -4, -3)
-        # The number always gets its full width (a clipped sign would lie), at least that
-        # of a typical "-0.001234" so the numbers line up; the bar gets the rest.
-        metrics = opt.fontMetrics
-        value = index.data(NUMBER_ROLE)
-        if (isinstance(value, float) and math.isfinite(value)
-                and metrics.horizontalAdvance(text) + 4 > cell.width()):
-            # Too narrow for the number: fewer digits, never a clipped one (the bar goes).
-            text = fitted_number(value, lambda t: metrics.horizontalAdvance(t) + 4
-                                 <= cell.width(), signed=True)
-        text_width = min(max(metrics.horizontalAdvance("-0.0012345"),
-                             metrics.horizontalAdvance(text)) + 4, cell.width())
-        text_rect = QRectF(cell.right() - text_width, cell.top(), text_width, cell.height())
-        bar_area = QRectF(cell.left(), cell.top(), cell.width() - text_width - 6,
-                          cell.height())
-        painter.save()
-        fraction = index.data(BAR_ROLE) or 0.0
-        if bar_area.width() > 4:
-            middle = bar_area.center().x()
-            length = fraction * bar_area.width() / 2
-            bar = QRectF(min(middle, middle + length), bar_area.top() + 1, abs(length),
-                         bar_area.height() - 2)
-            painter.fillRect(bar, POSITIVE if fraction > 0 else NEGATIVE)
-            if opt.state & QStyle.StateFlag.State_Selected:
-                # A blue bar on the blue selection highlight needs an edge to be seen.
-                painter.setPen(QColor("white"))
-                painter.drawRect(bar)
-            painter.setPen(QColor(0, 0, 0, 90))
-            painter.drawLine(QPointF(middle, bar_area.top()), QPointF(middle, bar_area.bottom()))
-        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
-        group = (QPalette.ColorGroup.Active if opt.state & QStyle.StateFlag.State_Active
-                 else QPalette.ColorGroup.Inactive)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        painter.setPen(opt.palette.color(group, role))
-        painter.setFont(opt.font)
-        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignRight
-                                        | Qt.AlignmentFlag.AlignVCenter), text)
-        painter.restore()
 
 
 class ParametersView(QWidget):
