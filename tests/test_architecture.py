@@ -18,8 +18,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 import gradbox
 
 PACKAGE = Path(gradbox.__file__).parent
@@ -157,7 +155,6 @@ def test_no_import_cycles() -> None:
     assert not cycles, f"import circles: {cycles}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21: training/trainer.py is being split")
 def test_long_modules_say_why() -> None:
     for name, path in all_modules().items():
         text = path.read_text(encoding="utf-8")

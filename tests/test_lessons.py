@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
 from gradbox.autograd.nn import parameter_count, unflatten
 from gradbox.teaching import lessons
 from gradbox.teaching.demonstrations import forgetting_claim
-from gradbox.teaching.expression import PLAYGROUND_VARIANTS, Playground, parse
+from gradbox.teaching.expression import parse
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
 from gradbox.teaching.pitfalls import microbatch_demo
+from gradbox.teaching.playground import PLAYGROUND_VARIANTS, Playground
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.lesson_panel import (

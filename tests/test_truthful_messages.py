@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradbox.teaching.expression import Playground
+from gradbox.teaching.playground import Playground
 from gradbox.training import datasets
 from gradbox.training.goals import identical_layers, symmetry
 from gradbox.training.trainer import Trainer, TrainingConfig

@@ -8,6 +8,7 @@
     demonstrations  lesson claims measured across seeds
     pitfalls        the broken variants of autograd (each a short function)
     expression      the Playground's expression language, on the engine
+    playground      the Playground's state: forward, backward (correct or broken), the check
     loop_code       the training loop as the learner would type it
 
 May import: `gradbox.autograd`, `gradbox.training`, `gradbox.formatting`, numpy, tomllib. Never Qt

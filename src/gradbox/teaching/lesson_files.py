@@ -34,8 +34,8 @@ from typing import Any
 
 from gradbox.autograd.phases import PHASES
 from gradbox.teaching.claims import OPS, QUANTITIES, Claim, run_claims
-from gradbox.teaching.expression import PLAYGROUND_VARIANTS
 from gradbox.teaching.lesson_model import ALL_CONTROLS, Lesson, Setup, Step
+from gradbox.teaching.playground import PLAYGROUND_VARIANTS
 from gradbox.training.config import ConfigError, TrainingConfig
 
 __all__ = ["LessonFileError", "dump_lesson", "false_claims", "field_lines", "load_lesson"]

@@ -72,7 +72,7 @@ class Setup:
     """The state a lesson starts from.
 
     view "playground": `expression` with `values`, a backward `variant` (a key of
-    `gradbox.teaching.expression.PLAYGROUND_VARIANTS`), the retain_graph box, and which of the
+    `gradbox.teaching.playground.PLAYGROUND_VARIANTS`), the retain_graph box, and which of the
     playground's lower tabs to show. view "training": a `config`, the two switches, and
     the main tab to show (`main_tab`, an objectName; the decision boundary if empty).
     """

@@ -1,6 +1,6 @@
 """The expression playground: type an expression, run backward, break it on purpose.
 
-Thin by design: every number comes from `gradbox.teaching.expression.Playground` (parse,
+Thin by design: every number comes from `gradbox.teaching.playground.Playground` (parse,
 forward, backward and its broken variants, gradient check) and from
 `gradbox.teaching.pitfalls` (micro-batches, forget zero_grad); this widget only shows them.
 The graph is the shared `GraphView` at operation level. The lower tabs beside the
@@ -34,13 +34,8 @@ from PySide6.QtWidgets import (
 from gradbox.formatting import MISSING, fmt, number
 from gradbox.graph import trace
 from gradbox.teaching import lessons as names
-from gradbox.teaching.expression import (
-    CHECK_TOLERANCE,
-    PLAYGROUND_VARIANTS,
-    ExpressionError,
-    Outcome,
-    Playground,
-)
+from gradbox.teaching.expression import ExpressionError
+from gradbox.teaching.playground import CHECK_TOLERANCE, PLAYGROUND_VARIANTS, Outcome, Playground
 from gradbox.views.controller import SessionController
 from gradbox.views.graph.view import GraphView
 from gradbox.views.palette import ERROR_BOX

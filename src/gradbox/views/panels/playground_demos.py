@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 
 from gradbox.autograd.gradcheck import GradCheck
 from gradbox.formatting import fmt
-from gradbox.teaching.expression import CHECK_TOLERANCE
 from gradbox.teaching.pitfalls import ForgetZeroGrad, microbatch_demo
+from gradbox.teaching.playground import CHECK_TOLERANCE
 from gradbox.views.controller import SessionController
 from gradbox.views.palette import HIGHLIGHT
 

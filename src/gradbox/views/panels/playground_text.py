@@ -8,7 +8,8 @@ import re
 
 from PySide6.QtGui import QTextDocument
 
-from gradbox.teaching.expression import ExpressionError, Outcome
+from gradbox.teaching.expression import ExpressionError
+from gradbox.teaching.playground import Outcome
 from gradbox.views.palette import ERROR_BOX, NOTE_BOX
 
 MESSAGE_STYLE = {
