@@ -1,6 +1,6 @@
 """The Qt side: widgets that observe snapshots and send named commands.
 
-    controller  the worker that runs the trainer, and the controller views call
+    controller  the controller views call: named commands to the training process
     palette     the app's colours, each named once by what it means
     fit_text    numbers rounded to fit a cell, names shortened from their shared prefix
     window/     the main window, menus, toolbar, messages, saving, keys

@@ -217,13 +217,6 @@ class SessionController(QObject):
         the UI thread. Nothing changes, nothing is redrawn."""
         self._callbacks[self._link.call(name, *args, **kwargs)] = callback
 
-    def call(self, command: Callable[..., Any], callback: Any = None, change: str = "",
-             ) -> None:
-        raise TypeError("a closure cannot reach the training process: send the session a "
-                        "named command (SessionController.command or ask)")
-
-    query = replace_trainer = call
-
     def move_timeline(self, step: int) -> None:
         """Move the timeline to `step` of whatever run it holds when the request arrives
         (`rewind` checks the request against the run on screen; a run just opened is not
