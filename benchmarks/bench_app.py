@@ -59,9 +59,7 @@ W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", l2=1e-4,
                     optimizer="sgd", lr=1.0, schedule="linear", steps=100)
 WIDE = W1.with_changes(hidden=(256, 256), lr=0.05, schedule="constant")
-# (1000, 1000) before limits.MAX_PARAMETERS held every network; (700, 700) is the
-# largest square pair under it.
-BIG = W1.with_changes(hidden=(700, 700), lr=0.01, schedule="constant")
+BIG = W1.with_changes(hidden=(1000, 1000), lr=0.01, schedule="constant")
 FRAME_MS = 16.0
 
 
@@ -82,7 +80,7 @@ SCENARIOS = (
     Scenario("w1-operation", "W1, graph tab, operation level", W1, "graph", "operation"),
     Scenario("wide", "256x256 network, decision boundary tab", WIDE, "boundary",
              timed=True),
-    Scenario("big", "700x700 network, decision boundary tab", BIG, "boundary",
+    Scenario("big", "1000x1000 network, decision boundary tab", BIG, "boundary",
              stall_target_ms=50.0, timed=True),
 )
 

@@ -38,10 +38,13 @@ MEMORY_SHARE = 0.7
 # model file, a lesson file, a command. Far above what the Designer's defaults or a lesson
 # use, low enough that the views stay readable and a step stays a step (a file of 100,000
 # layers froze the window for good; a scalar-autograd network of a million parameters
-# already takes seconds a step). TrainingConfig checks them, so no network exceeds them.
+# already takes seconds a step). High enough for 1000x1000 (1,005,001 parameters), the
+# big network the Designer has always built and the process benchmark measures; whether
+# such a step fits in memory is the memory estimate's question, not this one.
+# TrainingConfig checks them, so no network exceeds them.
 MAX_HIDDEN_LAYERS = 64
 MAX_WIDTH = 4096  # neurons in one hidden layer
-MAX_PARAMETERS = 1_000_000
+MAX_PARAMETERS = 2_000_000
 
 
 def network_problems(hidden: tuple[int, ...] | list[int],
