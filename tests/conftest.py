@@ -79,10 +79,12 @@ def make_session(qtbot):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
-    """`open_window(size=(1400, 900), controller=None, settings=None, **config)`: the real
-    MainWindow, shown at `size` and active. Without a controller it runs a new one on
-    `TrainingConfig(**config)`, stopped after the test; without settings it keeps them in
-    a throw-away file. The one recipe for a window in the tests."""
+    """`open_window(size=(1400, 900), controller=None, settings=None, autosave_path=None,
+    **config)`: the real MainWindow, shown at `size` and active. Without a controller it
+    runs a new one on `TrainingConfig(**config)`, stopped after the test; without settings
+    it keeps them in a throw-away file; with an autosave path it autosaves there and keeps
+    the session at quit beside it, as the launcher's window does. The one recipe for a
+    window in the tests."""
     from PySide6.QtCore import QSettings
 
     from gradbox.training.trainer import Trainer, TrainingConfig
@@ -92,7 +94,8 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     controllers = []
     opened = 0
 
-    def open_(size=(1400, 900), controller=None, settings=None, **config):  # type: ignore[no-untyped-def]
+    def open_(size=(1400, 900), controller=None, settings=None, autosave_path=None,  # type: ignore[no-untyped-def]
+              **config):
         nonlocal opened
         opened += 1
         if controller is None:
@@ -100,7 +103,7 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
             controllers.append(controller)
         if settings is None:
             settings = QSettings(str(tmp_path / f"settings{opened}.ini"), QSettings.IniFormat)
-        win = MainWindow(controller, settings)
+        win = MainWindow(controller, settings, autosave_path)
         qtbot.addWidget(win)
         win.resize(*size)
         with qtbot.waitActive(win):

@@ -102,8 +102,10 @@ def test_a_signal_with_unsaved_work_keeps_it_and_says_which_signal(qtbot, saving
         fresh = MainWindow(controller)
         qtbot.addWidget(fresh)
         asked: list[str] = []
-        assert not fresh.files.offer_restore(path, ask=lambda text: asked.append(text) and False,
-                                       ended_by="SIGTERM")
+        answers: list[bool] = []
+        fresh.files.offer_restore(path, ask=lambda text: asked.append(text) and False,
+                                  ended_by="SIGTERM", answered=answers.append)
+        qtbot.waitUntil(lambda: answers == [False], timeout=5000)
         assert asked[0].startswith("gradbox was ended by SIGTERM before this session was saved")
         assert "1 training step." in asked[0]
     finally:

@@ -280,8 +280,11 @@ def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
         fresh = MainWindow(controller, settings)
         qtbot.addWidget(fresh)
         asked: list[str] = []
+        answers: list[bool] = []
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-            assert fresh.files.offer_restore(path, ask=lambda text: asked.append(text) or True)
+            fresh.files.offer_restore(path, ask=lambda text: asked.append(text) or True,
+                                      answered=answers.append)
+            qtbot.waitUntil(lambda: answers == [True], timeout=5000)
         assert "did not close normally" in asked[0]
         assert "moons data (100 points), network 2-8-8-1 (tanh), 3 training steps" in asked[0]
         assert "Saved automatically at " in asked[0]

@@ -18,7 +18,6 @@ from gradbox.views.controller import SessionController
 from gradbox.views.window.files.resume import (
     START_FRESH_KEY,
     last_session_path,
-    load_kept,
     starts_fresh,
 )
 from gradbox.views.window.main_window import MainWindow
@@ -41,15 +40,18 @@ def open_window(qtbot, tmp_path: Path, trainer: Trainer, controllers: list):  # 
 
 
 def start(qtbot, tmp_path: Path, controllers: list):  # type: ignore[no-untyped-def]
-    """What gradbox.app.main does at a start with no file named."""
-    kept, unreadable = (None, "")
-    if not starts_fresh(settings_at(tmp_path)):
-        kept, unreadable = load_kept(last_session_path(tmp_path / "data" / "autosave.gradbox"))
-    win = open_window(qtbot, tmp_path, kept[0] if kept else Trainer(TrainingConfig()),
-                      controllers)
-    if kept is not None:
-        win.resume.reopened(*kept)
-    return win, unreadable
+    """What gradbox.app.main does at a start with no file named: the window opens on a
+    fresh run, then the kept session is read off the UI thread and arrives. Returns the
+    window and what the error box says ('' if nothing)."""
+    win = open_window(qtbot, tmp_path, Trainer(TrainingConfig()), controllers)
+    kept = not starts_fresh(settings_at(tmp_path)) and last_session_path(
+        tmp_path / "data" / "autosave.gradbox").is_file()
+    win.files.open_at_start(None, None)
+    qtbot.waitUntil(lambda: not win.files.reading, timeout=10_000)
+    if kept:
+        qtbot.waitUntil(lambda: win.messages.text().startswith("Picked up")
+                        or win.error_box is not None, timeout=10_000)
+    return win, win.error_box.text() if win.error_box is not None else ""
 
 
 @pytest.fixture
@@ -121,7 +123,7 @@ def test_file_new_starts_fresh_and_the_setting_starts_fresh_always(
     train(qtbot, win, 3)
     assert win.close()
     again, _ = start(qtbot, tmp_path, controllers)
-    assert again.controller.snapshot.step == 3
+    qtbot.waitUntil(lambda: again.controller.snapshot.step == 3, timeout=5000)
     with qtbot.waitSignal(again.controller.snapshot_changed, timeout=5000):
         again.files.new_session()
     assert again.controller.snapshot.step == 0

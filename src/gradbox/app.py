@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     from gradbox.views.window.errors import install_excepthook, log_to_file
     from gradbox.views.window.files.autosave import crash_copy, default_autosave_path
     from gradbox.views.window.files.quitting import ENDED_BY_KEY
-    from gradbox.views.window.files.resume import last_session_path, load_kept, starts_fresh
+    from gradbox.views.window.files.resume import last_session_path
     from gradbox.views.window.main_window import MainWindow, load_saved_config
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
@@ -134,22 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     settings = None if args.screenshot else QSettings()
     autosave_path = None if args.screenshot else default_autosave_path()
     crashed = crash_copy(autosave_path) if autosave_path else None
-    # The session a normal quit kept, unless a file was named, the last run crashed (its
-    # copy is offered instead) or the user starts fresh always.
-    kept, unreadable = None, ""
-    if not args.session and crashed is None and autosave_path is not None \
-            and not starts_fresh(settings):
-        kept, unreadable = load_kept(last_session_path(autosave_path))
-    if args.session:
-        persistence.remove_stale_temp_files(args.session)  # what a killed save left
+    if args.session and args.screenshot:  # no window to keep answering: read it now
         try:
             session = Session(persistence.load_session(args.session))
         except (persistence.SessionError, OSError) as error:
             print(f"gradbox: cannot open {args.session}: {error}", file=sys.stderr)
             return 2
-    elif kept is not None:
-        session = Session(kept[0])
     else:
+        # The window opens at once on a fresh run; a session to open (the file named,
+        # the crash copy, the one kept at the last quit) is read off the UI thread once
+        # the window is up, and arrives in it (SessionFiles.open_at_start).
         config = load_saved_config(settings) if settings is not None else None
         session = Session.fresh(config)
     for _ in range(max(args.steps, 0)):
@@ -164,14 +158,6 @@ def main(argv: list[str] | None = None) -> int:
             log_path = autosave_path.with_name("gradbox.log")
             if log_to_file(log_path):
                 window.errors.log_path = log_path
-        if kept is not None and window.resume is not None:
-            window.resume.reopened(*kept)
-        elif unreadable:
-            window.show_error("Could not reopen the last session", unreadable)
-        if args.session:
-            window.session_path = args.session
-            if window.autosaver is not None:
-                window.autosaver.mark_saved()
         if args.screenshot:
             width, height = (int(v) for v in args.size.lower().split("x"))
             window.resize(width, height)
@@ -197,11 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         if autosave_path is not None:
             kept_beside.append(last_session_path(autosave_path))
         QTimer.singleShot(0, lambda: persistence.clean_in_background(kept_beside))
-        if crashed is not None and not args.session:
-            ended_by = str(settings.value(ENDED_BY_KEY, "")) if settings is not None else ""
-            if settings is not None:
-                settings.remove(ENDED_BY_KEY)
-            QTimer.singleShot(0, lambda: window.files.offer_restore(crashed, ended_by=ended_by))
+        ended_by = ""
+        if crashed is not None and not args.session and settings is not None:
+            ended_by = str(settings.value(ENDED_BY_KEY, ""))
+            settings.remove(ENDED_BY_KEY)
+        QTimer.singleShot(0, lambda: window.files.open_at_start(args.session, crashed,
+                                                                ended_by))
         return app.exec()
     finally:
         controller.shutdown()

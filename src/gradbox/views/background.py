@@ -80,11 +80,13 @@ class BackgroundTask(QObject):
 
     @Slot(object, object)
     def _on_answer(self, result: Any, error: BaseException | None) -> None:
-        if not self.cancelled:
-            self._close_dialog()
-            self._done(result, error)
-        self.finished.emit()
-        self.deleteLater()
+        try:
+            if not self.cancelled:
+                self._close_dialog()
+                self._done(result, error)
+        finally:  # a `done` that raises (a bug, shown by the error dialog) still ends
+            self.finished.emit()
+            self.deleteLater()
 
 
 def run_in_background(parent: QWidget, label: str, work: Callable[[Progress], Any],

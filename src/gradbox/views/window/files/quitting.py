@@ -87,10 +87,12 @@ class Quitting:
 
     def _finish(self, discard_crash_copy: bool = True) -> None:
         w = self.window
+        w.files.cancel_reading()  # a file still being read arrives in no window
         w.save_settings()
         w.landscape.shutdown()
         w.controller.shutdown()
-        if w.autosaver is not None and discard_crash_copy:
+        # (a crash copy still being offered stays, and is offered again next time)
+        if w.autosaver is not None and discard_crash_copy and not w.files.offering_restore:
             w.autosaver.discard()
         # The writer's thread ends with the window, its last writes made: none can call
         # back into a window already deleted (a test run once aborted in that teardown).
@@ -122,6 +124,7 @@ class Quitting:
 
     def _close_for_signal(self) -> None:
         w = self.window
+        w.files.cancel_reading()
         w.save_settings()
         w.controller.shutdown()
         if w.autosaver is None:

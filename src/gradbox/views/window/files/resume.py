@@ -95,10 +95,10 @@ def describe(controls: SessionControls | None, end: int, name: str) -> str:
 
 
 def load_kept(path: Path) -> tuple[tuple[Trainer, SessionControls | None] | None, str]:
-    """The session kept at the last quit, read at start (before the window is up, as a
-    file named on the command line is): ((trainer, controls), "") or (None, why not) --
-    (None, "") when there is none. One that cannot be read is set aside, not offered
-    again and not thrown away."""
+    """The session kept at the last quit, read at start (off the UI thread, see
+    Resume.reopen): ((trainer, controls), "") or (None, why not) -- (None, "") when there
+    is none. One that cannot be read is set aside, not offered again and not thrown
+    away."""
     if not path.is_file():
         return None, ""
     try:
@@ -118,6 +118,7 @@ class Resume:
         self.window = window
         self.settings = settings
         self.path = last_session_path(autosave_path)
+        self.reopening = False  # the kept session is being read: a quit must not replace it
 
     def add_menu_entry(self, menu: QMenu) -> None:
         reopen = QAction("Reopen the last session at start", menu, checkable=True)
@@ -136,11 +137,50 @@ class Resume:
         self.settings.setValue(START_FRESH_KEY, not on)
         self.settings.sync()
 
+    def reopen(self) -> None:
+        """At start, the window already up on a fresh run: read the kept session off the
+        UI thread (a progress bar with Cancel past half a second) and show it when it
+        arrives, or say why it cannot be. Until it arrives, a quit leaves the file as it
+        is; Cancel starts afresh, as File → New does."""
+        if not self.path.is_file():
+            return
+        self.reopening = True
+        what = "Reopened the session kept at the last quit"
+
+        def done(result: tuple[tuple[Trainer, SessionControls | None] | None, str] | None,
+                 error: BaseException | None) -> None:
+            if error is not None:
+                raise error  # load_kept answers every expected failure in words
+            assert result is not None
+            kept, unreadable = result
+            if kept is None:
+                if unreadable:
+                    self.window.show_error("Could not reopen the last session", unreadable)
+                return
+            trainer, controls = kept
+            controller = self.window.controller
+
+            def said(text: str) -> None:  # the run is in: say what came back, once
+                if text.startswith(what):
+                    controller.message.disconnect(said)
+                    self.reopened(trainer, controls)
+            controller.message.connect(said)
+            controller.open_run(trainer.state(), what)
+
+        def finished() -> None:
+            self.reopening = False
+        self.window.files.read("Reopening the last session…",
+                               lambda _progress: load_kept(self.path), done
+                               ).finished.connect(finished)
+
     def keep(self) -> BaseException | None:
         """At quit, with the run paused and the training thread still there: write the
         session for the next start. The error (also logged) if it could not be written:
-        the window then stays, so that nothing is lost."""
+        the window then stays, so that nothing is lost. While the kept session is still
+        being read at start, the file stays as it is (it is that session)."""
         w = self.window
+        if self.reopening:
+            return None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -157,9 +197,8 @@ class Resume:
         return None
 
     def reopened(self, trainer: Trainer, controls: SessionControls | None) -> None:
-        """The window now shows the kept run: put the controls, the title and the
-        unsaved mark back as they were, and say so. (`trainer` is the training thread's
-        from now on: only its length is read, before the timeline moves.)"""
+        """The kept run is coming in: put the controls, the title and the unsaved mark
+        back as they were, and say so (only the trainer's length is read)."""
         w = self.window
         end = trainer.step_count
         file = str(self.settings.value(FILE_KEY, "") or "")

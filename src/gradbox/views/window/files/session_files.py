@@ -5,6 +5,7 @@ file that cannot be read or written is a message naming it, and loses nothing.""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +27,8 @@ from gradbox.views.window.files.resume import apply_controls
 if TYPE_CHECKING:  # (a loaded Trainer is handed over to the controller as its state)
     from gradbox.training.trainer import Trainer
     from gradbox.views.window.main_window import MainWindow
+
+log = logging.getLogger(__name__)
 
 TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
     "history": ("Export loss history", "CSV files (*.csv)", ".csv"),
@@ -114,15 +117,37 @@ class SessionFiles(QObject):
         if path:
             self.open_session(Path(path))
 
-    def open_session(self, path: Path) -> None:
+    def open_at_start(self, named: Path | None, crashed: Path | None,
+                      ended_by: str = "") -> None:
+        """What a start opens, read off the UI thread while the window is already up (a
+        progress bar with Cancel past half a second; the window fills in when the run
+        arrives): the file named on the command line; else the crash copy, offered; else
+        the session kept at the last quit, unless the user starts fresh always."""
+        if named is not None:
+            self.open_session(named, at_start=True)
+        elif crashed is not None:
+            self.offer_restore(crashed, ended_by=ended_by)
+        elif self.window.resume is not None and self.window.resume.enabled:
+            self.window.resume.reopen()
+
+    def open_session(self, path: Path, at_start: bool = False) -> None:
         """Load a session on a thread of its own (a progress bar with Cancel shows past
-        half a second); on any problem, show why and keep the current one."""
+        half a second); on any problem, show why and keep the current one. `at_start`:
+        the file named on the command line (what a killed save left beside it goes)."""
+        def work(_progress: Progress) -> tuple[Trainer, persistence.SessionControls | None]:
+            if at_start:
+                persistence.remove_stale_temp_files(path)
+            return persistence.load_session_with_controls(path)
+
         def done(result: tuple[Trainer, persistence.SessionControls | None] | None,
                  error: BaseException | None) -> None:
             if isinstance(error, (persistence.SessionError, OSError)):
+                log.warning("cannot open %s: %s", path, error)
+                instead = ("A fresh session is open instead." if at_start
+                           else "Your current session is unchanged.")
                 self.window.show_error("Could not open the session",
                                        f"{path.name} could not be opened: {error}\n\n"
-                                       "Your current session is unchanged.")
+                                       f"{instead}")
                 return
             if error is not None:
                 raise error  # a bug: the unexpected-error dialog, with its traceback
@@ -132,14 +157,22 @@ class SessionFiles(QObject):
             self._remember_recent(path)
             self.controller.open_run(trainer.state(), f"Opened {path.name}")
             self.show_controls(controls, trainer.step_count)
-        self._read(f"Opening {path.name}…",
-                   lambda _progress: persistence.load_session_with_controls(path), done)
+        self.read(f"Opening {path.name}…", work, done)
 
-    def _read(self, label: str, work: Callable[[Progress], object],
-              done: Callable[[Any, BaseException | None], None]) -> None:
+    def read(self, label: str, work: Callable[[Progress], object],
+             done: Callable[[Any, BaseException | None], None]) -> BackgroundTask:
+        """`work` on a thread of its own, `done(result, error)` back here unless the
+        progress dialog's Cancel was pressed; `reading` holds it until it ends."""
         task = run_in_background(self.window, label, work, done)
         self.reading.append(task)
         task.finished.connect(lambda: self.reading.remove(task))
+        return task
+
+    def cancel_reading(self) -> None:
+        """Drop every file still being read (the window is closing): none arrives."""
+        for task in list(self.reading):
+            if not task.cancelled:
+                task.cancel()
 
     def show_controls(self, controls: persistence.SessionControls | None, end: int,
                       saved: bool = True) -> None:
@@ -208,36 +241,60 @@ class SessionFiles(QObject):
         self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
 
     def offer_restore(self, path: Path, ask: Callable[[str], bool] | None = None,
-                      ended_by: str = "") -> bool:
-        """At launch, with a crash copy found: read it, say what it holds, and offer it.
-        A copy that cannot be read is a message (and is set aside); the app goes on.
-        `ended_by` names the signal that ended the last run, if one did. Returns True if
-        the session was restored."""
-        try:
+                      ended_by: str = "", answered: Callable[[bool], None] | None = None
+                      ) -> None:
+        """At launch, with a crash copy found: read it off the UI thread, say what it
+        holds, and offer it. A copy that cannot be read is a message (and is set aside);
+        the app goes on. `ended_by` names the signal that ended the last run, if one did;
+        `answered(restored)` is called once it is decided. Until then the copy is kept
+        whatever happens (an end, a quit) and no autosave replaces it."""
+        self.offering_restore = True
+        autosaver = self.window.autosaver
+        if autosaver is not None:
+            autosaver.enabled = False
+
+        def work(_progress: Progress) -> tuple[datetime, Trainer,
+                                               persistence.SessionControls | None]:
             saved_at = datetime.fromtimestamp(path.stat().st_mtime)
-            trainer, controls = persistence.load_session_with_controls(path)
-        except (persistence.SessionError, OSError, ValueError, MemoryError) as error:
-            aside = set_aside(path)
-            kept = f"\n\nThe file was kept as {aside}." if aside else ""
-            self.window.show_error("Could not restore",
-                            f"The autosaved session could not be read: {error}{kept}")
-            return False
-        why = (f"gradbox was ended by {ended_by} before this session was saved."
-               if ended_by else "gradbox did not close normally last time.")
-        text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
-        question = ask or (lambda text: QMessageBox.question(
-            self.window, "Restore the last session?", text,
-            QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes)
-        self.offering_restore = True  # the copy must outlive an end while we ask
-        try:
-            if self.window.is_ending() or not question(text):
-                return False
-        finally:
+            return (saved_at, *persistence.load_session_with_controls(path))
+
+        def done(result: tuple[datetime, Trainer, persistence.SessionControls | None] | None,
+                 error: BaseException | None) -> None:
+            if isinstance(error, (persistence.SessionError, OSError, ValueError,
+                                  MemoryError)):
+                aside = set_aside(path)
+                kept = f"\n\nThe file was kept as {aside}." if aside else ""
+                self.window.show_error("Could not restore",
+                                       f"The autosaved session could not be read: {error}{kept}")
+                return
+            if error is not None:
+                raise error  # a bug: the unexpected-error dialog, with its traceback
+            assert result is not None
+            saved_at, trainer, controls = result
+            why = (f"gradbox was ended by {ended_by} before this session was saved."
+                   if ended_by else "gradbox did not close normally last time.")
+            text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
+            if self.window.is_ending() or not (ask or self.ask_restore)(text):
+                return
+            self.controller.open_run(trainer.state(),
+                                     f"Restored the session autosaved at {saved_at:%H:%M}")
+            self.show_controls(controls, trainer.step_count, saved=False)
+            restored.append(True)
+
+        restored: list[bool] = []
+
+        def finished() -> None:
             self.offering_restore = False
-        self.controller.open_run(trainer.state(),
-                                 f"Restored the session autosaved at {saved_at:%H:%M}")
-        self.show_controls(controls, trainer.step_count, saved=False)
-        return True
+            if autosaver is not None and not self.window.is_ending():
+                autosaver.enabled = True
+            if answered is not None:
+                answered(bool(restored))
+        self.read("Reading the autosaved session…", work, done).finished.connect(finished)
+
+    def ask_restore(self, text: str) -> bool:
+        """The question that offers the crash copy (tests replace it)."""
+        return QMessageBox.question(self.window, "Restore the last session?", text,
+                                    QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes
 
     @Slot()
     def import_csv_dialog(self) -> None:
@@ -264,7 +321,7 @@ class SessionFiles(QObject):
             assert dataset is not None
             self.controller.import_points(dataset, f"Imported {len(dataset)} points "
                                           f"from {path.name}")
-        self._read(f"Reading {path.name}…", lambda progress: datasets.load_csv(
+        self.read(f"Reading {path.name}…", lambda progress: datasets.load_csv(
             path, test_ratio, progress=progress), done)
 
     @Slot()
