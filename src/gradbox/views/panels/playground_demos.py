@@ -109,17 +109,40 @@ def _intro(text: str) -> QLabel:
     return label
 
 
+def _spin_box(name: str, accessible: str, text: str, lo: int, hi: int, value: int,
+              prefix: str = "", suffix: str = "") -> QSpinBox:
+    box = QSpinBox()
+    tip(box, name, accessible, text)
+    box.setRange(lo, hi)
+    box.setValue(value)
+    box.setPrefix(prefix)
+    box.setSuffix(suffix)
+    return box
+
+
+def _lay_out(page: QWidget, intro: QLabel, controls: tuple[QWidget, ...],
+             below: tuple[QWidget, ...]) -> None:
+    """A page: its introduction, a row of its controls, then what it shows (a table
+    takes the height that is left)."""
+    layout = QVBoxLayout(page)
+    layout.addWidget(intro)
+    row = QHBoxLayout()
+    for widget in controls:
+        row.addWidget(widget)
+    row.addStretch(1)
+    layout.addLayout(row)
+    for widget in below:
+        layout.addWidget(widget, 1 if isinstance(widget, QTableWidget) else 0)
+
+
 class MicrobatchPage(QWidget):
     """Gradients of the full batch beside those of k accumulated micro-batches."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.k = QSpinBox()
-        tip(self.k, "playground_microbatch_k", "Micro-batches",
-            "How many micro-batches to split the 12 points into")
-        self.k.setRange(1, 12)
-        self.k.setValue(3)
-        self.k.setPrefix("k = ")
+        self.k = _spin_box("playground_microbatch_k", "Micro-batches",
+                           "How many micro-batches to split the 12 points into", 1, 12, 3,
+                           prefix="k = ")
         intro = _intro("An MLP(2, [4, 1]) on 12 moons points, MSE loss. Left: one backward "
                        "on the full batch. Right: k backward calls, one per micro-batch, each "
                        "loss weighted by its share of the points, with no zero_grad between "
@@ -131,14 +154,7 @@ class MicrobatchPage(QWidget):
                                               "k micro-batches", "difference"])
         self.summary = _summary("Micro-batch summary",
                                 "The largest difference between the two columns")
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        row.addWidget(self.k)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.summary)
+        _lay_out(self, intro, (self.k,), (self.table, self.summary))
         self.k.valueChanged.connect(self.compute)
 
     @Slot()
@@ -167,12 +183,9 @@ class ForgetZeroGradPage(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.passes = QSpinBox()
-        tip(self.passes, "playground_forget_passes", "Backward passes",
-            "How many backward passes to run on the same values")
-        self.passes.setRange(2, 10)
-        self.passes.setValue(3)
-        self.passes.setSuffix(" passes")
+        self.passes = _spin_box("playground_forget_passes", "Backward passes",
+                                "How many backward passes to run on the same values", 2, 10,
+                                3, suffix=" passes")
         self.button = QPushButton("Run without zero_grad")
         tip(self.button, "playground_forget_run", "Run without zero_grad",
             "Run backward several times on this expression without zero_grad in between, "
@@ -185,15 +198,7 @@ class ForgetZeroGradPage(QWidget):
             "The true gradient, then .grad after each pass without zero_grad")
         self.summary = _summary("Forget zero_grad summary",
                                 "How the gradients after k passes compare to the true one")
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        row.addWidget(self.passes)
-        row.addWidget(self.button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.summary)
+        _lay_out(self, intro, (self.passes, self.button), (self.table, self.summary))
 
     def show_result(self, result: ForgetZeroGrad) -> None:
         passes = len(result.without_zero_grad)
@@ -239,14 +244,7 @@ class NetworkCheckPage(QWidget):
         self.table.setHorizontalHeaderLabels(["parameter", "grad", "finite diff.",
                                               "rel. error"])
         self.summary = _summary("Network check summary", "The worst relative error, and where")
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        row = QHBoxLayout()
-        row.addWidget(self.button)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.summary)
-        layout.addWidget(self.table, 1)
+        _lay_out(self, intro, (self.button,), (self.summary, self.table))
         self.button.clicked.connect(self.check)
 
     @Slot()
