@@ -1,12 +1,17 @@
 """Hostile inputs, each loaded in a fresh process: outcome, wall time and peak memory.
 
     PYTHONPATH=src python benchmarks/bench_hostile.py [--timeout 30] [--only NAME ...]
+        [--bombs] [--repeat N] [--small] [--json OUT]
 
 Builds tests/hostile_corpus.py's files (sessions and CSVs from valid seeds, bombs, lying
 sizes, nesting) in a temporary folder and opens each as the app does
 (`sessions.load_session`, `datasets.load_csv`) in a child process capped at 4 GB of
 address space and `--timeout` seconds. Memory is the child's peak resident size above
-what it had after importing gradbox (os.wait4's ru_maxrss). Prints a markdown table.
+what it had after importing gradbox (os.wait4's ru_maxrss). Prints a markdown table,
+the machine's load before and after (times on 2 shared cores scale with it), and for the
+bombs (files that must be refused within 1 s and 100 MB each) the worst of each.
+`--bombs` runs only those; `--repeat N` opens each N times and keeps the median time and
+the largest memory.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import json
 import os
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -93,23 +99,45 @@ def main() -> None:
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--small", action="store_true", help="leave out the 1 GB builds")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--bombs", action="store_true", help="only the bombs")
+    parser.add_argument("--repeat", type=int, default=1, help="median time of N opens")
     args = parser.parse_args()
     rows = []
+    print(f"load before: {_load()}")
     with tempfile.TemporaryDirectory() as folder:
         corpus = hostile_corpus.build(Path(folder), big=not args.small)
         print("| file | what | size | outcome | time s | peak MB |")
         print("|---|---|---:|---|---:|---:|")
         for case, path in corpus:
-            if args.only and case.name not in args.only:
+            if (args.only and case.name not in args.only) or (args.bombs and not case.bomb):
                 continue
-            info = run_one(case.kind, path, args.timeout)
+            runs = [run_one(case.kind, path, args.timeout) for _ in range(max(args.repeat, 1))]
+            info = dict(runs[0])
+            info["seconds"] = statistics.median(float(r["seconds"]) for r in runs)
+            info["peak_mb"] = max(float(r["peak_mb"]) for r in runs)
             outcome = str(info["outcome"]).replace("|", "/").replace("\n", " ")[:110]
             size = path.stat().st_size
             print(f"| {case.name} | {case.what} | {size / 1024:,.0f} KB | {outcome} | "
                   f"{float(info['seconds']):.2f} | {float(info['peak_mb']):.0f} |", flush=True)
             rows.append({"name": case.name, "bomb": case.bomb, "size": size, **info})
+    print(f"load after: {_load()}")
+    bombs = [row for row in rows if row["bomb"]]
+    if bombs:
+        slowest = max(bombs, key=lambda row: float(row["seconds"]))
+        biggest = max(bombs, key=lambda row: float(row["peak_mb"]))
+        refused = sum(not str(row["outcome"]).startswith(("loaded", "!!", "killed"))
+                      for row in bombs)
+        print(f"bombs: {len(bombs)}, {refused} refused; slowest {slowest['name']} "
+              f"{float(slowest['seconds']):.2f} s, largest {biggest['name']} "
+              f"{float(biggest['peak_mb']):.0f} MB (the bar: 1 s and 100 MB each)")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
+
+
+def _load() -> str:
+    """The load averages (1, 5, 15 min) and the cores they share."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} cores"
 
 
 if __name__ == "__main__":

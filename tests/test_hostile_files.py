@@ -58,6 +58,8 @@ MESSAGES = {
     "csv_duplicate_column": "line 1: the column 'x' appears twice",
     "csv_nul": "line 3: not a text file",
     "csv_too_many_points": "more than 1,000,000 points",
+    "csv_long_line": "line 2: 20,000,000 characters on one line; a row of points is never "
+                     "that long",
 }
 
 
