@@ -7,6 +7,7 @@ view's zoom); a view given less than its readable size says so and offers the ro
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QRectF, Qt
 
 from gradbox.views.graph.framing import READABLE_PT
 from gradbox.views.graph.items import OpNode
@@ -68,3 +69,68 @@ def test_the_playground_graph_opens_with_readable_text(qtbot, open_window, width
     view = win.playground.graph
     assert view.isVisible() and view.operations.nodes
     assert min(on_screen_points(view)) >= READABLE_PT - 1e-6  # 5.6 pt before at 1024 x 700
+
+
+# --- a view too small to read says so and offers the room ----------------------------------
+def _plot_rect_in(view, plot) -> QRectF:  # type: ignore[no-untyped-def]
+    """A pyqtgraph item's rectangle in `view`'s pixels."""
+    return QRectF(view.mapFromScene(plot.sceneBoundingRect()).boundingRect())
+
+
+@pytest.mark.parametrize("step", [2, 3])
+def test_the_layer_plots_lesson_10_points_at_are_whole_and_readable(qtbot, open_window,  # type: ignore[no-untyped-def]
+                                                                    step: int) -> None:
+    win = _window(qtbot, open_window, 1024, 700)
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("vanishing-gradients")
+    win.lessons.go_to_step(step)  # "Look at the small plots", then beside the Designer
+    settle()
+    view = win.layer_stats
+    assert view.isVisible() and view.activations_shown()
+    assert not win.room.shown_too_small()
+    port = QRectF(view.graphics.viewport().rect())
+    # step 3: the second row was cut off at the view's bottom; step 4: one column of
+    # six plots ~20 px high beside the Designer
+    for plot in [view.grad_plot, *view.act_plots]:
+        rect = _plot_rect_in(view.graphics, plot)
+        assert port.contains(rect), rect
+        assert rect.height() >= 60 and rect.width() >= 150, rect
+
+
+def test_a_squeezed_view_says_so_and_enlarge_gives_it_room(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = _window(qtbot, open_window, 1024, 700)
+    table = win.parameters.table
+    win.resizeDocks([win.docks["Lessons"], win.docks["Parameters && gradients"]], [600, 40],
+                    Qt.Orientation.Vertical)
+    settle()
+    overlay = win.room.guards["parameters"]
+    assert table.height() < overlay.minimum.height()  # 56 px: two rows
+    qtbot.waitUntil(overlay.isVisible, timeout=3000)
+    assert "too small" in overlay.label.text() and overlay.button.text() == "Enlarge"
+    assert table.rect().contains(overlay.geometry())  # a child over it, not past it
+    qtbot.mouseClick(overlay.button, Qt.MouseButton.LeftButton)
+    settle()
+    qtbot.waitUntil(lambda: not overlay.isVisible(), timeout=3000)
+    assert table.height() >= overlay.minimum.height(), table.size()
+    assert not win.docks["Designer"].isVisible() and not win.docks["Loss curve"].isVisible()
+    assert win.docks["Lessons"].isVisible()  # the lesson's text stays
+    assert "Put away" in win.messages.text()
+
+
+def test_layer_plots_without_room_say_so_and_get_it(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window((1024, 700), hidden=(8,) * 6)
+    qtbot.waitUntil(lambda: win.size().toTuple() == (1024, 700), timeout=3000)
+    win.tabs.setCurrentWidget(win.layer_stats)  # Train: 372 x 290 px for six layers
+    settle()
+    view = win.layer_stats
+    band = view.too_small
+    assert band.isVisible() and not view.activations_shown()  # hidden, but not silently
+    assert "small plots" in band.label.text()
+    assert band.geometry().bottom() == view.height() - 1  # along the bottom: over no curve
+    qtbot.mouseClick(band.button, Qt.MouseButton.LeftButton)
+    settle()
+    qtbot.waitUntil(view.activations_shown, timeout=3000)
+    assert not band.isVisible()
+    assert not win.docks["Training loop"].isVisible() and win.docks["Lessons"].isVisible()
+    win.tabs.setCurrentWidget(win.boundary)  # another tab: the loop comes back
+    assert win.docks["Training loop"].isVisible()

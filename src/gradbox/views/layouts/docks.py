@@ -163,6 +163,15 @@ class DockRoom:
                           "(the View menu brings any of them back)")
             w.messages.show_message(self._note)
 
+    def put_away_now(self, docks: list[QDockWidget]) -> None:
+        """Put `docks` away while this tab shows (a view asked for their room): they
+        come back with the next tab, as the ones a tab puts away itself."""
+        for dock in docks:
+            if dock.isVisible():
+                dock.hide()
+                if dock not in self.put_away:
+                    self.put_away.append(dock)
+
     def on_dock_toggled(self, dock: QDockWidget, checked: bool) -> None:
         """The user brought back a panel a tab had put away: it stays on that tab."""
         if checked and dock in self.put_away:

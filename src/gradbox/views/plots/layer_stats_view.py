@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Slot
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -25,13 +25,19 @@ from gradbox.training.statistics import QUANTILES, layer_names
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.log_axis import LogAxis
 from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot
+from gradbox.views.too_small import TooSmall
 
 MAX_LAYER_PLOTS = 6  # activation plots shown; deeper networks show the last ones
 # Legend entries named one by one; a deeper network's legend says what the shades mean
 # (a 64-layer legend ran to 65 entries, 4,400 characters of label).
 MAX_LEGEND_LAYERS = 10
-MIN_HEIGHT_FOR_ACTIVATIONS = 420  # pixels of view below which only gradients show
-PLOT_WIDTH = 200  # pixels an activation plot needs; as many per row as fit (1 to 3)
+# The readable sizes, in pixels: the gradient plot (the picture the tab is about), and
+# each small activation plot -- its title, three ticks and a band. A view too short for
+# every small plot at that size shows the gradients alone and says so (`too_small`).
+GRAD_MIN_HEIGHT = 150
+ACT_MIN_HEIGHT = 80
+PLOT_WIDTH = 170  # pixels an activation plot needs; as many per row as fit (1 to 3)
+LAYOUT_MARGINS = 24  # the plots' layout's margins (9 + 9) and spacing (6), top to bottom
 _BANDS = ((1, 5, 60), (2, 4, 110))  # (low, high) QUANTILES columns and the band's alpha
 _MEDIAN = QUANTILES.index(50)
 WIDEST_LABEL = "8.88·10⁻⁸⁸"  # three digits and a two-digit power: the longest gradient label
@@ -90,7 +96,7 @@ class LayerStatsView(QWidget):
         self.grad_plot.setLogMode(y=True)
         # Wide enough for the longest label it writes, so the plot never jumps sideways.
         self.grad_axis.setWidth(self.grad_axis.width_for(WIDEST_LABEL))
-        self.grad_plot.setMinimumHeight(150)  # the picture the tab is about
+        self.grad_plot.setMinimumHeight(GRAD_MIN_HEIGHT)
         # Above the plot, as text that wraps: in the plot seven layers' names would cover
         # the lines, and beside it they would be cut off in a narrow window.
         self.legend = QLabel()
@@ -99,6 +105,7 @@ class LayerStatsView(QWidget):
         self._columns = 3
         self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
         self.act_row = self.graphics.addLayout(row=1, col=0)
+        self.act_row.setContentsMargins(0, 0, 0, 0)  # the row's height is its plots'
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 2)
         self.grad_curves: list[pg.PlotDataItem] = []
@@ -114,6 +121,10 @@ class LayerStatsView(QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.readout)
+        # Said over the view's bottom while the small plots do not fit (see _fit_rows).
+        self.too_small = TooSmall(self, QSize(0, 0), "The layers' small plots", bottom=True)
+        # The plots' height changes with the legend's lines too, not only the view's.
+        self.graphics.installEventFilter(self)
         controller.snapshot_changed.connect(self._on_snapshot)
         self._on_snapshot(controller.snapshot)
 
@@ -141,17 +152,52 @@ class LayerStatsView(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
-        # Too short a view squashes the activation plots into unreadable lines: then the
-        # gradients get the room, and the layers' activations wait for a taller window.
-        tall = self.height() >= MIN_HEIGHT_FOR_ACTIVATIONS
-        self.act_row.setVisible(tall)
-        self.graphics.ci.layout.setRowStretchFactor(1, 2 if tall else 0)
-        self.graphics.ci.layout.setRowMaximumHeight(1, 10_000 if tall else 0)
         columns = int(np.clip(self.width() // PLOT_WIDTH, 1, 3))
         if columns != self._columns and self._sizes:
             self._columns = columns
             self._build_plots()
             self._redraw()
+        self._fit_rows()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.graphics and event.type() == QEvent.Type.Resize:
+            self._fit_rows()
+        return False
+
+    def activations_size(self) -> QSize:
+        """The smallest view that shows every small plot at its readable size beside
+        the gradient plot (nothing, without hidden layers)."""
+        count = len(self.act_plots)
+        if not count:
+            return QSize(0, 0)
+        rows = math.ceil(count / self._columns)
+        around = self.height() - self.graphics.height()  # the legend, readout, margins
+        return QSize(PLOT_WIDTH * min(count, 2),
+                     around + LAYOUT_MARGINS + GRAD_MIN_HEIGHT + rows * ACT_MIN_HEIGHT)
+
+    def activations_shown(self) -> bool:
+        return self.act_row.isVisible()
+
+    def _fit_rows(self) -> None:
+        """The gradient plot and the small plots share the height, each row of small
+        plots at least ACT_MIN_HEIGHT; when they cannot all have it, the gradients get
+        the room and the overlay says the small plots need more (they were cut off, or
+        squashed into 20 px lines, without a word)."""
+        needed = self.activations_size()
+        self.too_small.set_minimum(needed)
+        shown = bool(self.act_plots) and not self.too_small.is_too_small()
+        self.act_row.setVisible(shown)
+        grid = self.graphics.ci.layout
+        room = max(self.graphics.height() - LAYOUT_MARGINS, GRAD_MIN_HEIGHT)
+        if shown:
+            rows = math.ceil(len(self.act_plots) / self._columns)
+            act = min(max(rows * ACT_MIN_HEIGHT, int(0.4 * room)), room - GRAD_MIN_HEIGHT)
+            grid.setRowFixedHeight(0, room - act)
+            grid.setRowFixedHeight(1, act)
+        else:
+            grid.setRowMinimumHeight(0, GRAD_MIN_HEIGHT)
+            grid.setRowMaximumHeight(0, 100_000)
+            grid.setRowFixedHeight(1, 0)
 
     def stack(self) -> np.ndarray:
         """(steps, layers, columns): every recorded step's table (none if not measured)."""
@@ -215,6 +261,7 @@ class LayerStatsView(QWidget):
                                   "layers)", color="#555", row=3, col=0, colspan=self._columns)
         if not hidden:
             self.act_row.addLabel("No hidden layer: nothing is activated", color="#555")
+        self._fit_rows()
 
     def _redraw(self) -> None:
         self._dirty = False

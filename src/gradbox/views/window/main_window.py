@@ -27,6 +27,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.layouts.docks import DockRoom
 from gradbox.views.layouts.presentation import Presentation
+from gradbox.views.layouts.room import Room
 from gradbox.views.layouts.workspaces import Workspaces
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.panels.lesson_panel import LessonPanel
@@ -222,6 +223,8 @@ class MainWindow(QMainWindow):
         self.workspaces.remember_design()
         self._make_menus()
         guard_wheels(self)  # the wheel scrolls panels; it changes a box once focused
+        self.room = Room(self)  # each view's readable size: too small, it says so
+        self.room.guard_views()
         controller.message.connect(self._on_message)
         controller.error.connect(self._on_error)
         controller.training_died.connect(self._on_training_died)

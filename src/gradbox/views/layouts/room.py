@@ -1,0 +1,123 @@
+"""Every view's readable size, and the room a view too small to read asks for.
+
+Each view of the main window gets a `TooSmall` overlay at its readable size (READABLE):
+while the layout leaves it less, the overlay says so, with an Enlarge button. Enlarge
+puts away the panels beside the view -- not the lesson, whose text says what to look
+at -- and says which in the message bar (the View menu brings any back). A main view's
+panels come back when another tab shows, as for the tabs that put panels away
+themselves (see docks.DockRoom); in teacher mode the next step arranges the window anew.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from gradbox.views.too_small import TooSmall
+
+if TYPE_CHECKING:
+    from gradbox.views.window.main_window import MainWindow
+
+# (what it is called, width, height): the smallest each view can be read at, in pixels.
+# A plot needs its axes' labels and some curve between them; a table three rows.
+READABLE: dict[str, tuple[str, int, int]] = {
+    "boundary": ("The decision boundary", 220, 170),
+    "loss": ("The loss curve", 220, 170),
+    "layers": ("The gradient plot", 220, 170),
+    "landscape": ("The loss landscape", 240, 200),
+    "graph": ("The computation graph", 260, 160),
+    "parameters": ("The parameter table", 200, 90),
+    "pg_graph": ("The expression graph", 240, 140),
+}
+LESSONS = "Lessons"
+
+
+class Room:
+    """The main window's views, each watched against its readable size."""
+
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        self.guards: dict[str, TooSmall] = {}
+        self.away: list[QDockWidget] = []  # what the last Enlarge put away
+
+    def guard_views(self) -> None:
+        """Watch every view of the window; connect every overlay's Enlarge (the layer
+        plots' own included)."""
+        w = self.window
+        views: dict[str, QWidget | None] = {
+            "boundary": w.boundary.plot,
+            "loss": w.loss_curve.graphics,
+            "layers": w.layer_stats.graphics,
+            "landscape": w.landscape,
+            "graph": getattr(w.graph, "view", None),
+            "parameters": w.parameters.table,
+            "pg_graph": w.playground.graph,
+        }
+        for key, view in views.items():
+            if view is None:
+                continue
+            what, width, height = READABLE[key]
+            self.guards[key] = TooSmall(view, QSize(width, height), what)
+        for overlay in w.findChildren(TooSmall):
+            overlay.enlarge_requested.connect(self.give)
+
+    def shown_too_small(self) -> list[TooSmall]:
+        """The overlays on show: views the layout leaves too small (for tests and walks)."""
+        return [g for g in self.window.findChildren(TooSmall) if g.isVisible()]
+
+    def give(self, view: QWidget) -> None:
+        """Put away the panels beside `view` (the lesson stays), and give a view in a
+        dock the window's height or width."""
+        w = self.window
+        own = _dock_of(view)
+        away = [d for title, d in w.docks.items()
+                if d.isVisible() and not d.isFloating() and d is not own and title != LESSONS]
+        if w.presentation.active or own is not None:
+            for dock in away:
+                dock.hide()
+        else:
+            w.dock_room.put_away_now(away)
+        self.away = away
+        if own is not None and not own.isFloating():
+            self._grow(view, own, passes=8)
+        names = ", ".join(d.windowTitle().replace("&&", "&") for d in away)
+        if names:
+            w.messages.show_message(f"Put away to give it room: {names} (the View menu "
+                                    "brings any of them back)")
+        elif own is None:
+            w.messages.show_message("Nothing beside it to put away: a bigger window (or "
+                                    "closing the lesson) gives it room")
+
+
+    def _grow(self, view: QWidget, own: QDockWidget, passes: int) -> None:
+        """The dock grows the way the view is short of, a little past what it needs
+        (its neighbours, the lesson or the main view, keep the rest). Again after each
+        turn of the event loop: the panels put away and the message said move the
+        docks once more when laid out."""
+        w = self.window
+        overlay = next((g for g in view.findChildren(TooSmall) if g.parentWidget() is view),
+                       None)
+        if overlay is None:
+            return
+        need = overlay.minimum
+        extra = 24  # pixels beyond the need: the panel around it may re-wrap
+        w.layout().activate()
+        if view.height() < need.height():
+            w.resizeDocks([own], [own.height() + need.height() - view.height() + extra],
+                          Qt.Orientation.Vertical)
+        if view.width() < need.width():
+            w.resizeDocks([own], [own.width() + need.width() - view.width() + extra],
+                          Qt.Orientation.Horizontal)
+        # The view may get only part of what its dock gains (the parameters' table
+        # shares it with the plot under it): again until it has what it needs.
+        if passes > 1:
+            QTimer.singleShot(0, lambda: self._grow(view, own, passes - 1))
+
+
+def _dock_of(widget: QWidget) -> QDockWidget | None:
+    parent = widget.parentWidget()
+    while parent is not None and not isinstance(parent, QDockWidget):
+        parent = parent.parentWidget()
+    return parent
