@@ -284,7 +284,9 @@ def run_claims(setup: Setup, claims: Sequence[Claim], seed: int) -> list[bool | 
 
     As in the app: a step's new settings start a fresh run of the lesson's seed (the
     Designer keeps the seed and so the initial weights), and a pinned run is trained
-    first, then pinned, then the new settings run beside it."""
+    first, then pinned, then the new settings run beside it. A run stops where the
+    window's Run would (a non-finite or a diverging loss): a claim read past that step
+    has no verdict (None), as the learner could not see it."""
     assert setup.config is not None
     base = setup.config.with_changes(seed=seed)
     verdicts: list[bool | None] = [None] * len(claims)

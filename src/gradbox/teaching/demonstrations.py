@@ -88,7 +88,7 @@ def forgetting_run(config: TrainingConfig, seed: int, steps: int = CLAIM_STEP) -
     correct = [r.ghost_loss for r in trainer.history]
     if len(correct) < steps:
         alone = Trainer(config.with_changes(seed=seed))
-        alone.run_steps(steps)
+        alone.run_steps(steps, stop_diverging=False)  # as the ghost: never stopped
         correct = [r.loss for r in alone.history]
     return ForgettingRun(seed, broken, tuple(correct), tuple(sizes))
 

@@ -147,8 +147,8 @@ class Run:
     diverging loss, then the goal. `Trainer.run_steps` and the window's Run both tick it."""
 
     goal: RunGoal
-    # The window's Run pauses on a diverging loss; a script may train on into non-finite
-    # numbers on purpose (Trainer.run_steps leaves it off unless asked).
+    # Every Run pauses on a diverging loss (the window's, and Trainer.run_steps by
+    # default); a script may turn it off to train on into non-finite numbers on purpose.
     stop_diverging: bool = True
     steps_done: int = 0
 

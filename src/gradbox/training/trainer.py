@@ -507,12 +507,11 @@ class Trainer:
                 return None
 
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
-                  stop_diverging: bool = False) -> str:
-        """Train until a step count, a target loss or a non-finite loss (and, with
-        `stop_diverging`, a diverging loss: the window's Run rules); return why it
-        stopped. The window's Run goes through the same loop, `goals.Run`. Diverging is
-        off by default: scripts, tests and demonstrations drive a run into non-finite
-        numbers on purpose."""
+                  stop_diverging: bool = True) -> str:
+        """Train until a step count, a target loss, a non-finite loss or a diverging one,
+        by the window's Run rules (the same loop, `goals.Run`); return why it stopped.
+        `stop_diverging=False` trains on through a rising loss, into non-finite numbers
+        if it goes there (a script or a test that drives a run there on purpose)."""
         if max_steps is not None and max_steps <= 0:
             return "ran 0 steps"
         run = Run(RunGoal(steps=max_steps, loss=target_loss), stop_diverging=stop_diverging)
