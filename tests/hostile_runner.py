@@ -117,8 +117,8 @@ def _mutate_json(manifest: object, rng: random.Random) -> object:
     parent = data
     for key in path[:-1]:
         parent = parent[key]
-    parent[path[-1]] = rng.choice((None, True, -1, 0, 2**63, 10**6, 1e308, 0.5, "x", "nan",
-                                   [], {}, [1] * 70, "inf", 7, list(range(5))))
+    parent[path[-1]] = rng.choice((None, True, -1, 0, -0.0, 2**63, 10**6, 1e308, 0.5, "x",
+                                   "nan", [], {}, [1] * 70, "inf", 7, list(range(5))))
     return data
 
 

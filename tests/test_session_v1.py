@@ -341,6 +341,19 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.parametrize("init", ["uniform", "normal", "xavier", "he", "constant", "zeros"])
+def test_an_init_scale_of_minus_zero_loads_and_trains(init: str) -> None:
+    """What the mutation fuzz below once found (ValueError: high - low < 0): -0.0 is in
+    the range 0..100, and numpy's uniform and normal refused it as negative; a noise of
+    -0.0 the same ('scale < 0')."""
+    data = valid()
+    data["config"].update(init=init, init_scale=-0.0, noise=-0.0)
+    must_load_or_refuse(json.dumps(data))
+    assert Trainer(SMALL.with_changes(init=init, init_scale=-0.0)).step() is not None
+    for kind in ("moons", "sine"):  # noise -0.0 was refused by numpy's normal the same way
+        assert Trainer(SMALL.with_changes(dataset=kind, noise=-0.0)).step() is not None
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutations())
 def test_fuzz_mutated_sessions_load_or_are_refused(data: dict[str, Any]) -> None:

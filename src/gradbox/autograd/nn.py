@@ -99,6 +99,9 @@ def initial_weights(init: str, scale: float, fan_in: int, fan_out: int,
     gradbox always gave (micrograd's uniform(-1, 1)).
     """
     shape = (fan_out, fan_in)
+    # -0.0 is a scale of 0, but numpy's uniform and normal refuse it ('high - low < 0',
+    # 'scale < 0': they test the sign bit); adding 0.0 clears it and changes no other value.
+    scale = scale + 0.0
     if init == "uniform":
         return rng.uniform(-scale, scale, shape)
     if init == "normal":

@@ -70,6 +70,12 @@ class TrainingConfig:
         except TypeError:
             raise ConfigError(f"hidden must be whole numbers, got {self.hidden!r}") from None
         object.__setattr__(self, "hidden", hidden)
+        # -0.0 is 0 to a person, but numpy's random draws refuse it as a negative scale
+        # (noise -0.0 in a file: 'scale < 0'); adding 0.0 clears the sign, nothing else.
+        for name in ("noise", "test_ratio", "lr", "momentum", "l1", "l2", "init_scale"):
+            value = getattr(self, name)
+            if isinstance(value, float):
+                object.__setattr__(self, name, value + 0.0)
         if not isinstance(self.features, str):
             object.__setattr__(self, "features", tuple(self.features))
             if not features.problems(self.features):
