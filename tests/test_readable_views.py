@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QRectF, Qt
 
+from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.graph.framing import READABLE_PT
 from gradbox.views.graph.items import OpNode
 from gradbox.views.graph.view import GraphView
@@ -134,3 +135,23 @@ def test_layer_plots_without_room_say_so_and_get_it(qtbot, open_window) -> None:
     assert not win.docks["Training loop"].isVisible() and win.docks["Lessons"].isVisible()
     win.tabs.setCurrentWidget(win.boundary)  # another tab: the loop comes back
     assert win.docks["Training loop"].isVisible()
+
+
+# --- text is never clipped: a combo sizes to its contents or elides with a tooltip ---------
+def test_combos_show_their_text_whole_or_elided_with_the_whole_in_the_tooltip(  # type: ignore[no-untyped-def]
+        qtbot, open_window) -> None:
+    win = _window(qtbot, open_window, 1024, 700)
+    picker = win.boundary.class_picker
+    assert picker.shown_text() == picker.currentText() == "0 (orange)"  # was "0 (orang"
+    win.lessons.apply_key("chain-rule")
+    settle()
+    chooser = win.lessons.chooser
+    title = chooser.currentText()
+    assert title.startswith("1. The chain rule")
+    shown = chooser.shown_text()
+    # "1. The chain rule, one nc" was cut mid-letter by the frame
+    assert shown == title or (shown.endswith("…") and title in chooser.toolTip())
+    assert "Choose a lesson" in chooser.toolTip()  # what the box is for stays
+    for box in (picker, chooser, win.designer.loss, win.landscape.mode):
+        assert FittingComboBox.shown_text(box) in (box.currentText(), *(
+            box.currentText()[:n] + "…" for n in range(len(box.currentText()))))

@@ -26,6 +26,7 @@ from gradbox.training import datasets, limits
 from gradbox.training.config import ConfigError, TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number
 from gradbox.views.panels.wheel import guard_wheel
@@ -186,9 +187,7 @@ class DesignerPanel(QWidget):
     def _training_group(self) -> QGroupBox:
         group = QGroupBox("Training")
         form = _compact(QFormLayout(group))
-        self.loss = _tip(QComboBox(), "Loss", LOSS_TIP)
-        self.loss.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.loss.setMinimumContentsLength(12)
+        self.loss = _tip(FittingComboBox(12, size_to_contents=False), "Loss", LOSS_TIP)
         self._two_class_loss = "hinge"
         for name in losses.ALL_LOSSES:
             self.loss.addItem(losses.MENU[name], name)

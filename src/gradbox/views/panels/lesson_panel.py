@@ -17,7 +17,6 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QFont, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QMenu,
@@ -34,6 +33,7 @@ from gradbox.teaching import lessons as names
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
+from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.palette import HIGHLIGHT
 from gradbox.views.panels.lesson_check import LessonCheck
 
@@ -234,21 +234,15 @@ class LessonPanel(QWidget):
         self._menu_actions: dict[str, QAction] = {}
         self._teacher_action: QAction | None = None
 
-        self.chooser = QComboBox()
+        # Long titles must not set the dock's width: the list shows them whole, the box
+        # as much as fits, with "…" and the whole title in its tooltip.
+        self.chooser = FittingComboBox(14)
         self.chooser.setObjectName("lesson_chooser")
         self.chooser.setAccessibleName("Lesson")
         self.chooser.setToolTip("Choose a lesson: it sets the app up for you")
-        # Long titles must not set the dock's width: the list shows them whole.
-        self.chooser.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.chooser.setMinimumContentsLength(18)
         for item in LESSONS:
             self.chooser.addItem(item.title, item.key)
         self.chooser.setPlaceholderText("Choose a lesson…")
-        # Titles are long; the list shows them whole, the box itself need not.
-        self.chooser.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.chooser.setMinimumContentsLength(14)
         self.chooser.setCurrentIndex(-1)
         self.restart = QPushButton("Set up again")
         self.restart.setObjectName("lesson_restart")

@@ -21,12 +21,13 @@ import pyqtgraph as pg
 from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal, Slot
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QShowEvent
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.formatting import fmt
 from gradbox.training.datasets import ONE_D_KINDS
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.plots.batch_overlay import BatchOverlay
 from gradbox.views.plots.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot
 
@@ -184,14 +185,11 @@ class DecisionBoundaryView(QWidget):
         self._heatmap_worker = _HeatmapWorker(self)
         self._heatmap_worker.done.connect(self._show_heatmap)
 
-        self.class_picker = QComboBox()
+        self.class_picker = FittingComboBox(6)
         self.class_picker.setAccessibleName("Class of new points")
         self.class_picker.setToolTip("The class a left-click on empty space adds; "
                                      "Shift+click adds the next class instead")
-        # Narrow enough for a 1024-pixel window: the colour swatch says the rest.
-        self.class_picker.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.class_picker.setMinimumContentsLength(6)
+        # "0 (orange)" where there is room; narrower, "0 (ora…" and the swatch.
         self.hint = QLabel("Click: add a point · Shift+click: the next class · "
                            "Right-click: remove · Click a point: select it")
         self.hint.setAccessibleName("Mouse help")

@@ -23,7 +23,6 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QPushButton,
@@ -36,6 +35,7 @@ from gradbox.training import landscape
 from gradbox.training.landscape import Landscape, LandscapeError, Request
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.plots.plotting import export_plot, style_plot
 
 RUN_INTERVAL = 1.0  # seconds between landscapes while training runs
@@ -72,7 +72,7 @@ class LandscapeView(QWidget):
         self._seed = 0
         self._names: tuple[str, ...] = ()
 
-        self.mode = QComboBox()
+        self.mode = FittingComboBox(12)
         self.mode.setAccessibleName("Directions of the plane")
         for key, text in MODE_TEXT.items():
             self.mode.addItem(text, key)
@@ -83,12 +83,10 @@ class LandscapeView(QWidget):
             "Random, filter-normalised: two random directions, each neuron's part scaled "
             "to its weights' size (Li et al. 2018); the path barely shows in them.\n"
             "Two weights: the axes are two weights' own values.")
-        self.axis_x, self.axis_y = QComboBox(), QComboBox()
+        self.axis_x, self.axis_y = FittingComboBox(14), FittingComboBox(14)
         for box, which in ((self.axis_x, "horizontal"), (self.axis_y, "vertical")):
             box.setAccessibleName(f"Weight on the {which} axis")
             box.setToolTip(f"The weight whose value is the {which} axis")
-            box.setMinimumContentsLength(14)
-            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.new_directions = QPushButton("New directions")
         self.new_directions.setToolTip("Draw two other random directions")
         self.follow = QCheckBox("Follow")
@@ -97,9 +95,8 @@ class LandscapeView(QWidget):
                                "running); off: only when you press Recompute")
         self.recompute = QPushButton("Recompute")
         self.recompute.setToolTip("Compute the landscape for the current weights now")
-        # The plane's name may elide: the tab must not force the window wider than 1024 px.
-        self.mode.setMinimumContentsLength(12)
-        self.mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        # The plane's name may elide (FittingComboBox: with "…" and the whole name in
+        # its tooltip): the tab must not force the window wider than 1024 px.
         top = QHBoxLayout()
         top.addWidget(QLabel("Plane:"))
         top.addWidget(self.mode, 1)
