@@ -36,13 +36,18 @@ def _peak_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def open_file(kind: str, path: Path) -> str:
-    """'loaded', or the expected error's class name; anything else raises."""
+def open_file(kind: str, path: Path, train: bool = False) -> str:
+    """'loaded', or the expected error's class name; anything else raises. `train`: a
+    loaded session also takes a step and starts afresh from its settings (as Reset
+    does), which must not raise either."""
     try:
         if kind == "csv":
             datasets.load_csv(path)
         else:
-            sessions.load_session(path)
+            trainer = sessions.load_session(path)
+            if train:
+                trainer.step()
+                type(trainer)(trainer.config).step()
     except EXPECTED as error:
         return type(error).__name__
     return "loaded"
@@ -151,7 +156,7 @@ def fuzz(total: int, seed: int) -> dict[str, object]:
         path.write_bytes(data)
         t = time.perf_counter()
         try:
-            outcome = open_file(kind, path)
+            outcome = open_file(kind, path, train=True)
         except BaseException as error:
             outcome = f"!! {type(error).__name__}"
             if len(failures) < 20:
