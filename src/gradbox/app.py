@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     from gradbox.views.window.errors import install_excepthook, log_to_file
     from gradbox.views.window.files.autosave import crash_copy, default_autosave_path
     from gradbox.views.window.files.quitting import ENDED_BY_KEY
-    from gradbox.views.window.files.resume import last_session_path
+    from gradbox.views.window.files.resume import last_session_path, starts_fresh
     from gradbox.views.window.main_window import MainWindow, load_saved_config
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
@@ -143,8 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     else:
         # The window opens at once on a fresh run; a session to open (the file named,
         # the crash copy, the one kept at the last quit) is read off the UI thread once
-        # the window is up, and arrives in it (SessionFiles.open_at_start).
-        config = load_saved_config(settings) if settings is not None else None
+        # the window is up, and arrives in it (SessionFiles.open_at_start). While a file
+        # that replaces it is read, the fresh run is the default one, small and quick to
+        # build: the Designer's last settings may be the file's own large network.
+        replaced = args.session is not None or (
+            crashed is None and autosave_path is not None and not starts_fresh(settings)
+            and last_session_path(autosave_path).is_file())
+        config = load_saved_config(settings) if settings is not None and not replaced \
+            else None
         session = Session.fresh(config)
     for _ in range(max(args.steps, 0)):
         if session.step() is None:
