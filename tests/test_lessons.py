@@ -421,7 +421,7 @@ def test_every_lesson_opens_and_sets_the_state_it_describes(qtbot, window: MiniW
             assert pg.model.expression.values[name] == value
         assert pg.current_variant() == setup.variant
         assert pg.retain.isChecked() == setup.retain_graph == pg.model.retain_graph
-        assert pg.extras.tabText(pg.extras.currentIndex()).lower() == setup.tab
+        assert pg.extras.name_of(pg.extras.currentIndex()).lower() == setup.tab
         assert pg.graph.graph() is not None
         assert pg.model.passes == 0  # a fresh graph: the lesson's first click is Backward
     else:

@@ -155,3 +155,40 @@ def test_combos_show_their_text_whole_or_elided_with_the_whole_in_the_tooltip(  
     for box in (picker, chooser, win.designer.loss, win.landscape.mode):
         assert FittingComboBox.shown_text(box) in (box.currentText(), *(
             box.currentText()[:n] + "…" for n in range(len(box.currentText()))))
+
+
+@pytest.mark.parametrize("space", ["playground", "train"])
+def test_a_syntax_error_leaves_the_playground_whole(qtbot, open_window, space: str) -> None:  # type: ignore[no-untyped-def]
+    win = _window(qtbot, open_window, 1024, 700)
+    win.workspaces.switch(space)
+    settle()  # the workspace's tab is shown in a queued call
+    win.tabs.setCurrentWidget(win.playground_page())  # beside the lesson, in Train
+    settle()
+    panel = win.playground
+    panel.expression.setText("a*b + (c")
+    panel.forward()
+    settle()
+    area = win.playground_page()
+    error, status = panel.error, panel.message
+    assert error.isVisible() and "never closed" in error.text()
+    # no scroll bar: it cut the status box off
+    assert not area.verticalScrollBar().isVisible()
+    for label in (error, status):
+        assert label.visibleRegion().boundingRect().size() == label.size(), label
+        assert label.height() >= label.heightForWidth(label.width()), label  # every line
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_the_playground_sections_are_all_on_show(qtbot, open_window, width: int,  # type: ignore[no-untyped-def]
+                                                 height: int) -> None:
+    win = _window(qtbot, open_window, width, height)
+    win.tabs.setCurrentWidget(win.playground_page())  # beside the lesson: the narrowest
+    settle()
+    tabs = win.playground.extras
+    bar = tabs.tabBar()
+    assert not tabs.usesScrollButtons()
+    for index in range(tabs.count()):
+        rect, text = bar.tabRect(index), tabs.tabText(index)
+        assert rect.left() >= 0 and rect.right() <= bar.width(), (text, rect, bar.width())
+        assert bar.fontMetrics().horizontalAdvance(text) < rect.width(), text  # not elided
+        assert tabs.name_of(index) in tabs.tabToolTip(index)

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -37,6 +36,7 @@ from gradbox.teaching import lessons as names
 from gradbox.teaching.expression import ExpressionError
 from gradbox.teaching.playground import CHECK_TOLERANCE, PLAYGROUND_VARIANTS, Outcome, Playground
 from gradbox.views.controller import SessionController
+from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.graph.view import GraphView
 from gradbox.views.palette import ERROR_BOX
 from gradbox.views.panels.playground_demos import (
@@ -77,6 +77,16 @@ _TABS = ("variables", "micro-batches", "forget zero_grad", "network check")
 
 # Table columns
 C_NAME, C_VALUE, C_GRAD, C_VARIANT, C_NUMERIC, C_ERROR = range(6)
+
+
+class _OwnHeightLayout(QVBoxLayout):
+    """The panel's column, fitted to the height it is given: the page scrolls only when
+    even the panel's minimum does not fit. (With the wrapping labels' height-for-width,
+    the scroll area asked for every part's preferred height: a syntax error's two lines
+    added a scroll bar that cut the status box off at 1024 x 700.)"""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return False
 
 
 class PlaygroundPanel(QWidget):
@@ -218,25 +228,27 @@ class PlaygroundPanel(QWidget):
         box.addWidget(self.table, 2)
         box.addWidget(self.message, 1)
 
-        self.extras = QTabWidget()
+        # Every section's tab on show at 1024 px (short names where the full ones do
+        # not fit), never behind scroll arrows.
+        self.extras = FittingTabs()
         tip(self.extras, names.PG_EXTRAS, "Playground sections",
             "The variables of the expression, micro-batch accumulation, and the "
             "forget-zero_grad demo")
-        self.extras.addTab(variables, "Variables")
+        self.extras.add(variables, "Variables")
         self.microbatches = MicrobatchPage()
         self.forget = ForgetZeroGradPage()
         self.forget.button.clicked.connect(self.forget_zero_grad_demo)
         self.network_check = NetworkCheckPage(controller)
-        self.extras.addTab(self.microbatches, "Micro-batches")
-        self.extras.addTab(self.forget, "Forget zero_grad")
-        self.extras.addTab(self.network_check, "Network check")
+        self.extras.add(self.microbatches, "Micro-batches", "Batches")
+        self.extras.add(self.forget, "Forget zero_grad", "zero_grad")
+        self.extras.add(self.network_check, "Network check", "Check")
         for index, what in enumerate((
                 "Each variable's value and gradient, and the message about the last action",
                 "k micro-batches with no zero_grad between them give the full batch's "
                 "gradient",
                 "Backward several times without zero_grad: the gradients pile up",
                 "The gradient check on the training network's parameters")):
-            self.extras.setTabToolTip(index, what)
+            self.extras.setTabToolTip(index, f"{self.extras.name_of(index)}: {what}")
 
         self.graph = GraphView()
         tip(self.graph, names.PG_GRAPH, "Expression graph",
@@ -272,7 +284,7 @@ class PlaygroundPanel(QWidget):
         splitter.setChildrenCollapsible(False)
         splitter.setSizes([600, 600])
 
-        layout = QVBoxLayout(self)
+        layout = _OwnHeightLayout(self)
         layout.addLayout(row1)
         layout.addWidget(self.error)
         layout.addLayout(row2)

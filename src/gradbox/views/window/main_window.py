@@ -25,6 +25,7 @@ from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.layouts.docks import DockRoom
 from gradbox.views.layouts.presentation import Presentation
 from gradbox.views.layouts.room import Room
@@ -49,7 +50,6 @@ from gradbox.views.window.files.saving import SessionSaver
 from gradbox.views.window.files.session_files import SessionFiles
 from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
-from gradbox.views.window.main_tabs import MainTabs
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
 from gradbox.views.window.toolbar import TrainingToolbar
@@ -147,7 +147,7 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.TopToolBarArea, self.toolbar.timeline_bar)
 
         self.boundary = DecisionBoundaryView(controller)
-        self.tabs = MainTabs()
+        self.tabs = FittingTabs()
         self.tabs.setAccessibleName("Main views")
         self.tabs.add(self.boundary, "Decision boundary", "Boundary")
         self.boundary.setObjectName(lessons.BOUNDARY)

@@ -1,4 +1,5 @@
-"""The main views' tab bar: every tab always on show, never behind scroll arrows.
+"""A tab bar that keeps every tab on show, never behind scroll arrows: the main views'
+and the Playground's sections.
 
 At 1024 px the docks leave the main views about 370 px, and "Decision boundary,
 Computation graph, Layers, Landscape, Playground" need about 520: Qt then hid the last two
@@ -15,7 +16,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 
-class MainTabs(QTabWidget):
+class FittingTabs(QTabWidget):
     """A QTabWidget whose tabs all stay on show at any width."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
