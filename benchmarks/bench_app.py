@@ -157,19 +157,18 @@ def instrument() -> None:
     for cls, name, source in handlers:
         if hasattr(cls, name):
             setattr(cls, name, RECORDER.timed(source, getattr(cls, name)))
-    # A whole display frame (handlers and repaint inside it), where the session has one.
-    from gradbox.views.controller import SessionController
-    if hasattr(SessionController, "_draw_frame"):
-        draw = SessionController._draw_frame
+    # A whole display frame (handlers and repaint inside it): the FramePacer's.
+    from gradbox.views.frame_pacer import FramePacer
+    draw = FramePacer._draw_frame
 
-        def frame(self):  # type: ignore[no-untyped-def]
-            before = self.frames
-            start, cpu = time.perf_counter(), time.thread_time()
-            draw(self)
-            if self.frames != before:
-                FRAMES.append(((time.perf_counter() - start) * 1000,
-                               (time.thread_time() - cpu) * 1000))
-        SessionController._draw_frame = frame  # type: ignore[method-assign]
+    def frame(self):  # type: ignore[no-untyped-def]
+        before = self.frames
+        start, cpu = time.perf_counter(), time.thread_time()
+        draw(self)
+        if self.frames != before:
+            FRAMES.append(((time.perf_counter() - start) * 1000,
+                           (time.thread_time() - cpu) * 1000))
+    FramePacer._draw_frame = frame  # type: ignore[method-assign]
 
     original_event = MainWindow.event
 

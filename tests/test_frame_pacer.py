@@ -22,9 +22,17 @@ class FakeController(QObject):
         super().__init__()
         self.snapshot, self.running, self.speed = snapshot, False, None
 
-    def frame(self, snapshot: Snapshot) -> None:
+    def present(self, snapshot: Snapshot, _timeline: object) -> None:
         self.snapshot = snapshot
         self.snapshot_changed.emit(snapshot)
+
+    def frame_drawn(self) -> None:
+        pass
+
+    def frame(self, snapshot: Snapshot) -> None:
+        """A snapshot arrives, and its frame is drawn now."""
+        self.pacer.offer(snapshot, None)  # type: ignore[attr-defined]
+        self.pacer.flush_then(lambda: None)  # type: ignore[attr-defined]
 
     def set_running(self, running: bool) -> None:
         self.running = running

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gradbox.training.trainer import SLOW_WORK, Trainer, TrainingConfig
-from gradbox.views import controller as session_module
+from gradbox.views import frame_pacer as pacer_module
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.parameters import TABLE_INTERVAL_S
 from gradbox.views.plots.boundary import output_colours
@@ -47,7 +47,7 @@ def test_after_a_run_every_view_shows_its_last_step(qtbot, controller, window) -
 
 def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-untyped-def]
         qtbot, controller, monkeypatch, drained) -> None:
-    monkeypatch.setattr(session_module, "FRAME_MS", 60_000)  # one very long frame
+    monkeypatch.setattr(pacer_module, "FRAME_MS", 60_000)  # one very long frame
     drawn: list[int] = []
     controller.snapshot_changed.connect(lambda s: drawn.append(s.step))
     with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
@@ -59,9 +59,9 @@ def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-
     qtbot.waitUntil(lambda: controller.newest.step == 4, timeout=10000)
     drained(controller)  # every step's snapshot has reached the UI thread: no frame yet
     assert controller.frames == frames and drawn == [1]  # within the frame: not yet
-    controller._frame.stop()
-    controller._next_frame = 0.0  # the frame is over
-    controller._schedule_frame()
+    controller.pacer._timer.stop()
+    controller.pacer._next_frame = 0.0  # the frame is over
+    controller.pacer._schedule()
     assert drawn == [1, 4] and controller.frames == frames + 1  # three steps, one redraw
 
 
@@ -188,13 +188,13 @@ def test_a_run_ending_while_a_frame_draws_is_heard_after_its_last_snapshot(  # t
 
     def inside_a_frame(snapshot):  # type: ignore[no-untyped-def]
         if snapshot is not last and not heard:
-            controller._pending = (last, (None, "", ""))
+            controller.pacer._pending = (last, (None, "", ""))
             controller._on_running_changed(False, controller._runs_asked)
             heard.append(controller.running)
     controller.snapshot_changed.connect(inside_a_frame)
-    controller._pending = (dataclasses.replace(controller.snapshot), (None, "", ""))
-    controller._next_frame = 0.0
-    controller._schedule_frame()
+    controller.pacer._pending = (dataclasses.replace(controller.snapshot), (None, "", ""))
+    controller.pacer._next_frame = 0.0
+    controller.pacer._schedule()
     assert heard == [True]  # not stopped yet: the snapshot on screen is not the last
     qtbot.waitUntil(lambda: not controller.running, timeout=5000)
     assert controller.snapshot is last

@@ -243,7 +243,9 @@ def test_a_stale_graph_is_shown_as_such_and_offers_no_replay(
     trainer.step()
     trainer.capture_graph = False  # a run traces only the steps it shows
     trainer.step()
-    controller.snapshot_changed.emit(trainer.snapshot())  # as the worker would send it
+    # as the training process would send it, drawn by the next frame
+    controller.pacer.offer(trainer.snapshot(), (None, "", ""))
+    controller.pacer.flush_then(lambda: None)
     assert panel.view.graph() is trainer.snapshot().graph
     assert "earlier step" in panel.caption.text()
     assert not panel.view.play_action.isEnabled()
@@ -456,8 +458,10 @@ def test_export_from_a_hidden_panel_shows_the_current_model(qtbot, tmp_path) -> 
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
             controller.new_run(small, "A smaller network")
         controller.set_graph_wanted(True)  # as if the tab were showing again
-        with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-            controller.step()
+        controller.step()
+        # (the tracing asked for above publishes a snapshot of its own first)
+        qtbot.waitUntil(lambda: controller.snapshot.step == 1
+                        and controller.snapshot.graph is not None, timeout=5000)
         path = tmp_path / "g.dot"
         panel.export_dot(path)
         nodes, _edges = graph.parse_dot_counts(path.read_text())

@@ -9,8 +9,9 @@ import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
@@ -106,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from gradbox.files import sessions as persistence
+    from gradbox.runner.process import CommandError
     from gradbox.training import limits
-    from gradbox.training.session import Session
     from gradbox.views.controller import (
         SessionController,
         collect_garbage_on_the_ui_thread,
@@ -136,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     crashed = crash_copy(autosave_path) if autosave_path else None
     if args.session and args.screenshot:  # no window to keep answering: read it now
         try:
-            session = Session(persistence.load_session(args.session))
+            # Read and checked here; the network is built once, in the training process.
+            start = persistence.load_state(args.session)
         except (persistence.SessionError, OSError) as error:
             print(f"gradbox: cannot open {args.session}: {error}", file=sys.stderr)
             return 2
@@ -149,14 +151,16 @@ def main(argv: list[str] | None = None) -> int:
         replaced = args.session is not None or (
             crashed is None and autosave_path is not None and not starts_fresh(settings)
             and last_session_path(autosave_path).is_file())
-        config = load_saved_config(settings) if settings is not None and not replaced \
+        start = load_saved_config(settings) if settings is not None and not replaced \
             else None
-        session = Session.fresh(config)
+    try:  # the run is built once, in the training process
+        controller = SessionController(start)
+    except CommandError as error:  # the run could not be built (too big for memory...)
+        what = f"open {args.session}" if args.session else "start training"
+        print(f"gradbox: cannot {what}: {error}", file=sys.stderr)
+        return 2
     for _ in range(max(args.steps, 0)):
-        if session.step() is None:
-            break
-
-    controller = SessionController(session)
+        controller.step()
     try:  # a training thread still running when Python exits aborts the process
         window = MainWindow(controller, settings, autosave_path)
         install_excepthook(window.errors)
@@ -168,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             width, height = (int(v) for v in args.size.lower().split("x"))
             window.resize(width, height)
             window.show()
+            _wait_for_step(controller, max(args.steps, 0))
             for _ in range(5):  # let layouts settle and the first snapshot paint
                 app.processEvents()
             window.grab().save(str(args.screenshot))
@@ -198,6 +203,24 @@ def main(argv: list[str] | None = None) -> int:
         return app.exec()
     finally:
         controller.shutdown()
+
+
+def _wait_for_step(controller: Any, step: int, timeout_s: float = 120.0) -> None:
+    """Run the event loop until the window shows `step` (or the steps stopped early)."""
+    from PySide6.QtCore import QEventLoop, QTimer
+    loop = QEventLoop()
+    check = QTimer()
+    check.setInterval(10)
+    deadline = time.monotonic() + timeout_s
+
+    def test() -> None:
+        if controller.snapshot.step >= step or controller.died \
+                or time.monotonic() > deadline:
+            loop.quit()
+    check.timeout.connect(test)
+    check.start()
+    loop.exec()
+    check.stop()
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
 from gradbox.training.session import QUESTIONS, Session
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import Trainer
+from gradbox.training.trainer import Trainer, start_revisions_at
 
 # Young objects beyond this many (a big network's graph) are frozen rather than scanned
 # again and again by the cyclic collector; W1's step leaves a few thousand.
@@ -262,6 +262,12 @@ def main(conn: Connection, prefix: str, control_name: str,
     """The training process's entry point (see `TrainingProcess`)."""
     control_segment = Segment(control_name)
     control = control_view(control_segment)
+    # Revision numbers above any an earlier training process of this window handed out
+    # (microseconds since the epoch: a later process starts higher).
+    start_revisions_at(time.time_ns() // 1000)
+    # An allocation past the cap raises MemoryError here, which is said in words and
+    # leaves the run as it was, instead of the system's killer picking a process.
+    limits.cap_this_process()
     # numpy's BLAS: one thread per core is right here (the window has its own process).
     try:
         trainer = make_trainer(start)

@@ -33,6 +33,12 @@ if TYPE_CHECKING:
 
 # Refuse a network whose step needs more than this share of the memory available now.
 MEMORY_SHARE = 0.7
+# The training process may use at most this share of the machine's memory (its address
+# space is capped: an allocation past it raises MemoryError there, said in words, rather
+# than the system's out-of-memory killer choosing a process); the environment variable
+# sets another cap, in megabytes.
+TRAINING_MEMORY_SHARE = 0.8
+TRAINING_MEMORY_ENV = "GRADBOX_TRAINING_MEMORY_MB"
 
 # The largest network gradbox builds, however it is asked for: the Designer, a session or
 # model file, a lesson file, a command. Far above what the Designer's defaults or a lesson
@@ -225,32 +231,93 @@ def estimate_step(config: TrainingConfig, n_train: int | None = None,
     return StepEstimate(sample + scalar, batch, seconds, int(memory))
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation now (None if unknown)."""
+def _meminfo(key: str) -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation now (None if unknown)."""
+    available = _meminfo("MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return None
 
 
+def training_memory_cap() -> int | None:
+    """Bytes of memory the training process may use (see TRAINING_MEMORY_SHARE), or
+    None where the machine's memory is unknown."""
+    setting = os.environ.get(TRAINING_MEMORY_ENV, "")
+    if setting.strip():
+        try:
+            return int(float(setting) * 2**20)
+        except ValueError:
+            pass
+    total = _meminfo("MemTotal")
+    if total is None:
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    return int(TRAINING_MEMORY_SHARE * total)
+
+
 def fits_in_memory(config: TrainingConfig, n_train: int | None = None) -> str:
-    """'' if a step of `config` fits in the memory available, else why not, in words."""
-    available = available_memory()
-    if available is None:
-        return ""
+    """'' if a step of `config` fits in the memory available, and in what the training
+    process may use, else why not, in words."""
+    available, cap = available_memory(), training_memory_cap()
     need = estimate_step(config, n_train).bytes
-    if need <= MEMORY_SHARE * available:
+    if cap is not None and need > MEMORY_SHARE * cap and (
+            available is None or cap < available):
+        return (f"layers {config.layer_sizes} would need about {_size(need)} of memory for "
+                f"each step, and the training process may use at most {_size(cap)} (its "
+                "memory cap, a share of this machine's"
+                + (f"; {_size(available)} free now" if available is not None else "")
+                + "): use fewer or narrower layers, fewer points, or a smaller batch")
+    if available is None or need <= MEMORY_SHARE * available:
         return ""
     return (f"layers {config.layer_sizes} would need about {_size(need)} of memory for each "
             f"step, and this machine has {_size(available)} free: use fewer or narrower "
             "layers, fewer points, or a smaller batch")
+
+
+def _address_space_cap() -> int | None:
+    """This process's address-space cap in bytes (the training process's), or None."""
+    try:
+        import resource
+    except ImportError:  # (not on Windows)
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def cap_this_process() -> int | None:
+    """Cap this process's address space at `training_memory_cap()` (the training process
+    calls it at start); the cap set, or None."""
+    cap = training_memory_cap()
+    try:
+        import resource
+    except ImportError:
+        return None
+    if cap is None:
+        return None
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ValueError, OSError):
+        return None
+    return cap
 
 
 def _size(n: float) -> str:
@@ -263,6 +330,9 @@ def describe_error(error: BaseException) -> str:
     if isinstance(error, MemoryError):
         free = available_memory()
         where = f" ({_size(free)} free now)" if free is not None else ""
+        capped = _address_space_cap()
+        if capped is not None:
+            where += f"; the training process may use at most {_size(capped)}"
         return ("Out of memory" + (f": {text}" if text else "") + f"{where}. The network or "
                 "the data is too large for this machine; nothing was changed.")
     return text or type(error).__name__

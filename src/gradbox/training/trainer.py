@@ -89,6 +89,13 @@ __all__ = ["DATA_FIELDS", "DIVERGED_LOSS", "DIVERGED_RATIO", "PATH_BYTES", "PATH
 _REVISIONS = itertools.count(1)
 
 
+def start_revisions_at(first: int) -> None:
+    """Draw this process's revision numbers from `first` on: a training process started
+    after another (one that died) must not hand the window numbers it has seen."""
+    global _REVISIONS
+    _REVISIONS = itertools.count(first)
+
+
 @dataclass
 class _Run:
     model: MLP

@@ -6,11 +6,12 @@ Widgets call the controller's methods, which send the session's named commands
 it answers with immutable `Snapshot`s whose arrays are views of shared memory, and a
 question's answer comes back to a callback. No trainer lives in this process.
 
-Frames. The views are redrawn at most once per display frame: a snapshot that arrives
-is drawn at once if the last frame is a frame old (a single Step shows without waiting
-for a tick), else when it is. While running, the window asks the training process for
-the next snapshot once it has drawn one (`want_snapshot`): the training process makes
-one per frame at most and never waits for the window.
+Frames. The controller's `FramePacer` (gradbox.views.frame_pacer) draws them: a
+snapshot that arrives is offered to it, and drawn at once if the last frame is a frame
+old (a single Step shows without waiting for a tick), else when it is. While running,
+the window asks the training process for the next snapshot once it has drawn one
+(`want_snapshot`): the training process makes one per frame at most and never waits for
+the window.
 
 Process, not thread -- measured with benchmarks/bench_app.py and bench_process.py. With
 a training thread, the UI thread and training took turns at one interpreter lock: W1
@@ -33,11 +34,10 @@ import gc
 import glob
 import logging
 import os
-import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
 from threadpoolctl import threadpool_limits
 
 from gradbox.runner.process import CommandError
@@ -55,7 +55,6 @@ from gradbox.views.process_link import ProcessLink
 
 log = logging.getLogger(__name__)
 
-FRAME_MS = 16  # one display frame at 60 Hz: the views are redrawn at most this often
 START_PATIENCE_S = 120.0  # a big network takes this long at most to be built
 QUIT_PATIENCE_S = 30.0  # the whole run is fetched at quit: a big one takes a while
 _collector: QTimer | None = None
@@ -164,20 +163,12 @@ class SessionController(QObject):
         self._callbacks: dict[int, Callable[[Any], None]] = {}
         self._rewinding_to: int | None = None  # a rewind sent, its snapshot not yet here
         self._final: _FinalRun | None = None
-        self.frames = 0  # frames drawn: each hands one snapshot to every view
-        self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
-        self._drawing = False
-        self._pending: tuple[Snapshot, tuple[Any, str, str]] | None = None
-        # The display-paced timer: the only thing that hands snapshots to the views.
-        self._frame = QTimer(self)
-        self._frame.setSingleShot(True)
-        self._frame.setTimerType(Qt.TimerType.PreciseTimer)
-        self._frame.timeout.connect(self._draw_frame)
         self._link = self._start(_start_of(trainer))
         latest = self._link.latest
         assert latest is not None
         self.snapshot: Snapshot = latest  # the one the views were last given
-        # Views that want fewer snapshots than every frame subscribe here (rate tiers).
+        # Draws the frames; views that want fewer snapshots than every frame, or work
+        # off the UI thread, subscribe there (rate tiers).
         self.pacer = FramePacer(self)
         app = QCoreApplication.instance()
         if app is not None:
@@ -252,49 +243,23 @@ class SessionController(QObject):
         if snapshot is self.snapshot:
             return  # the first one, shown already
         self._rewinding_to = None
-        self._pending = (snapshot, self._link.process.timeline)
-        self._schedule_frame()
+        self.pacer.offer(snapshot, self._link.process.timeline)
 
-    def _schedule_frame(self) -> None:
-        """A frame as soon as the last one is a frame old: at once after a pause, so a
-        single Step shows without delay; paced while snapshots come quickly."""
-        if self._frame.isActive() or self._drawing:
-            return  # (a frame being drawn looks for a newer snapshot when it ends)
-        wait = self._next_frame - time.perf_counter()
-        if wait <= 0:
-            self._draw_frame()
-        else:
-            self._frame.start(int(wait * 1000) + 1)
+    def present(self, snapshot: Snapshot, timeline: tuple[Any, str, str]) -> None:
+        """A frame (the pacer's): `snapshot` becomes the one on screen."""
+        self.snapshot = snapshot
+        self._show_timeline(*timeline)
+        self.snapshot_changed.emit(snapshot)
 
-    @Slot()
-    def _draw_frame(self) -> None:
-        if self._drawing or self._pending is None:
-            return  # reached from inside a frame's event pass: that frame goes on
-        snapshot, timeline = self._pending
-        self._pending = None
-        now = time.perf_counter()
-        self._drawing = True
-        try:
-            self.frames += 1
-            self.snapshot = snapshot
-            self._show_timeline(*timeline)
-            self.snapshot_changed.emit(snapshot)
-            # Lay out and repaint what the views changed now, in one pass: the graphics
-            # scenes' queued updates first (pyqtgraph's plots), which post the layout
-            # and repaint requests that the second pass handles.
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.sendPostedEvents()
-        finally:
-            self._drawing = False
-        busy = time.perf_counter() - now
-        # While running, stay idle at least as long as the frame took, so clicks and
-        # timers get half the UI thread however heavy the views are.
-        idle = max(FRAME_MS / 1000, busy) if self.running else FRAME_MS / 1000
-        self._next_frame = time.perf_counter() + idle
+    def frame_drawn(self) -> None:
+        """A frame is over: while running, the training process may publish the next."""
         if self.running:
             self._link.want_snapshot()
-        if self._pending is not None:
-            self._schedule_frame()
+
+    @property
+    def frames(self) -> int:
+        """Frames drawn so far: each hands one snapshot to every view."""
+        return self.pacer.frames
 
     @Slot(bool, int)
     def _on_running_changed(self, running: bool, number: int) -> None:
@@ -302,16 +267,16 @@ class SessionController(QObject):
         # cannot turn the button back to Pause on its way out.
         if number != self._runs_asked or (running and number <= self._paused_upto):
             return
-        if not running and self._pending is not None:
-            # The run's last snapshot is shown before anyone hears that it stopped.
-            if self._drawing:
-                QTimer.singleShot(0, lambda: self._on_running_changed(running, number))
-                return
-            self._frame.stop()
-            self._draw_frame()
-        self._set_running(running)
         if running:
+            self._set_running(True)
             self._link.want_snapshot()
+            return
+        # The run's last snapshot is shown before anyone hears that it stopped.
+        self.pacer.flush_then(lambda: self._stop_running(number))
+
+    def _stop_running(self, number: int) -> None:
+        if number == self._runs_asked:  # (a newer run asked for meanwhile has the say)
+            self._set_running(False)
 
     def _set_running(self, running: bool) -> None:
         if running != self.running:
@@ -323,14 +288,8 @@ class SessionController(QObject):
         # As for running_changed: the stop is heard with the run's last snapshot on
         # screen (heard within a frame's own event pass, the window's alert took the
         # frame's older step for the step it paused at, and said 'Still diverging').
-        if self._pending is not None:
-            if self._drawing:
-                QTimer.singleShot(0, lambda: self._on_stopped(reason))
-                return
-            self._frame.stop()
-            self._draw_frame()
         # Said once, by whoever shows `stopped` (the window's alert), not also as a message.
-        self.stopped.emit(reason)
+        self.pacer.flush_then(lambda: self.stopped.emit(reason))
 
     # --- a training process that died ----------------------------------------------------
     @Slot(str)
@@ -360,8 +319,7 @@ class SessionController(QObject):
         self.died = ""
         latest = self._link.latest
         assert latest is not None
-        self._pending = (latest, self._link.process.timeline)
-        self._schedule_frame()
+        self.pacer.offer(latest, self._link.process.timeline)
         self.message.emit(f"Training continues from step {latest.step}")
 
     @property
@@ -397,7 +355,7 @@ class SessionController(QObject):
     def shutdown(self) -> None:
         """Stop the training process, keeping the whole run for a save on quit
         (`stopped_timeline`). Safe to call twice."""
-        self._frame.stop()
+        self.pacer.shutdown()
         if self._link.alive and self._final is None:
             self._link.pause(self._runs_asked + 1)
             try:

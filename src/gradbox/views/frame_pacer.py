@@ -1,50 +1,71 @@
-"""How often each view is handed a snapshot: rate tiers over the controller's one frame.
+"""The window's frames: one display-paced timer hands each new snapshot to the views, at
+the rate each view asked for, and heavy numpy work runs off the UI thread.
 
-The controller's frame timer (`SessionController._draw_frame`) hands each new snapshot
-to its `snapshot_changed` subscribers at most once per display frame. Some views cost too
-much to redraw that often while a fast Run goes on (a table of every parameter), or need
-nothing until the run ends; they subscribe here with a `Rate` instead of pacing
-themselves:
+The controller offers every snapshot that arrives (`offer`); the pacer draws a frame as
+soon as the last one is a frame old -- at once after a pause, so a single Step shows
+without waiting for a tick, else at the display's rate. A frame sets the controller's
+`snapshot`, emits its `snapshot_changed` (the views that redraw every frame listen
+there) and hands the snapshot to the subscribers of each tier:
 
-    EVERY_FRAME  every snapshot the frame shows
-    TEN_HZ       while a Run goes faster than ten steps a second: at most every 100 ms,
-                 in a turn of its own just after the frame (the frame and the view's
-                 repaint are two short waits for the event loop, not one long one);
-                 otherwise every snapshot, so a single Step shows at once
-    ON_DEMAND    while a Run goes on, nothing (the view asks for what it needs itself);
-                 otherwise every snapshot
+    EVERY_FRAME    every snapshot a frame shows
+    TEN_HZ         while a Run goes faster than ten steps a second: at most every 100 ms
+                   (and not before BUSY_SHARE times what the view's last turn cost, at
+                   most MAX_WAIT_S: a graph that takes 30 ms to draw leaves the other
+                   views their frames), in a turn of its own just after the frame (two
+                   short waits for the event loop, not one long one); otherwise every
+                   snapshot, so a single Step shows at once
+    ONCE_A_SECOND  the same, at most once a second (a loss landscape)
+    ON_DEMAND      while a Run goes on, nothing (the view asks for what it needs itself);
+                   otherwise every snapshot
 
 All tiers share the end-of-run flush: when a Run stops, a view that skipped snapshots is
 handed the last one, so every view ends on the run's last step. A snapshot of another
 run (`Snapshot.run_id`: a new network, a reset) is handed at once, whatever the tier.
+Views decide what to redraw from the snapshot's revision numbers (`run_id`,
+`params_rev`, `graph_rev`, `history_len`), not by comparing arrays.
+
+Off the UI thread: `off_thread(owner, work, done)` runs `work()` (plain numpy, no Qt) on
+the pacer's worker threads and calls `done(result)` back on the UI thread; while one of
+an owner's jobs runs, only its newest request waits (a big network's heat map, a loss
+landscape: an image late by a step is better than a frozen window).
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 import math
 import time
 import weakref
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QTimer, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal, Slot
 
 from gradbox.training.snapshots import Snapshot
 
 if TYPE_CHECKING:
     from gradbox.views.controller import SessionController
 
+log = logging.getLogger(__name__)
+
+FRAME_MS = 16  # one display frame at 60 Hz: the views are redrawn at most this often
+TEN_HZ_S = 0.1  # seconds between a TEN_HZ view's snapshots while a fast Run goes on
+BUSY_SHARE = 3.0  # a paced view's next turn waits at least this many times its last
+MAX_WAIT_S = 1.0  # ... but never longer than this (or its own interval)
+
 
 class Rate(enum.Enum):
     EVERY_FRAME = "every frame"
     TEN_HZ = "ten a second"
+    ONCE_A_SECOND = "once a second"
     ON_DEMAND = "on demand"
 
 
-TEN_HZ_S = 0.1  # seconds between a TEN_HZ view's snapshots while a fast Run goes on
+_INTERVAL_S = {Rate.TEN_HZ: TEN_HZ_S, Rate.ONCE_A_SECOND: 1.0}
 
 
 @dataclass
@@ -54,43 +75,127 @@ class _Subscriber:
     callback: weakref.WeakMethod
     rate: Rate
     shown_at: float = -math.inf  # time.monotonic() of the last hand-over (or its turn)
+    cost: float = 0.0  # seconds the last paced turn took, its repaint included
     behind: bool = False  # a snapshot was skipped while running
     turn_pending: bool = False
     run_id: int | None = None
 
 
 class FramePacer(QObject):
-    """Hands the controller's snapshots to views at the rate each asked for."""
+    """Draws the controller's frames and hands snapshots to views by tier."""
+
+    # (owner's key, done, result): a job finished on a worker thread; queued to this one
+    _finished = Signal(object, object, object)
 
     def __init__(self, controller: SessionController) -> None:
         super().__init__(controller)
         self.controller = controller
         self._subscribers: list[_Subscriber] = []
-        controller.snapshot_changed.connect(self._on_frame)
+        self.frames = 0  # frames drawn: each hands one snapshot to every view
+        self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
+        self._drawing = False
+        self._pending: tuple[Snapshot, Any] | None = None
+        # The display-paced timer: the only thing that hands snapshots to the views.
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._draw_frame)
+        # The paced views' turns: a zero timer, not a posted call (which the frame's own
+        # sendPostedEvents would run inside the frame), so input and timers come first.
+        self._turns = QTimer(self)
+        self._turns.setSingleShot(True)
+        self._turns.setInterval(0)
+        self._turns.timeout.connect(self._take_turns)
         controller.running_changed.connect(self._on_running_changed)
+        self._pool: ThreadPoolExecutor | None = None
+        self._jobs: dict[int, tuple[Callable[[], Any], Callable[[Any], None]] | None] = {}
+        self._finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
 
+    # --- subscribing ----------------------------------------------------------------------
     def subscribe(self, callback: Callable[[Snapshot], None], rate: Rate) -> None:
         """Hand `callback` (a view's method) the snapshots at `rate` (see the module's
         docstring); nothing once the view is gone."""
         self._subscribers.append(_Subscriber(weakref.WeakMethod(callback), rate))  # type: ignore[arg-type]
 
-    def _fast(self) -> bool:
-        """A Run is going faster than a TEN_HZ view is refreshed."""
-        speed = self.controller.speed
-        return self.controller.running and (speed is None or speed * TEN_HZ_S > 1)
+    # --- frames ---------------------------------------------------------------------------
+    @property
+    def pending(self) -> Snapshot | None:
+        """A snapshot offered and not drawn yet."""
+        return self._pending[0] if self._pending is not None else None
 
-    def _hand(self, sub: _Subscriber, snapshot: Snapshot) -> None:
+    def offer(self, snapshot: Snapshot, timeline: Any) -> None:
+        """A new snapshot (and the timeline as it came with it): drawn at the next frame,
+        at once if the last frame is a frame old."""
+        self._pending = (snapshot, timeline)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._timer.isActive() or self._drawing:
+            return  # (a frame being drawn looks for a newer snapshot when it ends)
+        wait = self._next_frame - time.perf_counter()
+        if wait <= 0:
+            self._draw_frame()
+        else:
+            self._timer.start(int(wait * 1000) + 1)
+
+    def flush_then(self, then: Callable[[], None]) -> None:
+        """Draw the snapshot offered, if any, now; then call `then` (a run's end is heard
+        with its last snapshot on screen). Reached from inside a frame's own event pass,
+        both wait for that frame to end."""
+        if self._pending is not None:
+            if self._drawing:
+                QTimer.singleShot(0, self, lambda: self.flush_then(then))
+                return
+            self._timer.stop()
+            self._draw_frame()
+        then()
+
+    @Slot()
+    def _draw_frame(self) -> None:
+        if self._drawing or self._pending is None:
+            return  # reached from inside a frame's event pass: that frame goes on
+        snapshot, timeline = self._pending
+        self._pending = None
+        controller = self.controller
+        start = time.perf_counter()
+        self._drawing = True
+        try:
+            self.frames += 1
+            controller.present(snapshot, timeline)
+            self._hand_out(snapshot)
+            # Lay out and repaint what the views changed now, in one pass: the graphics
+            # scenes' queued updates first (pyqtgraph's plots), which post the layout
+            # and repaint requests that the second pass handles.
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.sendPostedEvents()
+        finally:
+            self._drawing = False
+        busy = time.perf_counter() - start
+        # While running, stay idle at least as long as the frame took, so clicks and
+        # timers get half the UI thread however heavy the views are.
+        idle = max(FRAME_MS / 1000, busy) if controller.running else FRAME_MS / 1000
+        self._next_frame = time.perf_counter() + idle
+        controller.frame_drawn()
+        if self._pending is not None:
+            self._schedule()
+
+    # --- tiers ----------------------------------------------------------------------------
+    def _fast(self, interval: float) -> bool:
+        """A Run is going faster than a view paced at `interval` is refreshed."""
+        speed = self.controller.speed
+        return self.controller.running and (speed is None or speed * interval > 1)
+
+    def _hand(self, sub: _Subscriber, snapshot: Snapshot) -> bool:
         callback = sub.callback()
         if callback is None or not shiboken6.isValid(callback.__self__):
             if sub in self._subscribers:
                 self._subscribers.remove(sub)
-            return
+            return False
         sub.shown_at, sub.behind, sub.run_id = time.monotonic(), False, snapshot.run_id
         callback(snapshot)
+        return True
 
-    @Slot(object)
-    def _on_frame(self, snapshot: Snapshot) -> None:
-        fast = self._fast()
+    def _hand_out(self, snapshot: Snapshot) -> None:
         for sub in list(self._subscribers):
             new_run = sub.run_id is not None and snapshot.run_id != sub.run_id
             if sub.rate is Rate.EVERY_FRAME or new_run:
@@ -100,19 +205,36 @@ class FramePacer(QObject):
                     sub.behind = True
                 else:
                     self._hand(sub, snapshot)
-            elif not fast:
-                self._hand(sub, snapshot)
             else:
+                interval = _INTERVAL_S[sub.rate]
+                if not self._fast(interval):
+                    self._hand(sub, snapshot)
+                    continue
                 sub.behind = True  # (the run's end hands over the last snapshot)
                 now = time.monotonic()
-                if now - sub.shown_at >= TEN_HZ_S and not sub.turn_pending:
+                wait = min(max(interval, BUSY_SHARE * sub.cost), max(MAX_WAIT_S, interval))
+                if now - sub.shown_at >= wait and not sub.turn_pending:
                     sub.shown_at, sub.turn_pending = now, True
-                    QTimer.singleShot(0, self, lambda sub=sub: self._take_turn(sub))
+                    self._turns.start()
 
-    def _take_turn(self, sub: _Subscriber) -> None:
+    @Slot()
+    def _take_turns(self) -> None:
+        """One paced view's turn; the next view's in a turn of its own after it."""
+        waiting = [s for s in self._subscribers if s.turn_pending]
+        if not waiting:
+            return
+        sub = waiting[0]
         sub.turn_pending = False
-        if sub.behind:
-            self._hand(sub, self.controller.snapshot)
+        if len(waiting) > 1:
+            self._turns.start()
+        if not sub.behind:
+            return
+        start = time.perf_counter()
+        if self._hand(sub, self.controller.snapshot):
+            # The view's repaint belongs to its turn, and to its cost.
+            QCoreApplication.sendPostedEvents()
+            QCoreApplication.sendPostedEvents()
+            sub.cost = time.perf_counter() - start
 
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
@@ -120,5 +242,58 @@ class FramePacer(QObject):
         if running:
             return
         for sub in list(self._subscribers):
+            sub.cost = 0.0
             if sub.behind:
                 self._hand(sub, self.controller.snapshot)
+
+    # --- off the UI thread ---------------------------------------------------------------
+    def off_thread(self, owner: QObject, work: Callable[[], Any],
+                   done: Callable[[Any], None]) -> None:
+        """Run `work()` on a worker thread, then `done(result)` on the UI thread (`done`
+        gets the exception instead if `work` raised); nothing if `owner` is gone by
+        then. While one of `owner`'s jobs runs, a newer request replaces any waiting."""
+        key = id(owner)
+        if key in self._jobs:
+            self._jobs[key] = (work, done)  # replaces an older one still waiting
+            return
+        self._jobs[key] = None
+        self._start(key, owner, work, done)
+
+    def _start(self, key: int, owner: QObject, work: Callable[[], Any],
+               done: Callable[[Any], None]) -> None:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gradbox-frames")
+        alive = weakref.ref(owner)
+
+        def run() -> None:
+            try:
+                result: Any = work()
+            except Exception as error:  # the owner must learn it is done, whatever happened
+                log.debug("off-thread work failed", exc_info=True)
+                result = error
+            if shiboken6.isValid(self):
+                self._finished.emit((key, alive), done, result)
+        try:
+            self._pool.submit(run)
+        except RuntimeError:  # shut down: the window is closing, nobody to show it to
+            self._jobs.pop(key, None)
+
+    @Slot(object, object, object)
+    def _on_finished(self, owner: tuple[int, weakref.ref], done: Callable[[Any], None],
+                     result: Any) -> None:
+        key, alive = owner
+        waiting = self._jobs.pop(key, None)
+        obj = alive()
+        if obj is None or not shiboken6.isValid(obj):
+            return
+        done(result)
+        if waiting is not None and key not in self._jobs:
+            self._jobs[key] = None
+            self._start(key, obj, *waiting)
+
+    def shutdown(self, wait: bool = True) -> None:
+        """No more off-thread work: what waits is dropped, what runs is waited for."""
+        self._timer.stop()
+        self._jobs.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=wait, cancel_futures=True)

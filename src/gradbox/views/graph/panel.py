@@ -35,20 +35,17 @@ from gradbox.autograd.phases import Phase
 from gradbox.graph import network_level
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.frame_pacer import Rate
 from gradbox.views.graph.view import GraphView
 from gradbox.views.plots.boundary import PADDING
 
 NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
                  "The graph of the last forward pass appears here, with every value "
                  "and gradient.")
-# While training runs, the graph is refreshed at most 10 times a second, and after a
-# refresh that (with its repaint) took t, not before BUSY_SHARE * t: the boundary, loss
-# curve and parameters want their share of the frames too. A slow one-off (a new layout)
-# delays the next by at most MAX_WAIT_S. A refresh is always made within one of the
-# controller's frames (while the trainer waits), never from a timer of its own.
-MIN_REFRESH_S = 0.1
-BUSY_SHARE = 3.0
-MAX_WAIT_S = 1.0
+# While training runs, the graph is refreshed by the window's FramePacer at its TEN_HZ
+# tier: at most 10 times a second, in a turn of its own after a frame, and after a
+# refresh that (with its repaint) took t, not before 3 t: the boundary, loss curve and
+# parameters want their share of the frames too (gradbox.views.frame_pacer).
 MAPS_EVERY_S = 0.5
 REPLAY_MS = 60
 
@@ -265,8 +262,6 @@ class GraphPanel(QWidget):
         self._maps_time = 0.0
         self._maps_sizes: tuple[int, ...] = ()
         self._maps_extent: tuple[float, float, float, float] | None = None  # the maps' plane
-        self._last_start = 0.0
-        self._last_cost = 0.0
         self.refresh_costs: deque[float] = deque(maxlen=200)  # seconds, for measuring
 
         self.view.details_changed.connect(self.details.setPlainText)
@@ -282,7 +277,7 @@ class GraphPanel(QWidget):
         self.view.step_action.triggered.connect(self._update_actions)
         controller.parameter_selected.connect(self._on_parameter_selected)
         controller.sample_selected.connect(self._on_sample_selected)
-        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.pacer.subscribe(self._on_snapshot, Rate.TEN_HZ)
         controller.running_changed.connect(self._on_running_changed)
         self._pending = controller.snapshot
         self._refresh()
@@ -377,29 +372,17 @@ class GraphPanel(QWidget):
             if base > 0 and self.font().pointSizeF() > 0:
                 self.view.set_font_scale(self.font().pointSizeF() / base)
 
-    @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self._pending = snapshot
-        if not self.isVisible():
-            return  # refreshed when shown
-        if not self.controller.running:
-            self._refresh()
-            return
-        cost = self._last_cost + self.view.paint_seconds()
-        due = self._last_start + min(max(MIN_REFRESH_S, BUSY_SHARE * cost), MAX_WAIT_S)
-        if time.perf_counter() >= due:
-            self._refresh()
-        # else: a later frame brings a newer snapshot, and the end of the run the last
+        if self.isVisible():
+            self._refresh()  # (paced by the FramePacer; a hidden panel catches up when shown)
 
     @Slot(bool)
     def _on_running_changed(self, running: bool) -> None:
-        if not running and self._pending is not None and self.isVisible():
-            self._refresh()  # the run's last snapshot, without waiting for its turn
-        else:
-            # a paced refresh may have shown the last snapshot while the run was still
-            # reported running: the caption must stop saying "Training"
-            self._update_caption()
-            self._update_actions()
+        # The pacer hands over the run's last snapshot at its end; the caption must stop
+        # saying "Training" even when that snapshot was shown already.
+        self._update_caption()
+        self._update_actions()
 
     def _refresh(self) -> None:
         """Show the latest snapshot; only the visible level is brought up to date."""
@@ -423,9 +406,7 @@ class GraphPanel(QWidget):
         self._show_note(note)
         self._update_caption()
         self._update_actions()
-        self._last_start = start
-        self._last_cost = time.perf_counter() - start
-        self.refresh_costs.append(self._last_cost)
+        self.refresh_costs.append(time.perf_counter() - start)
 
     def _update_network(self) -> None:
         snapshot = self._shown

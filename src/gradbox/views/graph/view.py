@@ -16,7 +16,6 @@ onto the parts would make every caller learn which part owns which verb.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -94,7 +93,6 @@ class GraphView(QGraphicsView):
         self.replay.stopped.connect(self.animation_stopped)
         self._press: QPointF | None = None
         self.framer = Framer(self)
-        self._paint_seconds = 0.0
         self._details_sent: str | None = None
         self._make_actions()
         self._make_overlays()
@@ -484,13 +482,7 @@ class GraphView(QGraphicsView):
             self.operations.touch_visible(
                 self.mapToScene(self.viewport().rect()).boundingRect())
         self.overlays.sync_minimap()
-        start = time.perf_counter()
         super().paintEvent(event)
-        self._paint_seconds = time.perf_counter() - start
-
-    def paint_seconds(self) -> float:
-        """How long the last repaint took (wall clock), for callers pacing their updates."""
-        return self._paint_seconds
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         # AnchorUnderMouse keeps the point under the cursor fixed while zooming.

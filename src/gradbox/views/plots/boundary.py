@@ -13,13 +13,12 @@ points, and a click adds a point where it lands (its height is its target).
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
-from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal, Slot
+from PySide6.QtCore import QPointF, QRectF, Qt, Slot
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -120,43 +119,6 @@ def heatmap_colours(snapshot: Snapshot, grid: np.ndarray) -> np.ndarray:
     return output_colours(output, snapshot.config.effective_loss)
 
 
-class _HeatmapWorker(QObject):
-    """Computes a big network's heatmap on a thread of its own; the newest request wins.
-
-    numpy's matrix products let go of the interpreter lock, so the UI thread goes on
-    while a 1000x1000 network's grid (a billion multiply-adds, half a second) is
-    computed: an image late by a step is better than a frozen window.
-    """
-
-    done = Signal(object, object)  # (grid, colours), on the UI thread
-    _finished = Signal(object, object)  # emitted from the pool's thread: queued
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradbox-heatmap")
-        self._busy = False
-        self._waiting: tuple[Snapshot, np.ndarray] | None = None
-        self._finished.connect(self._on_finished)
-
-    def submit(self, snapshot: Snapshot, grid: np.ndarray) -> None:
-        if self._busy:
-            self._waiting = (snapshot, grid)  # replaces an older one still waiting
-            return
-        self._busy = True
-        future = self._pool.submit(heatmap_colours, snapshot, grid)
-        future.add_done_callback(lambda f: self._finished.emit(
-            grid, None if f.exception() is not None else f.result()))
-
-    @Slot(object, object)
-    def _on_finished(self, grid: np.ndarray, colours: np.ndarray | None) -> None:
-        self._busy = False
-        if colours is not None:
-            self.done.emit(grid, colours)
-        if self._waiting is not None:
-            waiting, self._waiting = self._waiting, None
-            self.submit(*waiting)
-
-
 def _swatch(colour: str) -> QIcon:
     pixmap = QPixmap(14, 14)
     pixmap.fill(QColor(colour))
@@ -182,8 +144,6 @@ class DecisionBoundaryView(QWidget):
         # What the heatmap shows: (params, config) it was computed from, and on which grid.
         self._heatmap_key: tuple[object, ...] | None = None
         self.heatmaps_computed = 0
-        self._heatmap_worker = _HeatmapWorker(self)
-        self._heatmap_worker.done.connect(self._show_heatmap)
 
         self.class_picker = FittingComboBox(6)
         self.class_picker.setAccessibleName("Class of new points")
@@ -468,27 +428,29 @@ class DecisionBoundaryView(QWidget):
         if len(self._grid) == 0 or n != self.grid_size:
             self.grid_size = n
             self._make_grid()
-        key = (snapshot.params, snapshot.layer_sizes, snapshot.config.activation,
-               snapshot.config.effective_loss, self._grid_rect, n, self.mode,
-               snapshot.config.effective_features, value_scale(snapshot.targets))
-        if self._heatmap_key is not None and self._same_heatmap(key, self._heatmap_key):
-            return  # a selection or a history fetch: the model is the same
+        # The weights' revision says whether the model changed (a selection, a history
+        # fetch, a phase that moved no weight: the same picture); the rest is the grid
+        # and how outputs become colours. (Regression targets scale the colours: the
+        # dataset's version covers them.)
+        key = (snapshot.run_id, snapshot.params_rev, snapshot.dataset_version,
+               self._grid_rect, n, self.mode, snapshot.config.effective_loss)
+        if key == self._heatmap_key:
+            return
         self._heatmap_key = key
+        grid = self._grid
         if n * n * len(snapshot.params) <= HEATMAP_WORK:
-            self._show_heatmap(self._grid, heatmap_colours(snapshot, self._grid))
+            self._show_heatmap(grid, heatmap_colours(snapshot, grid))
         else:
-            self._heatmap_worker.submit(snapshot, self._grid)
+            # A big network's grid (a 1000x1000 network: a billion multiply-adds, half a
+            # second) on the pacer's worker thread: numpy's products let go of the
+            # interpreter lock, and an image late by a step beats a frozen window.
+            self.controller.pacer.off_thread(
+                self, lambda: heatmap_colours(snapshot, grid),
+                lambda colours: self._show_heatmap(grid, colours))
 
-    @staticmethod
-    def _same_heatmap(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-        params_a, params_b = a[0], b[0]
-        same_params = params_a is params_b or (
-            isinstance(params_a, np.ndarray) and isinstance(params_b, np.ndarray)
-            and np.array_equal(params_a, params_b))
-        return same_params and a[1:] == b[1:]
-
-    @Slot(object, object)
-    def _show_heatmap(self, grid: np.ndarray, colours: np.ndarray) -> None:
+    def _show_heatmap(self, grid: np.ndarray, colours: np.ndarray | BaseException) -> None:
+        if isinstance(colours, BaseException):
+            return  # (a network that cannot be evaluated: the last picture stays)
         if grid is not self._grid:
             return  # computed for a view range that is gone; a newer one is on its way
         n = self.grid_size

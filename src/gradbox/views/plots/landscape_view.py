@@ -1,26 +1,23 @@
 """The loss landscape: the training loss over a plane through the current weights, with
 the optimizer's path drawn on it (see `gradbox.training.landscape` for the maths).
 
-The grid is computed in a thread of its own -- never the UI thread, never the training
-thread -- from the trainer's path, which the training thread hands over as a copy. Only
-one computation runs at a time; a snapshot that arrives meanwhile asks for one more when
-it ends, and while training runs a new landscape is asked for at most every
-`RUN_INTERVAL` seconds. Nothing is computed while the tab is hidden.
+The grid is computed on the window's FramePacer worker thread (its off-thread tier) --
+never the UI thread, never the training process -- from the path the training process
+sends. Only one computation runs at a time; a snapshot that arrives meanwhile asks for
+one more when it ends, and while training runs the pacer hands this view a snapshot at
+most once a second (its ONCE_A_SECOND tier). Nothing is computed while the tab is
+hidden.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import shiboken6
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtCore import QPointF, QRectF, Slot
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -36,9 +33,9 @@ from gradbox.training.landscape import Landscape, LandscapeError, Request
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
+from gradbox.views.frame_pacer import Rate
 from gradbox.views.plots.plotting import export_plot, style_plot
 
-RUN_INTERVAL = 1.0  # seconds between landscapes while training runs
 CONTOURS = 10  # contour lines, evenly spaced in log(loss)
 MODE_TEXT = {
     "pca": "Path's main directions (PCA)",
@@ -55,20 +52,13 @@ PATH_COLOUR, NOW_COLOUR = "#ffffff", "#d62728"
 class LandscapeView(QWidget):
     """Heat map of log(loss) over the plane, contours, and the path from step 0 to now."""
 
-    computed = Signal(object)  # a Landscape or an error text, from the landscape thread
-
     def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Loss landscape")
         self.result: Landscape | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="landscape")
-        # Deleted without `shutdown()` (a view on its own): what is queued is dropped.
-        executor = self._executor
-        self.destroyed.connect(lambda *_: executor.shutdown(wait=False, cancel_futures=True))
         self._busy = False  # a landscape is being gathered or computed (UI-thread state)
         self._wanted = False  # a newer landscape is wanted once the current one is done
-        self._last_started = 0.0
         self._seed = 0
         self._names: tuple[str, ...] = ()
 
@@ -146,40 +136,25 @@ class LandscapeView(QWidget):
         layout.addWidget(self.hover)
         layout.addWidget(self.status)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.request)
-        self.computed.connect(self._on_computed, Qt.ConnectionType.QueuedConnection)
         self.mode.currentIndexChanged.connect(self._on_mode_changed)
         self.axis_x.currentIndexChanged.connect(self._on_settings_changed)
         self.axis_y.currentIndexChanged.connect(self._on_settings_changed)
         self.new_directions.clicked.connect(self._on_new_directions)
         self.recompute.clicked.connect(self.request)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        controller.snapshot_changed.connect(self._on_snapshot)
+        controller.pacer.subscribe(self._on_snapshot, Rate.ONCE_A_SECOND)
         self._on_mode_changed()
         self._update_names(controller.snapshot)
 
     # --- when to compute ------------------------------------------------------------------------
-    @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self._update_names(snapshot)
-        if not self.follow.isChecked() or not self.isVisible():
-            return
-        if self.controller.running:
-            wait = RUN_INTERVAL - (time.perf_counter() - self._last_started)
-            if not self._timer.isActive():
-                self._timer.start(max(int(1000 * wait), 0))
-        else:
-            self.request()
+        if self.follow.isChecked() and self.isVisible():
+            self.request()  # (paced by the FramePacer)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
         self.request()
-
-    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 (Qt's name)
-        super().hideEvent(event)
-        self._timer.stop()
 
     @Slot()
     def request(self) -> None:
@@ -188,7 +163,6 @@ class LandscapeView(QWidget):
             self._wanted = True
             return
         self._busy, self._wanted = True, False
-        self._last_started = time.perf_counter()
         mode = self.mode.currentData()
         axes = (max(self.axis_x.currentIndex(), 0), max(self.axis_y.currentIndex(), 0))
         seed = self._seed
@@ -202,25 +176,16 @@ class LandscapeView(QWidget):
         self.controller.ask("landscape_request", mode, axes, seed, callback=self._submit)
 
     def _submit(self, request: Request | str) -> None:
-        def work() -> None:
-            try:
-                result: object = (landscape.compute(request) if isinstance(request, Request)
-                                  else request)
-            except LandscapeError as error:
-                result = str(error)
-            except Exception as error:  # the view must learn it is done, whatever happened
-                result = f"The landscape could not be computed: {error}"
-            # A view deleted meanwhile (its window closed) has no one to tell: emitting
-            # on it from this thread aborted the process.
-            if shiboken6.isValid(self):
-                self.computed.emit(result)
-        # Refused once shut down (the window is closing): nobody is left to show it to.
-        with contextlib.suppress(RuntimeError):
-            self._executor.submit(work)
+        def work() -> object:
+            return landscape.compute(request) if isinstance(request, Request) else request
+        self.controller.pacer.off_thread(self, work, self._on_computed)
 
-    @Slot(object)
     def _on_computed(self, result: object) -> None:
         self._busy = False
+        if isinstance(result, LandscapeError):
+            result = str(result)
+        elif isinstance(result, Exception):  # the view must learn it is done, whatever happened
+            result = f"The landscape could not be computed: {result}"
         if isinstance(result, Landscape):
             self.show_landscape(result)
         elif isinstance(result, str):
@@ -344,4 +309,5 @@ class LandscapeView(QWidget):
         export_plot(self.plot.getPlotItem(), path)
 
     def shutdown(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        """No landscape is computed after this (the window is closing)."""
+        self.controller.pacer.shutdown()

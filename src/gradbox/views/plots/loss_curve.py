@@ -26,6 +26,7 @@ from gradbox.training.history import History
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
+from gradbox.views.label_holder import LabelHolder
 from gradbox.views.plots.pinned_overlay import PinnedOverlay
 from gradbox.views.plots.plotting import (
     EDIT,
@@ -122,6 +123,11 @@ class LossCurveView(QWidget):
         # Line the loss and accuracy plots up: same room for the left axis.
         for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
             plot.getAxis("left").setWidth(56)
+            # A curve is drawn from at most about two points per pixel column (the
+            # highest and lowest of the steps under it: 'peak' keeps every spike): a long
+            # run's curves cost a frame about what a short one's do. (Not clipped to the
+            # view: the range shows every step anyway.)
+            plot.setDownsampling(auto=True, mode="peak")
         # Accuracy is a fraction: a fixed 0..100% axis, so a jump of 1% looks like one.
         self.accuracy_plot.setYRange(0, 1, padding=0.04)
         self.accuracy_plot.setMouseEnabled(x=True, y=False)
@@ -201,7 +207,9 @@ class LossCurveView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.graphics, 1)
-        layout.addWidget(self.readout)
+        # Held: its words change at every step, and must not lay out the window again.
+        self._readout_holder = LabelHolder(self.readout)
+        layout.addWidget(self._readout_holder)
         layout.addLayout(bottom)
 
         self.log_scale.toggled.connect(self._on_log_toggled)
@@ -499,8 +507,12 @@ class LossCurveView(QWidget):
 
     def _reserve_readout_lines(self) -> None:
         margins = self.readout.contentsMargins()
-        self.readout.setFixedHeight(READOUT_LINES * self.readout.fontMetrics().lineSpacing()
-                                    + margins.top() + margins.bottom() + 2)
+        height = (READOUT_LINES * self.readout.fontMetrics().lineSpacing()
+                  + margins.top() + margins.bottom() + 2)
+        self.readout.setFixedHeight(height)
+        holder = getattr(self, "_readout_holder", None)
+        if holder is not None:
+            holder.setFixedHeight(height)
 
     def _set_readout(self, parts: list[str]) -> None:
         """Show `parts` (rich text, most important first) in the readout's lines."""

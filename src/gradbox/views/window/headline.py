@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 from gradbox.formatting import MISSING, number, percent
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.label_holder import LabelHolder
 from gradbox.views.plots.plotting import TEST, TRAIN, penalty_text
 
 # (key, caption, colour): the curves' colours, so a number and its curve read as one.
@@ -55,7 +56,7 @@ class Headline(QWidget):
             value.setAccessibleName(caption)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             layout.addWidget(label, 0, column)
-            layout.addWidget(value, 1, column)
+            layout.addWidget(LabelHolder(value), 1, column)  # (see views.label_holder)
             self.values[key], self.captions[key] = value, label
         layout.setColumnStretch(len(FIGURES), 1)
         controller.snapshot_changed.connect(self._on_snapshot)
@@ -94,5 +95,5 @@ class Headline(QWidget):
         # A regression has no classes to get right: no accuracy, not a "–" that says
         # one is missing.
         for key in ("accuracy", "test_accuracy"):
-            self.values[key].setVisible(not snapshot.config.is_regression)
+            self.values[key].parentWidget().setVisible(not snapshot.config.is_regression)
             self.captions[key].setVisible(not snapshot.config.is_regression)

@@ -25,6 +25,7 @@ from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import phase_done, phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.label_holder import LabelHolder
 from gradbox.views.palette import ALARM
 from gradbox.views.window.run_controls import RunControls
 
@@ -117,7 +118,8 @@ class TrainingToolbar(QToolBar):
         self.counter.setAccessibleName("Step counter")
         self.counter.setToolTip("Steps trained so far, and steps per second while running")
         self.counter.setMinimumWidth(130)
-        self.timeline_bar.addWidget(self.counter)
+        # Held: its text changes at every frame of a run, and must not lay out the window.
+        self.timeline_bar.addWidget(LabelHolder(self.counter))
         self.timeline = QSlider(Qt.Horizontal)
         self.timeline.setAccessibleName("Timeline")
         self.timeline.setToolTip("Drag back to see any earlier step; the later steps stay "
