@@ -53,6 +53,9 @@ def test_a_memory_error_in_training_says_the_cap(monkeypatch) -> None:  # type: 
 
 
 def test_a_too_big_network_is_refused_by_the_training_process_in_words() -> None:
+    huge = BIG.with_changes(n_samples=5000)  # tens of GB a step: past any cap here
+    assert limits.fits_in_memory(huge)
     with pytest.raises(CommandError) as refused:
-        TrainingProcess(BIG.with_changes(hidden=(20000, 20000, 20000))).wait_for_snapshot(60)
+        TrainingProcess(huge).wait_for_snapshot(60)
     assert "would need about" in str(refused.value)
+    assert "use fewer or narrower layers" in str(refused.value)
