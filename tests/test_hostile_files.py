@@ -57,7 +57,8 @@ MESSAGES = {
     "csv_extra_column": "line 3: expected 3 values, got 4 (an extra value '9')",
     "csv_duplicate_column": "line 1: the column 'x' appears twice",
     "csv_nul": "line 3: not a text file",
-    "csv_too_many_points": "more than 1,000,000 points",
+    "csv_too_many_points": "has 1,000,002 rows after its header (blank lines not counted): "
+                           "more than 1,000,000 points",
     "csv_long_line": "line 2: 20,000,000 characters on one line; a row of points is never "
                      "that long",
 }
@@ -160,6 +161,22 @@ def test_plain_rows_are_read_a_piece_at_a_time_and_can_be_cancelled(monkeypatch)
     with pytest.raises(datasets.Cancelled):
         datasets.from_csv(text, progress=lambda f: asked.append(f) or len(asked) < 3)
     assert len(asked) == 3  # stopped at the first answer of no
+
+
+def test_too_many_rows_are_counted_without_reading_them_and_blank_lines_are_not(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(datasets, "MAX_POINTS", 5)
+    path = tmp_path / "p.csv"
+    blank = " \n,,\r\n\t\n\xa0\n"  # lines the row-by-row reader skips
+    path.write_bytes(f"x,y,label\n1,2,0\n{blank}3,4,1\n5,6,0\n{blank}7,8,1\n9,1,0".encode(
+        "latin-1"))
+    assert len(datasets.load_csv(path)) == 5  # 14 lines, 5 points: read
+    path.write_bytes(b"x,y,label\n" + b"1,2,0\n\n3,4,1\n" * 3)
+    with pytest.raises(DatasetError, match="has 6 rows after its header"):
+        datasets.load_csv(path)
+    # A quote can hold a line's end: such a file is read row by row, not counted.
+    path.write_bytes(b'x,y,label\n' + b'1,2,"\n0"\n' * 4 + b"3,4,1\n")
+    assert len(datasets.load_csv(path)) == 5
 
 
 def test_strict_csv_numbers() -> None:
