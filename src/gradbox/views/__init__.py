@@ -3,6 +3,7 @@
     controller  the controller views call: named commands to the training process
     palette     the app's colours, each named once by what it means
     fit_text    numbers rounded to fit a cell, names shortened from their shared prefix
+    named       a widget named once for lessons, screen readers and people (tooltip)
     window/     the main window, menus, toolbar, messages, saving, keys
     layouts/    workspaces and teacher mode's presentation of a lesson step
     plots/      pyqtgraph views: boundary, loss curve, landscape, layer statistics

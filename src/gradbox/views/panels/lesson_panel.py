@@ -34,6 +34,7 @@ from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fitting_combo import FittingComboBox
+from gradbox.views.named import named
 from gradbox.views.palette import HIGHLIGHT
 from gradbox.views.panels.lesson_check import LessonCheck
 
@@ -237,57 +238,47 @@ class LessonPanel(QWidget):
         # Long titles must not set the dock's width: the list shows them whole, the box
         # as much as fits, with "…" and the whole title in its tooltip.
         self.chooser = FittingComboBox(14)
-        self.chooser.setObjectName("lesson_chooser")
-        self.chooser.setAccessibleName("Lesson")
-        self.chooser.setToolTip("Choose a lesson: it sets the app up for you")
+        named(self.chooser, "lesson_chooser", "Lesson",
+              "Choose a lesson: it sets the app up for you")
         for item in LESSONS:
             self.chooser.addItem(item.title, item.key)
         self.chooser.setPlaceholderText("Choose a lesson…")
         self.chooser.setCurrentIndex(-1)
         self.restart = QPushButton("Set up again")
-        self.restart.setObjectName("lesson_restart")
-        self.restart.setAccessibleName("Set up the lesson again")
-        self.restart.setToolTip("Put the app back in this lesson's starting state")
+        named(self.restart, "lesson_restart", "Set up the lesson again",
+              "Put the app back in this lesson's starting state")
         self.leave_button = QPushButton("Leave")
-        self.leave_button.setObjectName("lesson_leave")
-        self.leave_button.setAccessibleName("Leave the lesson")
-        self.leave_button.setToolTip("End the lesson: your own run speed and stop condition "
-                                     "come back; the run stays as it is")
+        named(self.leave_button, "lesson_leave", "Leave the lesson",
+              "End the lesson: your own run speed and stop condition come back; the run "
+              "stays as it is")
         # What the current step claims that the run on screen does not show (a seed or a
         # setting the learner changed): said in the step's box, never contradicted silently.
         self.check = LessonCheck()
         # The current step, always in view above the text: in a small dock or with teacher
         # mode's large fonts the list of steps may be scrolled away, never this.
         self.current = QLabel()
-        self.current.setObjectName("lesson_current_step")
-        self.current.setAccessibleName("Current step")
-        self.current.setToolTip("What to do now, and what to look for once it is done")
+        named(self.current, "lesson_current_step", "Current step",
+              "What to do now, and what to look for once it is done")
         self.current.setWordWrap(True)
         self.current.setTextFormat(Qt.TextFormat.RichText)
         self.current.setStyleSheet(f"QLabel {{ background: {HIGHLIGHT}; padding: 6px; "
                                    "border: 1px solid #e6d48a; }")
         self.current.hide()
         self.text = QTextBrowser()
-        self.text.setObjectName("lesson_text")
-        self.text.setAccessibleName("Lesson text")
-        self.text.setToolTip("What to click, and what to look for")
+        named(self.text, "lesson_text", "Lesson text", "What to click, and what to look for")
         self.text.setOpenExternalLinks(False)
         self.previous_button = QPushButton("◀ Previous")
-        self.previous_button.setObjectName("lesson_previous")
-        self.previous_button.setAccessibleName("Previous step")
-        self.previous_button.setToolTip("Back to the previous step")
+        named(self.previous_button, "lesson_previous", "Previous step",
+              "Back to the previous step")
         self.next_button = QPushButton("Next ▶")
-        self.next_button.setObjectName("lesson_next")
-        self.next_button.setAccessibleName("Next step")
-        self.next_button.setToolTip("On to the next step")
+        named(self.next_button, "lesson_next", "Next step", "On to the next step")
         self.position = QLabel()
         self.position.setAccessibleName("Step")
         self.position.setToolTip("Which step of the lesson you are on")
         self.teacher = QCheckBox("Teacher mode")
-        self.teacher.setObjectName("lesson_teacher_mode")
-        self.teacher.setAccessibleName("Teacher mode")
-        self.teacher.setToolTip("For a projector: hide the controls this lesson does not "
-                                "need and enlarge the fonts")
+        named(self.teacher, "lesson_teacher_mode", "Teacher mode",
+              "For a projector: hide the controls this lesson does not need and enlarge "
+              "the fonts")
 
         top = QHBoxLayout()
         top.addWidget(self.chooser, 1)

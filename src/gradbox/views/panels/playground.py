@@ -38,6 +38,7 @@ from gradbox.teaching.playground import CHECK_TOLERANCE, PLAYGROUND_VARIANTS, Ou
 from gradbox.views.controller import SessionController
 from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.graph.view import GraphView
+from gradbox.views.named import named
 from gradbox.views.palette import ERROR_BOX
 from gradbox.views.panels.playground_demos import (
     RED,
@@ -49,7 +50,6 @@ from gradbox.views.panels.playground_demos import (
     bold,
     cell,
     left,
-    tip,
 )
 from gradbox.views.panels.playground_text import (
     MESSAGE_STYLE,
@@ -117,7 +117,7 @@ class PlaygroundPanel(QWidget):
 
         # --- expression row ---
         self.examples = QComboBox()
-        tip(self.examples, names.PG_EXAMPLES, "Examples",
+        named(self.examples, names.PG_EXAMPLES, "Examples",
             "Put an example expression in the box and run its forward pass")
         self.examples.addItem("Examples…", "")
         # The items are long ("label:  expression"); the box itself stays narrow.
@@ -127,13 +127,13 @@ class PlaygroundPanel(QWidget):
         for label, text, _values in EXAMPLES:
             self.examples.addItem(f"{label}:  {text}", text)
         self.expression = QLineEdit(self.model.text)
-        tip(self.expression, names.PG_EXPRESSION, "Expression",
+        named(self.expression, names.PG_EXPRESSION, "Expression",
             "An expression of variables: + - * / **, tanh exp log relu sigmoid abs, as "
             "functions or methods. Name steps with ; as in a = 1; b = a + a; b * b. "
             "Press Enter to build its graph.")
         self.expression.setPlaceholderText("e.g. tanh(a*b + c)")
         self.forward_button = QPushButton("Forward")
-        tip(self.forward_button, names.PG_FORWARD, "Forward",
+        named(self.forward_button, names.PG_FORWARD, "Forward",
             "Build the graph from the expression and the variables' values (Enter)")
         row1 = QHBoxLayout()
         row1.addWidget(self.examples)
@@ -153,25 +153,25 @@ class PlaygroundPanel(QWidget):
 
         # --- backward row ---
         self.backward_button = QPushButton("Backward")
-        tip(self.backward_button, names.PG_BACKWARD, "Backward",
+        named(self.backward_button, names.PG_BACKWARD, "Backward",
             "loss.backward(): send gradients from the output back to every variable, "
             "node by node in reverse topological order. Leaves add (+=) to what they hold.")
         self.backward_again_button = QPushButton("Backward again")
-        tip(self.backward_again_button, names.PG_BACKWARD_AGAIN, "Backward again",
+        named(self.backward_again_button, names.PG_BACKWARD_AGAIN, "Backward again",
             "Call backward a second time on the same graph, as PyTorch would")
         self.retain = QCheckBox("retain_graph")
-        tip(self.retain, names.PG_RETAIN, "retain_graph",
+        named(self.retain, names.PG_RETAIN, "retain_graph",
             "backward(retain_graph=True): keep the values ops saved for backward, so the "
             "graph can be gone through again. Tick it before Backward.")
         self.zero_button = QPushButton("Zero grads")
-        tip(self.zero_button, names.PG_ZERO, "Zero grads",
+        named(self.zero_button, names.PG_ZERO, "Zero grads",
             "zero_grad(): set every gradient back to 0")
         self.check_button = QPushButton("Gradient check")
-        tip(self.check_button, names.PG_CHECK, "Gradient check",
+        named(self.check_button, names.PG_CHECK, "Gradient check",
             "Compare each gradient shown with a finite difference, "
             "(f(x+ε) − f(x−ε)) / 2ε; the worst relative error is highlighted")
         self.variant = QComboBox()
-        tip(self.variant, names.PG_VARIANT, "Backward variant",
+        named(self.variant, names.PG_VARIANT, "Backward variant",
             "Which backward Backward runs: the correct engine, or one broken on purpose. "
             "A broken one's gradients appear beside the correct ones.")
         for key, label in PLAYGROUND_VARIANTS.items():
@@ -192,7 +192,7 @@ class PlaygroundPanel(QWidget):
 
         # --- variables table ---
         self.table = QTableWidget(0, 6)
-        tip(self.table, names.PG_TABLE, "Variables",
+        named(self.table, names.PG_TABLE, "Variables",
             "Each variable's value (double-click to edit) and gradient")
         headers = [("variable", "The leaves of the graph"),
                    ("value", "Double-click to change; the forward pass runs again"),
@@ -215,7 +215,7 @@ class PlaygroundPanel(QWidget):
                                    | QAbstractItemView.EditTrigger.AnyKeyPressed)
 
         self.message = QLabel()
-        tip(self.message, names.PG_MESSAGE, "Playground message",
+        named(self.message, names.PG_MESSAGE, "Playground message",
             "What the last action did, and why")
         self.message.setWordWrap(True)
         self.message.setTextFormat(Qt.TextFormat.RichText)
@@ -231,7 +231,7 @@ class PlaygroundPanel(QWidget):
         # Every section's tab on show at 1024 px (short names where the full ones do
         # not fit), never behind scroll arrows.
         self.extras = FittingTabs()
-        tip(self.extras, names.PG_EXTRAS, "Playground sections",
+        named(self.extras, names.PG_EXTRAS, "Playground sections",
             "The variables of the expression, micro-batch accumulation, and the "
             "forget-zero_grad demo")
         self.extras.add(variables, "Variables")
@@ -251,7 +251,7 @@ class PlaygroundPanel(QWidget):
             self.extras.setTabToolTip(index, f"{self.extras.name_of(index)}: {what}")
 
         self.graph = GraphView()
-        tip(self.graph, names.PG_GRAPH, "Expression graph",
+        named(self.graph, names.PG_GRAPH, "Expression graph",
             "The graph of the expression: data and grad in every node. Backward lights "
             "the nodes up in the order they receive their gradient. F fits, N steps.")
         self.graph.set_level("operation")
@@ -261,7 +261,7 @@ class PlaygroundPanel(QWidget):
         self.graph_caption.setToolTip("Whose gradients the graph's boxes hold")
         self.graph_caption.setWordWrap(True)  # else its length sets the panel's width
         self.details = QPlainTextEdit()
-        tip(self.details, "playground_details", "Node details",
+        named(self.details, "playground_details", "Node details",
             "Click a node in the graph: its op, local derivative, and what each of its "
             "uses sent back")
         self.details.setReadOnly(True)

@@ -31,18 +31,12 @@ from gradbox.formatting import fmt
 from gradbox.teaching.pitfalls import ForgetZeroGrad, microbatch_demo
 from gradbox.teaching.playground import CHECK_TOLERANCE
 from gradbox.views.controller import SessionController
+from gradbox.views.named import named
 from gradbox.views.palette import HIGHLIGHT
 
 TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
 RED = QColor("#f6c9c4")
 WORST_OK = QColor(HIGHLIGHT)
-
-
-def tip(widget: QWidget, object_name: str, accessible: str, text: str) -> None:
-    """A widget's object name (lessons find it by it), accessible name and tooltip."""
-    widget.setObjectName(object_name)
-    widget.setAccessibleName(accessible)
-    widget.setToolTip(text)
 
 
 def cell(text: str, tooltip: str = "", editable: bool = False) -> QTableWidgetItem:
@@ -88,7 +82,7 @@ def _ratio(values: np.ndarray, reference: np.ndarray) -> float | None:
 
 def _read_only_table(columns: int, name: str, accessible: str, text: str) -> QTableWidget:
     table = QTableWidget(0, columns)
-    tip(table, name, accessible, text)
+    named(table, name, accessible, text)
     table.verticalHeader().hide()
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -112,7 +106,7 @@ def _intro(text: str) -> QLabel:
 def _spin_box(name: str, accessible: str, text: str, lo: int, hi: int, value: int,
               prefix: str = "", suffix: str = "") -> QSpinBox:
     box = QSpinBox()
-    tip(box, name, accessible, text)
+    named(box, name, accessible, text)
     box.setRange(lo, hi)
     box.setValue(value)
     box.setPrefix(prefix)
@@ -187,7 +181,7 @@ class ForgetZeroGradPage(QWidget):
                                 "How many backward passes to run on the same values", 2, 10,
                                 3, suffix=" passes")
         self.button = QPushButton("Run without zero_grad")
-        tip(self.button, "playground_forget_run", "Run without zero_grad",
+        named(self.button, "playground_forget_run", "Run without zero_grad",
             "Run backward several times on this expression without zero_grad in between, "
             "and show each variable's gradient after every pass")
         intro = _intro("The same forward and backward, repeated on the same values. With "
@@ -231,7 +225,7 @@ class NetworkCheckPage(QWidget):
                        "from backward beside a finite difference of the training loss "
                        "(all training points, penalties included).")
         self.button = QPushButton("Check the network's gradients")
-        tip(self.button, "playground_network_check", "Check the network's gradients",
+        named(self.button, "playground_network_check", "Check the network's gradients",
             "Run the gradient check on the current network's parameters (in the training "
             "thread; a second or so for a large network)")
         self.button.setEnabled(controller is not None)
