@@ -667,13 +667,17 @@ def load_csv(path: str | Path, test_ratio: float = 0.0, seed: int = 0,
             raise DatasetError(f"{path.name} is {size / 2**20:,.0f} MB; at most "
                                f"{MAX_CSV_BYTES // 2**20} MB ({MAX_POINTS:,} points) can be "
                                "imported")
-        # Counted a megabyte at a time before the file is held whole: 100 MB of blank
-        # lines is refused without 100 MB of bytes and 100 MB of text in memory.
-        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-        if lines > MAX_CSV_LINES:
-            raise DatasetError(f"{path.name} has {lines:,} lines; at most {MAX_POINTS:,} "
-                               f"points (and {MAX_CSV_LINES - MAX_POINTS:,} blank lines) can "
-                               "be imported")
+        # Counted a megabyte at a time before the file is held whole, and refused at the
+        # first megabyte past the limit: 100 MB of blank lines is refused without 100 MB
+        # of bytes and text in memory, after reading 2 MB of it.
+        lines = 0
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            lines += chunk.count(b"\n")
+            if lines > MAX_CSV_LINES:
+                raise DatasetError(f"{path.name} has more than {MAX_CSV_LINES:,} lines; at "
+                                   f"most {MAX_POINTS:,} points (and "
+                                   f"{MAX_CSV_LINES - MAX_POINTS:,} blank lines) can be "
+                                   "imported")
         f.seek(0)
         data = f.read(min(size, MAX_CSV_BYTES) + 1)  # (asking for more reserves it)
     if len(data) > MAX_CSV_BYTES:
