@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QImage, QPainter
 
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.graph.framing import READABLE_PT
@@ -192,3 +193,27 @@ def test_the_playground_sections_are_all_on_show(qtbot, open_window, width: int,
         assert rect.left() >= 0 and rect.right() <= bar.width(), (text, rect, bar.width())
         assert bar.fontMetrics().horizontalAdvance(text) < rect.width(), text  # not elided
         assert tabs.name_of(index) in tabs.tabToolTip(index)
+
+
+@pytest.mark.parametrize("span", [(0.5, 1.2), (0.0123, 0.0149), (0.000120, 0.000150)])
+def test_no_tick_label_runs_into_an_axis_title(qtbot, open_window, span) -> None:  # type: ignore[no-untyped-def]
+    win = _window(qtbot, open_window, 1024, 700)
+    view = win.loss_curve
+    view.grad_plot.setYRange(*span, padding=0)
+    settle()
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
+        axis = plot.getAxis("left")
+        painter = QPainter(image)
+        try:
+            specs = axis.generateDrawSpecs(painter)
+        finally:
+            painter.end()
+        assert specs is not None
+        title = axis.label.mapRectToParent(axis.label.boundingRect())
+        margin = axis.label.document().documentMargin()  # empty, around the title's text
+        title = title.adjusted(margin, margin, -margin, -margin)
+        for rect, _flags, text in specs[2]:
+            # "grad norm" was written over 0.0125 (37 px of text, 34 px of room)
+            assert not rect.intersects(title), (text, rect, title)
+            assert rect.left() >= 0, (text, rect)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
-from PySide6.QtGui import QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QFont, QFontMetricsF, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -38,6 +38,7 @@ from gradbox.views.plots.plotting import (
     add_curve,
     edit_text,
     export_plot,
+    left_axis_width,
     penalty_text,
     steady_range,
     style_plot,
@@ -50,6 +51,7 @@ FIELDS = ("step", "loss", "test_loss", "ghost_loss", "accuracy", "test_accuracy"
 THIN_LIMIT = 1000  # steps up to which the curves are drawn 2 px wide
 EMPTY_TEXT = "Press Step (Space) to train:\neach step's loss appears here"
 LEGEND_ROW, LEGEND_SPACING, LEGEND_MARGIN = 24, 10, 4  # px: a row, between entries, edges
+LEFT_AXIS = 56  # px: the left axes' least width (titles and labels like "100%")
 READOUT_LINES = 2  # the readout's height, reserved: the plots above it never move
 READOUT_TIP = ("The values of the step under the mouse, or of the step the run is at (the "
                "latest, unless the timeline is moved back)")
@@ -120,9 +122,11 @@ class LossCurveView(QWidget):
         # The plots under the loss number their own steps (side by side, they cannot share
         # its axis: pyqtgraph links views by screen position).
         self.loss_plot.getAxis("bottom").setStyle(showValues=False)
-        # Line the loss and accuracy plots up: same room for the left axis.
+        # Line the loss and accuracy plots up: same room for the left axis, as wide as
+        # the widest of their tick labels and title need (see _fit_axes).
         for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
-            plot.getAxis("left").setWidth(56)
+            plot.getAxis("left").setWidth(LEFT_AXIS)
+            plot.getViewBox().sigYRangeChanged.connect(self._fit_axes)
             # A curve is drawn from at most about two points per pixel column (the
             # highest and lowest of the steps under it: 'peak' keeps every spike): a long
             # run's curves cost a frame about what a short one's do. (Not clipped to the
@@ -291,6 +295,20 @@ class LossCurveView(QWidget):
         if self.empty_text.isVisible():  # over a pinned run: the hint in the middle
             (x0, x1), (y0, y1) = self.loss_plot.getViewBox().viewRange()
             self.empty_text.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+
+    def _fit_axes(self) -> None:
+        """The three left axes as wide as the widest needs (at least LEFT_AXIS): with a
+        fixed 56 px, labels like 0.0125 or 0.00013 ran over the "grad norm" title."""
+        plots = (self.loss_plot, self.accuracy_plot, self.grad_plot)
+        width = max([LEFT_AXIS] + [left_axis_width(p.getAxis("left")) for p in plots])
+        for plot in plots:
+            axis = plot.getAxis("left")
+            if axis.width() != width:
+                axis.setWidth(width)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_axes()  # a taller axis writes more (and other) labels
 
     def _show_ahead(self, shown: int) -> None:
         """While the timeline is moved back, the later steps it keeps are drawn faded
