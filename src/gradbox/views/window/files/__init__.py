@@ -6,6 +6,7 @@
     resume          a normal quit keeps the session for the next start
     class_exports   exports of the run as code, CSV, images
     quitting        Quit, a window closed, a signal: every write made before the run stops
+    dialogs         where a file dialog opens, and the name it returns (suffix added)
 
 May import anything in gradbox below `views.window` (the main window only for type hints).
 """

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -40,6 +39,7 @@ from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import FrameLayout, render_frame
 from gradbox.views.window.files.autosave import failure_reason
+from gradbox.views.window.files.dialogs import ask_open, ask_save
 
 if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
@@ -111,10 +111,10 @@ class ClassExports(QObject):
     # --- lesson files ----------------------------------------------------------------------
     @Slot()
     def open_lesson_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open lesson", self._directory(),
-                                              "gradbox lessons (*.toml)")
+        path = ask_open(self.window, "Open lesson", "gradbox lessons (*.toml)",
+                        self.window.session_path)
         if path:
-            self.open_lesson(Path(path))
+            self.open_lesson(path)
 
     def open_lesson(self, path: Path, done: Callable[[Lesson | None, str], None] | None = None,
                     checked: Callable[[list[str]], None] | None = None) -> None:
@@ -177,10 +177,10 @@ class ClassExports(QObject):
     # --- notebook ------------------------------------------------------------------------
     @Slot()
     def export_notebook_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export notebook",
-                                              self._directory(), "Jupyter notebooks (*.ipynb)")
+        path = ask_save(self.window, "Export notebook", "Jupyter notebooks (*.ipynb)",
+                        self.window.session_path, (".ipynb",))
         if path:
-            self.export_notebook(Path(path if path.endswith(".ipynb") else path + ".ipynb"))
+            self.export_notebook(path)
 
     def export_notebook(self, path: Path, done: Callable[[Path | None], None] | None = None,
                         ) -> None:
@@ -221,10 +221,6 @@ class ClassExports(QObject):
 
     def _say(self, text: str) -> None:
         self.window.controller.message.emit(text)
-
-    def _directory(self) -> str:
-        path = self.window.session_path
-        return str(path.parent) if path else str(Path.home())
 
     # --- animation -----------------------------------------------------------------------
     @Slot()
@@ -437,16 +433,15 @@ class AnimationDialog(QDialog):
     def choose_file(self) -> None:
         kind = str(self.kind.currentData())
         suffix = animation.SUFFIXES[kind]
+        near = self.exports.window.session_path
         if kind == "png":
-            path = QFileDialog.getSaveFileName(
-                self, "Export PNG frames into a new folder", self.exports._directory(),
-                "Folder of PNG frames (*)")[0]
+            path = ask_save(self, "Export PNG frames into a new folder",
+                            "Folder of PNG frames (*)", near)
         else:
-            path = QFileDialog.getSaveFileName(
-                self, "Export animation", self.exports._directory(),
-                f"{animation.FORMATS[kind]} (*{suffix})")[0]
+            path = ask_save(self, "Export animation", f"{animation.FORMATS[kind]} (*{suffix})",
+                            near, (suffix,) if suffix else ())
         if path:
-            self.start(Path(path if not suffix or path.endswith(suffix) else path + suffix))
+            self.start(path)
 
     def start(self, path: Path) -> None:
         """Record into `path` with the settings shown."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from gradbox.files import export_torch, exports
 from gradbox.files import sessions as persistence
@@ -22,6 +22,7 @@ from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.window.files.autosave import describe, set_aside
+from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.resume import apply_controls
 
 if TYPE_CHECKING:  # (a loaded Trainer is handed over to the controller as its state)
@@ -101,10 +102,6 @@ class SessionFiles(QObject):
             self._mark_saved_at = None
             self.window.autosaver.mark_saved(snapshot)
 
-    def _file_dialog_dir(self) -> str:
-        path = self.window.session_path
-        return str(path.parent) if path else str(Path.home())
-
     @Slot()
     def new_session(self) -> None:
         self.window.session_path = None
@@ -112,10 +109,11 @@ class SessionFiles(QObject):
 
     @Slot()
     def open_session_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self._file_dialog_dir(),
-                                              "gradbox sessions (*.gradbox *.gradbox.json *.json)")
+        path = ask_open(self.window, "Open session",
+                        "gradbox sessions (*.gradbox *.gradbox.json *.json)",
+                        self.window.session_path)
         if path:
-            self.open_session(Path(path))
+            self.open_session(path)
 
     def open_at_start(self, named: Path | None, crashed: Path | None,
                       ended_by: str = "") -> None:
@@ -193,12 +191,10 @@ class SessionFiles(QObject):
 
     @Slot()
     def save_session_as(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", self._file_dialog_dir(),
-                                              "gradbox sessions (*.gradbox)")
+        path = ask_save(self.window, "Save session", "gradbox sessions (*.gradbox)",
+                        self.window.session_path, (".gradbox", ".json"))
         if path:
-            if not path.endswith((".gradbox", ".json")):
-                path += ".gradbox"
-            self._save_to(Path(path))
+            self._save_to(path)
 
     def _save_to(self, path: Path) -> None:
         self.window.session_path = path
@@ -298,10 +294,10 @@ class SessionFiles(QObject):
 
     @Slot()
     def import_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import dataset",
-                                              self._file_dialog_dir(), "CSV files (*.csv)")
+        path = ask_open(self.window, "Import dataset", "CSV files (*.csv)",
+                        self.window.session_path)
         if path:
-            self.import_csv(Path(path))
+            self.import_csv(path)
 
     def import_csv(self, path: Path) -> None:
         """Read points from a CSV file on a thread of its own (a progress bar with Cancel
@@ -326,10 +322,10 @@ class SessionFiles(QObject):
 
     @Slot()
     def export_csv_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export dataset",
-                                              self._file_dialog_dir(), "CSV files (*.csv)")
+        path = ask_save(self.window, "Export dataset", "CSV files (*.csv)",
+                        self.window.session_path)
         if path:
-            self.export_csv(Path(path))
+            self.export_csv(path)
 
     def export_csv(self, path: Path) -> None:
         s = self.controller.snapshot
@@ -344,10 +340,10 @@ class SessionFiles(QObject):
         self.controller.message.emit(f"Exported {len(s.labels)} points to {path.name}")
 
     def export_plot_dialog(self, view: QWidget) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export image", self._file_dialog_dir(),
-                                              "PNG image (*.png);;SVG image (*.svg)")
+        path = ask_save(self.window, "Export image", "PNG image (*.png);;SVG image (*.svg)",
+                        self.window.session_path)
         if path:
-            self.export_plot(view, Path(path))
+            self.export_plot(view, path)
 
     def export_plot(self, view: QWidget, path: Path) -> bool:
         """Save a plot's image; on failure say so, naming the file. True if written."""
@@ -362,9 +358,9 @@ class SessionFiles(QObject):
 
     def export_text_dialog(self, kind: str) -> None:
         title, pattern, suffix = TEXT_EXPORTS[kind]
-        path, _ = QFileDialog.getSaveFileName(self.window, title, self._file_dialog_dir(), pattern)
+        path = ask_save(self.window, title, pattern, self.window.session_path, (suffix,))
         if path:
-            self.export_text(kind, Path(path if path.endswith(suffix) else path + suffix))
+            self.export_text(kind, path)
 
     def export_text(self, kind: str, path: Path) -> None:
         """Write one of the text exports; the PyTorch script from the run's whole state,
@@ -390,11 +386,11 @@ class SessionFiles(QObject):
             write(exports.model_json(s))
 
     def export_graph_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(
-            self.window, "Export computation graph", self._file_dialog_dir(),
-            "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)")
+        path = ask_save(self.window, "Export computation graph",
+                        "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)",
+                        self.window.session_path)
         if path and self.window.graph is not None:
-            suffix = Path(path).suffix.lower()
+            suffix = path.suffix.lower()
             exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
             try:
                 getattr(self.window.graph, exporter)(path)
