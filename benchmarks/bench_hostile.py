@@ -5,7 +5,7 @@
 
 Builds tests/hostile_corpus.py's files (sessions and CSVs from valid seeds, bombs, lying
 sizes, nesting) in a temporary folder and opens each as the app does
-(`sessions.load_session`, `datasets.load_csv`) in a child process capped at 4 GB of
+(`sessions.load_session`, `points_csv.load_csv`) in a child process capped at 4 GB of
 address space and `--timeout` seconds. Memory is the child's peak resident size above
 what it had after importing gradbox (os.wait4's ru_maxrss). Prints a markdown table,
 the machine's load before and after (times on 2 shared cores scale with it), and for the
@@ -36,13 +36,14 @@ CHILD = r"""
 import json, resource, sys, time
 from gradbox.files import sessions
 from gradbox.training import datasets
+from gradbox.files import points_csv
 kind, path = sys.argv[1], sys.argv[2]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"base_kb": base}), flush=True)
 start = time.perf_counter()
 try:
     if kind == "csv":
-        d = datasets.load_csv(path)
+        d = points_csv.load_csv(path)
         outcome = f"loaded ({len(d)} points)"
     else:
         t = sessions.load_session(path)

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hostile_corpus
-from gradbox.files import sessions
+from gradbox.files import points_csv, sessions
 from gradbox.training import datasets
 
 EXPECTED = (sessions.SessionError, datasets.DatasetError)
@@ -42,7 +42,7 @@ def open_file(kind: str, path: Path, train: bool = False) -> str:
     does), which must not raise either."""
     try:
         if kind == "csv":
-            datasets.load_csv(path)
+            points_csv.load_csv(path)
         else:
             trainer = sessions.load_session(path)
             if train:

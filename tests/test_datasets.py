@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gradbox.files import points_csv
 from gradbox.training import datasets
 from gradbox.training.datasets import Dataset, DatasetError
 
@@ -202,7 +203,7 @@ finite = st.floats(-datasets.MAX_COORDINATE, datasets.MAX_COORDINATE)
        .filter(lambda rows: len({r[2] for r in rows}) == 2))
 def test_csv_round_trip_is_exact(rows: list[tuple[float, float, int]]) -> None:
     ds = Dataset(np.array([r[:2] for r in rows]), np.array([r[2] for r in rows]))
-    back = datasets.from_csv(datasets.to_csv(ds))
+    back = points_csv.from_csv(points_csv.to_csv(ds))
     assert same_bits(back.points, ds.points)
     assert same_bits(back.labels, ds.labels)
     assert back.classes == 2
@@ -211,16 +212,16 @@ def test_csv_round_trip_is_exact(rows: list[tuple[float, float, int]]) -> None:
 def test_csv_file_round_trip_with_many_classes(tmp_path) -> None:
     ds = datasets.make("blobs", n=30, noise=0.3, seed=5, classes=5)
     path = tmp_path / "points.csv"
-    datasets.save_csv(ds, path)
+    points_csv.save_csv(ds, path)
     assert path.read_text(encoding="utf-8").splitlines()[0] == "x,y,label"
-    back = datasets.load_csv(path, test_ratio=0.2, seed=1)
+    back = points_csv.load_csv(path, test_ratio=0.2, seed=1)
     assert same_bits(back.points, ds.points) and same_bits(back.labels, ds.labels)
     assert back.classes == 5 and int(back.is_test.sum()) == 6
 
 
 def test_csv_accepts_reordered_columns_blank_lines_and_a_bom() -> None:
     text = "\ufefflabel, Y ,X\n1,2.5,-1\n\n0,3,4\n"
-    ds = datasets.from_csv(text)
+    ds = points_csv.from_csv(text)
     assert ds.points.tolist() == [[-1.0, 2.5], [4.0, 3.0]]
     assert ds.labels.tolist() == [1, 0]
 
@@ -245,31 +246,31 @@ def test_csv_accepts_reordered_columns_blank_lines_and_a_bom() -> None:
 ])
 def test_malformed_csv_names_the_line(text: str, line: str) -> None:
     with pytest.raises(DatasetError) as info:
-        datasets.from_csv(text)
+        points_csv.from_csv(text)
     assert line in str(info.value)
 
 
 def test_csv_field_over_the_csv_module_limit_names_the_line() -> None:
     huge = "1" * (csv.field_size_limit() + 10)
     with pytest.raises(DatasetError, match="line 3: not valid CSV"):
-        datasets.from_csv(f"x,y,label\n1,2,0\n{huge},4,1\n")
+        points_csv.from_csv(f"x,y,label\n1,2,0\n{huge},4,1\n")
 
 
 def test_binary_csv_file_is_refused(tmp_path) -> None:
     path = tmp_path / "bad.csv"
     path.write_bytes(b"x,y,label\n1,1,0\n\x00\x01,1,0\n")
     with pytest.raises(DatasetError, match="line 3: not a text file"):
-        datasets.load_csv(path)
+        points_csv.load_csv(path)
     # Bytes that are not UTF-8 are read as Windows-1252: the cell at fault is named.
     path.write_bytes(b"x,y,label\n\xff\xfe,1,0\n")
     with pytest.raises(DatasetError, match="line 2: x and y must be numbers, got '\xff\xfe'"):
-        datasets.load_csv(path)
+        points_csv.load_csv(path)
 
 
 def test_absurdly_large_coordinates_are_refused_with_the_line() -> None:
     text = "x,y,label\n1e308,2,0\n-1e308,4,1\n0,0,1\n"
     with pytest.raises(DatasetError, match="line 2: x and y must lie within"):
-        datasets.from_csv(text)
+        points_csv.from_csv(text)
     data = datasets.make("moons", 10, 0.1, seed=0)
     with pytest.raises(DatasetError, match="beyond"):
         data.add_point(2e6, 0.0, 0)

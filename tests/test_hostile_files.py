@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 import hostile_corpus
-from gradbox.files import sessions
+from gradbox.files import points_csv, sessions
 from gradbox.files.session_json import SessionError
-from gradbox.training import datasets
 from gradbox.training.datasets import DatasetError
 
 RUNNER = Path(__file__).with_name("hostile_runner.py")
@@ -92,7 +91,7 @@ def corpus(tmp_path_factory) -> dict[str, tuple[hostile_corpus.Case, Path]]:
 def test_hostile_file_message_names_the_part_at_fault(corpus, name: str) -> None:
     case, path = corpus[name]
     expected = MESSAGES[name]
-    load = datasets.load_csv if case.kind == "csv" else sessions.load_state
+    load = points_csv.load_csv if case.kind == "csv" else sessions.load_state
     if expected is None:
         load(path)
         return
@@ -118,72 +117,72 @@ def test_csv_in_utf16_without_a_mark_and_in_latin1_is_read(tmp_path) -> None:
                  ("x,y,label\n1,2,0\n3,4,1\n").encode("latin-1")):
         path = tmp_path / "p.csv"
         path.write_bytes(data)
-        assert datasets.load_csv(path).labels.tolist() == [0, 1]
+        assert points_csv.load_csv(path).labels.tolist() == [0, 1]
     path.write_bytes("x,y,label\n1,2,0\n3,4é,1\n".encode("latin-1"))
     with pytest.raises(DatasetError, match="line 3: x and y must be numbers, got '3', '4é'"):
-        datasets.load_csv(path)
+        points_csv.load_csv(path)
 
 
 def test_csv_over_the_size_cap_is_refused_before_reading(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(datasets, "MAX_CSV_BYTES", 1000)
+    monkeypatch.setattr(points_csv, "MAX_CSV_BYTES", 1000)
     path = tmp_path / "big.csv"
     path.write_bytes(b"x,y,label\n" + b"1,2,0\n" * 200)
     with pytest.raises(DatasetError, match=r"big\.csv is 0 MB; at most 0 MB"):
-        datasets.load_csv(path)
+        points_csv.load_csv(path)
 
 
 def test_csv_of_blank_lines_is_refused_by_its_line_count() -> None:
     with pytest.raises(DatasetError, match="1,100,002 lines"):
-        datasets.from_csv("x,y,label\n" + "\n" * (datasets.MAX_CSV_LINES + 1))
+        points_csv.from_csv("x,y,label\n" + "\n" * (points_csv.MAX_CSV_LINES + 1))
 
 
 def test_csv_reading_reports_progress_and_can_be_cancelled() -> None:
     # A blank line: read row by row (plain rows go at C speed, with nothing to report).
     text = "x,y,label\n\n" + "1,2,0\n3,4,1\n" * 30_000
     seen: list[float] = []
-    datasets.from_csv(text, progress=lambda f: seen.append(f) or True)
+    points_csv.from_csv(text, progress=lambda f: seen.append(f) or True)
     assert len(seen) == 3 and seen == sorted(seen) and 0 < seen[0] < seen[-1] < 1
-    with pytest.raises(datasets.Cancelled):
-        datasets.from_csv(text, progress=lambda f: False)
+    with pytest.raises(points_csv.Cancelled):
+        points_csv.from_csv(text, progress=lambda f: False)
 
 
 def test_plain_rows_are_read_a_piece_at_a_time_and_can_be_cancelled(monkeypatch) -> None:
     """The C-speed path for plain rows asks progress between pieces: Cancel stops it."""
     text = "x,y,label\n" + "".join(f"{i / 8},{-i / 4},{i % 3}\n" for i in range(5_000))
-    whole = datasets.from_csv(text)
-    monkeypatch.setattr(datasets, "FAST_CHUNK_CHARS", 4096)
+    whole = points_csv.from_csv(text)
+    monkeypatch.setattr(points_csv, "FAST_CHUNK_CHARS", 4096)
     seen: list[float] = []
-    pieces = datasets.from_csv(text, progress=lambda f: seen.append(f) or True)
+    pieces = points_csv.from_csv(text, progress=lambda f: seen.append(f) or True)
     assert np.array_equal(pieces.points, whole.points)
     assert np.array_equal(pieces.labels, whole.labels) and pieces.classes == 3
     assert len(seen) > 20 and seen == sorted(seen) and 0 < seen[0] < seen[-1] < 1
     asked: list[float] = []
-    with pytest.raises(datasets.Cancelled):
-        datasets.from_csv(text, progress=lambda f: asked.append(f) or len(asked) < 3)
+    with pytest.raises(points_csv.Cancelled):
+        points_csv.from_csv(text, progress=lambda f: asked.append(f) or len(asked) < 3)
     assert len(asked) == 3  # stopped at the first answer of no
 
 
 def test_too_many_rows_are_counted_without_reading_them_and_blank_lines_are_not(  # type: ignore[no-untyped-def]
         tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(datasets, "MAX_POINTS", 5)
+    monkeypatch.setattr(points_csv, "MAX_POINTS", 5)
     path = tmp_path / "p.csv"
     blank = " \n,,\r\n\t\n\xa0\n"  # lines the row-by-row reader skips
     path.write_bytes(f"x,y,label\n1,2,0\n{blank}3,4,1\n5,6,0\n{blank}7,8,1\n9,1,0".encode(
         "latin-1"))
-    assert len(datasets.load_csv(path)) == 5  # 14 lines, 5 points: read
+    assert len(points_csv.load_csv(path)) == 5  # 14 lines, 5 points: read
     path.write_bytes(b"x,y,label\n" + b"1,2,0\n\n3,4,1\n" * 3)
     with pytest.raises(DatasetError, match="has 6 rows after its header"):
-        datasets.load_csv(path)
+        points_csv.load_csv(path)
     # A quote can hold a line's end: such a file is read row by row, not counted.
     path.write_bytes(b'x,y,label\n' + b'1,2,"\n0"\n' * 4 + b"3,4,1\n")
-    assert len(datasets.load_csv(path)) == 5
+    assert len(points_csv.load_csv(path)) == 5
 
 
 def test_strict_csv_numbers() -> None:
     for cell in ("1_0", "0x10", "١", "1e", "--1", "1,0"):
         with pytest.raises(DatasetError):
-            datasets.from_csv(f'x,y,label\n"{cell}",2,0\n3,4,1\n')
-    data = datasets.from_csv("x,y,label\n+1.5e2,-.5,0\n 3. ,4E-1,1\n")
+            points_csv.from_csv(f'x,y,label\n"{cell}",2,0\n3,4,1\n')
+    data = points_csv.from_csv("x,y,label\n+1.5e2,-.5,0\n 3. ,4E-1,1\n")
     assert data.points.tolist() == [[150.0, -0.5], [3.0, 0.4]]
 
 
@@ -228,8 +227,8 @@ def test_plain_csv_rows_read_at_c_speed_equal_the_row_by_row_reading(kind: str) 
     cells = [" +1.5e1 ,-.25,1", "3.,4E-2 , 0"] if kind == "label" else []
     rows = [f"{x!r},{y!r},{t!r}" for (x, y), t in zip(xy.tolist(), third.tolist())]
     text = f"x,y,{kind}\n" + "\n".join(cells + rows) + "\n"
-    fast = datasets.from_csv(text, 0.2, 1)
-    slow = datasets.from_csv(text.replace("\n", "\n\n", 1), 0.2, 1)  # a blank line
+    fast = points_csv.from_csv(text, 0.2, 1)
+    slow = points_csv.from_csv(text.replace("\n", "\n\n", 1), 0.2, 1)  # a blank line
     for a, b in ((fast.points, slow.points), (fast.labels, slow.labels),
                  (fast.is_test, slow.is_test)):
         np.testing.assert_array_equal(a, b)

@@ -12,6 +12,7 @@ import pytest
 from gradbox.autograd import losses
 from gradbox.autograd.engine import Value
 from gradbox.autograd.nn import MLP, parameter_count
+from gradbox.files import points_csv
 from gradbox.training import datasets, limits
 from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
 
@@ -79,11 +80,11 @@ def test_a_memory_error_is_described_in_words() -> None:
 
 def test_a_csv_with_more_points_than_a_session_holds_is_refused(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(datasets, "MAX_POINTS", 50)
+    monkeypatch.setattr(points_csv, "MAX_POINTS", 50)  # what the reader holds a file to
     rows = "\n".join(f"{i / 100},{-i / 100},{i % 2}" for i in range(51))
     with pytest.raises(datasets.DatasetError, match="more than 50 points"):
-        datasets.from_csv("x,y,label\n" + rows)
-    assert len(datasets.from_csv("x,y,label\n" + rows.rsplit("\n", 1)[0])) == 50
+        points_csv.from_csv("x,y,label\n" + rows)
+    assert len(points_csv.from_csv("x,y,label\n" + rows.rsplit("\n", 1)[0])) == 50
 
 
 def test_a_pause_asked_for_during_a_step_acts_at_the_next_phase_boundary() -> None:

@@ -122,7 +122,7 @@ def test_opening_a_slow_session_shows_progress_with_cancel_and_keeps_the_window_
 
 
 def test_a_csv_import_can_be_cancelled_part_way(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.training import datasets
+    from gradbox.files import points_csv
 
     path = tmp_path / "many.csv"
     # A blank line sends it row by row, with progress (plain rows go at C speed).
@@ -135,7 +135,7 @@ def test_a_csv_import_can_be_cancelled_part_way(qtbot, window, tmp_path) -> None
     qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
     task.cancel()  # what the dialog's Cancel does
     qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
-    assert seen[-1] < 1 and len(seen) < 400_000 // datasets.PROGRESS_ROWS
+    assert seen[-1] < 1 and len(seen) < 400_000 // points_csv.PROGRESS_ROWS
     assert window.controller.snapshot.points is before
 
 

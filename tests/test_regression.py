@@ -13,6 +13,7 @@ import pytest
 
 from gradbox.autograd import losses
 from gradbox.autograd.engine import Value
+from gradbox.files import points_csv
 from gradbox.files.sessions import SessionError, load_session, save_session
 from gradbox.training import datasets
 from gradbox.training.datasets import DatasetError
@@ -87,7 +88,7 @@ def test_a_regression_point_needs_its_target_and_csv_round_trips() -> None:
     sine.add_point(0.5, -0.75, 0)  # a 1-D point's target is its height
     assert sine.targets[-1] == -0.75
     for ds in (plane, sine):
-        back = datasets.from_csv(datasets.to_csv(ds))
+        back = points_csv.from_csv(points_csv.to_csv(ds))
         np.testing.assert_array_equal(back.targets, ds.targets)
         np.testing.assert_array_equal(back.points, ds.points)
         assert back.one_dimensional == ds.one_dimensional

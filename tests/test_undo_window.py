@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from gradbox.files import points_csv
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
 from gradbox.training.trainer import Snapshot, Trainer, TrainingConfig
@@ -66,7 +67,7 @@ def open_file(_qtbot, win: MainWindow, tmp: Path) -> None:  # type: ignore[no-un
 
 
 def import_csv(_qtbot, win: MainWindow, tmp: Path) -> None:  # type: ignore[no-untyped-def]
-    datasets.save_csv(datasets.make("xor", 40, 0.1, 1, 0.0, 2), tmp / "points.csv")
+    points_csv.save_csv(datasets.make("xor", 40, 0.1, 1, 0.0, 2), tmp / "points.csv")
     win.files.import_csv(tmp / "points.csv")
 
 

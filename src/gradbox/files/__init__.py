@@ -5,6 +5,7 @@
     session_v1      the old one-file JSON format
     session_writer  the writer thread's side of saving
     exports         CSV, JSON and images of a run's numbers
+    points_csv      a dataset's points as CSV: written back, read strictly (line and cell)
     export_torch    the run as a PyTorch script
     session_controls  the run controls a session keeps (speed, stop, timeline position...)
     notebook        the run as a Jupyter notebook in gradbox's own API (nbformat)

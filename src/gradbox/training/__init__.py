@@ -2,7 +2,7 @@
 
     trainer     the `Trainer` and its four phases (forward, zero_grad, backward, update)
     state       a whole run as one immutable value
-    datasets    the 2-D datasets and CSV points
+    datasets    the 2-D datasets (their CSV form: gradbox.files.points_csv)
     history     what every step measured
     timeline    moving back and forth between steps
     undo        the undo stack of replaced runs

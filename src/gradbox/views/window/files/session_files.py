@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QSettings, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
-from gradbox.files import export_torch, exports
+from gradbox.files import export_torch, exports, points_csv
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
@@ -305,7 +305,7 @@ class SessionFiles(QObject):
         test_ratio = self.controller.snapshot.config.test_ratio
 
         def done(dataset: datasets.Dataset | None, error: BaseException | None) -> None:
-            if isinstance(error, datasets.Cancelled):
+            if isinstance(error, points_csv.Cancelled):
                 return
             if isinstance(error, (datasets.DatasetError, OSError)):
                 self.window.show_error("Could not import the points",
@@ -317,7 +317,7 @@ class SessionFiles(QObject):
             assert dataset is not None
             self.controller.import_points(dataset, f"Imported {len(dataset)} points "
                                           f"from {path.name}")
-        self.read(f"Reading {path.name}…", lambda progress: datasets.load_csv(
+        self.read(f"Reading {path.name}…", lambda progress: points_csv.load_csv(
             path, test_ratio, progress=progress), done)
 
     @Slot()
@@ -330,7 +330,7 @@ class SessionFiles(QObject):
     def export_csv(self, path: Path) -> None:
         s = self.controller.snapshot
         try:
-            datasets.save_csv(datasets.Dataset(
+            points_csv.save_csv(datasets.Dataset(
                 s.points, s.labels, s.is_test, s.classes, s.targets,
                 s.config.dataset in datasets.ONE_D_KINDS), path)
         except OSError as error:
