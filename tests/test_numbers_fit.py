@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PySide6.QtWidgets import QStyleOptionViewItem
 
+from gradbox.autograd.nn import parameter_names, widest_parameter_names
 from gradbox.views.fit_text import fitted_name, fitted_number, number_forms, shared_prefix
 from gradbox.views.panels.parameter_cells import text_room
 from gradbox.views.panels.parameter_table import GHOST, GRAD, HELD, NAME, NUMBER_ROLE, VALUE
@@ -47,6 +48,23 @@ def test_a_name_drops_its_shared_prefix_then_takes_its_short_form() -> None:
     assert fitted_name(names[0], lambda t: len(t) <= 16, prefix) == "…0.neurons.0.w.0"
     assert fitted_name(names[0], lambda t: len(t) <= 10, prefix) == "L0 n0 w0"
     assert fitted_name(names[1], lambda t: len(t) <= 10, prefix) == "L1 n3 b"
+
+
+def test_a_column_of_names_is_written_in_one_form() -> None:
+    sizes = (2, 16, 1)
+    names = parameter_names(sizes)
+    widest = widest_parameter_names(sizes)
+    assert set(widest) <= set(names)
+    prefix = shared_prefix(names)
+    for room in range(6, 30):
+        def fits(text: str, room: int = room) -> bool:
+            return len(text) <= room
+        shown = [fitted_name(n, fits, prefix, widest) for n in names]
+        kinds = {("…" in t, t.startswith("L")) for t in shown}
+        # one form ('…0.neurons.0.b' stood beside 'L0 n0 w0' before)
+        assert len(kinds) == 1, (room, shown[:3], shown[-3:])
+        # the widest names stand for all: what fits them fits every name
+        assert all(fits(t) for t in shown) or shown[0].startswith("L")
 
 
 def _shown_text(table, index) -> tuple[str, QStyleOptionViewItem]:  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QStyleOptionViewItem
 
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.graph.framing import READABLE_PT
@@ -217,3 +218,41 @@ def test_no_tick_label_runs_into_an_axis_title(qtbot, open_window, span) -> None
             # "grad norm" was written over 0.0125 (37 px of text, 34 px of room)
             assert not rect.intersects(title), (text, rect, title)
             assert rect.left() >= 0, (text, rect)
+
+
+# --- the parameter table: whole headers, one naming per column -----------------------------
+@pytest.mark.parametrize("space", ["train", "graph"])
+def test_the_parameter_table_headers_are_whole_and_its_names_one_form(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session, space: str) -> None:
+    win = _window(qtbot, open_window, 1024, 700)
+    win.workspaces.switch(space)
+    win.toolbar.ghost.setChecked(True)  # the ghost's column too
+    step_session(win.controller, 1)
+    settle()
+    table = win.parameters.table
+    header = table.horizontalHeader()
+    model = table.model()
+    assert not table.isColumnHidden(3)
+    for column in range(model.columnCount()):
+        if table.isColumnHidden(column):
+            continue
+        text = model.headerData(column, Qt.Orientation.Horizontal)
+        # whole ("Ghost gradient" showed as "host gradie"), the full name in its tooltip
+        assert header.fontMetrics().horizontalAdvance(text) <= header.sectionSize(column), text
+        tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+        assert tip.startswith(("Parameter", "Value", "Gradient", "Ghost gradient", "× true"))
+    # every name in one form: all 'L0 n0 w0', or all '…0.neurons.0.w.0', or all whole
+    delegate = table.itemDelegateForColumn(0) or table.itemDelegate()
+    shown = []
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        option = QStyleOptionViewItem()
+        option.initFrom(table)
+        option.rect = table.visualRect(index)
+        option.rect.setWidth(header.sectionSize(0))
+        delegate.initStyleOption(option, index)
+        shown.append(option.text)
+    kinds = {"short" if t.startswith("L") else "prefix" if t.startswith("…") else "whole"
+             for t in shown}
+    assert len(kinds) == 1, sorted(set(shown))[:6]
+    assert all(header.fontMetrics().horizontalAdvance(t) <= header.sectionSize(0) for t in shown)

@@ -291,5 +291,14 @@ def parameter_names(layer_sizes: Sequence[int]) -> list[str]:
             for j in range(nout) for i in range(nin + 1)]
 
 
+def widest_parameter_names(layer_sizes: Sequence[int]) -> list[str]:
+    """The names that are longest in every form (full, short): each layer's last
+    neuron's last weight and its bias, the ones with the most digits. A column fitted
+    to these fits every name of the network, without measuring each of them."""
+    return [parameter_name(layer, nout - 1, source)
+            for layer, (nin, nout) in enumerate(itertools.pairwise(layer_sizes))
+            for source in (nin - 1, None)]
+
+
 def parameter_count(layer_sizes: Sequence[int]) -> int:
     return sum((nin + 1) * nout for nin, nout in itertools.pairwise(layer_sizes))

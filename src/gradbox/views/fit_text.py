@@ -52,11 +52,32 @@ def shared_prefix(names: Sequence[str]) -> str:
     return "".join(f"{part}." for part in common)
 
 
-def fitted_name(name: str, fits: Callable[[str], bool], prefix: str = "") -> str:
-    """`name`; else without the shared `prefix` ('…0.neurons.3.w.1'); else its short
-    form ('L0 n3 w1'), which keeps what tells the parameters apart."""
+def name_forms(name: str, prefix: str = "") -> list[str]:
+    """`name` ever shorter: whole; without the shared `prefix` ('…0.neurons.3.w.1');
+    its short form ('L0 n3 w1'), which keeps what tells the parameters apart."""
     forms = [name]
     if prefix and name.startswith(prefix) and len(name) > len(prefix):
         forms.append(ELLIPSIS + name[len(prefix):])
     forms.append(short_parameter_name(name))
-    return next((form for form in forms if fits(form)), forms[-1])
+    return forms
+
+
+def name_form(fits: Callable[[str], bool], widest: Sequence[str], prefix: str = "") -> int:
+    """Which of `name_forms` a column of names is written in: the first in which its
+    `widest` names all fit (else the last). One form for the whole column: chosen name
+    by name, 'L0 n0 w0' stood under '…0.neurons.0.b' in the Graph workspace."""
+    forms = [name_forms(name, prefix) for name in widest]
+    levels = max((len(f) for f in forms), default=1)
+    for level in range(levels):
+        if all(fits(f[min(level, len(f) - 1)]) for f in forms):
+            return level
+    return levels - 1
+
+
+def fitted_name(name: str, fits: Callable[[str], bool], prefix: str = "",
+                widest: Sequence[str] = ()) -> str:
+    """`name` in the form its column is written in (see `name_form`; the column is
+    `name` alone when `widest` is empty)."""
+    forms = name_forms(name, prefix)
+    level = name_form(fits, [*widest, name], prefix)
+    return forms[min(level, len(forms) - 1)]

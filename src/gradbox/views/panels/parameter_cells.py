@@ -26,8 +26,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.views.fit_text import fitted_name, fitted_number
-from gradbox.views.panels.parameter_table import BAR_ROLE, NAME, NUMBER_ROLE, PREFIX_ROLE
+from gradbox.views.fit_text import fitted_number, name_form, name_forms
+from gradbox.views.panels.parameter_table import (
+    BAR_ROLE,
+    NAME,
+    NUMBER_ROLE,
+    PREFIX_ROLE,
+    WIDEST_ROLE,
+)
 from gradbox.views.panels.typed import parse_number as parse_weight
 from gradbox.views.plots.plotting import NEGATIVE, POSITIVE
 
@@ -50,6 +56,9 @@ class FittedTextDelegate(QStyledItemDelegate):
     def __init__(self, parent: QObject | None = None, prefix: str = "") -> None:
         super().__init__(parent)
         self.prefix = prefix
+        # The names' form for a column's width: measured once per width, not per cell
+        # (a paint asks for some 300 cells a frame while running).
+        self._name_form: tuple[tuple[object, ...], int] | None = None
 
     def initStyleOption(self, option: QStyleOptionViewItem,  # noqa: N802 (Qt's name)
                         index: QModelIndex | QPersistentModelIndex) -> None:
@@ -62,6 +71,17 @@ class FittedTextDelegate(QStyledItemDelegate):
         def fits(text: str) -> bool:
             return metrics.horizontalAdvance(text) <= room
 
+        if index.column() == NAME:
+            # One form for the whole column, whichever fits this name.
+            prefix = index.data(PREFIX_ROLE) or ""
+            widest = tuple(index.data(WIDEST_ROLE) or ())
+            key = (room, metrics.averageCharWidth(), prefix, widest)
+            if self._name_form is None or self._name_form[0] != key:
+                self._name_form = (key, name_form(fits, widest, prefix))
+            forms = name_forms(option.text, prefix)
+            level = self._name_form[1]
+            option.text = forms[min(level, len(forms) - 1)]
+            return
         if fits(option.text):
             return
         value = index.data(NUMBER_ROLE)
@@ -69,8 +89,6 @@ class FittedTextDelegate(QStyledItemDelegate):
             option.text = fitted_number(value, fits, signed=not self.prefix,
                                         prefix=self.prefix,
                                         digits=3 if self.prefix else 4)
-        elif index.column() == NAME:
-            option.text = fitted_name(option.text, fits, index.data(PREFIX_ROLE) or "")
 
 
 class ValueEditDelegate(FittedTextDelegate):

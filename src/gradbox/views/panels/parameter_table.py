@@ -21,6 +21,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
+from gradbox.autograd.nn import parameter_count, widest_parameter_names
 from gradbox.formatting import fmt, number
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fit_text import shared_prefix
@@ -28,6 +29,10 @@ from gradbox.views.panels.typed import parse_number as parse_weight
 
 NAME, VALUE, GRAD, GHOST, HELD = range(5)
 HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "× true")
+# Each header ever shorter, for a narrow column (its tooltip keeps the full name): cut
+# to the column, "Ghost gradient" read "host gradie" at 1024 x 700.
+HEADER_FORMS = (("Parameter", "Name"), ("Value",), ("Gradient", "Grad"),
+                ("Ghost gradient", "Ghost grad", "Ghost"), ("× true",))
 HEADER_TIPS = (
     "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
     "Sorting keeps the network's order",
@@ -45,8 +50,9 @@ HEADER_TIPS = (
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # signed gradient / largest |gradient|, in [-1, 1]
 NUMBER_ROLE = Qt.ItemDataRole.UserRole + 2  # the cell's number itself, to write it to fit
 PREFIX_ROLE = Qt.ItemDataRole.UserRole + 3  # the prefix all the names share ("layers.")
+WIDEST_ROLE = Qt.ItemDataRole.UserRole + 4  # the names the name column is fitted to
 # The roles `ParameterModel.data` answers; it returns None for every other at once.
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole,
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole, WIDEST_ROLE,
                     Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole, BAR_ROLE,
                     NUMBER_ROLE, PREFIX_ROLE})
 MAX_RANGES = 32  # runs of changed rows announced one by one; more become one range
@@ -81,6 +87,9 @@ class ParameterTableModel(QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.names: tuple[str, ...] = ()
+        # the longest names in every form: the name column is written to fit them all
+        self.widest_names: tuple[str, ...] = ()
+        self.header_forms: dict[int, int] = {}  # column -> its header's form (HEADER_FORMS)
         self._prefix_of: tuple[str, ...] | None = None
         self._prefix = ""
         self.values = np.zeros(0)
@@ -107,6 +116,13 @@ class ParameterTableModel(QAbstractTableModel):
             self.beginResetModel()
         old = (self.values, self.grads, self.ghost_grads, self.scale)
         self.names = snapshot.param_names
+        if not same_rows:
+            widest = widest_parameter_names(snapshot.layer_sizes)
+            mlp = (len(self.names) == parameter_count(snapshot.layer_sizes)
+                   and bool(widest) and self.names[-1] == widest[-1])
+            # Names the network did not make: the longest few stand for the rest.
+            self.widest_names = tuple(widest) if mlp else tuple(
+                sorted(self.names, key=len)[-4:])
         self.values = np.asarray(snapshot.params)
         self.grads = np.asarray(snapshot.grads)
         self.ghost_grads = ghost
@@ -210,10 +226,17 @@ class ParameterTableModel(QAbstractTableModel):
         if orientation != Qt.Orientation.Horizontal:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
+            forms = HEADER_FORMS[section]
+            return forms[min(self.header_forms.get(section, 0), len(forms) - 1)]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return HEADER_TIPS[section]
+            return f"{HEADERS[section]}: {HEADER_TIPS[section]}"
         return None
+
+    def set_header_forms(self, forms: dict[int, int]) -> None:
+        """Which of HEADER_FORMS each column's header shows (0, the full name, if none)."""
+        if forms != self.header_forms:
+            self.header_forms = dict(forms)
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(HEADERS) - 1)
 
     def name_prefix(self) -> str:
         """What every name starts with ('layers.'): a narrow column drops it first."""
@@ -260,6 +283,8 @@ class ParameterTableModel(QAbstractTableModel):
                 return self.names[parameter]
             if role == PREFIX_ROLE:
                 return self.name_prefix()
+            if role == WIDEST_ROLE:
+                return self.widest_names
             return None
         value = self.number(parameter, column)
         if role == NUMBER_ROLE:

@@ -57,7 +57,7 @@ from gradbox.views.panels.parameter_cells import (
 from gradbox.views.panels.parameter_table import (
     GHOST,
     GRAD,
-    HEADERS,
+    HEADER_FORMS,
     HELD,
     NAME,
     VALUE,
@@ -316,7 +316,7 @@ class ParametersView(QWidget):
         shown = [c for c in wanted if not self.table.isColumnHidden(c)]
         for column in shown:
             wanted[column] = max(wanted[column],
-                                 metrics.horizontalAdvance(HEADERS[column]) + pad)
+                                 metrics.horizontalAdvance(HEADER_FORMS[column][0]) + pad)
         names = metrics.horizontalAdvance("L10 n10 w10") + 8
         total = sum(wanted[c] for c in shown)
         scale = min(1.0, max(width - names, 1) / total) if total else 1.0
@@ -326,7 +326,18 @@ class ParametersView(QWidget):
                  for c in shown}
         for column in shown:
             header.resizeSection(column, max(int(wanted[column] * scale), least[column]))
-        # The name column stretches into what is left.
+        # The name column stretches into what is left. Each header in the longest form
+        # its column holds whole (the section's text room: its width less the margins
+        # and the sort arrow).
+        header_metrics = header.fontMetrics()
+        forms = {}
+        for column in range(len(HEADER_FORMS)):
+            room = header.sectionSize(column) - pad
+            texts = HEADER_FORMS[column]
+            forms[column] = next((k for k, text in enumerate(texts)
+                                  if header_metrics.horizontalAdvance(text) <= room),
+                                 len(texts) - 1)
+        self.model.set_header_forms(forms)
 
     # --- snapshot -------------------------------------------------------------------------------
     @Slot(object)
