@@ -10,13 +10,15 @@ from __future__ import annotations
 import glob
 import os
 import signal
+import threading
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from gradbox.runner.process import Died, NewSnapshot, RunChanged, TrainingProcess
+from gradbox.runner.process import Died, NewSnapshot, Reply, RunChanged, TrainingProcess
 from gradbox.runner.shared import SHM_FOLDER
+from gradbox.runner.wire import LazyAnswer
 from gradbox.training.trainer import RunGoal, Snapshot, Trainer, TrainingConfig
 
 CONFIG = TrainingConfig(hidden=(8, 8), n_samples=60, seed=3)
@@ -205,3 +207,28 @@ def test_a_failing_command_is_an_answer_not_an_end(start) -> None:
         process.request("launch_rockets")
     process.request("step")
     assert process.alive
+
+
+def test_a_whole_run_asked_lazily_is_read_where_it_is_needed_and_leaves_nothing(
+        start) -> None:  # type: ignore[no-untyped-def]
+    """A save's whole run stays pickled in shared memory until the writer thread reads
+    it: the UI thread only maps it. Read on another thread, it is the run bit for bit."""
+    process = start()
+    process.request("step")
+    process.request("step")
+    number = process.call_lazily("whole_run")
+    reply = next(e for e in process.wait_for(Reply, timeout=60) if isinstance(e, Reply))
+    assert reply.number == number and isinstance(reply.result, LazyAnswer)
+    assert not glob.glob(os.path.join(SHM_FOLDER, process.prefix + "b*"))  # mapped: unnamed
+    read: list[object] = []
+    thread = threading.Thread(target=lambda: read.append(reply.result.load()))
+    thread.start()
+    thread.join()
+    state, position, snapshot = read[0]  # type: ignore[misc]
+    expected = process.request("state")
+    assert position is None and snapshot.step == 2 == state.step
+    assert Trainer.from_state(state).snapshot().params.tobytes() == \
+        Trainer.from_state(expected).snapshot().params.tobytes()
+    assert state.history == expected.history
+    # The window's last whole state is that run (what a death continues from).
+    assert process.last_state.step == 2

@@ -37,10 +37,10 @@ Done = Callable[[BaseException | None], None]
 
 @dataclass
 class _Job:
-    state: TrainingState
+    state: TrainingState | Callable[[], TrainingState]
     path: Path
     done: list[Done] = field(default_factory=list)
-    controls: SessionControls | None = None
+    controls: SessionControls | Callable[[], SessionControls | None] | None = None
 
 
 class SessionWriter:
@@ -54,10 +54,14 @@ class SessionWriter:
         self._closed = False
         self._thread: threading.Thread | None = None
 
-    def submit(self, state: TrainingState, path: str | os.PathLike[str],
-               done: Done | None = None, controls: SessionControls | None = None) -> None:
+    def submit(self, state: TrainingState | Callable[[], TrainingState],
+               path: str | os.PathLike[str], done: Done | None = None,
+               controls: SessionControls | Callable[[], SessionControls | None] | None = None,
+               ) -> None:
         """Write `state` (and the run `controls`, if given) to `path` soon;
-        `done(error or None)` runs on the writer thread."""
+        `done(error or None)` runs on the writer thread. `state` (then `controls`) may be
+        a function that gives it, called on the writer thread (reading a large run there,
+        not on the thread that asks)."""
         path = Path(path)
         with self._lock:
             if self._closed:
@@ -91,7 +95,9 @@ class SessionWriter:
                 self._busy = True
             error: BaseException | None = None
             try:
-                persistence.save_session(job.state, job.path, job.controls)
+                state = job.state() if callable(job.state) else job.state
+                controls = job.controls() if callable(job.controls) else job.controls
+                persistence.save_session(state, job.path, controls)
             except Exception as failure:  # MemoryError too: reported, the thread goes on
                 error = failure
             for done in job.done:

@@ -40,7 +40,16 @@ from typing import Any
 import numpy as np
 
 from gradbox.runner.shared import Segment
-from gradbox.runner.wire import PAUSED_UPTO, READY, STEPPING, STEPS, WANTED, Publisher, control_view
+from gradbox.runner.wire import (
+    PAUSED_UPTO,
+    READY,
+    STEPPING,
+    STEPS,
+    WANTED,
+    Publisher,
+    control_view,
+    put_answer,
+)
 from gradbox.training import limits
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
@@ -132,6 +141,9 @@ class Child:
         if kind == "call":
             _, number, name, args, kwargs = message
             self.call(number, name, args, kwargs)
+        elif kind == "lazy call":
+            _, number, name, args, kwargs = message
+            self.call(number, name, args, kwargs, lazy=True)
         elif kind == "run":
             _, number, goal, interval_s = message
             self.start_run(number, goal, interval_s)
@@ -145,9 +157,10 @@ class Child:
             self.quit = True
 
     def call(self, number: int, name: str, args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> None:
+             kwargs: dict[str, Any], lazy: bool = False) -> None:
         """Run command `name`. Its snapshot goes first, then the answer: a window that
-        has the answer has the snapshot after it too. Questions publish nothing."""
+        has the answer has the snapshot after it too. Questions publish nothing. A
+        `lazy` answer is pickled into shared memory (see `wire.LazyAnswer`)."""
         try:
             result = self.session.command(name, *args, **kwargs)
         except Exception as error:  # a command's failure must not end the process
@@ -162,7 +175,11 @@ class Child:
         if not number:
             return  # (asked by this process itself)
         try:
-            self.send("reply", number, result)
+            if lazy:
+                self.send("lazy reply", number, *put_answer(self.publisher.prefix, number,
+                                                           result))
+            else:
+                self.send("reply", number, result)
         except Exception as error:  # an answer that cannot cross: say so, go on
             self.send("failed", number, f"the answer to {name} cannot be sent: {error}",
                       "".join(traceback.format_exception(error)))

@@ -34,6 +34,7 @@ from gradbox.runner.wire import (
     STEPPING,
     STEPS,
     WANTED,
+    LazyAnswer,
     Receiver,
     control_view,
 )
@@ -183,8 +184,9 @@ class TrainingProcess:
         self._numbers = itertools.count(1)
         self._backlog: list[Event] = []
         self.latest: Snapshot | None = None
-        self.last_state: TrainingState | None = start if isinstance(start, TrainingState) \
+        self._last_state: TrainingState | None = start if isinstance(start, TrainingState) \
             else None
+        self._lazy_state: LazyAnswer | None = None  # a newer one, not read yet
         self.death: Died | None = None
         self.started_in_s = 0.0  # until the first snapshot arrived
         self._started = started
@@ -215,6 +217,22 @@ class TrainingProcess:
         number = next(self._numbers)
         self._send("call", number, command, args, kwargs)
         return number
+
+    def call_lazily(self, command: str, /, *args: Any, **kwargs: Any) -> int:
+        """As `call`, for a large answer (a whole run): its Reply holds a `LazyAnswer`,
+        pickled in shared memory, which `load()` reads on whichever thread needs it."""
+        number = next(self._numbers)
+        self._send("lazy call", number, command, args, kwargs)
+        return number
+
+    @property
+    def last_state(self) -> TrainingState | None:
+        """The last whole state fetched from the training process (None: none yet)."""
+        if self._lazy_state is not None:
+            answer, self._lazy_state = self._lazy_state, None
+            loaded = answer.load()
+            self._last_state = loaded[0] if isinstance(loaded, tuple) else loaded
+        return self._last_state
 
     def set_graph_wanted(self, wanted: bool) -> None:
         """A graph view shows: trace the graph with the steps that are shown."""
@@ -299,8 +317,12 @@ class TrainingProcess:
             if isinstance(answer, tuple) and answer and isinstance(answer[0], TrainingState):
                 answer = answer[0]  # (a whole run: its state first)
             if isinstance(answer, TrainingState):
-                self.last_state = answer
+                self._last_state, self._lazy_state = answer, None
             return [Reply(message[1], message[2])]
+        if kind == "lazy reply":
+            lazy = LazyAnswer(message[2], message[3])
+            self._lazy_state = lazy  # (only whole runs and states are asked for lazily)
+            return [Reply(message[1], lazy)]
         if kind == "failed":
             return [Failed(message[1], message[2], message[3])]
         if kind == "running":
@@ -321,8 +343,8 @@ class TrainingProcess:
         code = self._process.exitcode
         self.death = Died(describe_exit(code), code)
         self._death_unreported = True
-        remove_leftovers(self.prefix + "s")
-        remove_leftovers(self.prefix + "h")
+        for kind in "shb":  # snapshot slots, history, lazy answers
+            remove_leftovers(self.prefix + kind)
 
     def request(self, command: str, /, *args: Any, timeout: float = 60.0,
                 **kwargs: Any) -> Any:

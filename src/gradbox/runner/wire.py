@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import pickle
+import threading
 import weakref
 from multiprocessing.reduction import ForkingPickler
 from types import MappingProxyType
@@ -148,7 +150,7 @@ class Publisher:
     """Writes snapshots for the window (see the module's docstring)."""
 
     def __init__(self, prefix: str, control: np.ndarray) -> None:
-        self._prefix = prefix
+        self.prefix = self._prefix = prefix
         self.control = control
         self._slots: list[tuple[Segment, int] | None] = [None] * SLOTS
         self._names = itertools.count()
@@ -233,6 +235,36 @@ class Publisher:
             if entry is not None:
                 entry[0].unlink()
         self._history.close()
+
+
+def put_answer(prefix: str, number: int, answer: Any) -> tuple[str, int]:
+    """Pickle a large answer into a shared block of its own (the training process's side
+    of `LazyAnswer`): the window maps it and reads it on whichever thread needs it,
+    rather than unpickling a whole run on the UI thread as it comes off the pipe."""
+    data = ForkingPickler.dumps(answer)
+    name = f"{prefix}b{number}"
+    segment = Segment(name, len(data), create=True)
+    segment.view(0, (len(data),), np.uint8, writeable=True)[:] = np.frombuffer(data, np.uint8)
+    return name, len(data)
+
+
+class LazyAnswer:
+    """An answer left pickled in shared memory until `load()` (any thread; once)."""
+
+    def __init__(self, name: str, nbytes: int) -> None:
+        self._segment: Segment | None = Segment(name)
+        self._segment.unlink()  # mapped here: the name can go, the memory stays
+        self.nbytes = nbytes
+        self._lock = threading.Lock()
+        self._value: Any = None
+
+    def load(self) -> Any:
+        with self._lock:
+            if self._segment is not None:
+                data = self._segment.view(0, (self.nbytes,), np.uint8)
+                self._value = pickle.loads(memoryview(data))
+                self._segment = None  # (the mapping goes with the last view of it)
+            return self._value
 
 
 # --- the window's side -------------------------------------------------------------------

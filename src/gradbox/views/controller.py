@@ -202,6 +202,13 @@ class SessionController(QObject):
         arguments) to the training process; a new snapshot follows a change."""
         self._link.call(name, *args, **kwargs)
 
+    def ask_lazily(self, name: str, *args: Any, callback: Callable[[Any], None],
+                   **kwargs: Any) -> None:
+        """As `ask`, for a large answer (a whole run, for a save): `callback` gets a
+        `LazyAnswer` whose `load()` unpickles it -- on the thread that writes the file,
+        not this one (a 1000x1000 network's run is tens of megabytes)."""
+        self._callbacks[self._link.process.call_lazily(name, *args, **kwargs)] = callback
+
     def ask(self, name: str, *args: Any, callback: Callable[[Any], None], **kwargs: Any,
             ) -> None:
         """Ask the session's question `name`; `callback(answer)` is called back here, on

@@ -1,9 +1,10 @@
 """Saving a session without making anyone wait: the Qt side of `SessionWriter`.
 
-The training thread is asked for the run's state between two steps (a cheap, immutable
-value, with the snapshot it corresponds to); the writer thread writes it; the answer
-comes back to the UI thread as a queued signal. Neither the UI nor training touches the
-disk.
+The training process is asked for the whole run between two steps (with the snapshot it
+corresponds to); it pickles it into shared memory (`LazyAnswer`), and the writer thread
+reads it there and writes it; the answer comes back to the UI thread as a queued signal.
+Neither the UI thread nor training touches the disk, and the UI thread never unpickles
+a whole run (tens of megabytes for a 1000x1000 network).
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QEventLoop, QObject, Signal, Slot
 
 from gradbox.files.session_controls import SessionControls
 from gradbox.files.session_writer import SessionWriter
+from gradbox.runner.wire import LazyAnswer
 from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import TrainingState
 from gradbox.training.timeline import Timeline
 from gradbox.views.controller import SessionController
 
@@ -34,6 +38,7 @@ class SessionSaver(QObject):
         self.controller = controller
         self.writer = SessionWriter()
         self._closed = False
+        self._written_runs: dict[Path, list[Any]] = {}  # (writer thread) path: last run read
         # The window's run controls, read on the UI thread when a save is asked for
         # (None: files keep no controls).
         self.controls: Callable[[], SessionControls] | None = None
@@ -45,14 +50,28 @@ class SessionSaver(QObject):
         timeline's place in it and the run controls."""
         controls = self.controls() if self.controls is not None else None
 
-        def taken(result: tuple[object, int | None, Snapshot]) -> None:
+        def taken(answer: LazyAnswer) -> None:
             if self._closed:  # answered after the window closed: its close kept what lasts
                 return
-            state, position, snapshot = result
-            self.writer.submit(state, path,  # type: ignore[arg-type]
-                               lambda error: self._written.emit(done, snapshot, error),
-                               _placed(controls, position))
-        self.controller.ask("whole_run", callback=taken)
+            # The whole run is read (unpickled) on the writer thread, not this one: a
+            # 1000x1000 network's is tens of megabytes.
+            run: list[Any] = []
+
+            def read() -> TrainingState:
+                run.extend(answer.load())  # (state, position, snapshot)
+                # What this path's job writes: a job not started yet takes a newer
+                # state instead of its own, and its callers hear of the newer one.
+                self._written_runs[path] = run
+                return run[0]
+
+            def placed() -> SessionControls | None:  # (after read(), on the writer thread)
+                return _placed(controls, run[1])
+
+            def written(error: BaseException | None) -> None:  # (right after the write)
+                last = self._written_runs.get(path)
+                self._written.emit(done, last[2] if last else None, error)
+            self.writer.submit(read, path, written, placed)
+        self.controller.ask_lazily("whole_run", callback=taken)
 
     @Slot(object, object, object)
     def _on_written(self, done: SaveDone, snapshot: Snapshot,
