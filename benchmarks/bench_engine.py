@@ -75,7 +75,7 @@ def count_nodes(root: Any) -> int:
     seen = {id(root)}
     stack = [root]
     while stack:
-        for child in stack.pop()._prev:
+        for child in stack.pop().inputs:
             if id(child) not in seen:
                 seen.add(id(child))
                 stack.append(child)

@@ -601,6 +601,7 @@ def test_an_op_result_records_its_inputs_and_op_for_drawing() -> None:
     c = a * b
     assert c._prev == (a, b)
     assert c._op == "*"
+    assert c.inputs == (a, b) and c.op == "*"  # what other modules read
     assert a.label == "a"
     assert (a**3)._op == "**3"
 

@@ -78,7 +78,7 @@ def test_a_name_used_twice_is_one_leaf() -> None:
     expr = parse("a + a", {"a": 3.0})
     a = expr.leaves["a"]
     assert list(expr.leaves) == ["a"]
-    assert expr.root._prev == (a, a)
+    assert expr.root.inputs == (a, a)
     assert a.label == "a"
     expr.root.backward()
     assert a.grad == 2.0
@@ -94,15 +94,15 @@ def test_functions_and_methods_build_the_same_node() -> None:
         as_method = parse(f"(x).{name}()", {"x": 0.8}).root
         bare_method = parse(f"x.{name}()", {"x": 0.8}).root
         assert as_function.data == as_method.data == bare_method.data
-        assert as_function._op == as_method._op == bare_method._op == name
+        assert as_function.op == as_method.op == bare_method.op == name
 
 
 def test_numbers_unary_signs_and_powers() -> None:
-    assert parse("-2 * a", {"a": 3.0}).root._prev[0].data == -2.0  # one constant, no neg node
-    assert parse("-a", {"a": 3.0}).root._op == "neg"
+    assert parse("-2 * a", {"a": 3.0}).root.inputs[0].data == -2.0  # one constant, no neg node
+    assert parse("-a", {"a": 3.0}).root.op == "neg"
     plus = parse("+a", {"a": 3.0})
     assert plus.root is plus.leaves["a"]
-    assert parse("a ** 2", {"a": 3.0}).root._op == "**2"
+    assert parse("a ** 2", {"a": 3.0}).root.op == "**2"
     assert parse("a ** -1", {"a": 4.0}).root.data == 0.25
     assert parse("a ** (-0.5)", {"a": 4.0}).root.data == 0.5
     assert parse("(-2) ** 2").root.data == 4.0
@@ -138,7 +138,7 @@ def test_rebuild_reuses_the_leaves_with_their_current_data() -> None:
     root = expr.rebuild()
     assert root.data == 26.0
     assert root is not expr.root
-    assert root._prev[0]._prev[0] is expr.leaves["a"]
+    assert root.inputs[0].inputs[0] is expr.leaves["a"]
 
 
 def test_rebuild_serves_the_gradient_check() -> None:
@@ -287,7 +287,7 @@ def test_text_must_be_a_string() -> None:
 def test_every_op_an_expression_builds_has_a_formula() -> None:
     expr = parse("-(a*b + c/d)**2 + abs(a) - relu(b).exp() + log(c).tanh().sigmoid()",
                  {"a": 0.5, "b": 1.5, "c": 2.0, "d": -0.5})
-    ops = {node._op for node in expr.root.topological_order()}
+    ops = {node.op for node in expr.root.topological_order()}
     assert {"+", "*", "**2", "**-1", "neg", "abs", "relu", "exp", "log", "tanh",
             "sigmoid", ""} <= ops
     for op in ops:
@@ -315,7 +315,7 @@ def test_a_chain_names_intermediate_values_and_reuses_them() -> None:
     assert expr.literals == {"a": 1.0}
     b, c = expr.intermediates["b"], expr.intermediates["c"]
     assert expr.root is c and c.data == 4.0
-    assert c._prev == (b, b)  # one node b, used twice: the graph the wrong order breaks
+    assert c.inputs == (b, b)  # one node b, used twice: the graph the wrong order breaks
     assert (b.label, c.label) == ("b", "c")
     expr.root.backward()
     assert expr.leaves["a"].grad == 4.0

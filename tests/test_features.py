@@ -34,9 +34,9 @@ def test_features_are_engine_nodes_of_two_coordinate_leaves() -> None:
     nodes = features.input_nodes(POINTS, features.NAMES)
     leaves = {id(n) for n in nodes[0].topological_order() + nodes[1].topological_order()}
     assert [n.label for n in nodes] == features.labels(features.NAMES)
-    assert [n._op for n in nodes] == ["", "", "*", "*", "*", "sin", "sin"]
+    assert [n.op for n in nodes] == ["", "", "*", "*", "*", "sin", "sin"]
     for node in nodes[2:]:  # every computed feature reaches back to the coordinate leaves
-        assert {id(leaf) for leaf in node.topological_order() if not leaf._prev} <= leaves
+        assert {id(leaf) for leaf in node.topological_order() if not leaf.inputs} <= leaves
 
 
 def test_the_gradient_reaches_the_coordinates_through_each_feature() -> None:

@@ -40,7 +40,7 @@ def _forward_order_backward(root: Value) -> None:
     order = root.topological_order()
     root.grad = 1.0
     for node in order:
-        node._backward(node.grad)
+        node.pass_gradient()
 
 
 def test_the_check_catches_a_backward_that_runs_in_the_wrong_order() -> None:

@@ -80,7 +80,7 @@ def test_demo_graph_size() -> None:
     model, loss = demo()
     g = graph.trace(loss, model)
     assert len(g) == len(loss.topological_order()) == 1663
-    assert len(g.edges) == sum(len(v._prev) for v in loss.topological_order())
+    assert len(g.edges) == sum(len(v.inputs) for v in loss.topological_order())
 
 
 # --- numbers per sample -------------------------------------------------------------------

@@ -24,7 +24,7 @@ def graph_size(root: Value) -> int:
         v = stack.pop()
         if id(v) not in seen:
             seen.add(id(v))
-            stack.extend(v._prev)
+            stack.extend(v.inputs)
     return len(seen)
 
 

@@ -174,9 +174,9 @@ UNARY = {
 def test_local_gradient_of_each_unary_op_matches_finite_differences(op: str, x: float) -> None:
     fn = UNARY[op]
     node = fn(Value(x))
-    assert node._op == op
+    assert node.op == op
     [(child, local)] = local_gradients(node)
-    assert child is node._prev[0]
+    assert child is node.inputs[0]
     eps = 1e-6
     numeric = (fn(Value(x + eps)).data - fn(Value(x - eps)).data) / (2 * eps)
     assert local == pytest.approx(numeric, rel=1e-7, abs=1e-9)

@@ -102,6 +102,28 @@ class Value:
         self._backward: Callable[[Data], None] = _no_backward
         self.label = label
 
+    # --- reading the graph ---------------------------------------------------------
+    # The fields keep micrograd's names (`_prev`, `_op`, `_backward`), as the article
+    # writes them; other modules read the graph, and run one node's backward step,
+    # through these.
+    @property
+    def inputs(self) -> tuple[Value, ...]:
+        """The values this one was computed from (micrograd's `_prev`); () for a leaf."""
+        return self._prev
+
+    @property
+    def op(self) -> str:
+        """The op that made this value ('' for a leaf)."""
+        return self._op
+
+    def pass_gradient(self) -> None:
+        """Hand this node's gradient on to its inputs once: one run of its `_backward`.
+
+        `backward()` does it for every node, consumers before inputs; the broken variants
+        in `teaching.pitfalls` do it in other orders, or twice.
+        """
+        self._backward(self.grad)
+
     # --- the accumulation rule -------------------------------------------------
     def _accumulate(self, grad: Data) -> None:
         """Add an arriving gradient to this node's total (`+=`, never `=`).

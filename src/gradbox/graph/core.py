@@ -295,11 +295,11 @@ def trace(root: Value, names: Mapping[int | Value, str] | NamedParameters | None
     order = root.topological_order()
     index = {id(v): i for i, v in enumerate(order)}
     lookup = _name_lookup(names)
-    children = tuple(tuple(index[id(c)] for c in v._prev) for v in order)
-    ops = tuple(v._op for v in order)
+    children = tuple(tuple(index[id(c)] for c in v.inputs) for v in order)
+    ops = tuple(v.op for v in order)
     if lookup:
         param_names = tuple(
-            None if v._prev else (lookup.get(v) or lookup.get(id(v))) for v in order)
+            None if v.inputs else (lookup.get(v) or lookup.get(id(v))) for v in order)
     else:
         param_names = (None,) * len(order)
     return Graph(

@@ -234,7 +234,7 @@ def _build_statements(statements: tuple[_Statement, ...],
             continue
         out = builder.build(node)
         if target is not None:
-            if not out.label and out._prev:
+            if not out.label and out.inputs:
                 out.label = target  # the graph view shows the name beside the op
             known[target] = out
             intermediates[target] = out

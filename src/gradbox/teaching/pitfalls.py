@@ -68,18 +68,18 @@ class TooManyPathsError(ValueError):
 
 # --- local derivatives, one entry per use of an input -------------------------------
 def local_gradients(node: Value) -> list[tuple[Value, Data]]:
-    """d(node)/d(child) for each input of `node`, in `node._prev` order.
+    """d(node)/d(child) for each input of `node`, in `node.inputs` order.
 
     An input used twice (`a * a`) appears twice, once per use: that is exactly what
     the accumulation rule sums. A leaf has no inputs and gets an empty list.
     """
-    inputs = node._prev
+    inputs = node.inputs
     data = [x.data for x in inputs]
     try:
-        return [(x, _number(ops.local_derivative(node._op, data, node.data, slot)))
+        return [(x, _number(ops.local_derivative(node.op, data, node.data, slot)))
                 for slot, x in enumerate(inputs)]
     except KeyError:
-        raise ValueError(f"no local derivative is known for the op {node._op!r}") from None
+        raise ValueError(f"no local derivative is known for the op {node.op!r}") from None
 
 
 def contributions(node: Value) -> list[tuple[Value, Data]]:
@@ -98,8 +98,8 @@ def backward_wrong_order(root: Value) -> None:
     Written the way it first comes to mind:
 
         def backward(node):
-            node._backward(node.grad)
-            for child in node._prev:
+            node.pass_gradient()
+            for child in node.inputs:
                 backward(child)
 
     WRONG: a node fires as soon as the recursion reaches it, before every consumer has
@@ -113,7 +113,7 @@ def backward_wrong_order(root: Value) -> None:
     topo = root.topological_order()
     _refuse_too_many_firings(root, topo)
     for node in topo:
-        if node._prev:
+        if node.inputs:
             node.grad = 0.0
     root.grad += 1.0
     # The recursion above, with an explicit stack so a deep chain does not hit Python's
@@ -121,8 +121,8 @@ def backward_wrong_order(root: Value) -> None:
     stack = [root]
     while stack:
         node = stack.pop()
-        node._backward(node.grad)
-        stack.extend(reversed(node._prev))
+        node.pass_gradient()
+        stack.extend(reversed(node.inputs))
 
 
 def wrong_order_firings(root: Value) -> list[Value]:
@@ -139,7 +139,7 @@ def wrong_order_firings(root: Value) -> list[Value]:
     while stack:  # the same walk as backward_wrong_order, without the arithmetic
         node = stack.pop()
         fired.append(node)
-        stack.extend(reversed(node._prev))
+        stack.extend(reversed(node.inputs))
     return fired
 
 
@@ -193,7 +193,7 @@ def backward_twice(root: Value, retain_graph: bool = False,
     `leaves` defaults to every leaf of the graph, in topological order.
     """
     topo = root.topological_order()
-    leaves = list(leaves) if leaves is not None else [n for n in topo if not n._prev]
+    leaves = list(leaves) if leaves is not None else [n for n in topo if not n.inputs]
     names = tuple(leaf.label or f"leaf {i}" for i, leaf in enumerate(leaves))
     saving = saving_ops(root)
     for leaf in leaves:
@@ -215,8 +215,8 @@ _OP_NAMES = {"*": "×"}
 
 def saving_ops(root: Value) -> tuple[str, ...]:
     """The ops in the graph that keep a value for their backward (and so get freed)."""
-    return tuple(sorted({n._op for n in root.topological_order()
-                         if n._prev and n._op not in SAVES_NOTHING}))
+    return tuple(sorted({n.op for n in root.topological_order()
+                         if n.inputs and n.op not in SAVES_NOTHING}))
 
 
 def explain_backward_twice(saving: tuple[str, ...], retain_graph: bool, raised: bool) -> str:
@@ -468,7 +468,7 @@ def _path_counts(root: Value, topo: list[Value]) -> dict[Value, int]:
     counts = dict.fromkeys(topo, 0)
     counts[root] = 1
     for node in reversed(topo):  # every consumer before its inputs
-        for child in node._prev:
+        for child in node.inputs:
             counts[child] += counts[node]
     return counts
 

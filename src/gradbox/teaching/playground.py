@@ -248,7 +248,7 @@ class Playground:
         if self.firings and len(self.firings) <= 40:
             order = ", ".join(_node_name(node) for node in self.firings)
             twice = sorted({_node_name(node) for node in self.firings
-                            if node._prev and self.firings.count(node) > 1})
+                            if node.inputs and self.firings.count(node) > 1})
             text += f" It fired: {order}."
             if twice:
                 text += (f" {', '.join(twice)} passed gradient on more than once, before "
@@ -327,16 +327,16 @@ def _node_name(node: Value) -> str:
     """How a node is called in a sentence: its name, its number, or its op as drawn."""
     if node.label:
         return node.label
-    if not node._prev:
+    if not node.inputs:
         return fmt(float(node.data))
-    return {"*": "×"}.get(node._op, node._op)
+    return {"*": "×"}.get(node.op, node.op)
 
 
 def _named_grads(root: Value) -> dict[str, float]:
     """The gradient of every named intermediate node of the graph under `root` (the
     output's own is always 1, so it is left out)."""
     return {node.label: float(node.grad) for node in root.topological_order()
-            if node.label and node._prev and node is not root}
+            if node.label and node.inputs and node is not root}
 
 
 def _close(a: float, b: float) -> bool:
