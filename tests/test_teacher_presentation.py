@@ -176,3 +176,36 @@ def test_a_lesson_chosen_from_the_menu_opens_its_instructions(qtbot, window_at) 
     box.setMinimumHeight(0)  # heightForWidth never answers less than the minimum
     assert box.height() >= box.heightForWidth(box.width()) - 1
     assert not problems(win, ("lesson_current_step", "lesson_next"))
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768)])
+def test_teacher_mode_off_gives_back_the_layout_whatever_step_it_ends_on(  # type: ignore[no-untyped-def]
+        qtbot, window_at, width: int, height: int) -> None:
+    win = window_at(width, height)
+    win.lessons.apply_key("zero-grad")
+    settle()
+
+    def now():  # type: ignore[no-untyped-def]
+        return win.geometry(), {k: d.geometry() for k, d in win.docks.items() if d.isVisible()}
+
+    before = now()
+    font = win.font().pointSizeF()
+    # Ends on another lesson's longest step: its box needs more lines than zero-grad's
+    # first (the Lessons dock came back 56 px taller at 1024 x 700, the parameters shorter).
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("start-at-zero")
+    win.lessons.go_to_step(2)
+    settle()
+    win.lessons.set_teacher_mode(False)
+    settle()
+    with contextlib.suppress(qtbot.TimeoutError):
+        qtbot.waitUntil(lambda: now() == before, timeout=5000)
+    after = now()
+    assert win.font().pointSizeF() == font
+    assert after == before
+    # The step's box scrolls in the height it had rather than be cut; the next step
+    # has its lines whole again.
+    box = win.lessons.current_box
+    assert box.isVisible() and win.lessons.current.height() >= \
+        win.lessons.current.heightForWidth(win.lessons.current.width()) - 1
+    assert box.verticalScrollBar().maximum() > 0 or box.height() >= win.lessons.current.height()

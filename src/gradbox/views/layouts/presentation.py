@@ -44,6 +44,7 @@ class Before:
     state: QByteArray
     size: QSize
     tab: int
+    lesson_height: int | None  # the lesson panel's, if it showed
 
 
 class Presentation:
@@ -70,7 +71,8 @@ class Presentation:
         w = self.window
         if self.before is None:
             self.before = Before(w.saveGeometry(), w.saveState(w.layout_version),
-                                 QSize(w.size()), w.tabs.currentIndex())
+                                 QSize(w.size()), w.tabs.currentIndex(),
+                                 w.lessons.height() if w.lessons.isVisible() else None)
 
     def present(self, on: bool, needed: Sequence[str]) -> None:
         w = self.window
@@ -222,6 +224,10 @@ class Presentation:
         if self.active and not now:  # teacher mode came back on before this call ran
             return
         w.centralWidget().setVisible(True)
+        # Ended on a longer step than it began on: the step's box scrolls in the lesson
+        # panel's old height rather than grow its dock (only the same lesson and step
+        # came back exactly before).
+        w.lessons.fit_step_box(before.lesson_height)
         w.restoreState(before.state, w.layout_version)
         w.tabs.setCurrentIndex(before.tab)
         if settle:

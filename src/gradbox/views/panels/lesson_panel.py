@@ -17,11 +17,13 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QFont, QResizeEvent, QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QMenu,
     QMenuBar,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QTabWidget,
     QTextBrowser,
@@ -263,7 +265,17 @@ class LessonPanel(QWidget):
         self.current.setTextFormat(Qt.TextFormat.RichText)
         self.current.setStyleSheet(f"QLabel {{ background: {HIGHLIGHT}; padding: 6px; "
                                    "border: 1px solid #e6d48a; }")
-        self.current.hide()
+        # Its lines whole, growing the dock if need be -- except in a dock given back its
+        # size after teacher mode, where a longer step than before scrolls in its box
+        # (see fit_step_box) rather than move the docks from where they were.
+        self.current_box = QScrollArea()
+        self.current_box.setObjectName("lesson_current_box")
+        self.current_box.setWidget(self.current)
+        self.current_box.setWidgetResizable(True)
+        self.current_box.setFrameShape(QFrame.Shape.NoFrame)
+        self.current_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._box_cap: int | None = None  # the panel height the box must fit, if any
+        self.current_box.hide()
         self.text = QTextBrowser()
         named(self.text, "lesson_text", "Lesson text", "What to click, and what to look for")
         self.text.setOpenExternalLinks(False)
@@ -289,7 +301,7 @@ class LessonPanel(QWidget):
         steps.addWidget(self.next_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(self.current)
+        layout.addWidget(self.current_box)
         layout.addWidget(self.text, 1)
         layout.addLayout(steps)
         # The bottom row has room to spare: the top row's width sets the dock's minimum.
@@ -315,6 +327,7 @@ class LessonPanel(QWidget):
         """Show `lesson` from its first step and set the app up for it through the host."""
         self.lesson = lesson
         self.step = 0
+        self._box_cap = None  # a new step's box: its lines whole
         index = self.chooser.findData(lesson.key)
         if index >= 0 and index != self.chooser.currentIndex():
             self.chooser.setCurrentIndex(index)
@@ -389,6 +402,7 @@ class LessonPanel(QWidget):
         step = max(0, min(step, len(self.lesson.steps) - 1))
         if step != self.step:
             self.step = step
+            self._box_cap = None  # a new step's box: its lines whole
             if self.teacher.isChecked() and self.host is not None:
                 # Teacher mode presents the step: what it names, large; the rest away.
                 self.host.set_teacher_mode(True, presented(self.lesson, step))
@@ -446,7 +460,7 @@ class LessonPanel(QWidget):
 
     def text_plain(self) -> str:
         """What the panel says: the current step's box, then the lesson text."""
-        current = _plain(self.current.text()) if self.current.isVisibleTo(self) else ""
+        current = _plain(self.current.text()) if self.current_box.isVisibleTo(self) else ""
         return (current + "\n" + self.text.toPlainText()).strip()
 
     # --- plumbing -------------------------------------------------------------------------------
@@ -461,10 +475,17 @@ class LessonPanel(QWidget):
         if event.type() == QEvent.Type.FontChange:
             QTimer.singleShot(0, self._fit_current)  # once the box has its font too
 
+    def fit_step_box(self, height: int | None) -> None:
+        """Fit the step's box into a panel `height` px tall (None: its lines whole again).
+        Teacher mode ended on a longer step than it began on: the dock keeps the size it
+        had before (restored exactly) and the box scrolls, until the next step."""
+        self._box_cap = height
+        self._fit_current()
+
     def _fit_current(self) -> None:
         """The current step's box is never cut: it asks for the height its words need at
         its width, and the lesson text below (which scrolls) gives way."""
-        if self.current.isHidden():
+        if self.current_box.isHidden():
             return
         # The box spans the panel: its own width lags a resize by a layout pass (shown
         # from a closed dock, it was measured at its hidden width and cut to 57 of 112 px).
@@ -475,7 +496,14 @@ class LessonPanel(QWidget):
         old = self.current.minimumHeight()
         self.current.setMinimumHeight(0)
         needed = self.current.heightForWidth(width)
-        self.current.setMinimumHeight(needed if needed > 0 else old)
+        needed = needed if needed > 0 else old
+        self.current.setMinimumHeight(needed)
+        box = needed
+        if self._box_cap is not None:
+            # What the panel's other parts leave of the height it is to keep.
+            others = self.layout().minimumSize().height() - self.current_box.minimumHeight()
+            box = max(min(needed, self._box_cap - others), 3 * self.fontMetrics().height())
+        self.current_box.setMinimumHeight(box)
     @Slot(int)
     def _on_chosen(self, index: int) -> None:
         if index >= 0:
@@ -495,7 +523,7 @@ class LessonPanel(QWidget):
         self.current.setText(f"<b>Step {self.step + 1} of {total}: {html.escape(step.do)}</b>"
                              f"<br><i>Look for:</i> {html.escape(step.look)}"
                              + self.check.html())
-        self.current.show()
+        self.current_box.show()
         self._fit_current()
 
     def _render(self) -> None:
@@ -504,7 +532,7 @@ class LessonPanel(QWidget):
         self.check.update(self.lesson, self.step, self._snapshot)
         if self.lesson is None:
             self.text.setHtml(overview_html(LESSONS))
-            self.current.hide()
+            self.current_box.hide()
             self.position.setText("")
             self.previous_button.setEnabled(False)
             self.next_button.setEnabled(False)
