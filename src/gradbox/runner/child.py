@@ -62,6 +62,11 @@ from gradbox.training.trainer import Trainer, start_revisions_at
 # again and again by the cyclic collector; W1's step leaves a few thousand.
 FREEZE_ABOVE = 100_000
 PAUSE_SIGNAL = getattr(signal, "SIGUSR1", None)
+# While a Run goes on, a step's graph is traced (which costs about a step) at most this
+# often: the window's graph tab is refreshed at most ten times a second while running
+# (gradbox.views.frame_pacer, its TEN_HZ tier). Tracing every published step took a
+# third of W1's training time on the graph tab.
+GRAPH_EVERY_S = 0.1
 
 
 class Abandoned(BaseException):
@@ -95,6 +100,7 @@ class Child:
         self.interval_s = 0.0
         self.next_step_at = 0.0
         self._abandonable = False
+        self._graph_traced_at = -GRAPH_EVERY_S  # time.perf_counter() of the last trace
         self.quit = False
         self.observed: list[tuple[TrainingConfig, float, int | None]] = []
         _observe = limits.observe_step
@@ -214,8 +220,7 @@ class Child:
             if self.paused:  # paused just before the handler could see the step
                 self._abandonable = False
                 raise Abandoned
-            tick = self.session.tick(capture_graph=self.session.graph_wanted
-                                     and bool(self.control[WANTED]))
+            tick = self.session.tick(capture_graph=self._graph_due())
             self._abandonable = False
         except Abandoned:
             self._abandonable = False
@@ -239,6 +244,17 @@ class Child:
             self.finish_run(note=f"Run stopped: {tick.reached}")
         elif tick.stepped and self.control[WANTED]:
             self.publish()
+
+    def _graph_due(self) -> bool:
+        """Trace this step's graph: a graph view shows, the window wants a frame, and
+        the last trace is GRAPH_EVERY_S old."""
+        if not (self.session.graph_wanted and self.control[WANTED]):
+            return False
+        now = time.perf_counter()
+        if now - self._graph_traced_at < GRAPH_EVERY_S:
+            return False
+        self._graph_traced_at = now
+        return True
 
     def abandon(self, start: int) -> None:
         """Pause arrived mid-step: put the step's start back, show it, and say the run

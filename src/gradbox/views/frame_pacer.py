@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FRAME_MS = 16  # one display frame at 60 Hz: the views are redrawn at most this often
+SLOWEST_FRAME_S = 0.1  # while running, a frame at least this often, however busy
+TURN_DELAY_MS = 2  # a paced view's turn comes this long after the frame that was due
 TEN_HZ_S = 0.1  # seconds between a TEN_HZ view's snapshots while a fast Run goes on
 BUSY_SHARE = 3.0  # a paced view's next turn waits at least this many times its last
 MAX_WAIT_S = 1.0  # ... but never longer than this (or its own interval)
@@ -94,17 +96,20 @@ class FramePacer(QObject):
         self.frames = 0  # frames drawn: each hands one snapshot to every view
         self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
         self._drawing = False
+        self._cpu_at_frame = time.thread_time()
         self._pending: tuple[Snapshot, Any] | None = None
         # The display-paced timer: the only thing that hands snapshots to the views.
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.timeout.connect(self._draw_frame)
-        # The paced views' turns: a zero timer, not a posted call (which the frame's own
-        # sendPostedEvents would run inside the frame), so input and timers come first.
+        # The paced views' turns: a timer, not a posted call (which a sendPostedEvents
+        # inside the frame would run there), a little after the frame so that its
+        # repaint (posted) and input come first.
         self._turns = QTimer(self)
         self._turns.setSingleShot(True)
-        self._turns.setInterval(0)
+        self._turns.setTimerType(Qt.TimerType.PreciseTimer)
+        self._turns.setInterval(TURN_DELAY_MS)
         self._turns.timeout.connect(self._take_turns)
         controller.running_changed.connect(self._on_running_changed)
         self._pool: ThreadPoolExecutor | None = None
@@ -158,23 +163,26 @@ class FramePacer(QObject):
         self._pending = None
         controller = self.controller
         start = time.perf_counter()
+        # The UI thread's CPU time since the last frame began: that frame's handlers,
+        # its repaint, and whatever else ran (clicks, paced views' turns).
+        cpu = time.thread_time()
+        worked, self._cpu_at_frame = cpu - self._cpu_at_frame, cpu
         self._drawing = True
         try:
             self.frames += 1
             controller.present(snapshot, timeline)
+            # The window's repaint is the event loop's next turn, not this one: two
+            # shorter waits for clicks and timers, not one long one.
             self._hand_out(snapshot)
-            # Lay out and repaint what the views changed now, in one pass: the graphics
-            # scenes' queued updates first (pyqtgraph's plots), which post the layout
-            # and repaint requests that the second pass handles.
-            QCoreApplication.sendPostedEvents()
-            QCoreApplication.sendPostedEvents()
         finally:
             self._drawing = False
-        busy = time.perf_counter() - start
-        # While running, stay idle at least as long as the frame took, so clicks and
-        # timers get half the UI thread however heavy the views are.
-        idle = max(FRAME_MS / 1000, busy) if controller.running else FRAME_MS / 1000
-        self._next_frame = time.perf_counter() + idle
+        # While running, the next frame waits until the UI thread has been idle at least
+        # as long as it worked, so clicks, timers and the other core's training get half
+        # of it however heavy the views are.
+        # (Never less often than SLOWEST_FRAME_S: the work counted may be a dialog's.)
+        period = (min(max(FRAME_MS / 1000, 2 * worked), SLOWEST_FRAME_S)
+                  if controller.running else FRAME_MS / 1000)
+        self._next_frame = max(start + period, time.perf_counter())
         controller.frame_drawn()
         if self._pending is not None:
             self._schedule()
