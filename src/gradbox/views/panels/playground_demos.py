@@ -27,21 +27,30 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.gradcheck import GradCheck
+from gradbox.autograd.nn import short_parameter_name
 from gradbox.formatting import fmt
 from gradbox.teaching.pitfalls import ForgetZeroGrad, microbatch_demo
 from gradbox.teaching.playground import CHECK_TOLERANCE
 from gradbox.views.controller import SessionController
 from gradbox.views.named import named
 from gradbox.views.palette import HIGHLIGHT
+from gradbox.views.panels.parameter_cells import FittedTextDelegate
+from gradbox.views.panels.parameter_table import NUMBER_ROLE
 
 TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
 RED = QColor("#f6c9c4")
 WORST_OK = QColor(HIGHLIGHT)
 
 
-def cell(text: str, tooltip: str = "", editable: bool = False) -> QTableWidgetItem:
-    """A right-aligned table cell, read-only unless `editable`."""
+def cell(text: str, tooltip: str = "", editable: bool = False,
+         number: float | None = None) -> QTableWidgetItem:
+    """A right-aligned table cell, read-only unless `editable`. A cell given its `number`
+    is written with fewer digits when its column is narrow, never cut mid-digit (the
+    tables' FittedTextDelegate); its tooltip then keeps the whole value."""
     item = QTableWidgetItem(text)
+    if number is not None:
+        item.setData(NUMBER_ROLE, number)
+        tooltip = tooltip or repr(number)
     flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
     if editable:
         flags |= Qt.ItemFlag.ItemIsEditable
@@ -63,14 +72,6 @@ def bold(item: QTableWidgetItem) -> None:
     item.setFont(font)
 
 
-def short_name(name: str) -> str:
-    """'layers.0.neurons.3.w.1' -> 'L0 n3 w1'."""
-    parts = name.split(".")
-    if len(parts) >= 5 and parts[0] == "layers":
-        return f"L{parts[1]} n{parts[3]} " + ("b" if parts[4] == "b" else f"w{parts[-1]}")
-    return name
-
-
 def _ratio(values: np.ndarray, reference: np.ndarray) -> float | None:
     """The common factor values / reference, if every non-zero entry shares it."""
     mask = reference != 0
@@ -86,6 +87,8 @@ def _read_only_table(columns: int, name: str, accessible: str, text: str) -> QTa
     table.verticalHeader().hide()
     table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    # At 1024x700 the micro-batch columns cut '-0.129110432' to '-0.12911…'.
+    table.setItemDelegate(FittedTextDelegate(table))
     return table
 
 
@@ -160,11 +163,11 @@ class MicrobatchPage(QWidget):
         table.setHorizontalHeaderItem(2, QTableWidgetItem(f"{k} micro-batches"))
         for row, name in enumerate(result.names):
             full, acc = float(result.full_batch[row]), float(result.accumulated[row])
-            table.setItem(row, 0, left(cell(short_name(name), name)))
+            table.setItem(row, 0, left(cell(short_parameter_name(name), name)))
             # Nine digits fit the column and are plenty to see the two agree.
-            table.setItem(row, 1, cell(f"{full:.9g}", repr(full)))
-            table.setItem(row, 2, cell(f"{acc:.9g}", repr(acc)))
-            table.setItem(row, 3, cell(f"{abs(full - acc):.0e}"))
+            table.setItem(row, 1, cell(f"{full:.9g}", number=full))
+            table.setItem(row, 2, cell(f"{acc:.9g}", number=acc))
+            table.setItem(row, 3, cell(f"{abs(full - acc):.0e}", number=abs(full - acc)))
         sizes = " + ".join(str(n) for n in result.batch_sizes)
         self.summary.setText(
             f"Micro-batches of {sizes} points. Largest difference: "
@@ -203,9 +206,11 @@ class ForgetZeroGradPage(QWidget):
         table.setRowCount(len(result.names))
         for row, name in enumerate(result.names):
             table.setItem(row, 0, left(cell(name)))
-            table.setItem(row, 1, cell(fmt(float(result.true_gradient[row]))))
+            true = float(result.true_gradient[row])
+            table.setItem(row, 1, cell(fmt(true), number=true))
             for k in range(passes):
-                table.setItem(row, k + 2, cell(fmt(float(result.without_zero_grad[k, row]))))
+                piled = float(result.without_zero_grad[k, row])
+                table.setItem(row, k + 2, cell(fmt(piled), number=piled))
         ratio = _ratio(result.without_zero_grad[-1], result.true_gradient)
         times = f"{ratio:g} ×" if ratio is not None else "a multiple of"
         self.summary.setText(
@@ -261,17 +266,19 @@ class NetworkCheckPage(QWidget):
         order = np.argsort(-check.relative_error, kind="stable")
         for row, i in enumerate(order.tolist()):
             name = check.names[i]
-            table.setItem(row, 0, left(cell(short_name(name), name)))
-            table.setItem(row, 1, cell(fmt(float(check.analytic[i]))))
-            table.setItem(row, 2, cell(fmt(float(check.numeric[i]))))
-            error = cell(f"{check.relative_error[i]:.1e}")
+            table.setItem(row, 0, left(cell(short_parameter_name(name), name)))
+            analytic, numeric = float(check.analytic[i]), float(check.numeric[i])
+            table.setItem(row, 1, cell(fmt(analytic), number=analytic))
+            table.setItem(row, 2, cell(fmt(numeric), number=numeric))
+            error = cell(f"{check.relative_error[i]:.1e}",
+                         number=float(check.relative_error[i]))
             if i == check.worst:
                 error.setBackground(WORST_OK if passed else RED)
                 bold(error)
             table.setItem(row, 3, error)
         if check.worst >= 0:
             table.scrollToTop()
-            where = short_name(check.names[check.worst])
+            where = short_parameter_name(check.names[check.worst])
             verdict = (f"passes (below {TOLERANCE_TEXT})" if passed else
                        f"FAILS (above {TOLERANCE_TEXT})")
             self.summary.setText(
