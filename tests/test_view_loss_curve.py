@@ -318,3 +318,13 @@ def test_the_steps_that_skipped_zero_grad_are_marked_from_the_step_it_began(  # 
     after_snapshot(controller, controller.rewind, 10)  # forward again: back as it was
     assert marker.shown == [(4, 8)]
     assert marker.bands[0].getRegion() == (3.5, 8.5)
+
+
+def test_during_a_fast_run_the_readout_is_paced_and_ends_on_the_last_step(  # type: ignore[no-untyped-def]
+        qtbot, controller, view) -> None:
+    controller.set_speed(None)
+    controller.run(40)
+    qtbot.waitUntil(lambda: not controller.running and controller.snapshot.step == 40,
+                    timeout=60000)
+    assert "<b>Step 40 (latest)</b>" in view.readout.text()
+    assert f"train loss {controller.snapshot.history[-1].loss:.4g}" in view.readout.text()

@@ -193,6 +193,15 @@ class FramePacer(QObject):
         speed = self.controller.speed
         return self.controller.running and (speed is None or speed * interval > 1)
 
+    def paces(self, rate: Rate) -> bool:
+        """Views of tier `rate` are handed fewer snapshots than the frames show now (a
+        Run goes faster than the tier)."""
+        if rate is Rate.EVERY_FRAME:
+            return False
+        if rate is Rate.ON_DEMAND:
+            return bool(self.controller.running)
+        return self._fast(_INTERVAL_S[rate])
+
     def _hand(self, sub: _Subscriber, snapshot: Snapshot) -> bool:
         callback = sub.callback()
         if callback is None or not shiboken6.isValid(callback.__self__):

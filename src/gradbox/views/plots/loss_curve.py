@@ -26,6 +26,7 @@ from gradbox.training.history import History
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
+from gradbox.views.frame_pacer import Rate
 from gradbox.views.label_holder import LabelHolder
 from gradbox.views.plots.pinned_overlay import PinnedOverlay
 from gradbox.views.plots.plotting import (
@@ -222,6 +223,7 @@ class LossCurveView(QWidget):
         self.graphics.installEventFilter(self)
         self._penalty = ""
         controller.snapshot_changed.connect(self._on_snapshot)
+        controller.pacer.subscribe(self._on_readout_turn, Rate.TEN_HZ)
         self._on_snapshot(controller.snapshot)
 
     # --- data ---------------------------------------------------------------------------------
@@ -411,8 +413,12 @@ class LossCurveView(QWidget):
             self.loss_plot.setXRange(0, 10, padding=0)
             self.loss_plot.setYRange(0, 1, padding=0)
             self.empty_text.setPos(5, 0.5)
-        # A rewind may have cut off the hovered step: clamp it (hides it when empty).
-        self.show_step(self._hover_step)
+        # A rewind may have cut off the hovered step: clamp it (hides it when empty). The
+        # readout's words, while a fast Run goes on, ten times a second (its own tier):
+        # read at sixty a second they were a blur, and cost a rich-text layout and a
+        # repaint pass a frame.
+        self.show_step(self._hover_step,
+                       readout=not self.controller.pacer.paces(Rate.TEN_HZ))
 
     @staticmethod
     def _floor_zeros(columns: dict[str, np.ndarray], names: tuple[str, ...]) -> None:
@@ -472,7 +478,7 @@ class LossCurveView(QWidget):
             self._reserve_readout_lines()  # teacher mode: lines of the new size
         return super().eventFilter(watched, event)
 
-    def show_step(self, step: int | None) -> None:
+    def show_step(self, step: int | None, readout: bool = True) -> None:
         """Put the crosshair and the readout on `step`, or None: latest. The step is clamped
         to the run, or to the pinned run where that goes further (its values still show)."""
         reach = max(len(self._records), self.pinned.last_step())
@@ -484,7 +490,11 @@ class LossCurveView(QWidget):
             line.setVisible(self._hover_step is not None)
             if self._hover_step is not None:
                 line.setValue(self._hover_step)
-        self._update_readout()
+        if readout:
+            self._update_readout()
+
+    def _on_readout_turn(self, _snapshot: Snapshot) -> None:
+        self._update_readout()  # (the frame has taken in the snapshot's steps)
 
     def _update_readout(self) -> None:
         n = len(self._records)
