@@ -117,6 +117,32 @@ def test_cancel_at_start_keeps_the_fresh_run_and_the_kept_file(  # type: ignore[
     assert path.read_bytes() == kept_bytes
 
 
+def test_cancel_while_the_crash_copy_is_read_sets_it_aside_and_says_where(  # type: ignore[no-untyped-def]
+        qtbot, start, tmp_path, monkeypatch) -> None:
+    """Cancel is not a No to a question never seen: the copy is kept under another name
+    (so no clean quit throws it away), and the window says where."""
+    path, _, crashed = where("crash", tmp_path)
+    saved_run(path)
+    copy = path.read_bytes()
+    held = Held(monkeypatch)
+    monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
+    win = start()
+    win.files.open_at_start(None, crashed)
+    task = win.files.reading[0]
+    qtbot.waitUntil(lambda: task.dialog.isVisible(), timeout=5000)
+    assert task.dialog.labelText() == "Reading the autosaved session…"
+    cancel = next(b for b in task.dialog.findChildren(QPushButton) if b.text() == "Cancel")
+    qtbot.mouseClick(cancel, Qt.LeftButton)
+    held.release.set()
+    qtbot.waitUntil(lambda: not win.files.reading, timeout=10_000)
+    aside = path.with_name("autosave.not-restored.gradbox")
+    assert not path.exists() and aside.read_bytes() == copy
+    assert win.messages.text().startswith(f"The autosaved session was not restored; it is "
+                                          f"kept as {aside}")
+    assert win.controller.snapshot.config.hidden == (8, 8)
+    assert win.autosaver is not None and win.autosaver.enabled
+
+
 @pytest.mark.parametrize("which", ["kept", "crash"])
 def test_a_quit_while_a_start_up_file_is_read_leaves_it_for_the_next_start(  # type: ignore[no-untyped-def]
         qtbot, start, tmp_path, monkeypatch, which: str) -> None:

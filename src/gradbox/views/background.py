@@ -34,13 +34,14 @@ class BackgroundTask(QObject):
         super().__init__(parent)
         self._done = done
         self.cancelled = False
+        self.cancel_pressed = False  # by the person, in the dialog (not by the window closing)
         self.dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
         self.dialog.setWindowTitle("gradbox")
         self.dialog.setWindowModality(Qt.WindowModal)
         self.dialog.setMinimumDuration(PROGRESS_AFTER_MS)
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
-        self.dialog.canceled.connect(self.cancel)
+        self.dialog.canceled.connect(self._on_cancel_pressed)
         self.dialog.setValue(0)  # starts the minimum-duration clock
         self._answered.connect(self._on_answer, Qt.QueuedConnection)
         self._progressed.connect(self._on_progress, Qt.QueuedConnection)
@@ -68,13 +69,18 @@ class BackgroundTask(QObject):
             self.dialog.setValue(int(fraction * 1000))
 
     @Slot()
+    def _on_cancel_pressed(self) -> None:
+        self.cancel_pressed = True
+        self.cancel()
+
+    @Slot()
     def cancel(self) -> None:
         """Drop the result; the work stops at its next progress report, if any."""
         self.cancelled = True
         self._close_dialog()
 
     def _close_dialog(self) -> None:
-        self.dialog.canceled.disconnect(self.cancel)
+        self.dialog.canceled.disconnect(self._on_cancel_pressed)
         self.dialog.close()
         self.dialog.deleteLater()
 

@@ -186,10 +186,11 @@ def crash_copy(path: Path | None = None) -> Path | None:
     return None
 
 
-def set_aside(path: Path) -> Path | None:
-    """Move an unreadable crash copy out of the way (a rename needs no free space), so it
-    is not offered at every launch but is not thrown away either."""
-    aside = path.with_name(path.name.replace(".gradbox", ".unreadable.gradbox"))
+def set_aside(path: Path, why: str = "unreadable") -> Path | None:
+    """Move a crash copy that is not restored (unreadable, or its reading cancelled) out
+    of the way (a rename needs no free space), so it is not offered at every launch but
+    is not thrown away either: autosave.gradbox -> autosave.<why>.gradbox."""
+    aside = path.with_name(path.name.replace(".gradbox", f".{why}.gradbox"))
     try:
         path.replace(aside)
     except OSError as error:

@@ -280,12 +280,19 @@ class SessionFiles(QObject):
         restored: list[bool] = []
 
         def finished() -> None:
+            if task.cancel_pressed:  # not restored, and not thrown away at the next quit
+                aside = set_aside(path, "not-restored")
+                if aside is not None:
+                    self.window.messages.show_message(
+                        f"The autosaved session was not restored; it is kept as {aside} "
+                        "(File → Open session… opens it)")
             self.offering_restore = False
             if autosaver is not None and not self.window.is_ending():
                 autosaver.enabled = True
             if answered is not None:
                 answered(bool(restored))
-        self.read("Reading the autosaved session…", work, done).finished.connect(finished)
+        task = self.read("Reading the autosaved session…", work, done)
+        task.finished.connect(finished)
 
     def ask_restore(self, text: str) -> bool:
         """The question that offers the crash copy (tests replace it)."""
