@@ -97,44 +97,41 @@ def test_a_slow_start_up_load_leaves_the_window_answering_and_lands_after(  # ty
             "Picked up where you left off: untitled, 4 steps"), timeout=5000)
 
 
-def test_cancel_at_start_keeps_the_fresh_run_and_the_kept_file(  # type: ignore[no-untyped-def]
-        qtbot, start, tmp_path, monkeypatch) -> None:
-    path, _, _ = where("kept", tmp_path)
+def cancel_at_start(qtbot, start, tmp_path, monkeypatch, which: str,  # type: ignore[no-untyped-def]
+                    label: str):
+    """Start with a `which` file to read, held; press Cancel in the progress dialog
+    (checking it says `label`), then let the reader go. (window, file, its bytes)."""
+    path, named, crashed = where(which, tmp_path)
     saved_run(path)
-    kept_bytes = path.read_bytes()
+    before = path.read_bytes()
     held = Held(monkeypatch)
     monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
     win = start()
-    win.files.open_at_start(None, None)
+    win.files.open_at_start(named, crashed)
     task = win.files.reading[0]
     qtbot.waitUntil(lambda: task.dialog.isVisible(), timeout=5000)
-    assert task.dialog.labelText() == "Reopening the last session…"
+    assert task.dialog.labelText() == label
     cancel = next(b for b in task.dialog.findChildren(QPushButton) if b.text() == "Cancel")
     qtbot.mouseClick(cancel, Qt.LeftButton)
     held.release.set()
     qtbot.waitUntil(lambda: not win.files.reading, timeout=10_000)
+    return win, path, before
+
+
+def test_cancel_at_start_keeps_the_fresh_run_and_the_kept_file(  # type: ignore[no-untyped-def]
+        qtbot, start, tmp_path, monkeypatch) -> None:
+    win, path, before = cancel_at_start(qtbot, start, tmp_path, monkeypatch, "kept",
+                                        "Reopening the last session…")
     assert win.controller.snapshot.config.hidden == (8, 8) and win.controller.snapshot.step == 0
-    assert path.read_bytes() == kept_bytes
+    assert path.read_bytes() == before
 
 
 def test_cancel_while_the_crash_copy_is_read_sets_it_aside_and_says_where(  # type: ignore[no-untyped-def]
         qtbot, start, tmp_path, monkeypatch) -> None:
     """Cancel is not a No to a question never seen: the copy is kept under another name
     (so no clean quit throws it away), and the window says where."""
-    path, _, crashed = where("crash", tmp_path)
-    saved_run(path)
-    copy = path.read_bytes()
-    held = Held(monkeypatch)
-    monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
-    win = start()
-    win.files.open_at_start(None, crashed)
-    task = win.files.reading[0]
-    qtbot.waitUntil(lambda: task.dialog.isVisible(), timeout=5000)
-    assert task.dialog.labelText() == "Reading the autosaved session…"
-    cancel = next(b for b in task.dialog.findChildren(QPushButton) if b.text() == "Cancel")
-    qtbot.mouseClick(cancel, Qt.LeftButton)
-    held.release.set()
-    qtbot.waitUntil(lambda: not win.files.reading, timeout=10_000)
+    win, path, copy = cancel_at_start(qtbot, start, tmp_path, monkeypatch, "crash",
+                                      "Reading the autosaved session…")
     aside = path.with_name("autosave.not-restored.gradbox")
     assert not path.exists() and aside.read_bytes() == copy
     assert win.messages.text().startswith(f"The autosaved session was not restored; it is "
