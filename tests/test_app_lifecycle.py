@@ -21,14 +21,15 @@ from gradbox.views.window.main_window import MainWindow
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-def launch(home: Path, wait_for: str = "") -> tuple[subprocess.Popen[str], Path]:
-    """gradbox in a subprocess with its own home; returns it once its window is up (and
-    it has logged `wait_for`), with the autosave path it uses."""
+def launch(home: Path, wait_for: str = "", args: tuple[str, ...] = ()
+           ) -> tuple[subprocess.Popen[str], Path]:
+    """`gradbox ARGS` in a subprocess with its own home; returns it once its window is up
+    (and it has logged `wait_for`), with the autosave path it uses."""
     env = dict(os.environ, HOME=str(home), XDG_DATA_HOME=str(home / "data"),
                XDG_CONFIG_HOME=str(home / "config"), QT_QPA_PLATFORM="offscreen",
                PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
                GRADBOX_NO_DIALOGS="1")
-    process = subprocess.Popen([sys.executable, "-m", "gradbox"], env=env, text=True,
+    process = subprocess.Popen([sys.executable, "-m", "gradbox", *args], env=env, text=True,
                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     assert process.stderr is not None
     lines, autosave = [], None
@@ -72,6 +73,19 @@ def test_an_unreadable_crash_copy_is_a_message_and_the_app_starts(tmp_path: Path
     assert process.returncode == 0, rest
     assert not autosave.exists()
     assert any("unreadable" in p.name for p in autosave.parent.iterdir())
+
+
+def test_a_named_file_that_cannot_be_read_is_said_and_the_app_runs_on(tmp_path: Path) -> None:
+    """`gradbox FILE`: the window is up first, the file is read after it (off the UI
+    thread); one that cannot be read is said in the window, and the app goes on."""
+    bad = tmp_path / "bad.gradbox"
+    bad.write_text("{ not a session")
+    process, _ = launch(tmp_path, "Could not open the session: bad.gradbox could not be "
+                        "opened", args=(str(bad),))
+    process.send_signal(signal.SIGTERM)
+    rest = finish(process)
+    assert process.returncode == 0, rest
+    assert "Traceback" not in rest
 
 
 @pytest.fixture
