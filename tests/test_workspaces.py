@@ -74,3 +74,31 @@ def test_the_workspace_shortcuts_are_in_the_view_menu(open_window) -> None:  # t
     assert texts == {"Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+4"}
     view_actions = [a.text() for a in win.menus["&View"].actions()]
     assert "&Workspace" in view_actions
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768)])
+def test_the_lesson_workspace_shows_what_each_step_names(qtbot, open_window, width: int,  # type: ignore[no-untyped-def]
+                                                         height: int) -> None:
+    from gradbox.teaching.lessons import LESSONS
+    from qt_waits import settle
+    from test_teacher_presentation import problems
+
+    win = open_window((width, height))
+    qtbot.waitUntil(lambda: win.size().toTuple() == (width, height), timeout=3000)
+    font = win.font().pointSizeF()
+    win.workspaces.switch("lesson")
+    settle()
+    found = []
+    for lesson in LESSONS:
+        win.lessons.apply(lesson)
+        for k in range(len(lesson.steps)):
+            win.lessons.go_to_step(k)
+            settle()
+            assert win.size().toTuple() == (width, height)
+            assert win.font().pointSizeF() == font  # no presentation scaling
+            assert not win.presentation.active
+            found += [f"{lesson.key} step {k + 1}: {p}"
+                      for p in problems(win, (*lesson.steps[k].panels, "lesson_next"))]
+            found += [f"{lesson.key} step {k + 1}: {g.what} too small"
+                      for g in win.room.shown_too_small()]
+    assert not found, "\n".join(found)

@@ -106,7 +106,22 @@ class Presentation:
             # once more after them.
             self._give_back_later(before, passes=3)
 
+    def arrange(self, needed: Sequence[str]) -> None:
+        """The step's layout at the window's own font, every control left in place: the
+        Lesson workspace follows a lesson's steps with it (see Workspaces.follow_step)."""
+        if self.active:
+            return
+        self.needed = tuple(needed)
+        try:
+            self._arrange()
+        finally:
+            self.needed = ()
+
     # --- the step's layout ---------------------------------------------------------------
+    def _size(self) -> QSize:
+        """The window's size to lay out for: the one it had before teacher mode."""
+        return self.before.size if self.before is not None else QSize(self.window.size())
+
     def _arrange(self) -> None:
         w = self.window
         tabs = w.tabs
@@ -141,8 +156,7 @@ class Presentation:
         stack in the left column and the loop (wide code) runs under the main view. (With
         the loss curve along the bottom too, at 1024 x 700 the boundary was 100 px high.)"""
         w = self.window
-        assert self.before is not None
-        width, height = self.before.size.width(), self.before.size.height()
+        width, height = self._size().width(), self._size().height()
         loop = w.docks["Training loop"]
         side = [d for d in docks if d is not loop]
         for k, dock in enumerate(side):
@@ -170,8 +184,7 @@ class Presentation:
         """No main view: the step's panels one above the other, the window's width
         beside the lesson (at 1024 x 700 three side by side left the loop 117 px wide)."""
         w = self.window
-        assert self.before is not None
-        width = self.before.size.width()
+        width = self._size().width()
         for k, dock in enumerate(docks):
             if k == 0:
                 w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)

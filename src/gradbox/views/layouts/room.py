@@ -67,6 +67,14 @@ class Room:
         """The overlays on show: views the layout leaves too small (for tests and walks)."""
         return [g for g in self.window.findChildren(TooSmall) if g.isVisible()]
 
+    def grow_docks(self) -> None:
+        """Each dock whose view is under its readable size grows to it, taking from its
+        neighbours and putting nothing away (a workspace's new arrangement settles)."""
+        for overlay in self.shown_too_small():
+            own = _dock_of(overlay.view)
+            if own is not None and not own.isFloating():
+                self._grow(overlay.view, own, passes=4)
+
     def give(self, view: QWidget) -> None:
         """Put away the panels beside `view` (the lesson stays), and give a view in a
         dock the window's height or width."""

@@ -10,6 +10,7 @@ version of the window is ignored), and Reset layout brings back the designed one
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,10 +19,14 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from gradbox.teaching import lessons as names
+from gradbox.views.panels.lesson_panel import REGIONS, presented
 
 if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
 
+# The regions that are docks: a step naming one shows that dock, not a main view.
+_DOCK_REGIONS = frozenset({names.DESIGNER, names.PARAMETERS, names.LOSS_CURVE,
+                           names.TRAINING_LOOP})
 WORKSPACE_VERSION = 1  # of the arrangements saved per workspace
 LESSON_SHARE = 0.34  # of the width, for the lesson's text in the Lesson workspace
 
@@ -108,6 +113,40 @@ class Workspaces:
             self._design(space)
         else:
             self._show_tab(space)
+        self._follow_lesson(space)
+
+    def follow_step(self, regions: Sequence[str]) -> None:
+        """In the Lesson workspace, show what the lesson's step names -- as teacher mode
+        does, at the window's own font and with every control left in place: its main
+        view comes to the front, its panels show beside the lesson, the others close
+        (the View menu brings any back). A step naming no panel changes nothing."""
+        w = self.window
+        if self.current is None or self.current.key != "lesson" or w.presentation.active:
+            return
+        named = [r for r in regions if r in REGIONS]
+        if not named:
+            return
+        for title, dock in w.docks.items():
+            wanted = title == "Lessons" or dock.objectName() in named
+            if dock.isVisible() != wanted and not dock.isFloating():
+                dock.setVisible(wanted)
+        page = next((p for p in (w.tabs.widget(i) for i in range(w.tabs.count()))
+                     if p.objectName() in named
+                     or any(p.findChildren(QWidget, r) for r in named
+                            if r not in _DOCK_REGIONS)), None)
+        self.switching = True  # the tab puts no panel away: the step decides
+        try:
+            if page is not None and page is not w.tabs.currentWidget():
+                w.tabs.setCurrentWidget(page)
+            # placed as teacher mode places them: the step's panels in a column beside
+            # the main view, the loop under it (the loss curve, parameters and lesson in
+            # one right-hand column left the parameters 35 px at 1024 x 700)
+            w.presentation.arrange(named)
+        finally:
+            self.switching = False
+        # A panel shown where it had little room (the parameters under the loss curve,
+        # 35 px high at 1024 x 700) grows to its readable size once laid out.
+        QTimer.singleShot(0, w.room.grow_docks)
 
     def reset(self) -> None:
         """The designed arrangement of the workspace on show (Train if none is)."""
@@ -149,6 +188,15 @@ class Workspaces:
             finally:
                 self.switching = False
 
+    def _follow_lesson(self, space: Workspace) -> bool:
+        """The Lesson workspace with a lesson on: its current step decides what shows.
+        True if it did (the workspace's own tab then stays behind)."""
+        lesson = self.window.lessons.lesson
+        if space.key != "lesson" or lesson is None or self.current is not space:
+            return False
+        self.follow_step(presented(lesson, self.window.lessons.step))
+        return True
+
     def _design(self, space: Workspace) -> None:
         w = self.window
         if self._designed is not None:
@@ -170,4 +218,5 @@ class Workspaces:
                           Qt.Orientation.Horizontal)
         else:
             w.dock_room.fit()
-        QTimer.singleShot(0, lambda: self._show_tab(space))
+        QTimer.singleShot(0, lambda: self._show_tab(space) if not self._follow_lesson(space)
+                          else None)

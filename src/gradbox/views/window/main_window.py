@@ -31,7 +31,7 @@ from gradbox.views.layouts.presentation import Presentation
 from gradbox.views.layouts.room import Room
 from gradbox.views.layouts.workspaces import Workspaces
 from gradbox.views.panels.designer import DesignerPanel
-from gradbox.views.panels.lesson_panel import LessonPanel
+from gradbox.views.panels.lesson_panel import LessonPanel, presented
 from gradbox.views.panels.parameters import ParametersView
 from gradbox.views.panels.playground import PlaygroundPanel
 from gradbox.views.panels.training_loop import TrainingLoopPanel
@@ -334,8 +334,11 @@ class MainWindow(QMainWindow):
 
     @Slot(int)
     def _on_lesson_step(self, step: int) -> None:
-        """The loop's line a step quotes comes into view ("beside optimizer.step()")."""
+        """The Lesson workspace shows what the step names; the loop's line a step quotes
+        comes into view ("beside optimizer.step()")."""
         lesson = self.lessons.lesson
+        if lesson is not None:
+            self.workspaces.follow_step(presented(lesson, step))
         if lesson is not None and lesson.steps[step].loop_line:
             line = lesson.steps[step].loop_line
             self.training_loop.show_line(line)
