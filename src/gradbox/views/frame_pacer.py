@@ -176,11 +176,12 @@ class FramePacer(QObject):
             self._hand_out(snapshot)
         finally:
             self._drawing = False
-        # While running, the next frame waits until the UI thread has been idle at least
-        # as long as it worked, so clicks, timers and the other core's training get half
-        # of it however heavy the views are.
-        # (Never less often than SLOWEST_FRAME_S: the work counted may be a dialog's.)
-        period = (min(max(FRAME_MS / 1000, 2 * worked), SLOWEST_FRAME_S)
+        # While running, the next frame waits until the UI thread has been idle a frame,
+        # and at least as long as it worked since the last frame began (that frame's
+        # handlers and repaint, and anything else), so clicks, timers and training get
+        # their share however heavy the views are. (At most SLOWEST_FRAME_S: the work
+        # counted may have been a dialog's.)
+        period = (min(worked + max(FRAME_MS / 1000, worked), SLOWEST_FRAME_S)
                   if controller.running else FRAME_MS / 1000)
         self._next_frame = max(start + period, time.perf_counter())
         controller.frame_drawn()
