@@ -4,6 +4,8 @@ nothing behind."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import threading
 from pathlib import Path
 
@@ -150,25 +152,44 @@ def test_the_dialog_records_in_the_background_while_the_window_trains(
     dialog.presets.setCurrentIndex(dialog.presets.findText("640 × 400"))
     dialog.kind.setCurrentIndex(dialog.kind.findData("mp4"))
     assert dialog.summary.text() == "41 frames, 4.1 s"
-    threads: list[str] = []
+    here: list[str] = []
     original = animation.write_animation
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        threads.append(threading.current_thread().name)
+        here.append(threading.current_thread().name)
         return original(*args, **kwargs)
     animation.write_animation = spy  # type: ignore[assignment]
     try:
         dialog.start(tmp_path / "run.mp4")
         assert dialog.running and not dialog.export_button.isEnabled()
-        # The window answers while the frames are made: a step goes through.
+        # The replay, drawing and encoding run in a process of their own...
+        qtbot.waitUntil(lambda: bool(exporters()), timeout=30000)
+        assert all(p.pid != os.getpid() for p in exporters())
+        # ...and the window answers meanwhile: a step goes through.
         with qtbot.waitSignal(window.controller.snapshot_changed, timeout=10000):
             window.controller.step()
         qtbot.waitUntil(lambda: not dialog.running, timeout=120000)
     finally:
         animation.write_animation = original  # type: ignore[assignment]
-    assert threads == ["gradbox-export"]
+    assert here == [], "nothing was encoded in the window's process"
     assert dialog.last_result.startswith("Saved run.mp4: 41 frames (steps 0–40), 640 × 400")
     assert len(mp4_frames(tmp_path / "run.mp4")) == 41
+    assert exporters() == [], "the export's process has ended"
+
+
+def exporters() -> list[multiprocessing.Process]:
+    return [p for p in multiprocessing.active_children() if p.name == "gradbox-export"]
+
+
+def test_a_run_shorter_than_asked_is_said_and_writes_nothing(qtbot, window: MainWindow,
+                                                             tmp_path: Path) -> None:
+    said: list[tuple[Path | None, str]] = []
+    window.class_exports.record(tmp_path / "run.gif", "gif", 0, 45, 1, (160, 100), 10,
+                                lambda _d, _t: None, lambda *a: said.append(a))
+    qtbot.waitUntil(lambda: bool(said), timeout=60000)
+    assert said == [(None, "The run has 40 steps now, not 45")]
+    assert list(tmp_path.iterdir()) == []
+    assert window.error_box is None or not window.error_box.isVisible()
 
 
 def test_cancel_in_the_dialog_leaves_nothing(qtbot, window: MainWindow, tmp_path: Path) -> None:
@@ -182,6 +203,7 @@ def test_cancel_in_the_dialog_leaves_nothing(qtbot, window: MainWindow, tmp_path
     qtbot.waitUntil(lambda: not dialog.running, timeout=60000)
     assert dialog.last_result == "Cancelled: nothing was written"
     assert list(tmp_path.iterdir()) == []
+    assert exporters() == [], "the export's process has ended"
     assert dialog.cancel_button.text() == "Close"
 
 

@@ -266,6 +266,14 @@ class LazyAnswer:
                 self._segment = None  # (the mapping goes with the last view of it)
             return self._value
 
+    def pickled(self) -> np.ndarray:
+        """The answer still pickled: its bytes in shared memory, to hand on to another
+        process (an animation export) without unpickling it here. Before `load()` only."""
+        with self._lock:
+            if self._segment is None:
+                raise RuntimeError("the answer was read already")
+            return self._segment.view(0, (self.nbytes,), np.uint8)
+
 
 # --- the window's side -------------------------------------------------------------------
 class _Publication:

@@ -5,21 +5,25 @@ the window stays usable. The heat map is the decision boundary view's own: the s
 colours (`heatmap_colours`: hue the predicted class, tint the confidence; a regression's
 predicted number) over the same padded frame around the data. A `FrameLayout` is fixed
 for a whole recording (the plane's extent, the loss axis), so nothing jumps between
-frames; `render_frame(snapshot, layout)` is a pure function of the two.
+frames; `render_frame(snapshot, layout)` is a pure function of the two. `recording` is
+what the export's own process draws (gradbox.files.animation.ExportProcess).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from gradbox.files.animation import snapshots_at
 from gradbox.formatting import fmt
 from gradbox.training.history import History
 from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import TrainingState
 from gradbox.views.palette import CLASS_COLOURS, TEST, TRAIN, rgb
 from gradbox.views.plots.boundary import (
     PADDING,
@@ -93,6 +97,15 @@ def _boxes(layout: FrameLayout) -> tuple[int, tuple[int, int, int, int],
     boundary = (margin, title, margin + side, title + side)
     loss = (boundary[2] + 3 * margin, title, w - margin, title + body - margin)
     return title, boundary, loss
+
+
+def recording(state: TrainingState, steps: Sequence[int], width: int, height: int,
+              ) -> Iterator[np.ndarray]:
+    """The frames of `state` at `steps` (replayed, exact), `width` x `height`; the loss
+    axis runs to the last of `steps`."""
+    layout = FrameLayout.for_run(width, height, np.asarray(state.dataset.points),
+                                 state.history, steps[-1])
+    return (render_frame(s, layout) for s in snapshots_at(state, steps))
 
 
 def render_frame(snapshot: Snapshot, layout: FrameLayout) -> np.ndarray:

@@ -1,10 +1,14 @@
 """Taking a run to class: File → Export → Animation… and Notebook…, File → Open lesson….
 
-Both take the run's immutable state from the training thread and do the slow part --
-replaying, drawing, encoding, writing -- on a background thread of their own (`Job`), so
-the window stays usable and the UI thread never touches the disk. The animation dialog
-shows its progress and can be cancelled; a cancelled or failed export leaves no file
-(gradbox.files.animation writes to a temporary name and renames it when complete).
+Both take the run's immutable state from the training process and do the slow part off
+the UI thread, so the window stays usable and the UI thread never touches the disk: the
+notebook on a background thread (`Job`); the animation in a process of its own
+(gradbox.files.animation.ExportProcess), which a `Job` thread only waits on and relays
+progress from -- replaying, drawing and encoding hold the interpreter lock for hundreds of
+milliseconds at a time, which a thread here would make the window wait for. The run is
+handed on still pickled, never read in this process. The animation dialog shows its
+progress and can be cancelled; a cancelled or failed export leaves no file (the export
+writes to a temporary name and renames it when complete).
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
@@ -34,10 +38,11 @@ from PySide6.QtWidgets import (
 from gradbox.files import animation
 from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
+from gradbox.runner.wire import LazyAnswer
 from gradbox.teaching.lesson_files import LessonFileError, false_claims, load_lesson
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
-from gradbox.views.plots.animation_frames import FrameLayout, render_frame
+from gradbox.views.plots.animation_frames import recording
 from gradbox.views.window.files.autosave import failure_reason
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 
@@ -239,27 +244,27 @@ class ClassExports(QObject):
         """Export an animation; returns what cancels it. `done(path or None, message)`."""
         width, height = animation.even_size(*size)
         steps = animation.frame_steps(first, last, every)
+        draw = partial(recording, width=width, height=height)
         cancel: list[Callable[[], None]] = []
         cancelled_early = threading.Event()
 
-        def taken(state: TrainingState) -> None:
+        def taken(answer: LazyAnswer) -> None:
             if cancelled_early.is_set():
                 done(None, "Cancelled: nothing was written")
                 return
-            if last > state.step:
-                done(None, f"The run has {counted(state.step, 'step')} now, not {last}")
-                return
-            layout = FrameLayout.for_run(width, height, np.asarray(state.dataset.points),
-                                         state.history, last)
 
             def work(report: Callable[[int, int], None], stop: Callable[[], bool]) -> Path:
-                frames = (render_frame(s, layout) for s in animation.snapshots_at(state, steps))
-                return animation.write_animation(frames, len(steps), path, kind, fps,
-                                                 report, stop)
+                # The run goes on still pickled: this process never reads it, the
+                # export's own process replays, draws and encodes it.
+                export = animation.ExportProcess(answer.pickled(), draw, steps, path, kind,
+                                                 fps)
+                return export.wait(report, stop)
 
             def finished(_written: object, error: BaseException | None) -> None:
                 if isinstance(error, animation.ExportCancelledError):
                     done(None, "Cancelled: nothing was written")
+                elif isinstance(error, animation.RunTooShortError):
+                    done(None, str(error))
                 elif error is not None:
                     text = f"{path.name} was not written: {failure_reason(error)}"
                     self.window.show_error("Could not export the animation", text)
@@ -275,7 +280,7 @@ class ClassExports(QObject):
             if cancelled_early.is_set():
                 job.cancel()
 
-        self.window.controller.ask("whole_run", callback=lambda run: taken(run[0]))
+        self.window.controller.ask_lazily("whole_run", callback=taken)
 
         def cancel_all() -> None:
             cancelled_early.set()
