@@ -256,3 +256,25 @@ def test_the_parameter_table_headers_are_whole_and_its_names_one_form(  # type: 
              for t in shown}
     assert len(kinds) == 1, sorted(set(shown))[:6]
     assert all(header.fontMetrics().horizontalAdvance(t) <= header.sectionSize(0) for t in shown)
+
+
+def _whole_in_view(view: GraphView) -> bool:
+    port = QRectF(view.viewport().rect())
+    return all(port.contains(view.mapFromScene(rect).boundingRect().toRectF())
+               for rect in view.operations.occupied())
+
+
+@pytest.mark.parametrize("teacher", [False, True])
+def test_the_playground_graph_is_whole_and_readable_at_1024x700(qtbot, open_window,  # type: ignore[no-untyped-def]
+                                                                 teacher: bool) -> None:
+    win = _window(qtbot, open_window, 1024, 700)
+    if teacher:  # "Look at the graph: a and b go into ×, the product and c go into +"
+        win.lessons.set_teacher_mode(True)
+        win.lessons.apply_key("chain-rule")
+    else:  # tanh(a*b + c): four columns of nodes
+        win.workspaces.switch("playground")
+    settle()
+    view = win.playground.graph
+    assert view.isVisible()
+    assert min(on_screen_points(view)) >= READABLE_PT - 1e-6
+    assert _whole_in_view(view)  # a and b were off the left edge (nodes 158 px wide)

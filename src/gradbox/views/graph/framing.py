@@ -204,10 +204,16 @@ class Framer:
             return  # whole, and its text readable: a small graph is best seen whole
         view.resetTransform()
         view.scale(readable, readable)
-        root = nodes[shown.root].pos()
         port = view.viewport().rect()
-        right = root.x() + ops_scene.style.node_w / 2 + 24 / readable
-        view.centerOn(QPointF(right - port.width() / 2 / readable, root.y()))
+        drawing = ops_scene.drawing_rect()
+        if drawing.width() * readable <= port.width() - 8 \
+                and drawing.height() * readable <= port.height() - 8:
+            # Whole at the readable zoom, only not with fit's margins: centred, whole.
+            view.centerOn(drawing.center())
+        else:
+            root = nodes[shown.root].pos()
+            right = root.x() + ops_scene.style.node_w / 2 + 24 / readable
+            view.centerOn(QPointF(right - port.width() / 2 / readable, root.y()))
         self.fitted["operation"] = True
         self._fold_key_if_covering()
 

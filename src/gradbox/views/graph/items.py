@@ -37,10 +37,13 @@ from gradbox.views.palette import NEGATIVE, POSITIVE, rgb
 # The size of a node's text at 100 % zoom: the smallest a graph opens with (at
 # 1024 x 700 its 7 pt names opened at zoom 0.52, 3.6 pt on screen; see Framer.reframe).
 NODE_PT = 9.0
-# Node size (op level), grown with its text from 132 x 44 at 7.5 pt; scene units between
-# node centres: the node and a fixed gap.
+# Node size (op level), grown with its text from 132 x 44 at 7.5 pt: NODE_W at most (a
+# graph of short titles has narrower nodes, see Style.node_width_for); scene units
+# between node centres: the node and a fixed gap.
 NODE_W, NODE_H = 158.0, 53.0
 DX, DY = NODE_W + 18.0, NODE_H + 12.0
+# The longest line of numbers a node writes (fmt's four digits, a sign, an exponent).
+WIDEST_NUMBER_LINE = "grad -8.888e-08"
 # Below this zoom, text is too small to read: draw boxes only.
 TEXT_LOD = 0.45
 # Below this, nodes are a few pixels: plain filled rectangles.
@@ -123,9 +126,7 @@ class Style:
 
     def __init__(self, scale: float = 1.0) -> None:
         self.scale = scale
-        self.node_w, self.node_h = NODE_W * scale, NODE_H * scale
-        self.dx, self.dy = self.node_w + DX - NODE_W, self.node_h + DY - NODE_H
-        self.rect = QRectF(-self.node_w / 2, -self.node_h / 2, self.node_w, self.node_h)
+        self.node_h = NODE_H * scale
         self.font = font(NODE_PT * scale)
         self.bold = font(NODE_PT * scale, bold=True)
         # parameter names are long ('layers.1.neurons.12.w.15'): regular weight
@@ -135,17 +136,10 @@ class Style:
         self.header_font = font(9.0 * scale, bold=True)
         self.legend_font = font(8.5 * scale)
         self.net_dy = NET_DY
-        # Everything paint() needs, made once. While training runs, every Qt value
-        # (QRectF, QColor, QPen...) made from Python waits for the training thread to
-        # hand over the GIL -- about 0.5 ms each -- so paint() makes none.
-        r, third = self.rect, self.node_h / 3
-        self.title_rect = r.adjusted(4, 1, -4, -2 * third)
-        self.value_rect = r.adjusted(4, third, -4, -third)
-        self.grad_rect = r.adjusted(4, 2 * third - 1, -4, -1)
-        self.fanout_rect = r.adjusted(-4, -4, 4, 4)
-        self.title_width = int(self.title_rect.width())
         self.bold_metrics = QFontMetricsF(self.bold)
         self.name_metrics = QFontMetricsF(self.name_font)
+        self.value_metrics = QFontMetricsF(self.font)
+        self.set_node_width(NODE_W * scale)
         self.badge_metrics = QFontMetricsF(self.badge_font)
         self.header_metrics = QFontMetricsF(self.header_font)
         self.square = QRectF(-UNIT_R, -UNIT_R, UNIT, UNIT)
@@ -159,6 +153,32 @@ class Style:
         self.lod = 1.0
         self.text_lod = TEXT_LOD
         self.text_pt = NODE_PT * scale  # a node's text at 100 % zoom, in points
+
+    def set_node_width(self, width: float) -> None:
+        """Nodes `width` scene units wide (the gap between columns stays). Everything
+        paint() needs is made here, once: while training runs, every Qt value (QRectF,
+        QColor, QPen...) made from Python waits for the training thread to hand over the
+        GIL -- about 0.5 ms each -- so paint() makes none."""
+        self.node_w = width
+        self.dx, self.dy = self.node_w + DX - NODE_W, self.node_h + DY - NODE_H
+        self.rect = QRectF(-self.node_w / 2, -self.node_h / 2, self.node_w, self.node_h)
+        r, third = self.rect, self.node_h / 3
+        self.title_rect = r.adjusted(4, 1, -4, -2 * third)
+        self.value_rect = r.adjusted(4, third, -4, -third)
+        self.grad_rect = r.adjusted(4, 2 * third - 1, -4, -1)
+        self.fanout_rect = r.adjusted(-4, -4, 4, 4)
+        self.title_width = int(self.title_rect.width())
+
+    def node_width_for(self, titles: list[tuple[str, bool]]) -> float:
+        """The node width a graph with these titles (text, is a parameter) needs: the
+        widest title or number line whole, at most NODE_W. A playground graph's short
+        titles ('a', 'tanh') made nodes of NODE_W wider than their text, and at 9 pt a
+        four-node chain no longer fitted a 1024 x 700 window."""
+        widest = self.value_metrics.horizontalAdvance(WIDEST_NUMBER_LINE)
+        for text, parameter in titles:
+            metrics = self.name_metrics if parameter else self.bold_metrics
+            widest = max(widest, metrics.horizontalAdvance(text))
+        return min(NODE_W * self.scale, widest + 12)
 
     def unit_rects(self, lod: float) -> tuple[QRectF, QRectF]:
         """A unit's title and value rects in screen-sized units at zoom `lod`, made once

@@ -256,6 +256,9 @@ class OperationScene(QGraphicsScene):
         # a Qt value, and while training runs each of those waits for the GIL (adding
         # the demo graph took 5 s that way).
         n = len(shown)
+        titles = [op_title(shown, i) for i in range(n)]
+        style.set_node_width(style.node_width_for(
+            [(t, bool(shown.names[i]) and not shown.children[i]) for i, t in enumerate(titles)]))
         xy = np.array([layout[i] for i in range(n)], dtype=np.float64).reshape(-1, 2)
         xy[:, 0] *= style.dx
         xy[:, 1] *= style.dy
@@ -272,7 +275,7 @@ class OperationScene(QGraphicsScene):
                 kind = OpNode.INPUT
             else:
                 kind = OpNode.CONST
-            item = OpNode(i, kind, op_title(shown, i), shown.is_fanout(i), style, numbers)
+            item = OpNode(i, kind, titles[i], shown.is_fanout(i), style, numbers)
             item.setPos(x, y)
             tip = shown.names[i] or shown.display_name(i)
             if kind == OpNode.GROUP:

@@ -141,6 +141,8 @@ class Presentation:
         graph = w.findChild(QWidget, names.PG_GRAPH)
         if graph is not None and graph.isHidden() and graph.parentWidget() is not None:
             put_away(graph.parentWidget())
+        w.playground.favour_graph(names.PG_GRAPH in self.needed
+                                  and names.PG_TABLE not in self.needed)
         lesson = w.docks["Lessons"]
         lesson.show()
         lesson.raise_()
@@ -237,6 +239,7 @@ class Presentation:
         if self.active and not now:  # teacher mode came back on before this call ran
             return
         w.centralWidget().setVisible(True)
+        w.playground.favour_graph(False)
         # Ended on a longer step than it began on: the step's box scrolls in the lesson
         # panel's old height rather than grow its dock (only the same lesson and step
         # came back exactly before).

@@ -275,14 +275,15 @@ class PlaygroundPanel(QWidget):
         right_box.addWidget(self.graph, 1)
         right_box.addWidget(self.details)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.extras)
         splitter.addWidget(right)
-        # Half each: the table's six columns need it as much as the graph.
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 1)
+        # Two fifths to the table, three to the graph: its six columns read at 400 px,
+        # and half left tanh(a*b + c)'s four columns of nodes cut off at 1024 x 700.
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
         splitter.setChildrenCollapsible(False)
-        splitter.setSizes([600, 600])
+        splitter.setSizes([480, 720])
 
         layout = _OwnHeightLayout(self)
         layout.addLayout(row1)
@@ -443,6 +444,14 @@ class PlaygroundPanel(QWidget):
         if self._pending_rows:
             self._pending_rows = {}
             self._fill_table()
+
+    def favour_graph(self, on: bool) -> None:
+        """Two thirds of the width to the graph (teacher mode, when a step points at the
+        graph and not the table: at 1024 x 700 half left a chain of four nodes cut off
+        beside a status box of two lines); three fifths again when off."""
+        total = sum(self.splitter.sizes()) or self.splitter.width()
+        share = 2 * total // 3 if on else 3 * total // 5
+        self.splitter.setSizes([total - share, share])
 
     def _show_graph(self) -> None:
         if self.graph.level() != "operation":
