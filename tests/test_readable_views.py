@@ -9,12 +9,13 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QStyleOptionViewItem
+from PySide6.QtWidgets import QLabel, QStyleOptionViewItem
 
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.graph.framing import READABLE_PT
 from gradbox.views.graph.items import OpNode
 from gradbox.views.graph.view import GraphView
+from gradbox.views.window.headline import FIGURES
 from gradbox.views.window.main_window import MainWindow
 from qt_waits import settle
 
@@ -278,3 +279,25 @@ def test_the_playground_graph_is_whole_and_readable_at_1024x700(qtbot, open_wind
     assert view.isVisible()
     assert min(on_screen_points(view)) >= READABLE_PT - 1e-6
     assert _whole_in_view(view)  # a and b were off the left edge (nodes 158 px wide)
+
+
+def test_what_the_teacher_walk_showed_cut_or_alone_is_whole_or_gone(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = _window(qtbot, open_window, 1024, 700)
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("vanishing-gradients")
+    win.lessons.go_to_step(3)  # beside the Designer: the main view 370 px wide
+    settle()
+    for key, caption in win.headline.captions.items():
+        if caption.isVisible():  # "Train accuracy" was cut to "Train accurac"
+            assert caption.fontMetrics().horizontalAdvance(caption.text()) <= caption.width(), key
+            full = dict((k, c) for k, c, _colour in FIGURES)[key]
+            assert caption.toolTip().startswith(full)  # the whole caption, however short
+    win.lessons.apply_key("micro-batches")  # the variant box is put away: its label too
+    settle()
+    variant = win.playground.variant
+    assert not variant.isVisible()
+    labels = [w for w in win.playground.findChildren(QLabel) if w.buddy() is variant]
+    assert labels and not any(label.isVisible() for label in labels)
+    win.lessons.set_teacher_mode(False)
+    settle()
+    assert all(label.isVisible() for label in labels) or not win.playground.isVisible()

@@ -113,6 +113,11 @@ def apply_teacher_mode(window: QWidget, needed: Iterable[str], on: bool,
             if action.isVisible():
                 action.setVisible(False)
                 action.setProperty(_HIDDEN, True)
+    # A label goes with the control it names ("Backward variant:" stood alone before).
+    for label in window.findChildren(QLabel):
+        buddy = label.buddy()
+        if buddy is not None and buddy.property(_HIDDEN) and _set_shown(label, False):
+            label.setProperty(_HIDDEN, True)
     # A widget with a style sheet of its own no longer inherits its parent's font (Qt's
     # style-sheet style sets it explicitly), so each is scaled by hand. Fonts are read
     # before any is changed: a child must not be scaled twice through its parent.

@@ -41,7 +41,8 @@ LAYOUT_MARGINS = 24  # the plots' layout's margins (9 + 9) and spacing (6), top 
 _BANDS = ((1, 5, 60), (2, 4, 110))  # (low, high) QUANTILES columns and the band's alpha
 _MEDIAN = QUANTILES.index(50)
 WIDEST_LABEL = "8.88·10⁻⁸⁸"  # three digits and a two-digit power: the longest gradient label
-EMPTY_TEXT = "Press Step (Space): each layer's gradient size appears here, step by step"
+# In short lines: on one, beside the Designer in teacher mode, it ran past both edges.
+EMPTY_TEXT = "Press Step (Space):\neach layer's gradient size\nappears here, step by step"
 
 
 def layer_colours(count: int) -> list[tuple[int, int, int]]:

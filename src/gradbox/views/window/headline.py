@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from gradbox.formatting import MISSING, number, percent
@@ -18,6 +18,10 @@ from gradbox.views.plots.plotting import TEST, TRAIN, penalty_text
 # (key, caption, colour): the curves' colours, so a number and its curve read as one.
 FIGURES = (("loss", "Train loss", TRAIN), ("test_loss", "Test loss", TEST),
            ("accuracy", "Train accuracy", TRAIN), ("test_accuracy", "Test accuracy", TEST))
+# The captions where the full ones do not fit (their tooltips say them whole): beside the
+# Designer in teacher mode at 1024 x 700 "Train accuracy" was cut to "Train accurac".
+SHORT = {"loss": "Train", "test_loss": "Test", "accuracy": "Train acc.",
+         "test_accuracy": "Test acc."}
 
 
 def figure_text(key: str, value: float, digits: int = 4) -> str:
@@ -59,8 +63,33 @@ class Headline(QWidget):
             layout.addWidget(LabelHolder(value), 1, column)  # (see views.label_holder)
             self.values[key], self.captions[key] = value, label
         layout.setColumnStretch(len(FIGURES), 1)
+        self._full = {key: caption for key, caption, _colour in FIGURES}
         controller.snapshot_changed.connect(self._on_snapshot)
         self._on_snapshot(controller.snapshot)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_captions()
+
+    def _fit_captions(self) -> None:
+        """The full captions where the row holds them, else the short ones (never a
+        caption cut off: the row's width is given, teacher mode does not grow it)."""
+        layout = self.layout()
+        margins = layout.contentsMargins()
+        shown = [key for key, _c, _colour in FIGURES if not self.captions[key].isHidden()]
+
+        def needed(texts: dict[str, str]) -> int:
+            return sum(max(self.values[k].minimumWidth(),
+                           self.captions[k].fontMetrics().horizontalAdvance(texts[k]))
+                       for k in shown) + layout.horizontalSpacing() * max(len(shown) - 1, 0)
+
+        room = self.width() - margins.left() - margins.right()
+        texts = self._full if needed(self._full) <= room else {**self._full, **{
+            k: (SHORT[k] + self._full[k][len("Train loss"):] if k == "loss" else SHORT[k])
+            for k in SHORT}}
+        for key in shown:
+            if self.captions[key].text() != texts[key]:
+                self.captions[key].setText(texts[key])
 
     def _fitting_text(self, key: str, value: float) -> str:
         """The figure with as many significant digits (4 down to 2) as its column surely
@@ -91,9 +120,10 @@ class Headline(QWidget):
                 tip += f" (includes the {penalty} penalty, which the test loss does not)"
             self.values[key].setToolTip(tip)
             self.captions[key].setToolTip(tip)
-        self.captions["loss"].setText("Train loss" + (f" (+{penalty})" if penalty else ""))
+        self._full["loss"] = "Train loss" + (f" (+{penalty})" if penalty else "")
         # A regression has no classes to get right: no accuracy, not a "–" that says
         # one is missing.
         for key in ("accuracy", "test_accuracy"):
             self.values[key].parentWidget().setVisible(not snapshot.config.is_regression)
             self.captions[key].setVisible(not snapshot.config.is_regression)
+        self._fit_captions()
