@@ -6,6 +6,8 @@ GIF, an MP4 and a folder of PNG frames through the dialog's own entry point
 drawn and encoded in the background). Meanwhile a 2 ms precise timer ticks on the UI
 thread; the gaps between its ticks are the stalls a person would feel.
 
+First it measures the window idle for --idle seconds: on a busy machine the window waits
+for a core now and then whatever the app does, and that is the floor to compare with.
 For each format it prints the longest stall (beyond the tick interval), the CPU time the UI
 thread and the whole window process used during it (little CPU: the UI thread waited --
 for the interpreter lock while other threads of the process ran, for a core when none
@@ -15,7 +17,7 @@ The event loop runs through a QEventLoop with timers (bench_app.spin), never
 QTest.qWait, which keeps the GIL on PySide6 6.11.
 
     python benchmarks/bench_animation.py [--steps 200] [--every 1] [--size 800x500]
-                                         [--only gif,mp4,png] [--repeats 1]
+                                         [--only gif,mp4,png] [--repeats 1] [--idle 10]
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ def main() -> None:
     parser.add_argument("--size", default="800x500")
     parser.add_argument("--only", default="gif,mp4,png")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--idle", type=float, default=10.0,
+                        help="seconds measured first with no export: the machine's noise")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -99,6 +103,17 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; W1 run of {args.steps} steps, every {args.every}, "
           f"{width}x{height}; load average {load()}")
     try:
+        if args.idle > 0:  # the machine's own noise: the same window, nothing exported
+            meter = CpuStallMeter(2)
+            before = load()
+            meter.start()
+            settle(app, int(args.idle * 1000))
+            meter.stop()
+            stall, when = meter.worst()
+            long, locked, worst_locked = meter.over(16.0)
+            print(f"  idle ({args.idle:.0f} s, no export): longest UI stall {stall:6.1f} ms   "
+                  f"p99 gap {meter.p99():5.1f} ms   gaps > 16 ms: {long}   load {before} -> "
+                  f"{load()}")
         for kind in args.only.split(",") * args.repeats:
             path = folder / {"gif": "run.gif", "mp4": "run.mp4", "png": "frames"}[kind]
             done: list[tuple[Path | None, str]] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from pathlib import Path
 
@@ -205,6 +206,25 @@ def test_cancel_in_the_dialog_leaves_nothing(qtbot, window: MainWindow, tmp_path
     assert list(tmp_path.iterdir()) == []
     assert exporters() == [], "the export's process has ended"
     assert dialog.cancel_button.text() == "Close"
+
+
+def test_an_export_process_killed_midway_is_said_and_leaves_nothing(
+        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    window.class_exports.show_animation_dialog()
+    dialog = window.class_exports.dialog
+    assert dialog is not None
+    dialog.kind.setCurrentIndex(dialog.kind.findData("gif"))
+    dialog.start(tmp_path / "run.gif")
+    qtbot.waitUntil(lambda: dialog.progress.value() >= 2, timeout=60000)
+    [export] = exporters()
+    os.kill(export.pid, signal.SIGKILL)  # as the system's out-of-memory killer would
+    qtbot.waitUntil(lambda: not dialog.running, timeout=60000)
+    assert dialog.last_result == ("run.gif was not written: the gradbox-export process ended "
+                                  "unexpectedly (on SIGKILL)")
+    assert window.error_box is not None and dialog.last_result in window.error_box.text()
+    assert list(tmp_path.iterdir()) == [], "its partial file was removed"
+    assert exporters() == []
+    assert window.controller.snapshot.step == 40, "the run on screen is untouched"
 
 
 def test_export_notebook_from_the_window(qtbot, window: MainWindow, tmp_path: Path) -> None:

@@ -12,12 +12,11 @@ renamed over it only once complete: a cancelled or failed export leaves no parti
 and an older file of that name survives. `cancelled()` is asked before each frame;
 `progress(done, total)` is told after each.
 
-The app runs it in a process of its own (`ExportProcess`): replaying, drawing and above
-all encoding hold Python's interpreter lock for long stretches (Pillow's GIF quantising
-held it up to 340 ms at a time, x264's flush 370 ms), and a thread of the window's
-process would make the window wait for them. The process gets the run still pickled and
-the steps; it sends back progress; Cancel (or the window going away) stops it between
-frames, and one that does not stop in time is killed and its partial file removed.
+The app runs `record` in a process of its own (gradbox.runner.worker): replaying, drawing
+and above all encoding hold Python's interpreter lock for long stretches (Pillow's GIF
+quantising held it up to 340 ms at a time), and a thread of the window's process would
+make the window wait for them. Cancel stops it between frames; a process killed in the
+middle leaves its temporary file, which `remove_partials` removes.
 
 Pure Python: numpy, Pillow, PyAV; no Qt.
 """
@@ -25,19 +24,13 @@ Pure Python: numpy, Pillow, PyAV; no Qt.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
-import pickle
 import secrets
 import shutil
-import signal
-import sys
-import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
-from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -197,124 +190,30 @@ def _chain(first: np.ndarray, rest: Iterator[np.ndarray]) -> Iterator[np.ndarray
     yield from rest
 
 
-# --- in a process of its own ------------------------------------------------------------
-# Forkserver where there is one (the training process's server: a fork of a small process
-# with no Qt and no threads), spawn elsewhere; never fork: the window has Qt's threads.
-START_METHOD = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                else "spawn")
-EXPORT_NICENESS = 10  # the export's process yields the cores to the window and the training
-STOP_PATIENCE_S = 2.0  # after Cancel, how long a frame may take before the process is killed
 Frames = Callable[[TrainingState, list[int]], Iterable[np.ndarray]]
 
 
-class ExportProcess:
-    """`write_animation` of `frames(state, steps)` in a child process.
-
-    `run` is the run pickled (a `TrainingState`, or a tuple that starts with one: the
-    training process's answer as it came); `frames` must be picklable (a module-level
-    function, or a functools.partial of one) and is called in the child. `wait()` relays
-    progress and returns the path written; it blocks without holding the interpreter
-    lock, so call it from a thread of the caller's. The child's end is always waited
-    for: no process and no partial file outlive `wait()`.
-    """
-
-    def __init__(self, run: bytes | memoryview | np.ndarray, frames: Frames,
-                 steps: Sequence[int], path: str | os.PathLike[str], kind: str,
-                 fps: float) -> None:
-        self.target = Path(path)
-        ctx = multiprocessing.get_context(START_METHOD)
-        self._conn, theirs = ctx.Pipe()
-        self._process = ctx.Process(
-            target=_export_main, name="gradbox-export", daemon=True,
-            args=(theirs, frames, list(steps), str(self.target), kind, fps))
-        self._process.start()
-        theirs.close()  # so the pipe ends when the child does
-        self.pid = self._process.pid
-        with contextlib.suppress(OSError):  # it died already: wait() says why
-            self._conn.send_bytes(memoryview(run).cast("B"))
-
-    def wait(self, progress: Progress | None = None, cancelled: Cancelled | None = None,
-             ) -> Path:
-        """Relay progress until the child ends; returns what it wrote. Raises
-        ExportCancelledError, the child's error, or RuntimeError if it died."""
-        stop_by: float | None = None
-        try:
-            while True:
-                if stop_by is None and cancelled is not None and cancelled():
-                    with contextlib.suppress(OSError):
-                        self._conn.send("cancel")
-                    stop_by = time.monotonic() + STOP_PATIENCE_S
-                if stop_by is not None and time.monotonic() > stop_by:
-                    raise ExportCancelledError
-                if not self._conn.poll(0.05):
-                    continue
-                try:
-                    message = self._conn.recv()
-                except EOFError:
-                    self._process.join(1.0)
-                    if stop_by is not None:
-                        raise ExportCancelledError from None
-                    raise RuntimeError(f"the export process ended unexpectedly (exit code "
-                                       f"{self._process.exitcode})") from None
-                what = message[0]
-                if what == "progress":
-                    if progress is not None:
-                        progress(message[1], message[2])
-                elif what == "done":
-                    return Path(message[1])
-                elif what == "cancelled":
-                    raise ExportCancelledError
-                else:  # "failed"
-                    raise message[1]
-        finally:
-            self._end()
-
-    def _end(self) -> None:
-        self._conn.close()  # the child's cue, if it still runs
-        self._process.join(STOP_PATIENCE_S)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join()
-        # A child killed in the middle leaves its temporary file: its name has its pid.
-        for left in self.target.parent.glob(f".{self.target.name}.{self.pid}-*.partial"):
-            with contextlib.suppress(OSError):
-                if left.is_dir():
-                    shutil.rmtree(left)
-                else:
-                    left.unlink()
+def record(run: TrainingState | tuple[Any, ...], progress: Progress | None,
+           cancelled: Cancelled | None, *, frames: Frames, steps: Sequence[int],
+           path: str | os.PathLike[str], kind: str, fps: float) -> Path:
+    """Write `frames(state, steps)` of a run (a `TrainingState`, or the training process's
+    answer that starts with one) as `write_animation` does. What the app runs in a
+    process of its own (gradbox.runner.worker): pure work, plain data in and out."""
+    state = run[0] if isinstance(run, tuple) else run
+    steps = list(steps)
+    if steps[-1] > state.step:
+        raise RunTooShortError(f"The run has {counted(state.step, 'step')} now, not {steps[-1]}")
+    return write_animation(frames(state, steps), len(steps), path, kind, fps, progress,
+                           cancelled)
 
 
-def _stop(_signum: int, _frame: object) -> None:
-    sys.exit(1)  # unwinds: write_animation removes its temporary file
-
-
-def _export_main(conn: Connection, frames: Frames,
-                 steps: list[int], path: str, kind: str, fps: float) -> None:
-    """The child: read the run, write the animation, say how it went."""
-    signal.signal(signal.SIGTERM, _stop)  # (multiprocessing ends daemons with SIGTERM)
-    # Background work: on a busy machine the window and the training come first (the
-    # stalls left were the window waiting for a core, not for this process's work).
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(EXPORT_NICENESS)
-    try:
-        run = pickle.loads(conn.recv_bytes())
-        state = run[0] if isinstance(run, tuple) else run
-        if steps[-1] > state.step:
-            raise RunTooShortError(f"The run has {counted(state.step, 'step')} now, "
-                                   f"not {steps[-1]}")
-        # Anything from the window (Cancel), or its end of the pipe closing, stops it.
-        written = write_animation(frames(state, steps), len(steps), path, kind, fps,
-                                  lambda done, total: conn.send(("progress", done, total)),
-                                  conn.poll)
-        conn.send(("done", str(written)))
-    except ExportCancelledError:
+def remove_partials(path: str | os.PathLike[str], pid: int) -> None:
+    """Remove what an export killed in the middle (by process id `pid`) left beside `path`:
+    its temporary file or folder, whose name carries that id."""
+    target = Path(path)
+    for left in target.parent.glob(f".{target.name}.{pid}-*.partial"):
         with contextlib.suppress(OSError):
-            conn.send(("cancelled",))
-    except BaseException as error:  # told to the window, which shows it
-        detail = traceback.format_exc()
-        with contextlib.suppress(OSError):
-            try:
-                conn.send(("failed", error, detail))
-            except Exception:  # an error that does not pickle: its words
-                conn.send(("failed", RuntimeError(str(error) or type(error).__name__),
-                           detail))
+            if left.is_dir():
+                shutil.rmtree(left)
+            else:
+                left.unlink()

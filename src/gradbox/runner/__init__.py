@@ -5,6 +5,8 @@
     child    the training process: hosts the trainer, runs, abandons a step on Pause
     wire     a snapshot across the boundary: arrays in shared memory, metadata pickled
     shared   shared memory blocks with numpy views that keep their mapping alive
+    worker   other work in a process of its own (an animation export), with progress
+             and Cancel: work that would hold the interpreter lock away from the window
 
 May import: `gradbox.training` and what it may import, numpy, the standard library.
 Never Qt, `.views`, `.files` or `.teaching` (tests/test_architecture.py checks).

@@ -131,7 +131,7 @@ def _clean_up(conn: Any, process: Any, prefix: str, control: Segment) -> None:
 
 
 @contextlib.contextmanager
-def _main_module_hidden() -> Iterator[None]:
+def main_module_hidden() -> Iterator[None]:
     """Start a process without it importing this program's main module.
 
     multiprocessing makes a spawned (or forkserver) child import the parent's `__main__`
@@ -176,7 +176,7 @@ class TrainingProcess:
         self._process = ctx.Process(
             target=child.main, args=(theirs, self.prefix, self._control_segment.name, start),
             name="gradbox-training", daemon=True)
-        with _main_module_hidden():
+        with main_module_hidden():
             self._process.start()
         theirs.close()  # so the pipe ends when the child does
         self.pid = self._process.pid

@@ -6,7 +6,7 @@ colours (`heatmap_colours`: hue the predicted class, tint the confidence; a regr
 predicted number) over the same padded frame around the data. A `FrameLayout` is fixed
 for a whole recording (the plane's extent, the loss axis), so nothing jumps between
 frames; `render_frame(snapshot, layout)` is a pure function of the two. `recording` is
-what the export's own process draws (gradbox.files.animation.ExportProcess).
+what the export's own process draws (gradbox.runner.worker).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Both take the run's immutable state from the training process and do the slow part off
 the UI thread, so the window stays usable and the UI thread never touches the disk: the
 notebook on a background thread (`Job`); the animation in a process of its own
-(gradbox.files.animation.ExportProcess), which a `Job` thread only waits on and relays
+(gradbox.runner.worker), which a `Job` thread only waits on and relays
 progress from -- replaying, drawing and encoding hold the interpreter lock for hundreds of
 milliseconds at a time, which a thread here would make the window wait for. The run is
 handed on still pickled, never read in this process. The animation dialog shows its
@@ -39,6 +39,7 @@ from gradbox.files import animation
 from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
 from gradbox.runner.wire import LazyAnswer
+from gradbox.runner.worker import WorkerCancelledError, WorkerProcess
 from gradbox.teaching.lesson_files import LessonFileError, false_claims, load_lesson
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
@@ -244,7 +245,8 @@ class ClassExports(QObject):
         """Export an animation; returns what cancels it. `done(path or None, message)`."""
         width, height = animation.even_size(*size)
         steps = animation.frame_steps(first, last, every)
-        draw = partial(recording, width=width, height=height)
+        export = partial(animation.record, frames=partial(recording, width=width, height=height),
+                         steps=steps, path=str(path), kind=kind, fps=fps)
         cancel: list[Callable[[], None]] = []
         cancelled_early = threading.Event()
 
@@ -256,12 +258,14 @@ class ClassExports(QObject):
             def work(report: Callable[[int, int], None], stop: Callable[[], bool]) -> Path:
                 # The run goes on still pickled: this process never reads it, the
                 # export's own process replays, draws and encodes it.
-                export = animation.ExportProcess(answer.pickled(), draw, steps, path, kind,
-                                                 fps)
-                return export.wait(report, stop)
+                worker = WorkerProcess(export, answer.pickled(), name="gradbox-export")
+                try:
+                    return worker.wait(report, stop)
+                finally:  # (a process killed in the middle leaves its temporary file)
+                    animation.remove_partials(path, worker.pid)
 
             def finished(_written: object, error: BaseException | None) -> None:
-                if isinstance(error, animation.ExportCancelledError):
+                if isinstance(error, (animation.ExportCancelledError, WorkerCancelledError)):
                     done(None, "Cancelled: nothing was written")
                 elif isinstance(error, animation.RunTooShortError):
                     done(None, str(error))
