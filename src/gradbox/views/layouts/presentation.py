@@ -207,10 +207,13 @@ class Presentation:
                 heights[docks.index(loop)] = min(w.training_loop.content_height()
                                                  + loop.height() - w.training_loop.height(),
                                                  column // 2)
+            # The loss curve's three plots need more height than a table's rows (an
+            # equal share left its grad norm plot 55 px high at 1366 x 768, moons step 5).
             rest = [k for k, d in enumerate(docks) if d is not loop]
-            share = (column - sum(heights)) // max(len(rest), 1)
+            weights = {k: 3 if docks[k] is w.docks["Loss curve"] else 2 for k in rest}
+            room = column - sum(heights)
             for k in rest:
-                heights[k] = share
+                heights[k] = room * weights[k] // max(sum(weights.values()), 1)
             w.resizeDocks(docks, heights, Qt.Orientation.Vertical)
 
     def _settle(self, size: QSize, arrange: bool = False) -> None:
