@@ -3,17 +3,19 @@ the rate each view asked for, and heavy numpy work runs off the UI thread.
 
 The controller offers every snapshot that arrives (`offer`); the pacer draws a frame as
 soon as the last one is a frame old -- at once after a pause, so a single Step shows
-without waiting for a tick, else at the display's rate. A frame sets the controller's
-`snapshot`, emits its `snapshot_changed` (the views that redraw every frame listen
-there) and hands the snapshot to the subscribers of each tier:
+without waiting for a tick, else at the display's rate; while running, the next frame
+also waits until the UI thread has been idle as long as it worked. A frame sets the
+controller's `snapshot`, emits its `snapshot_changed` (the views that redraw every frame
+listen there) and hands the snapshot to the subscribers of each tier; the window's
+repaint follows in the event loop's next turn (the frame's handlers and its repaint are
+two shorter waits for clicks and timers, not one long one):
 
     EVERY_FRAME    every snapshot a frame shows
     TEN_HZ         while a Run goes faster than ten steps a second: at most every 100 ms
                    (and not before BUSY_SHARE times what the view's last turn cost, at
                    most MAX_WAIT_S: a graph that takes 30 ms to draw leaves the other
-                   views their frames), in a turn of its own just after the frame (two
-                   short waits for the event loop, not one long one); otherwise every
-                   snapshot, so a single Step shows at once
+                   views their frames), in a turn of its own just after the frame's
+                   repaint; otherwise every snapshot, so a single Step shows at once
     ONCE_A_SECOND  the same, at most once a second (a loss landscape)
     ON_DEMAND      while a Run goes on, nothing (the view asks for what it needs itself);
                    otherwise every snapshot
