@@ -148,6 +148,21 @@ def main() -> None:
                 shutil.rmtree(path)
             else:
                 path.unlink()
+        # Cancel: from the click to the dialog's "Cancelled", a GIF 20 frames in.
+        for _ in range(args.repeats):
+            done, frames = [], []
+            cancel = window.class_exports.record(
+                folder / "run.gif", "gif", 0, args.steps, args.every, (width, height), 10,
+                lambda d, _t, frames=frames: frames.append(d),
+                lambda p, text, done=done: done.append((p, text)))
+            spin(app, lambda frames=frames: len(frames) >= 20, timeout_s=600)
+            t0 = time.perf_counter()
+            cancel()
+            spin(app, lambda done=done: bool(done), timeout_s=600)
+            answered = (time.perf_counter() - t0) * 1000
+            left = sorted(p.name for p in folder.iterdir() if not p.name.startswith("autosave"))
+            print(f"  Cancel (GIF, {len(frames)} frames in): answered in {answered:.0f} ms: "
+                  f"{done[0][1]!r}; left in the folder: {left}")
     finally:
         window.close()
         controller.shutdown()

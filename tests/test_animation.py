@@ -19,6 +19,7 @@ from gradbox.files import animation
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.animation_frames import FrameLayout, nice_ceiling, render_frame
+from gradbox.views.window.files.class_exports import AnimationDialog
 from gradbox.views.window.main_window import MainWindow
 
 STEPS = 30
@@ -193,13 +194,19 @@ def test_a_run_shorter_than_asked_is_said_and_writes_nothing(qtbot, window: Main
     assert window.error_box is None or not window.error_box.isVisible()
 
 
-def test_cancel_in_the_dialog_leaves_nothing(qtbot, window: MainWindow, tmp_path: Path) -> None:
+def gif_under_way(qtbot, window: MainWindow, path: Path) -> AnimationDialog:  # type: ignore[no-untyped-def]
+    """The dialog recording a GIF into `path`, two frames done."""
     window.class_exports.show_animation_dialog()
     dialog = window.class_exports.dialog
     assert dialog is not None
     dialog.kind.setCurrentIndex(dialog.kind.findData("gif"))
-    dialog.start(tmp_path / "run.gif")
+    dialog.start(path)
     qtbot.waitUntil(lambda: dialog.progress.value() >= 2, timeout=60000)
+    return dialog
+
+
+def test_cancel_in_the_dialog_leaves_nothing(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    dialog = gif_under_way(qtbot, window, tmp_path / "run.gif")
     dialog.cancel_button.click()
     qtbot.waitUntil(lambda: not dialog.running, timeout=60000)
     assert dialog.last_result == "Cancelled: nothing was written"
@@ -210,12 +217,7 @@ def test_cancel_in_the_dialog_leaves_nothing(qtbot, window: MainWindow, tmp_path
 
 def test_an_export_process_killed_midway_is_said_and_leaves_nothing(
         qtbot, window: MainWindow, tmp_path: Path) -> None:
-    window.class_exports.show_animation_dialog()
-    dialog = window.class_exports.dialog
-    assert dialog is not None
-    dialog.kind.setCurrentIndex(dialog.kind.findData("gif"))
-    dialog.start(tmp_path / "run.gif")
-    qtbot.waitUntil(lambda: dialog.progress.value() >= 2, timeout=60000)
+    dialog = gif_under_way(qtbot, window, tmp_path / "run.gif")
     [export] = exporters()
     os.kill(export.pid, signal.SIGKILL)  # as the system's out-of-memory killer would
     qtbot.waitUntil(lambda: not dialog.running, timeout=60000)
