@@ -16,7 +16,7 @@ from gradbox.training.trainer import SLOW_WORK, Trainer, TrainingConfig
 from gradbox.views import frame_pacer as pacer_module
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.parameters import TABLE_INTERVAL_S
-from gradbox.views.plots.boundary import output_colours
+from gradbox.views.plots.heatmap import output_colours
 
 
 @pytest.fixture

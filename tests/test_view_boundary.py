@@ -7,11 +7,8 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtSvg import QSvgRenderer
 
-from gradbox.views.plots.boundary import (
-    DecisionBoundaryView,
-    heatmap_resolution,
-    output_colours,
-)
+from gradbox.views.plots.boundary import DecisionBoundaryView
+from gradbox.views.plots.heatmap import heatmap_resolution, output_colours
 from gradbox.views.plots.plotting import CLASS_COLOURS
 
 

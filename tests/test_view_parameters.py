@@ -13,7 +13,8 @@ from gradbox.training.trainer import ParameterEdit
 from gradbox.views.panels.parameter_table import GHOST, GRAD, NAME, VALUE, ParameterTableModel
 from gradbox.views.panels.parameters import EDIT_HINT, ParametersView
 from gradbox.views.panels.typed import parse_number as parse_weight
-from gradbox.views.plots.boundary import DecisionBoundaryView, output_colours
+from gradbox.views.plots.boundary import DecisionBoundaryView
+from gradbox.views.plots.heatmap import output_colours
 from gradbox.views.plots.plotting import NEGATIVE, POSITIVE, weight
 
 

@@ -10,12 +10,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.designer import DesignerPanel
-from gradbox.views.plots.boundary import (
-    VALUE_TINT,
-    DecisionBoundaryView,
-    value_colours,
-    value_scale,
-)
+from gradbox.views.plots.boundary import DecisionBoundaryView
+from gradbox.views.plots.heatmap import VALUE_TINT, value_colours, value_scale
 
 
 @pytest.fixture

@@ -1,9 +1,10 @@
 """One frame of a recorded run: the decision boundary beside the loss curve so far.
 
-Drawn with numpy and Pillow, not Qt, so frames can be made on a background thread while
-the window stays usable. The heat map is the decision boundary view's own: the same
-colours (`heatmap_colours`: hue the predicted class, tint the confidence; a regression's
-predicted number) over the same padded frame around the data. A `FrameLayout` is fixed
+Drawn with numpy and Pillow, not Qt (this module imports none), so frames are made in the
+export's own process while the window stays usable. The heat map is the decision boundary
+view's own (views.plots.heatmap): the same colours (`heatmap_colours`: hue the predicted
+class, tint the confidence; a regression's predicted number) over the same padded frame
+around the data. A `FrameLayout` is fixed
 for a whole recording (the plane's extent, the loss axis), so nothing jumps between
 frames; `render_frame(snapshot, layout)` is a pure function of the two. `recording` is
 what the export's own process draws (gradbox.runner.worker).
@@ -25,7 +26,7 @@ from gradbox.training.history import History
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
 from gradbox.views.palette import CLASS_COLOURS, TEST, TRAIN, rgb
-from gradbox.views.plots.boundary import (
+from gradbox.views.plots.heatmap import (
     PADDING,
     heatmap_colours,
     heatmap_resolution,
