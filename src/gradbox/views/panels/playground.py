@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -275,6 +277,7 @@ class PlaygroundPanel(QWidget):
         right_box.addWidget(self.graph, 1)
         right_box.addWidget(self.details)
 
+        self._graph_favoured = False
         self.splitter = splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.extras)
         splitter.addWidget(right)
@@ -448,10 +451,37 @@ class PlaygroundPanel(QWidget):
     def favour_graph(self, on: bool) -> None:
         """Two thirds of the width to the graph (teacher mode, when a step points at the
         graph and not the table: at 1024 x 700 half left a chain of four nodes cut off
-        beside a status box of two lines); three fifths again when off."""
+        beside a status box of two lines); when off, the table what its headers need."""
+        self._graph_favoured = on
+        self._fit_split()
+
+    def table_width(self) -> int:
+        """The width the table's shown columns need for their headers' lines whole."""
+        header = self.table.horizontalHeader()
+        metrics = header.fontMetrics()
+        pad = 2 * self.table.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin) + 12
+        width = sum(max(metrics.horizontalAdvance(line) for line in
+                        (self.table.horizontalHeaderItem(c).text() or " ").splitlines()) + pad
+                    for c in range(self.table.columnCount()) if not self.table.isColumnHidden(c))
+        return width + 2 * self.table.frameWidth() + 8
+
+    def _fit_split(self) -> None:
+        """The table as wide as its headers need and at least two fifths, at most half;
+        the graph the rest (half each cut tanh(a*b + c) off at 1024 x 700; two fifths
+        cut "correct grad" beside the lessons)."""
         total = sum(self.splitter.sizes()) or self.splitter.width()
-        share = 2 * total // 3 if on else 3 * total // 5
-        self.splitter.setSizes([total - share, share])
+        if total <= 0:
+            return
+        if self._graph_favoured:
+            table = total // 3
+        else:
+            table = min(max(self.table_width(), 2 * total // 5), total // 2)
+        if self.splitter.sizes()[0] != table:
+            self.splitter.setSizes([table, total - table])
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_split()
 
     def _show_graph(self) -> None:
         if self.graph.level() != "operation":
@@ -488,6 +518,7 @@ class PlaygroundPanel(QWidget):
                 "\n".join(self.model.variant.split()) if variant_mode else "variant\ngrad")
             self.table.horizontalHeaderItem(C_VARIANT).setToolTip(
                 f"The gradient from “{label}”; red where it differs from the correct one")
+            self._fit_split()  # a column more or fewer, other headers
             check = self.model.check
             failed = check is not None and not check.passed(CHECK_TOLERANCE)
             for r, row in enumerate(rows):
