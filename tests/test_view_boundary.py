@@ -242,3 +242,17 @@ def test_controls_are_labelled(view) -> None:  # type: ignore[no-untyped-def]
     for widget in (view.class_picker, view.hint, view.key, view.plot):
         assert widget.accessibleName()
         assert widget.toolTip()
+
+
+def test_points_added_while_hidden_are_drawn_when_shown(  # type: ignore[no-untyped-def]
+        qtbot, controller, view, after_snapshot) -> None:
+    """A hidden boundary view skips snapshots (another tab shows) and catches up whole
+    when shown: the points, not only the heat map."""
+    before = len(view.scatter.data)
+    view.hide()
+    x, y = 0.1234, -0.4321
+    after_snapshot(controller, controller.add_point, x, y, 1)
+    assert len(view.scatter.data) == before  # nobody would see it
+    view.show()
+    assert len(view.scatter.data) == before + 1
+    assert np.any(np.all(np.isclose(view.scatter.getData(), [[x], [y]]), axis=0))

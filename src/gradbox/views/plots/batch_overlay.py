@@ -40,6 +40,7 @@ class BatchOverlay(QObject):
         self.toggle.toggled.connect(self.frames.setVisible)
         self.batch = np.arange(0)
         self.full = True
+        self._framed = True  # (the first update sets the frames, whatever they are)
         self._snapshot: Snapshot | None = None
         self._losses: np.ndarray | None = None
         # A point's loss is the plot's tooltip while the mouse rests on the point (the
@@ -60,14 +61,17 @@ class BatchOverlay(QObject):
         size = snapshot.config.batch_size
         self.full = len(batch) == 0 or size is None or size >= train
         shown = np.zeros((0, 2)) if self.full else snapshot.points[batch]
-        self.frames.setData(pos=shown)
+        if len(shown) or self._framed:  # (no frames then, none now: nothing to redraw)
+            self.frames.setData(pos=shown)
+        self._framed = len(shown) > 0
         # The text stays "Batch": a longer one would widen the row and the window.
         size = snapshot.config.batch_size
-        self.toggle.setToolTip(
-            "Frame the points the last step trained on: its mini-batch of "
-            f"{size} points" if not self.full and size is not None else
-            "Frame the points the last step trained on (its mini-batch). With the full "
-            "batch every training point is in it, so none is framed")
+        tip = ("Frame the points the last step trained on: its mini-batch of "
+               f"{size} points" if not self.full and size is not None else
+               "Frame the points the last step trained on (its mini-batch). With the full "
+               "batch every training point is in it, so none is framed")
+        if tip != self.toggle.toolTip():
+            self.toggle.setToolTip(tip)
 
     def point_losses(self) -> np.ndarray:
         """Every point's loss at the current weights (test points too), cached per snapshot."""

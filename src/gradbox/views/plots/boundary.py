@@ -69,6 +69,8 @@ class DecisionBoundaryView(QWidget):
         # What the heatmap shows: (params, config) it was computed from, and on which grid.
         self._heatmap_key: tuple[object, ...] | None = None
         self.heatmaps_computed = 0
+        self._behind = False  # snapshots came while hidden
+        self._shown_once = False  # (the first snapshot is drawn, shown or not)
 
         self.class_picker = FittingComboBox(6)
         self.class_picker.setAccessibleName("Class of new points")
@@ -159,6 +161,14 @@ class DecisionBoundaryView(QWidget):
     # --- rendering ------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if self._shown_once and not self.isVisible():
+            self._behind = True  # another tab shows: drawn when this one is shown
+            return
+        self._draw(snapshot)
+
+    def _draw(self, snapshot: Snapshot) -> None:
+        self._behind = False
+        self._shown_once = True
         mode = _mode(snapshot)
         if mode != self.mode:
             self._set_mode(mode)
@@ -385,7 +395,10 @@ class DecisionBoundaryView(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
-        self._update_heatmap(self.controller.snapshot)
+        if self._behind:
+            self._draw(self.controller.snapshot)
+        else:
+            self._update_heatmap(self.controller.snapshot)
 
     @Slot(object, object)
     def _on_range_changed(self, *_args: object) -> None:
@@ -440,6 +453,8 @@ class DecisionBoundaryView(QWidget):
 
     def export_image(self, path: str | Path) -> None:
         """Save the plot as PNG (or any raster format Qt knows) or, for .svg, as SVG."""
+        if self._behind:
+            self._draw(self.controller.snapshot)
         export_plot(self.plot.getPlotItem(), path)
 
 
