@@ -79,6 +79,8 @@ def test_every_step_of_every_lesson_shows_what_it_names(qtbot, window_at, width:
             assert win.size().toTuple() == (width, height), (lesson.key, k)
             found += [f"{lesson.key} step {k + 1}: {p}"
                       for p in problems(win, (*step.panels, "lesson_next"))]
+            found += [f"{lesson.key} step {k + 1}: {g.what} too small {g.view.size().toTuple()}"
+                      for g in win.room.shown_too_small()]
     assert not found, "\n".join(found)
 
 

@@ -152,6 +152,9 @@ class Presentation:
             self._beside_main_view(docks)
         else:
             self._stack(docks)
+        # Shares are a guess: a view left under its readable size (the parameter table
+        # under two lines of warning, 58 px at 1024 x 700) grows to it from its neighbours.
+        QTimer.singleShot(0, w.room.grow_docks)
 
     def _beside_main_view(self, docks: list[QDockWidget]) -> None:
         """A main view named: it keeps the middle from top to bottom; the step's panels
