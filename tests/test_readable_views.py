@@ -301,3 +301,21 @@ def test_what_the_teacher_walk_showed_cut_or_alone_is_whole_or_gone(qtbot, open_
     win.lessons.set_teacher_mode(False)
     settle()
     assert all(label.isVisible() for label in labels) or not win.playground.isVisible()
+
+
+@pytest.mark.parametrize(("key", "step"), [("vanishing-gradients", 3), ("momentum-landscape", 3)])
+def test_an_empty_plots_hint_stays_inside_it(qtbot, open_window, key: str, step: int) -> None:  # type: ignore[no-untyped-def]
+    win = _window(qtbot, open_window, 1024, 700)
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key(key)
+    win.lessons.go_to_step(step)  # beside the Designer, beside the loss curve
+    settle()
+    if key == "vanishing-gradients":
+        text, box = win.layer_stats.empty_text, win.layer_stats.grad_plot.getViewBox()
+    else:
+        qtbot.waitUntil(lambda: win.landscape.empty_text.isVisible(), timeout=10000)
+        text, box = win.landscape.empty_text, win.landscape.plot.getPlotItem().getViewBox()
+    assert text.isVisible()
+    # it ran past both edges ("pace): each layer's gradient size appears here,")
+    assert box.sceneBoundingRect().contains(text.sceneBoundingRect()), (
+        text.sceneBoundingRect(), box.sceneBoundingRect())

@@ -253,7 +253,9 @@ class LandscapeView(QWidget):
         self.start.setData(pos=xy[:1])
         self.now.setData(pos=np.zeros((1, 2)))
         self.empty_text.setVisible(len(xy) <= 1)
-        self.empty_text.setText("Step 0: no path yet — press Step (Space) and watch it grow")
+        # Two short lines: on one, beside the loss curve at 1024 x 700, it ran past
+        # both edges of the plot.
+        self.empty_text.setText("Step 0: no path yet —\npress Step (Space) and watch it grow")
         self.empty_text.setPos((a[0] + a[-1]) / 2, b[0] + 0.9 * (b[-1] - b[0]))
         item = self.plot.getPlotItem()
         if result.mode == "parameters":
