@@ -128,9 +128,11 @@ class DecisionBoundaryView(QWidget):
 
         # A key for the marks, which the class colours alone do not explain; above the
         # plot rather than in it, where it would hide points in a small dock.
-        self.key = QLabel("<span style='color:#777'>●</span> train &nbsp; "
-                          "<span style='color:#777'>○</span> test &nbsp; "
-                          "<b>◯</b> selected")
+        # Each mark bound to its word (a fold between them left "○" at the end of one
+        # line and "test" on the next, beside the Designer at 1024 x 700).
+        self.key = QLabel("<span style='color:#777'>●</span>&nbsp;train &nbsp; "
+                          "<span style='color:#777'>○</span>&nbsp;test &nbsp; "
+                          "<b>◯</b>&nbsp;selected")
         self.key.setAccessibleName("Key to the point marks")
         self.key.setWordWrap(True)  # folds onto two lines rather than widen the window
         self.key.setToolTip("Filled points are training data, hollow ones test data; the "
