@@ -1,14 +1,14 @@
 """Taking a run to class: File → Export → Animation… and Notebook…, File → Open lesson….
 
 Both take the run's immutable state from the training process and do the slow part off
-the UI thread, so the window stays usable and the UI thread never touches the disk: the
-notebook on a background thread (`Job`); the animation in a process of its own
-(gradbox.runner.worker), which a `Job` thread only waits on and relays
-progress from -- replaying, drawing and encoding hold the interpreter lock for hundreds of
-milliseconds at a time, which a thread here would make the window wait for. The run is
-handed on still pickled, never read in this process. The animation dialog shows its
-progress and can be cancelled; a cancelled or failed export leaves no file (the export
-writes to a temporary name and renames it when complete).
+the UI thread, so the window stays usable and the UI thread never touches the disk. The
+notebook is written on a background thread (`Job`). The animation is replayed, drawn and
+encoded in a process of its own (gradbox.runner.worker) that a `Job` thread only waits on
+and relays progress from: that work holds the interpreter lock for up to hundreds of
+milliseconds at a time, which the window would wait for if it ran on a thread here. The
+run is handed on still pickled, never read in this process. The animation dialog shows
+its progress and can be cancelled; a cancelled or failed export leaves no file (the
+export writes to a temporary name and renames it when complete).
 """
 
 from __future__ import annotations
