@@ -160,6 +160,37 @@ def test_pause_abandons_a_long_step_and_restores_its_start(start) -> None:
     assert process.latest.params.tobytes() == trainer.snapshot().params.tobytes()
 
 
+def test_pause_in_a_big_steps_backward_pass_restores_its_start(start) -> None:
+    # With an L2 penalty: its sum over every parameter is part of the graph given up.
+    config = BIG.with_changes(l2=1e-4)
+    process = start(config)
+    process.request("step", timeout=600)  # so the step's start has gradients
+    process.wait_for(NewSnapshot)
+    before = process.latest
+    assert before.step == 1 and np.any(before.grads != 0)
+    params, grads = before.params.copy(), before.grads.copy()
+    process.request("substep", timeout=600)  # the forward pass
+    process.request("substep", timeout=600)  # zero_grad: the gradients have changed
+    process.run(1)  # the run goes on with the step's backward pass
+    process.wait_for(RunChanged)
+    while not process.stepping:
+        process.receive(0.01)
+    process.pause(1)
+    events = process.wait_for(RunChanged)
+    assert [e.running for e in events if isinstance(e, RunChanged)] == [False]
+    restored = process.latest
+    assert restored.step == 1 and restored.phase == "forward"
+    assert restored.params.tobytes() == params.tobytes()
+    assert restored.grads.tobytes() == grads.tobytes()
+    # The process answers afterwards, and a step from here is the in-process step.
+    assert process.request("step", timeout=600) is not None
+    process.wait_for(NewSnapshot)
+    trainer = Trainer(config)
+    trainer.run_steps(2)
+    assert process.latest.step == 2
+    assert process.latest.params.tobytes() == trainer.snapshot().params.tobytes()
+
+
 def test_a_killed_training_process_is_reported_and_its_run_continues(start) -> None:
     process = start()
     for _ in range(4):

@@ -72,7 +72,14 @@ class Layer(Module):
         self.neurons = [Neuron(nin, activation, weights=row) for row in weights]
 
     def __call__(self, x: Sequence[Value]) -> list[Value]:
-        return [n(x) for n in self.neurons]
+        # A loop, not a list comprehension: the outputs made so far are a local of this
+        # frame, which an exception's traceback keeps. A Pause that abandons a big
+        # network's forward pass then frees the half-built graph after it has answered,
+        # instead of in one deallocation of seconds while the exception unwinds.
+        outputs: list[Value] = []
+        for neuron in self.neurons:
+            outputs.append(neuron(x))
+        return outputs
 
     def named_parameters(self) -> list[tuple[str, Value]]:
         return [(f"neurons.{i}.{name}", p)

@@ -25,6 +25,14 @@ SIGUSR1; the signal's handler runs between two bytecodes of the step under way a
 raises `Abandoned`, and the step's start is restored (`Trainer.rewind` to the step it
 began at), as when a step stops on a non-finite number. Outside a step the mark is read
 at the next step boundary. So a 1000x1000 network's step of seconds is left at once.
+What made it slow (benchmarks/bench_pause.py, 1000x1000, load 5): the half-built graph
+was freed while the exception unwound (a list comprehension's and `sum`'s partial
+results are not locals: 0.2-4.3 s in one deallocation), the re-enabled cyclic collector
+then scanned millions of young objects, and the publish read a million weights and
+gradients (twice) from their nodes (0.3-0.4 s). Now the graph's pieces are frame locals,
+which the exception's traceback keeps until `run_one_step`'s `except` has answered; the
+step's young objects are frozen (`cyclic_gc_paused`); the weights published last are
+reused when nothing moved them (`Trainer.snapshot`).
 """
 
 from __future__ import annotations
@@ -56,11 +64,8 @@ from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
 from gradbox.training.session import QUESTIONS, Session
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import Trainer, start_revisions_at
+from gradbox.training.trainer import FREEZE_YOUNG_ABOVE, Trainer, start_revisions_at
 
-# Young objects beyond this many (a big network's graph) are frozen rather than scanned
-# again and again by the cyclic collector; W1's step leaves a few thousand.
-FREEZE_ABOVE = 100_000
 PAUSE_SIGNAL = getattr(signal, "SIGUSR1", None)
 # While a Run goes on, a step's graph is traced (which costs about a step) at most this
 # often: the window's graph tab is refreshed at most ten times a second while running
@@ -76,7 +81,7 @@ class Abandoned(BaseException):
 def freeze_big_young_generation() -> None:
     """After a step or command: put a big network's live nodes out of the collector's way
     (`gc.freeze()`, constant time; reference counting still frees them)."""
-    if gc.get_count()[0] > FREEZE_ABOVE:
+    if gc.get_count()[0] > FREEZE_YOUNG_ABOVE:
         gc.freeze()
 
 
@@ -223,6 +228,8 @@ class Child:
             tick = self.session.tick(capture_graph=self._graph_due())
             self._abandonable = False
         except Abandoned:
+            # The abandoned graph stays alive (the traceback holds the frames that built
+            # it) until this block ends: it is freed after the window has its answer.
             self._abandonable = False
             self.control[STEPPING] = 0
             self.abandon(start)
