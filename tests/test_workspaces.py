@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QWidget
 
 from gradbox.views.layouts.workspaces import WORKSPACES, settings_key
 from gradbox.views.window.main_window import MainWindow
+from qt_waits import settle
 
 SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
 
@@ -25,7 +26,7 @@ def test_each_workspace_fits_and_shows_its_panels(qtbot, open_window, width: int
     qtbot.waitUntil(lambda: win.size().toTuple() == (width, height))
     for space in WORKSPACES:
         win.workspaces.actions[space.key].trigger()
-        qtbot.wait(30)
+        settle()  # the layout the switch queued
         assert win.size().toTuple() == (width, height), space.key
         page = win.tabs.currentWidget()
         assert space.tab in (page.objectName(), *(c.objectName() for c in
@@ -45,23 +46,23 @@ def test_a_workspace_remembers_its_arrangement_and_reset_designs_it_again(  # ty
     win.resize(1366, 768)
     qtbot.waitUntil(lambda: win.width() == 1366)
     win.workspaces.switch("graph")
-    qtbot.wait(30)
+    settle()  # the layout the switch queued
     parameters = win.docks["Parameters && gradients"]
     designed = parameters.width()
     win.resizeDocks([parameters], [designed + 120], Qt.Orientation.Horizontal)
-    qtbot.wait(30)
+    settle()  # the layout the switch queued
     moved = parameters.width()
     assert moved > designed + 60
     win.workspaces.switch("train")
-    qtbot.wait(30)
+    settle()  # the layout the switch queued
     assert win.docks["Designer"].isVisible()
     win.workspaces.switch("graph")
-    qtbot.wait(30)
+    settle()  # the layout the switch queued
     assert parameters.width() == moved  # as the user left it
     assert win.settings is not None
     assert win.settings.value(settings_key("train")) is not None  # versioned key
     win.workspaces.reset()
-    qtbot.wait(30)
+    settle()  # the layout the switch queued
     assert abs(parameters.width() - designed) < abs(parameters.width() - moved) / 2
     win.save_settings()
     saved = QSettings(win.settings.fileName(), QSettings.IniFormat)
