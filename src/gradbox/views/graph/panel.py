@@ -37,7 +37,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.frame_pacer import Rate
 from gradbox.views.graph.view import GraphView
-from gradbox.views.plots.boundary import PADDING
+from gradbox.views.plots.heatmap import PADDING
 
 NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
                  "The graph of the last forward pass appears here, with every value "
