@@ -8,6 +8,7 @@ and that nothing is left in /dev/shm afterwards.
 from __future__ import annotations
 
 import glob
+import multiprocessing.process
 import os
 import signal
 import threading
@@ -263,3 +264,18 @@ def test_a_whole_run_asked_lazily_is_read_where_it_is_needed_and_leaves_nothing(
     assert state.history == expected.history
     # The window's last whole state is that run (what a death continues from).
     assert process.last_state.step == 2
+
+
+def test_a_process_that_cannot_start_leaves_nothing_in_shm(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The window's control block is made before the process starts: a start that fails
+    (no more processes, a broken forkserver) must not leave its name behind."""
+    ours = os.path.join(SHM_FOLDER, f"gbx{os.getpid()}_*")  # other workers' are theirs
+    before = set(glob.glob(ours))
+
+    def refuse(self) -> None:  # type: ignore[no-untyped-def]
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    with pytest.raises(OSError, match="temporarily unavailable"):
+        TrainingProcess(CONFIG)
+    assert set(glob.glob(ours)) == before

@@ -165,19 +165,25 @@ class TrainingProcess:
         self._control_segment = Segment(self.prefix + "c", CONTROL_BYTES, create=True)
         self.control = control_view(self._control_segment)
         self.control[:] = 0
-        ctx = multiprocessing.get_context(context or START_METHOD)
-        if ctx.get_start_method() == "forkserver":
-            # The server imports the training code once; each process is a fork of it
-            # (not of this one: no Qt, no threads), ready in tens of milliseconds. The
-            # app's own __main__ is not imported there.
-            ctx.set_forkserver_preload(["gradbox.runner.child"])
-        self._conn, theirs = ctx.Pipe()
-        started = time.perf_counter()
-        self._process = ctx.Process(
-            target=child.main, args=(theirs, self.prefix, self._control_segment.name, start),
-            name="gradbox-training", daemon=True)
-        with main_module_hidden():
-            self._process.start()
+        try:
+            ctx = multiprocessing.get_context(context or START_METHOD)
+            if ctx.get_start_method() == "forkserver":
+                # The server imports the training code once; each process is a fork of
+                # it (not of this one: no Qt, no threads), ready in tens of milliseconds.
+                # The app's own __main__ is not imported there.
+                ctx.set_forkserver_preload(["gradbox.runner.child"])
+            self._conn, theirs = ctx.Pipe()
+            started = time.perf_counter()
+            self._process = ctx.Process(
+                target=child.main,
+                args=(theirs, self.prefix, self._control_segment.name, start),
+                name="gradbox-training", daemon=True)
+            with main_module_hidden():
+                self._process.start()
+        except BaseException:
+            # No process to clean up after: the block's name would outlive the window.
+            self._control_segment.unlink()
+            raise
         theirs.close()  # so the pipe ends when the child does
         self.pid = self._process.pid
         self._receiver = Receiver(self.control)
