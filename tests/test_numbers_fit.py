@@ -8,8 +8,8 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from PySide6.QtWidgets import QStyleOptionViewItem
 
+from cell_text import shown_text
 from gradbox.autograd.nn import parameter_names, widest_parameter_names
 from gradbox.views.fit_text import fitted_name, fitted_number, number_forms, shared_prefix
 from gradbox.views.panels.parameter_cells import text_room
@@ -67,17 +67,6 @@ def test_a_column_of_names_is_written_in_one_form() -> None:
         assert all(fits(t) for t in shown) or shown[0].startswith("L")
 
 
-def _shown_text(table, index) -> tuple[str, QStyleOptionViewItem]:  # type: ignore[no-untyped-def]
-    option = QStyleOptionViewItem()
-    option.initFrom(table.viewport())
-    option.rect = table.visualRect(index)
-    option.widget = table
-    option.font = table.font()
-    option.fontMetrics = table.fontMetrics()
-    table.itemDelegateForColumn(index.column()).initStyleOption(option, index)
-    return option.text, option
-
-
 @pytest.mark.parametrize(("width", "height"), [(1024, 700), (1366, 768), (1920, 1080)])
 def test_no_parameter_cell_is_narrower_than_its_text(qtbot, open_window, step_session,  # type: ignore[no-untyped-def]
                                                      width: int, height: int) -> None:
@@ -96,7 +85,7 @@ def test_no_parameter_cell_is_narrower_than_its_text(qtbot, open_window, step_se
             if table.isColumnHidden(column):
                 continue
             index = model.index(row, column)
-            text, option = _shown_text(table, index)
+            text, option = shown_text(table, index)
             if not text or column in (GRAD, GHOST):  # the bars' own delegate paints: below
                 continue
             assert "…" not in text[1:], (column, text)  # never elided in the middle

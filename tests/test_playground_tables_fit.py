@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from PySide6.QtWidgets import QStyleOptionViewItem
 
+from cell_text import shown_text
 from gradbox.views.panels.parameter_cells import text_room
 from gradbox.views.panels.parameter_table import NUMBER_ROLE
 from gradbox.views.panels.playground_demos import MicrobatchPage
@@ -24,19 +24,12 @@ def test_microbatch_numbers_fit_their_cells(qtbot, width: int) -> None:  # type:
     page.compute()
     settle()
     table = page.table
-    delegate = table.itemDelegate()
     checked = 0
     for row in range(table.rowCount()):
         for column in (1, 2, 3):
             index = table.model().index(row, column)
-            option = QStyleOptionViewItem()
-            option.initFrom(table.viewport())
-            option.rect = table.visualRect(index)
-            option.widget = table
-            option.font = table.font()
-            option.fontMetrics = table.fontMetrics()
-            delegate.initStyleOption(option, index)
-            text, value = option.text, index.data(NUMBER_ROLE)
+            text, option = shown_text(table, index)
+            value = index.data(NUMBER_ROLE)
             assert "…" not in text, (width, text)
             room = text_room(option)
             # The shortest form (one digit, scientific) may still not fit a very narrow
