@@ -121,6 +121,46 @@ def test_a_squeezed_view_says_so_and_enlarge_gives_it_room(qtbot, open_window) -
     assert "Put away" in win.messages.text()
 
 
+def _squeezed_parameters(qtbot, win):  # type: ignore[no-untyped-def]
+    """The parameters dock squeezed under the lesson's; its overlay on show."""
+    win.resizeDocks([win.docks["Lessons"], win.docks["Parameters && gradients"]], [600, 40],
+                    Qt.Orientation.Vertical)
+    settle()
+    overlay = win.room.guards["parameters"]
+    qtbot.waitUntil(overlay.isVisible, timeout=3000)
+    return overlay
+
+
+def test_enlarge_never_puts_away_what_the_lesson_step_points_at(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    # Seen at 1024x700: lesson 4 step 1 says "watch the Training loop panel"; Enlarge on
+    # the squeezed parameter table put the loop away.
+    win = _window(qtbot, open_window, 1024, 700)
+    win.lessons.apply_key("zero-grad")  # step 1 names the loop, not the table
+    settle()
+    overlay = _squeezed_parameters(qtbot, win)
+    qtbot.mouseClick(overlay.button, Qt.MouseButton.LeftButton)
+    settle()
+    assert win.docks["Training loop"].isVisible()
+    assert not win.docks["Designer"].isVisible()  # what the step does not name makes room
+    assert win.workspaces.current is None or win.workspaces.current.key != "lesson"
+
+
+def test_enlarge_on_a_panel_the_step_names_opens_the_lesson_workspace(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = _window(qtbot, open_window, 1024, 700)
+    win.lessons.apply_key("zero-grad")
+    win.lessons.go_to_step(1)  # "Look at the parameters table"
+    settle()
+    overlay = _squeezed_parameters(qtbot, win)
+    qtbot.mouseClick(overlay.button, Qt.MouseButton.LeftButton)
+    settle()
+    assert win.workspaces.current is not None and win.workspaces.current.key == "lesson"
+    assert "Lesson workspace" in win.messages.text() and "Train" in win.messages.text()
+    qtbot.waitUntil(lambda: not overlay.isVisible(), timeout=3000)
+    table = win.parameters.table
+    assert table.isVisible() and table.height() >= overlay.minimum.height(), table.size()
+    assert win.docks["Training loop"].isVisible() and win.docks["Lessons"].isVisible()
+
+
 def test_layer_plots_without_room_say_so_and_get_it(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
     win = open_window((1024, 700), hidden=(8,) * 6)
     qtbot.waitUntil(lambda: win.size().toTuple() == (1024, 700), timeout=3000)

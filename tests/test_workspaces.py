@@ -103,3 +103,18 @@ def test_the_lesson_workspace_shows_what_each_step_names(qtbot, open_window, wid
             found += [f"{lesson.key} step {k + 1}: {g.what} too small"
                       for g in win.room.shown_too_small()]
     assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("key", ["zero-grad", "moons", "vanishing-gradients"])
+def test_switching_to_the_lesson_workspace_mid_lesson_keeps_the_window_on_screen(  # type: ignore[no-untyped-def]
+        qtbot, open_window, key: str) -> None:
+    # Seen at 1024x700: lesson 4 at step 2 in the window as it opens, Ctrl+4 -> the
+    # window grew to 1024 x 902 (the panels were shown before they were arranged).
+    win = open_window((1024, 700))
+    qtbot.waitUntil(lambda: win.size().toTuple() == (1024, 700), timeout=3000)
+    win.lessons.apply_key(key)
+    win.lessons.go_to_step(1)
+    settle()
+    win.workspaces.switch("lesson")
+    settle()
+    assert win.size().toTuple() == (1024, 700)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QWidget
 
+from gradbox.views.panels.lesson_panel import presented
 from gradbox.views.too_small import TooSmall
 
 if TYPE_CHECKING:
@@ -80,8 +81,24 @@ class Room:
         dock the window's height or width."""
         w = self.window
         own = _dock_of(view)
+        lesson = w.lessons.lesson
+        named = set(presented(lesson, w.lessons.step)) if lesson is not None else set()
+        space = w.workspaces.current
+        if (own is not None and own.objectName() in named and not w.presentation.active
+                and (space is None or space.key != "lesson")):
+            # Beside the lesson's column a dock cannot grow (the lesson keeps the height
+            # its step needs); the Lesson workspace places the step's panels at their
+            # readable sizes, as teacher mode does.
+            w.workspaces.switch("lesson")
+            back = space.title.replace("&", "") if space is not None else "Train"
+            w.messages.show_message("The Lesson workspace gives this step's panels room "
+                                    f"(View › Workspace › {back} goes back)")
+            return
+        # Never what the lesson's step points at: "watch the Training loop panel" with
+        # the loop put away was a lesson pointing at nothing.
         away = [d for title, d in w.docks.items()
-                if d.isVisible() and not d.isFloating() and d is not own and title != LESSONS]
+                if d.isVisible() and not d.isFloating() and d is not own and title != LESSONS
+                and d.objectName() not in named]
         if w.presentation.active or own is not None:
             for dock in away:
                 dock.hide()

@@ -126,6 +126,9 @@ class Workspaces:
         named = [r for r in regions if r in REGIONS]
         if not named:
             return
+        # Showing a panel before they are arranged can ask more than the screen: the
+        # window grew to 1024 x 902 on a 700 px screen (lesson 4 step 2). It keeps its size.
+        size = w.size()
         for title, dock in w.docks.items():
             wanted = title == "Lessons" or dock.objectName() in named
             if dock.isVisible() != wanted and not dock.isFloating():
@@ -144,6 +147,8 @@ class Workspaces:
             w.presentation.arrange(named)
         finally:
             self.switching = False
+        if w.size() != size:
+            w.resize(size)
         # A panel shown where it had little room (the parameters under the loss curve,
         # 35 px high at 1024 x 700) grows to its readable size once laid out.
         QTimer.singleShot(0, w.room.grow_docks)

@@ -45,7 +45,10 @@ def text_room(option: QStyleOptionViewItem) -> float:
     style = option.widget.style() if option.widget is not None else QApplication.style()
     margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None,
                                option.widget) + 1
-    return option.rect.width() - 2 * margin
+    # Less one pixel: the text is measured in whole pixels (horizontalAdvance), but Qt
+    # lays it out in fractions and elides past the room -- '+0.274' measures 44 px and
+    # takes 44.36, and a 44 px room showed it as '+…4' (seen in the Lesson workspace).
+    return option.rect.width() - 2 * margin - 1
 
 
 class FittedTextDelegate(QStyledItemDelegate):

@@ -322,7 +322,8 @@ class ParametersView(QWidget):
         scale = min(1.0, max(width - names, 1) / total) if total else 1.0
         # Never below the shortest any number is written ('-1e-05', '×-60'): narrower
         # still, the table scrolls sideways rather than cut a number.
-        least = {c: metrics.horizontalAdvance("×-60" if c == HELD else "-1e-05") + 10
+        # (+11: the cell's margins and the pixel text_room keeps for Qt's fractions)
+        least = {c: metrics.horizontalAdvance("×-60" if c == HELD else "-1e-05") + 11
                  for c in shown}
         for column in shown:
             header.resizeSection(column, max(int(wanted[column] * scale), least[column]))
