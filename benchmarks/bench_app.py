@@ -21,9 +21,12 @@ For each it prints:
     window, and how much of those was spent waiting (wall time minus the thread's CPU
     time: waiting for the GIL, or for a core on a loaded machine).
 
-Targets (issue 12): no stall > 16 ms while W1 runs on any tab; Step -> shown <= 16 ms
-median; Run >= 200 steps/s on W1; no stall > 50 ms while the 1000x1000 network trains.
-The machine may be shared: read the ratios, and run it twice before believing a figure.
+Targets (issue 22, "Training never waits for the window"): while W1 runs on either tab
+(the graph tab at both levels), the longest UI stall <= 20 ms and the 99th percentile of
+the frame gaps <= 17 ms; Step -> shown <= a bare Trainer.step() + 16 ms (median); Run at
+the fastest speed >= 0.9x the bare step rate. While the 1000x1000 network trains, no
+stall > 50 ms. The machine may be shared: read the ratios, and run it twice before
+believing a figure.
 
     python benchmarks/bench_app.py [--steps 400] [--singles 30] [--seconds 10]
                                    [--only w1-boundary,big]
@@ -60,7 +63,11 @@ W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     optimizer="sgd", lr=1.0, schedule="linear", steps=100)
 WIDE = W1.with_changes(hidden=(256, 256), lr=0.05, schedule="constant")
 BIG = W1.with_changes(hidden=(1000, 1000), lr=0.01, schedule="constant")
-FRAME_MS = 16.0
+# Issue 22's targets for W1 (see the docstring).
+STALL_TARGET_MS = 20.0
+P99_TARGET_MS = 17.0
+SHOWN_BEYOND_STEP_MS = 16.0  # Step -> shown, median, beyond a bare step
+RATE_TARGET = 0.9  # Run, against the bare step rate
 
 
 @dataclass
@@ -70,7 +77,7 @@ class Scenario:
     config: TrainingConfig
     tab: str  # "boundary" or "graph"
     level: str = "network"
-    stall_target_ms: float = FRAME_MS
+    stall_target_ms: float = STALL_TARGET_MS
     timed: bool = False  # Run for --seconds, then Pause (a big network's steps are slow)
 
 
@@ -174,17 +181,24 @@ def instrument() -> None:
 
     original_event = MainWindow.event
 
+    # A repaint pass is the window's UpdateRequest: it paints every widget marked dirty
+    # (the window's own Paint event comes inside it, not counted twice). A LayoutRequest
+    # places widgets again (a label grew) and paints nothing itself.
+    sources = {QEvent.Type.UpdateRequest: "window repaint",
+               QEvent.Type.LayoutRequest: "window layout"}
+
     def event(self, e):  # type: ignore[no-untyped-def]
-        if e.type() not in (QEvent.Type.UpdateRequest, QEvent.Type.Paint,
-                            QEvent.Type.LayoutRequest):
+        source = sources.get(e.type())
+        if source is None:
             return original_event(self, e)
         start, cpu = time.perf_counter(), time.thread_time()
         try:
             return original_event(self, e)
         finally:
             end = time.perf_counter()
-            RECORDER.add("window repaint", start, end, time.thread_time() - cpu)
-            PAINTS.append(end)
+            RECORDER.add(source, start, end, time.thread_time() - cpu)
+            if source == "window repaint":
+                PAINTS.append(end)
     MainWindow.event = event  # type: ignore[method-assign]
     gc.callbacks.append(RECORDER.gc_callback)
 
@@ -378,20 +392,25 @@ def run_scenario(app: QApplication, scenario: Scenario, args: argparse.Namespace
 
     print(f"\n[{scenario.title}]  bare Trainer.step() {reference:.2f} ms")
     print(f"  longest UI stall while running {stall:8.1f} ms  (ended {when:.2f} s into the "
-          f"run)   p99 gap {p99:6.1f} ms   target <= {scenario.stall_target_ms:.0f} ms: "
+          f"run)   target <= {scenario.stall_target_ms:.0f} ms: "
           f"{'ok' if stall <= scenario.stall_target_ms else 'MISSED'}")
+    print(f"  p99 gap         {p99:7.1f} ms"
+          + ("" if big else f"   target <= {P99_TARGET_MS:.0f} ms: "
+             f"{'ok' if p99 <= P99_TARGET_MS else 'MISSED'}"))
     in_worst, longest_cpu, p99_cpu = meter.cpu()
     print(f"  UI thread's own CPU: {in_worst:.1f} ms of the longest stall; longest block "
           f"{longest_cpu:.1f} ms, p99 {p99_cpu:.1f} ms (what the load cannot inflate)")
     median = statistics.median(singles)
     print(f"  Step -> shown   median {median:7.1f} ms  worst {max(singles):7.1f} ms"
           f"   ({median / reference:.1f}x a bare step)"
-          + ("" if big else f"   target <= {FRAME_MS:.0f} ms median: "
-             f"{'ok' if median <= FRAME_MS else 'MISSED'}"))
+          + ("" if big else f"   target <= bare + {SHOWN_BEYOND_STEP_MS:.0f} = "
+             f"{reference + SHOWN_BEYOND_STEP_MS:.1f} ms median: "
+             f"{'ok' if median <= reference + SHOWN_BEYOND_STEP_MS else 'MISSED'}"))
+    ratio = rate * reference / 1000
     print(f"  Run             {rate:7.1f} steps/s over {steps} steps"
-          f"   ({rate * reference / 1000:.2f}x the bare step rate)"
+          f"   ({ratio:.2f}x the bare step rate)"
           + (f"   Pause answered in {pause_latency:.0f} ms" if big else
-             ("   target >= 200: " + ("ok" if rate >= 200 else "MISSED"))
+             (f"   target >= {RATE_TARGET}x: " + ("ok" if ratio >= RATE_TARGET else "MISSED"))
              if scenario.config == W1 else ""))
     # Where the time went: in the longest stall, and over the whole run.
     if meter.gaps:
