@@ -478,3 +478,26 @@ def test_after_zero_grad_the_summary_says_what_happened(controller, view, after_
     after_snapshot(controller, controller.substep)
     after_snapshot(controller, controller.substep)  # zero_grad
     assert "zero_grad set every gradient to 0" in view.summary.text()
+
+
+@pytest.mark.parametrize("width", [700, 400, 260])
+def test_a_steps_summary_moves_nothing_and_shows_whole(  # type: ignore[no-untyped-def]
+        controller, show_widget, step_session, qtbot, width: int) -> None:
+    """The summary's text changes with every step (the largest gradient and its name):
+    the table must stay where it is (a summary that went from one line to two and back
+    moved it, and laid out and repainted the whole panel again after each step), and
+    every line of the text must show, in a wide panel and a narrow one."""
+    view = show_widget(ParametersView(controller), width, 500)
+    step_session(controller)
+    qtbot.wait(1)  # (layouts posted by the first step's texts)
+    top = view.table.mapTo(view, QPoint(0, 0))
+    texts = set()
+    for _ in range(10):
+        step_session(controller)
+        qtbot.wait(1)  # (a layout the text asked for comes in the next event-loop turn)
+        texts.add(view.summary.text())
+        label = view.summary
+        assert label.heightForWidth(label.width()) <= label.height(), label.text()
+        assert label.isVisible() and label.width() >= view.table.width()
+        assert view.table.mapTo(view, QPoint(0, 0)) == top
+    assert len(texts) > 1  # (the text did change)

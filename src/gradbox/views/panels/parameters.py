@@ -48,6 +48,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
 from gradbox.views.frame_pacer import TEN_HZ_S, Rate
+from gradbox.views.label_holder import LabelHolder
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.parameter_cells import (
     FittedTextDelegate,
@@ -222,11 +223,17 @@ class ParametersView(QWidget):
         top.addWidget(self.filter, 1)
         top.addWidget(self.fixed_scale)
         self.summary.setWordWrap(True)  # its own line, full width: room for a long name
+        # Its text changes with every step, its height must not: a word-wrapped label
+        # whose text went from one line to two and back moved the table a line at each
+        # step, and laid out and repainted the whole dock again after each frame (an
+        # extra 8-13 ms repaint pass per Step, W1). In a holder, as tall as its longest
+        # text needs at this width (`_fit_summary`), a new text repaints the label alone.
+        self._summary_holder = LabelHolder(self.summary)
         upper = QWidget()
         upper_layout = QVBoxLayout(upper)
         upper_layout.setContentsMargins(0, 0, 0, 0)
         upper_layout.addLayout(top)
-        upper_layout.addWidget(self.summary)
+        upper_layout.addWidget(self._summary_holder)
         upper_layout.addWidget(self.warning)
         upper_layout.addWidget(self.edit_status)
         upper_layout.addWidget(self.table, 1)
@@ -279,11 +286,33 @@ class ParametersView(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         self._fit_hint()
+        self._fit_summary()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # teacher mode
             self._fit_hint()
+            self._fit_summary()
+
+    def _fit_summary(self) -> None:
+        """The summary's height: what the longest text it may show for this network
+        needs at its width (the widest names, the longest number `.3g` writes)."""
+        label = self.summary
+        margins = self.layout().contentsMargins() if self.layout() else None
+        width = self.width() - (margins.left() + margins.right() if margins else 0)
+        n = len(self.model.names)
+        texts = [_summary_text(n, ""), _summary_text(n, "", zeroed=True)]
+        texts += [_summary_text(n, f"{8.88e-100:.3g}", name)
+                  for name in self.model.widest_names or ("",)]
+        shown = label.text()
+        height = 0
+        for text in texts:  # (measured by the label itself: its font, its wrapping)
+            label.setText(text)
+            height = max(height, label.heightForWidth(width), label.fontMetrics().height())
+        label.setText(shown)
+        if self._summary_holder.height() != height or \
+                self._summary_holder.minimumHeight() != height:
+            self._summary_holder.setFixedHeight(height)
 
     def _fit_hint(self) -> None:
         """Until a row is chosen, the lower part is its hint alone: as tall as the hint's
@@ -365,20 +394,20 @@ class ParametersView(QWidget):
         if reset:
             # Rows were replaced: select the controller's parameter again if it still exists.
             self._on_parameter_selected(self.controller.selected_parameter)
+            self._fit_summary()  # (other names, another count)
         self._update_labels(snapshot)
         self._show_edits(snapshot.edits)
         self._schedule_history(snapshot)
 
     def _update_labels(self, snapshot: Snapshot) -> None:
         grads = np.abs(np.asarray(snapshot.grads))
-        text = f"{len(snapshot.param_names):,} parameters"
+        n = len(snapshot.param_names)
         if len(grads) and np.nanmax(grads, initial=0) > 0:
             i = int(np.nanargmax(grads))
-            text += f" · largest gradient {grads[i]:.3g} in {snapshot.param_names[i]}"
-        elif snapshot.phase == Phase.BACKWARD and not snapshot.forget_zero_grad:
-            text += " · zero_grad set every gradient to 0: backward fills them again"
+            text = _summary_text(n, f"{grads[i]:.3g}", snapshot.param_names[i])
         else:
-            text += " · no gradients yet: Step runs a backward pass"
+            text = _summary_text(n, "", zeroed=snapshot.phase == Phase.BACKWARD
+                                 and not snapshot.forget_zero_grad)
         self.summary.setText(text)
         # The scale the bars are drawn against, where the switch is (no extra line).
         self.fixed_scale.setText(f"Fixed scale: {self.model.scale:.3g}"
@@ -600,3 +629,14 @@ class ParametersView(QWidget):
                 if ghost is not None:
                     row.append(repr(float(ghost[i])))
                 writer.writerow(row)
+
+
+def _summary_text(count: int, largest: str, name: str = "", zeroed: bool = False) -> str:
+    """The line above the table: the parameter count and the largest |gradient| (`largest`
+    as written, '' for none yet, `zeroed` if zero_grad just set them all to 0)."""
+    text = f"{count:,} parameters"
+    if largest:
+        return text + f" · largest gradient {largest} in {name}"
+    if zeroed:
+        return text + " · zero_grad set every gradient to 0: backward fills them again"
+    return text + " · no gradients yet: Step runs a backward pass"
