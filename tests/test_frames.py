@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -198,3 +201,50 @@ def test_a_run_ending_while_a_frame_draws_is_heard_after_its_last_snapshot(  # t
     assert heard == [True]  # not stopped yet: the snapshot on screen is not the last
     qtbot.waitUntil(lambda: not controller.running, timeout=5000)
     assert controller.snapshot is last
+
+
+PAINT_THREADS_SCRIPT = """
+import glob, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ.pop("QT_NO_GUI_THREADPOOL", None)
+if sys.argv[1] == "window":
+    from gradbox.views.controller import leave_cores_for_the_threads
+    leave_cores_for_the_threads()  # (what the window's controller does when it starts)
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QApplication, QWidget
+app = QApplication([])
+
+class HeatMap(QWidget):  # a small image scaled smoothly over a big widget, as the boundary's
+    def paintEvent(self, event):
+        image = QImage(100, 100, QImage.Format.Format_RGB32)
+        image.fill(QColor("steelblue"))
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        painter.drawImage(QRectF(self.rect()), image)
+        painter.fillRect(self.rect(), QColor(255, 255, 255, 100))  # and a veil over it
+        painter.end()
+
+widget = HeatMap()
+widget.resize(1000, 800)
+widget.show()
+app.processEvents()  # (exposed: painted)
+for _ in range(3):
+    widget.repaint()
+names = [open(path).read().strip() for path in glob.glob(f"/proc/{os.getpid()}/task/*/comm")]
+print(sum(name == "Thread (pooled)" for name in names))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc (Linux)")
+def test_the_window_paints_on_its_own_thread_alone() -> None:
+    """Qt's raster engine hands parts of a big fill to a pool of threads and waits for
+    them; on two cores shared with training that cost more than it saved. The window's
+    process paints on the UI thread alone (Qt without the setting started threads)."""
+    def pool_threads(kind: str) -> int:
+        done = subprocess.run([sys.executable, "-c", PAINT_THREADS_SCRIPT, kind],
+                              capture_output=True, text=True, timeout=120, check=True)
+        return int(done.stdout.strip().splitlines()[-1])
+
+    assert pool_threads("plain Qt") > 0  # (the test can see the pool)
+    assert pool_threads("window") == 0

@@ -84,14 +84,23 @@ def _collect_young() -> None:
 
 
 def leave_cores_for_the_threads() -> None:
-    """Cap numpy's BLAS threads in the window's process at one per core beyond two.
+    """Cap numpy's BLAS threads in the window's process at one per core beyond two, and
+    have Qt paint on the UI thread alone. (The training process keeps its own threads.)
 
     OpenBLAS starts a thread per core and keeps them spinning after each product: on two
     cores they took turns with the UI thread and training, and the heat map's small
     products (10,000 x 16 x 16) took 4.8 ms a frame, 13 ms at worst, under load; with one
-    BLAS thread 2.4 and 4.2 ms. (The training process keeps its own.)
+    BLAS thread 2.4 and 4.2 ms.
+
+    Qt's raster engine splits a large fill (a scaled heat map, an antialiased axis, a
+    scroll bar's groove) over a pool of threads and waits for them: on two cores shared
+    with training they were seldom free, and a repaint of the whole W1 window took
+    6.8-11 ms of wall time and 7-8 ms of the process's CPU; painted by the UI thread
+    alone, 2.7-5.1 ms and 2.6-3.3 ms (load ~4). Qt reads QT_NO_GUI_THREADPOOL at its
+    first large fill: this runs before the window paints.
     """
     threadpool_limits(limits=max(1, (os.cpu_count() or 1) - 2), user_api="blas")
+    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 
 def freeze_what_lives_now() -> None:
