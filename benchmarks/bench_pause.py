@@ -6,7 +6,12 @@ Pause lands in the forward pass, the backward pass or the update), pauses, and t
 until the process says the run stopped and until its snapshot (the step's start) has
 arrived. It checks that the snapshot is the step's start, bit for bit.
 
-    python benchmarks/bench_pause.py [--repeats 3] [--into 1,4,9]
+`--backward 0.1,0.5,0.9` aims at the backward pass instead: one step is first taken
+phase by phase (Substep) to time the phases, and Pause is sent those fractions of the
+way through the backward pass (the load moves the phases' lengths: each line says which
+phase the moment fell in by the timed step's lengths).
+
+    python benchmarks/bench_pause.py [--repeats 3] [--into 1,4,9] [--backward 0.2,0.8]
 """
 
 from __future__ import annotations
@@ -59,21 +64,51 @@ def one_pause(process: TrainingProcess, number: int, into_s: float) -> dict[str,
             "stopped_ms": (stopped_at - sent) * 1000, "step": steps, "same": same}  # type: ignore[dict-item]
 
 
+def time_phases(process: TrainingProcess) -> list[tuple[str, float]]:
+    """One step taken phase by phase: each phase's name and seconds."""
+    phases = []
+    for name in ("forward", "zero_grad", "backward", "update"):
+        started = time.perf_counter()
+        process.request("substep", timeout=600)
+        phases.append((name, time.perf_counter() - started))
+    return phases
+
+
+def phase_at(phases: list[tuple[str, float]], into_s: float) -> str:
+    for name, seconds in phases:
+        if into_s < seconds:
+            return name
+        into_s -= seconds
+    return "next step"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--into", default="1,4,9",
                         help="seconds into the step to pause at (cycled over)")
+    parser.add_argument("--backward", default="",
+                        help="fractions of the backward pass to pause at (cycled over)")
     args = parser.parse_args()
     into = [float(x) for x in args.into.split(",")]
     process = TrainingProcess(BIG)
     process.wait_for(NewSnapshot, timeout=600)
     print(f"1000x1000 ({process.latest.params.size:,} parameters), pid {process.pid}")
+    phases: list[tuple[str, float]] = []
     try:
+        if args.backward:
+            phases = time_phases(process)
+            print("one step, phase by phase: " + ", ".join(f"{name} {seconds:.1f} s"
+                                                         for name, seconds in phases)
+                  + f"   [{load()}]")
+            before = phases[0][1] + phases[1][1]
+            into = [before + float(x) * phases[2][1] for x in args.backward.split(",")]
         for i in range(args.repeats):
             into_s = into[i % len(into)]
             r = one_pause(process, i + 1, into_s)
-            print(f"pause {into_s:4.1f} s into a step: snapshot after {r['shown_ms']:7.0f} ms, "
+            where = f" ({phase_at(phases, into_s)}?)" if phases else ""
+            print(f"pause {into_s:4.1f} s into a step{where}: "
+                  f"snapshot after {r['shown_ms']:7.0f} ms, "
                   f"stopped after {r['stopped_ms']:7.0f} ms (sent at {r['sent']:.4f}), "
                   f"step {r['step']}, start restored exactly: {r['same']}   [{load()}]")
     finally:

@@ -213,6 +213,33 @@ def test_rewind_in_the_middle_of_a_step_restores_its_start() -> None:
     assert_same_run(a, b)
 
 
+@pytest.mark.parametrize("phases", [2, 3])  # dropped in backward, in the update
+def test_a_dropped_step_shows_its_start_before_the_parameters_take_it(phases: int) -> None:
+    # Pause answers with the start's snapshot first and puts the parameters back after
+    # (`begin_rewind`): both are the step's start, bit for bit.
+    config = SMALL.with_changes(optimizer="adam", lr=0.01)
+    a, b = Trainer(config), Trainer(config)
+    drive(a, plain, 0, 3)
+    drive(b, plain, 0, 3)
+    start = b.snapshot()
+    for _ in range(phases):
+        b.substep()
+    if phases == 3:  # the update under way has moved the weights and Adam's moments
+        b.run.optimizer.step()
+    assert not same_bits(b.run.grads(), start.grads)
+    finish = b.begin_rewind(3)
+    shown = b.snapshot()
+    assert shown.step == 3 and shown.phase == "forward"
+    assert same_bits(shown.params, start.params) and same_bits(shown.grads, start.grads)
+    assert shown.update_norm == start.update_norm
+    finish()
+    assert same_bits(b.run.values(), start.params) and same_bits(b.run.grads(), start.grads)
+    assert same_bits(b.snapshot().params, start.params)
+    drive(a, plain, 3, 6)
+    drive(b, plain, 3, 6)
+    assert_same_run(a, b)
+
+
 def test_rewind_refuses_steps_that_do_not_exist() -> None:
     trainer = Trainer(SMALL)
     drive(trainer, plain, 0, 3)

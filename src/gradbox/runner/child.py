@@ -271,11 +271,16 @@ class Child:
         # and numpy's error state are put back as the step's context managers would.
         gc.enable()
         np.seterr(all="warn", under="ignore")
-        self.session.trainer.rewind(start)
-        self.session.finish_run()
-        self.control[STEPS] = self.session.trainer.step_count
-        self.publish()
-        self.send("running", False, number)
+        # The snapshot shows the start from its arrays; the parameters take it after the
+        # answer (a million gradients: 50-100 ms), before the next message is read.
+        finish_rewind = self.session.trainer.begin_rewind(start)
+        try:
+            self.session.finish_run()
+            self.control[STEPS] = self.session.trainer.step_count
+            self.publish()
+            self.send("running", False, number)
+        finally:
+            finish_rewind()
 
     # --- the loop -------------------------------------------------------------------------
     def loop(self) -> None:

@@ -21,6 +21,7 @@ part would reach into the others' private fields.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import math
@@ -586,8 +587,12 @@ class Trainer:
         return Checkpoint(self.step_count, self.lr, self.run.state(), ghost)
 
     def _restore(self, cp: Checkpoint, weights: bool = True) -> None:
+        self._restore_but_nodes(cp, weights)()
+
+    def _restore_but_nodes(self, cp: Checkpoint, weights: bool = True) -> Callable[[], None]:
+        """`_restore`, all but putting the run's weights, gradients and optimizer state
+        back, which the function returned does."""
         self.params_rev = next(_REVISIONS)
-        self.run.load(cp.run, weights)
         self.config = self.config.with_changes(lr=cp.lr)
         if cp.ghost is None:
             self.ghost = None
@@ -595,6 +600,7 @@ class Trainer:
             self.ghost = self._new_run(cp.ghost.params)
             self.ghost.load(cp.ghost)
         self._clear_graph()
+        return functools.partial(self.run.load, cp.run, weights)
 
     def _data_at(self, step: int) -> Dataset:
         """The points the step after `step` steps trained on."""
@@ -641,7 +647,7 @@ class Trainer:
         start = self._checkpoints.at(last - 1)
         if start is None:
             return math.nan
-        after = self.run.values().copy()
+        after = self._params_and_grads()[0].copy()  # (a half-done step's start: known)
         for event in reversed(self._events):
             if isinstance(event, ParameterEdit) and event.step == last:
                 after[self.param_names.index(event.name)] = event.old
@@ -654,16 +660,28 @@ class Trainer:
         continuing reproduces the original run bit for bit. The points stay the current
         ones: a rewind takes back training, not the data.
         """
+        self.begin_rewind(step)()
+
+    def begin_rewind(self, step: int) -> Callable[[], None]:
+        """`rewind`, except that when it drops a half-done step (`step` is `step_count`)
+        the start's weights, gradients and optimizer state go back into the parameters
+        only when the function returned is called. Call it before anything but
+        `snapshot()` reads or changes the run; `snapshot()` shows the start already (it
+        reads the start's arrays, not the parameters).
+
+        For Pause, which answers with the snapshot first: setting a 1000x1000 network's
+        million gradients took 50-100 ms (benchmarks/bench_pause.py)."""
         if not 0 <= step <= self.step_count:
             raise ValueError(f"can rewind to steps 0..{self.step_count}, not {step}")
         if step == self.step_count and self._phase_index == 0:
-            return
+            return _nothing
         data, version = self._dataset, self.dataset_version
+        finish = _nothing
         if step == self.step_count:
             start = self._checkpoints.start
             assert start is not None
             # Only the update moves the weights (an edit first rewinds a half-done step).
-            self._restore(start, weights=self.phase == Phase.UPDATE)
+            finish = self._restore_but_nodes(start, weights=self.phase == Phase.UPDATE)
             # What a snapshot would read from the nodes now is the start's, bit for bit.
             self._known_arrays = (self.params_rev, self.run, start.run.params,
                                   start.run.grads)
@@ -683,6 +701,7 @@ class Trainer:
         self.stop_reason = ""
         if math.isnan(self._update_norm):
             self._update_norm = self._last_update_norm()
+        return finish
 
     def reset(self) -> None:
         """Back to step 0 with the same initial weights (and the current points and rate)."""
@@ -892,6 +911,10 @@ class Trainer:
         with np.errstate(all="ignore"), cyclic_gc_paused():
             loss, _ = self._forward(self.run, train)
         return float(loss.data)
+
+
+def _nothing() -> None:
+    """What is left to do when nothing is."""
 
 
 def passes_after(history: Sequence[StepRecord]) -> int:
