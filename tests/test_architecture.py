@@ -6,8 +6,10 @@ Layers, lowest first. A module may import its own layer and the layers below it:
     autograd          the engine and the module library
     graph             the computation graph as data (a run's snapshot carries one)
     training          a run of a network
-    files, teaching,  what leaves the app; lessons and the wrong variants; the trainer in
-    runner            its own process (side by side: none imports another)
+    files, teaching   what leaves the app; lessons and the wrong variants (side by side:
+                      neither imports the other)
+    runner            the trainer in its own process, which opens session files itself
+                      (so the window never builds or holds a second copy of a run)
     views             Qt
     app               main(): the application, the window, the command line
 """
@@ -28,10 +30,10 @@ LAYERS: dict[str, int] = {
     "training": 3,
     "files": 4,
     "teaching": 4,
-    "runner": 4,
-    "views": 5,
-    "app": 6,
-    "__main__": 7,
+    "runner": 5,
+    "views": 6,
+    "app": 7,
+    "__main__": 8,
     "__init__": 1,
 }
 MAX_LINES = 700

@@ -98,3 +98,19 @@ def test_no_parameter_cell_is_narrower_than_its_text(qtbot, open_window, step_se
                     assert repr(value) in index.data(3)  # the tooltip has it whole
             checked += 1
     assert checked >= 12
+
+
+def _shared_parts(names: list[str]) -> str:
+    """The definition: the leading dotted parts every name has (never its last part)."""
+    common: list[str] = []
+    for parts in zip(*(name.split(".")[:-1] for name in names), strict=False):
+        if any(part != parts[0] for part in parts):
+            break
+        common.append(parts[0])
+    return "".join(f"{part}." for part in common)
+
+
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "ab", "0", "1", "10", ""]), min_size=1,
+                         max_size=5).map(".".join), min_size=2, max_size=8))
+def test_the_shared_prefix_is_whole_parts_every_name_shares(names: list[str]) -> None:
+    assert shared_prefix(names) == _shared_parts(names)

@@ -94,12 +94,12 @@ def test_opening_a_slow_session_shows_progress_with_cancel_and_keeps_the_window_
     path = tmp_path / "slow.gradbox"
     persistence.save_session(persistence.Trainer(window.controller.snapshot.config), path)
     release = threading.Event()
-    original = persistence.load_session_with_controls
+    original = persistence.load_state_with_controls
 
     def slow(p):  # type: ignore[no-untyped-def]
         release.wait(10)  # as long as the test wants: a 990x990 file took 5-21 s
         return original(p)
-    monkeypatch.setattr(persistence, "load_session_with_controls", slow)
+    monkeypatch.setattr(persistence, "load_state_with_controls", slow)
     monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
     before = window.controller.snapshot
     window.files.open_session(path)

@@ -200,6 +200,25 @@ def test_combos_show_their_text_whole_or_elided_with_the_whole_in_the_tooltip(  
             box.currentText()[:n] + "…" for n in range(len(box.currentText()))))
 
 
+def test_a_combo_shows_a_million_texts_as_they_are_and_sizes_to_the_widest(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The landscape's axis boxes on a 1000x1000 network: a million names, not copied."""
+    from gradbox.autograd.nn import parameter_names
+
+    names = tuple(parameter_names((2, 1000, 1000, 1)))
+    box = FittingComboBox(14)
+    qtbot.addWidget(box)
+    box.set_texts(names, 1)
+    assert box.count() == len(names) > 1_000_000
+    assert box.currentText() == names[1] and box.itemText(len(names) - 1) == names[-1]
+    assert box.model().texts is names  # read where they are
+    widest = max(box.fontMetrics().horizontalAdvance(n) for n in names[-3000:])
+    assert box.sizeHint().width() >= widest
+    box.setCurrentIndex(len(names) - 1)
+    assert box.currentText() == names[-1]
+    box.set_texts(("a", "b"))  # another network: the list before goes
+    assert box.count() == 2 and box.currentText() == "a"
+
+
 @pytest.mark.parametrize("space", ["playground", "train"])
 def test_a_syntax_error_leaves_the_playground_whole(qtbot, open_window, space: str) -> None:  # type: ignore[no-untyped-def]
     win = _window(qtbot, open_window, 1024, 700)

@@ -26,13 +26,13 @@ class Held:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.entered, self.release = threading.Event(), threading.Event()
-        original = persistence.load_session_with_controls
+        original = persistence.load_state_with_controls
 
         def slow(path):  # type: ignore[no-untyped-def]
             self.entered.set()
             self.release.wait(30)  # as long as the test wants: a 990x990 file took 5-21 s
             return original(path)
-        monkeypatch.setattr(persistence, "load_session_with_controls", slow)
+        monkeypatch.setattr(persistence, "load_state_with_controls", slow)
 
 
 @pytest.fixture

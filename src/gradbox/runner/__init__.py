@@ -8,6 +8,8 @@
     worker   other work in a process of its own (an animation export), with progress
              and Cancel: work that would hold the interpreter lock away from the window
 
-May import: `gradbox.training` and what it may import, numpy, the standard library.
-Never Qt, `.views`, `.files` or `.teaching` (tests/test_architecture.py checks).
+May import: `gradbox.training`, `gradbox.files` (the training process opens a session
+file itself: the window never builds a second copy of the run) and what they may import,
+numpy, the standard library. Never Qt, `.views` or `.teaching` (tests/test_architecture.py
+checks).
 """

@@ -35,6 +35,7 @@ import glob
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal, Slot
@@ -170,6 +171,8 @@ class SessionController(QObject):
         self.undo_text = self.redo_text = ""
         self.died = ""  # why the training process ended unasked ('' while it lives)
         self._callbacks: dict[int, Callable[[Any], None]] = {}
+        # Who hears a command's failure instead of the window's "Something went wrong".
+        self._failures: dict[int, Callable[[str], None]] = {}
         self._rewinding_to: int | None = None  # a rewind sent, its snapshot not yet here
         self._final: _FinalRun | None = None
         self._link = self._start(_start_of(trainer))
@@ -244,6 +247,7 @@ class SessionController(QObject):
 
     @Slot(int, object)
     def _on_replied(self, number: int, result: Any) -> None:
+        self._failures.pop(number, None)
         callback = self._callbacks.pop(number, None)
         if callback is not None:
             callback(result)
@@ -251,7 +255,11 @@ class SessionController(QObject):
     @Slot(int, str, str)
     def _on_failed(self, number: int, text: str, detail: str) -> None:
         self._callbacks.pop(number, None)
-        self.error.emit(text, detail)
+        failure = self._failures.pop(number, None)
+        if failure is not None:
+            failure(text)
+        else:
+            self.error.emit(text, detail)
 
     # --- frames -----------------------------------------------------------------------
     @Slot(object)
@@ -311,6 +319,7 @@ class SessionController(QObject):
     @Slot(str)
     def _on_died(self, text: str) -> None:
         self._callbacks.clear()
+        self._failures.clear()
         self._set_running(False)
         state = self._link.process.last_state
         where = (f"from step {state.step}, the last whole state this window holds (the "
@@ -501,6 +510,15 @@ class SessionController(QObject):
     def open_run(self, state: TrainingState, what: str) -> None:
         """Continue the saved run `state` (a file opened, a session restored), undoably."""
         self.command("open_run", state, what)
+
+    def open_file(self, path: Path, what: str, opened: Callable[[int], None],
+                  failed: Callable[[str], None]) -> None:
+        """Continue the run saved in session file `path`, undoably. The training process
+        reads the file and builds the run itself: the window never builds or sends a
+        second copy (a 1000x1000 run is a hundred megabytes). Then `opened(steps)` (its
+        snapshot has come first), or `failed(why)`: the current run stays."""
+        number = self._link.call("open_file", str(path), what)
+        self._callbacks[number], self._failures[number] = opened, failed
 
     def import_points(self, dataset: Dataset, what: str) -> None:
         """Train on imported points (a new run if this network cannot take them), undoably."""

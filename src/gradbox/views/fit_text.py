@@ -44,12 +44,14 @@ def shared_prefix(names: Sequence[str]) -> str:
     """The dotted prefix every name shares ('layers.'), whole parts only."""
     if len(names) < 2:
         return ""
-    common: list[str] = []
-    for parts in zip(*(name.split(".")[:-1] for name in names), strict=False):
-        if any(part != parts[0] for part in parts):
-            break
-        common.append(parts[0])
-    return "".join(f"{part}." for part in common)
+    # What every name shares is what the first and last in sorted order share (min and
+    # max run at C speed: splitting a million names took half a second of the UI thread),
+    # cut back to whole parts, never a name's last part.
+    first, last = min(names), max(names)
+    shared = 0
+    while shared < min(len(first), len(last)) and first[shared] == last[shared]:
+        shared += 1
+    return first[:first.rfind(".", 0, shared) + 1]
 
 
 def name_forms(name: str, prefix: str = "") -> list[str]:

@@ -200,11 +200,7 @@ class LandscapeView(QWidget):
             return
         self._names = snapshot.param_names
         for box, default in ((self.axis_x, 0), (self.axis_y, 1)):
-            box.blockSignals(True)
-            box.clear()
-            box.addItems(list(self._names))
-            box.setCurrentIndex(min(default, len(self._names) - 1))
-            box.blockSignals(False)
+            box.set_texts(self._names, default)
 
     @Slot()
     def _on_mode_changed(self) -> None:

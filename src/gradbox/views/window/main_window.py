@@ -132,7 +132,7 @@ class MainWindow(QMainWindow):
             self.autosaver.dirty_changed.connect(self.setWindowModified)
             self.autosaver.failed.connect(
                 lambda text: self.show_error("Autosave failed", text))
-        self.setWindowTitle("untitled[*] — gradbox")
+        self.show_title()
         # A normal quit keeps the session for the next start (only where the launcher
         # gives the window its settings and data directory; tests and screenshots don't).
         self.resume = (Resume(self, settings, autosave_path)
@@ -448,6 +448,10 @@ class MainWindow(QMainWindow):
         name = "Fit" if snapshot.config.is_regression else "Decision boundary"
         if self.tabs.name_of(self.tabs.indexOf(self.boundary)) != name:
             self.tabs.rename(self.boundary, name, "Fit" if name == "Fit" else "Boundary")
+        self.show_title()
+
+    def show_title(self) -> None:
+        """The title names the session's file ("untitled" before it has one)."""
         title = self.session_path.name if self.session_path else "untitled"
         self.setWindowTitle(f"{title}[*] — gradbox")
 

@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
 
 from gradbox.files import sessions as persistence
 from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import TrainingState
 from gradbox.views.controller import SessionController
 from gradbox.views.window.files.saving import SessionSaver
 
@@ -199,11 +200,11 @@ def set_aside(path: Path, why: str = "unreadable") -> Path | None:
     return aside
 
 
-def describe(snapshot: Snapshot, saved_at: datetime) -> str:
+def describe(state: TrainingState, saved_at: datetime) -> str:
     """What a restore dialog must say: when, which data and network, how far it got."""
-    c = snapshot.config
+    c = state.config
     day = "today" if saved_at.date() == datetime.now().date() else saved_at.strftime("%d %b %Y")
-    sizes = "-".join(str(n) for n in snapshot.layer_sizes)
+    sizes = "-".join(str(n) for n in c.layer_sizes)
     return (f"Saved automatically at {saved_at:%H:%M} {day}: {c.dataset} data "
-            f"({len(snapshot.labels)} points), network {sizes} ({c.activation}), "
-            f"{snapshot.step} training step{'s' if snapshot.step != 1 else ''}.")
+            f"({len(state.dataset.labels)} points), network {sizes} ({c.activation}), "
+            f"{state.step} training step{'s' if state.step != 1 else ''}.")

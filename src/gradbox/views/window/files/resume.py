@@ -27,8 +27,7 @@ from gradbox.views.layouts.workspaces import WORKSPACES
 from gradbox.views.window.files.autosave import set_aside
 from gradbox.views.window.run_controls import speed_text
 
-if TYPE_CHECKING:  # a Trainer is only handed over here, to the controller's session
-    from gradbox.training.trainer import Trainer
+if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -94,21 +93,27 @@ def describe(controls: SessionControls | None, end: int, name: str) -> str:
     return " · ".join(parts) + " (File → New starts afresh)"
 
 
-def load_kept(path: Path) -> tuple[tuple[Trainer, SessionControls | None] | None, str]:
-    """The session kept at the last quit, read at start (off the UI thread, see
-    Resume.reopen): ((trainer, controls), "") or (None, why not) -- (None, "") when there
-    is none. One that cannot be read is set aside, not offered again and not thrown
-    away."""
+def load_kept(path: Path) -> tuple[tuple[int, SessionControls | None] | None, str]:
+    """The session kept at the last quit, checked at start (off the UI thread, see
+    Resume.reopen): ((its steps, controls), "") or (None, why not) -- (None, "") when
+    there is none. One that cannot be read is set aside, not offered again and not
+    thrown away. (The training process reads the run itself: see `Resume.reopen`.)"""
     if not path.is_file():
         return None, ""
     try:
-        return persistence.load_session_with_controls(path), ""
+        state, controls = persistence.load_state_with_controls(path)
+        return (state.step, controls), ""
     except (persistence.SessionError, OSError, MemoryError) as error:
-        log.warning("the last session %s cannot be reopened: %s", path, error)
-        aside = set_aside(path)
-        kept = f" The file was kept as {aside}." if aside else ""
-        return None, (f"The session kept at the last quit could not be read: {error}. "
-                      f"A fresh run is open instead.{kept}")
+        return None, unreadable(path, error)
+
+
+def unreadable(path: Path, error: object) -> str:
+    """The kept session cannot be reopened: set it aside and say why, in words."""
+    log.warning("the last session %s cannot be reopened: %s", path, error)
+    aside = set_aside(path)
+    kept = f" The file was kept as {aside}." if aside else ""
+    return (f"The session kept at the last quit could not be read: {error}. "
+            f"A fresh run is open instead.{kept}")
 
 
 class Resume:
@@ -147,25 +152,25 @@ class Resume:
         self.reopening = True
         what = "Reopened the session kept at the last quit"
 
-        def done(result: tuple[tuple[Trainer, SessionControls | None] | None, str] | None,
+        def done(result: tuple[tuple[int, SessionControls | None] | None, str] | None,
                  error: BaseException | None) -> None:
             if error is not None:
                 raise error  # load_kept answers every expected failure in words
             assert result is not None
-            kept, unreadable = result
+            kept, why = result
             if kept is None:
-                if unreadable:
-                    self.window.show_error("Could not reopen the last session", unreadable)
+                if why:
+                    self.window.show_error("Could not reopen the last session", why)
                 return
-            trainer, controls = kept
-            controller = self.window.controller
+            end, controls = kept
+            unsaved = _flag(self.settings.value(DIRTY_KEY, False))
+            self.window.files.expect_saved(controls, end, saved=not unsaved)
 
-            def said(text: str) -> None:  # the run is in: say what came back, once
-                if text.startswith(what):
-                    controller.message.disconnect(said)
-                    self.reopened(trainer, controls)
-            controller.message.connect(said)
-            controller.open_run(trainer.state(), what)
+            def cannot(reason: str) -> None:
+                self.window.show_error("Could not reopen the last session",
+                                       unreadable(self.path, reason))
+            self.window.controller.open_file(
+                self.path, what, lambda _steps: self.reopened(end, controls), cannot)
 
         def finished() -> None:
             self.reopening = False
@@ -196,17 +201,16 @@ class Resume:
         self.settings.sync()
         return None
 
-    def reopened(self, trainer: Trainer, controls: SessionControls | None) -> None:
-        """The kept run is coming in: put the controls, the title and the unsaved mark
-        back as they were, and say so (only the trainer's length is read)."""
+    def reopened(self, end: int, controls: SessionControls | None) -> None:
+        """The kept run (`end` steps long) is in: put the controls, the title and the
+        unsaved mark back as they were, and say so."""
         w = self.window
-        end = trainer.step_count
         file = str(self.settings.value(FILE_KEY, "") or "")
         w.session_path = Path(file) if file else None
         unsaved = _flag(self.settings.value(DIRTY_KEY, False))
-        w.files.show_controls(controls, end, saved=not unsaved)
+        w.files.show_controls(controls, end, mark=False)
         if unsaved and w.autosaver is not None:
             w.autosaver.mark_unsaved()
+        w.show_title()
         name = w.session_path.name if w.session_path else "untitled"
-        w.setWindowTitle(f"{name}[*] — gradbox")
         w.messages.show_message(describe(controls, end, name))

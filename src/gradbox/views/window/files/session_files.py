@@ -25,8 +25,7 @@ from gradbox.views.window.files.autosave import describe, set_aside
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.resume import apply_controls
 
-if TYPE_CHECKING:  # (a loaded Trainer is handed over to the controller as its state)
-    from gradbox.training.trainer import Trainer
+if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -129,32 +128,43 @@ class SessionFiles(QObject):
             self.window.resume.reopen()
 
     def open_session(self, path: Path, at_start: bool = False) -> None:
-        """Load a session on a thread of its own (a progress bar with Cancel shows past
-        half a second); on any problem, show why and keep the current one. `at_start`:
-        the file named on the command line (what a killed save left beside it goes)."""
-        def work(_progress: Progress) -> tuple[Trainer, persistence.SessionControls | None]:
+        """Check a session file on a thread of its own (a progress bar with Cancel shows
+        past half a second), then have the training process open it; on any problem,
+        show why and keep the current one. `at_start`: the file named on the command
+        line (what a killed save left beside it goes). The window keeps only the run's
+        length and controls: the training process reads and builds the run itself."""
+        instead = ("A fresh session is open instead." if at_start
+                   else "Your current session is unchanged.")
+
+        def cannot(why: object) -> None:
+            self._mark_saved_at = None
+            self.window.show_error("Could not open the session",
+                                   f"{path.name} could not be opened: {why}\n\n{instead}")
+
+        def work(_progress: Progress) -> tuple[int, persistence.SessionControls | None]:
             if at_start:
                 persistence.remove_stale_temp_files(path)
-            return persistence.load_session_with_controls(path)
+            state, controls = persistence.load_state_with_controls(path)
+            return state.step, controls
 
-        def done(result: tuple[Trainer, persistence.SessionControls | None] | None,
+        def done(result: tuple[int, persistence.SessionControls | None] | None,
                  error: BaseException | None) -> None:
             if isinstance(error, (persistence.SessionError, OSError)):
                 log.warning("cannot open %s: %s", path, error)
-                instead = ("A fresh session is open instead." if at_start
-                           else "Your current session is unchanged.")
-                self.window.show_error("Could not open the session",
-                                       f"{path.name} could not be opened: {error}\n\n"
-                                       f"{instead}")
+                cannot(error)
                 return
             if error is not None:
                 raise error  # a bug: the unexpected-error dialog, with its traceback
             assert result is not None
-            trainer, controls = result
-            self.window.session_path = path
-            self._remember_recent(path)
-            self.controller.open_run(trainer.state(), f"Opened {path.name}")
-            self.show_controls(controls, trainer.step_count)
+            steps, controls = result
+
+            def opened(_steps: int) -> None:
+                self.window.session_path = path
+                self.window.show_title()
+                self._remember_recent(path)
+                self.show_controls(controls, steps, mark=False)
+            self.expect_saved(controls, steps)  # before its snapshot can arrive
+            self.controller.open_file(path, f"Opened {path.name}", opened, cannot)
         self.read(f"Opening {path.name}…", work, done)
 
     def read(self, label: str, work: Callable[[Progress], object],
@@ -173,14 +183,21 @@ class SessionFiles(QObject):
                 task.cancel()
 
     def show_controls(self, controls: persistence.SessionControls | None, end: int,
-                      saved: bool = True) -> None:
+                      saved: bool = True, mark: bool = True) -> None:
         """A run from a file is coming in: show the run controls it kept, and (if the file
         is the user's own, `saved`) count the run saved once it shows at the step the
-        file's timeline stood at."""
-        position = controls.position if controls is not None else None
-        self._mark_saved_at = (end if position is None else position) if saved else None
+        file's timeline stood at (`mark`: not counted yet, see `expect_saved`)."""
+        if mark:
+            self.expect_saved(controls, end, saved)
         if controls is not None:
             apply_controls(self.window, controls)
+
+    def expect_saved(self, controls: persistence.SessionControls | None, end: int,
+                     saved: bool = True) -> None:
+        """Count the run about to come in saved (if `saved`) once it shows at the step the
+        file's timeline stood at (`end`: the run's length, if the controls name none)."""
+        position = controls.position if controls is not None else None
+        self._mark_saved_at = (end if position is None else position) if saved else None
 
     @Slot()
     def save_session(self) -> None:
@@ -211,7 +228,7 @@ class SessionFiles(QObject):
                 return
             if self.window.autosaver is not None:
                 self.window.autosaver.mark_saved(written)
-            self.window.setWindowTitle(f"{path.name}[*] — gradbox")
+            self.window.show_title()
             self.controller.message.emit(f"Saved {path.name}")
         self.window.saver.save(path, done)
 
@@ -249,32 +266,37 @@ class SessionFiles(QObject):
         if autosaver is not None:
             autosaver.enabled = False
 
-        def work(_progress: Progress) -> tuple[datetime, Trainer,
+        def work(_progress: Progress) -> tuple[datetime, str, int,
                                                persistence.SessionControls | None]:
             saved_at = datetime.fromtimestamp(path.stat().st_mtime)
-            return (saved_at, *persistence.load_session_with_controls(path))
+            state, controls = persistence.load_state_with_controls(path)
+            return saved_at, describe(state, saved_at), state.step, controls
 
-        def done(result: tuple[datetime, Trainer, persistence.SessionControls | None] | None,
-                 error: BaseException | None) -> None:
+        def cannot(why: object) -> None:
+            aside = set_aside(path)  # nor may an autosave write over it
+            kept = f"\n\nThe file was kept as {aside}." if aside else ""
+            self.window.show_error("Could not restore",
+                                   f"The autosaved session could not be read: {why}{kept}")
+
+        def done(result: tuple[datetime, str, int, persistence.SessionControls | None]
+                 | None, error: BaseException | None) -> None:
             if isinstance(error, (persistence.SessionError, OSError, ValueError,
                                   MemoryError)):
-                aside = set_aside(path)
-                kept = f"\n\nThe file was kept as {aside}." if aside else ""
-                self.window.show_error("Could not restore",
-                                       f"The autosaved session could not be read: {error}{kept}")
+                cannot(error)
                 return
             if error is not None:
                 raise error  # a bug: the unexpected-error dialog, with its traceback
             assert result is not None
-            saved_at, trainer, controls = result
+            saved_at, what, steps, controls = result
             why = (f"gradbox was ended by {ended_by} before this session was saved."
                    if ended_by else "gradbox did not close normally last time.")
-            text = f"{why}\n\n{describe(trainer.snapshot(), saved_at)}\n\nRestore it?"
+            text = f"{why}\n\n{what}\n\nRestore it?"
             if self.window.is_ending() or not (ask or self.ask_restore)(text):
                 return
-            self.controller.open_run(trainer.state(),
-                                     f"Restored the session autosaved at {saved_at:%H:%M}")
-            self.show_controls(controls, trainer.step_count, saved=False)
+            self.expect_saved(controls, steps, saved=False)
+            self.controller.open_file(
+                path, f"Restored the session autosaved at {saved_at:%H:%M}",
+                lambda _steps: self.show_controls(controls, steps, mark=False), cannot)
             restored.append(True)
 
         restored: list[bool] = []
