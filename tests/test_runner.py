@@ -12,13 +12,22 @@ import multiprocessing.process
 import os
 import signal
 import threading
+import zipfile
 from collections.abc import Iterator
+from types import MappingProxyType
 
 import numpy as np
 import pytest
 
+from gradbox.files.sessions import load_state, save_session
 from gradbox.runner.process import Died, NewSnapshot, Reply, RunChanged, TrainingProcess
-from gradbox.runner.shared import SHM_FOLDER
+from gradbox.runner.shared import (
+    SHM_FOLDER,
+    block_layout,
+    pickled_parts,
+    read_block,
+    write_block,
+)
 from gradbox.runner.wire import LazyAnswer
 from gradbox.training.trainer import RunGoal, Snapshot, Trainer, TrainingConfig
 
@@ -264,6 +273,68 @@ def test_a_whole_run_asked_lazily_is_read_where_it_is_needed_and_leaves_nothing(
     assert state.history == expected.history
     # The window's last whole state is that run (what a death continues from).
     assert process.last_state.step == 2
+
+
+def test_a_whole_run_read_lazily_views_its_block_and_names_what_the_window_has(
+        start, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The writer thread makes no copy of a whole run's arrays while it holds the
+    interpreter lock: they are read-only views of the block the training process wrote;
+    the parameter names (a million strings for a 1000x1000 network) are the window's
+    own object, not made again. The file written from it is the one written from the
+    run taken in process, member for member, byte for byte."""
+    process = start()
+    process.request("step")
+    process.request("set_parameter", process.latest.param_names[3], 0.25)
+    process.request("step")
+    number = process.call_lazily("whole_run")
+    reply = next(e for e in process.wait_for(Reply, timeout=60) if isinstance(e, Reply))
+    assert reply.number == number
+    state, _position, snapshot = reply.result.load()
+    assert snapshot.param_names is process.latest.param_names
+    run = state.current.run
+    for array in (state.initial_params, run.params, run.grads, snapshot.params,
+                  state.history.column("loss"), state.dataset.points):
+        assert not array.flags.writeable and not array.flags.owndata
+    expected = process.request("state")  # (pickled through the pipe, as ever)
+    save_session(state, tmp_path / "lazy.gradbox")
+    save_session(expected, tmp_path / "piped.gradbox")
+    with zipfile.ZipFile(tmp_path / "lazy.gradbox") as a, \
+            zipfile.ZipFile(tmp_path / "piped.gradbox") as b:
+        assert a.namelist() == b.namelist()
+        for name in a.namelist():
+            assert a.read(name) == b.read(name), name
+    assert load_state(tmp_path / "lazy.gradbox").edits == expected.edits
+
+
+@pytest.mark.parametrize("value", [
+    np.arange(12.0).reshape(3, 4), np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+    np.arange(10)[::3], np.array([True, False]), np.zeros((0, 5)), np.float64(2.5),
+    {"m": MappingProxyType({"v": np.ones(3)}), "t": (np.arange(3), "names", None)},
+])
+def test_a_block_reads_back_what_was_pickled_into_it(value: object) -> None:
+    """`write_block`/`read_block`: any value, its arrays of any layout, read back equal
+    (contiguous arrays as read-only views of the block, the rest inside the pickle)."""
+    stream, buffers = pickled_parts(value)
+    header, nbytes = block_layout(stream, buffers)
+    block = np.zeros(nbytes, np.uint8)
+    write_block(block, header, stream, buffers)
+    block.flags.writeable = False
+    read = read_block(block)
+    flat_in, flat_out = _leaves(value), _leaves(read)
+    assert len(flat_in) == len(flat_out)
+    for a, b in zip(flat_in, flat_out):
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+        else:
+            assert a == b
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, (dict, MappingProxyType)):
+        return [x for k in sorted(value) for x in [k, *_leaves(value[k])]]
+    if isinstance(value, tuple):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
 
 
 def test_a_process_that_cannot_start_leaves_nothing_in_shm(monkeypatch) -> None:  # type: ignore[no-untyped-def]

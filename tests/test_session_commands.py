@@ -135,6 +135,7 @@ def test_questions_answer_plain_data_that_crosses_a_process() -> None:
         "gradient_check": s.command("gradient_check"),
         "landscape_request": s.command("landscape_request", "pca", (0, 1), 0),
         "whole_run": s.command("whole_run"),
+        "whole_state": s.command("whole_state"),
         "state": s.command("state"),
     }
     assert set(answers) == QUESTIONS

@@ -191,8 +191,8 @@ class Child:
             return  # (asked by this process itself)
         try:
             if lazy:
-                self.send("lazy reply", number, *put_answer(self.publisher.prefix, number,
-                                                           result))
+                self.send("lazy reply", number, *put_answer(
+                    self.publisher.prefix, number, result, self.publisher.known()))
             else:
                 self.send("reply", number, result)
         except Exception as error:  # an answer that cannot cross: say so, go on

@@ -326,7 +326,7 @@ class TrainingProcess:
                 self._last_state, self._lazy_state = answer, None
             return [Reply(message[1], message[2])]
         if kind == "lazy reply":
-            lazy = LazyAnswer(message[2], message[3])
+            lazy = LazyAnswer(message[2], message[3], self._receiver.known())
             self._lazy_state = lazy  # (only whole runs and states are asked for lazily)
             return [Reply(message[1], lazy)]
         if kind == "failed":

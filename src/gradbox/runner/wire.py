@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import pickle
 import threading
 import weakref
 from multiprocessing.reduction import ForkingPickler
@@ -35,7 +34,14 @@ from typing import Any
 import numpy as np
 
 from gradbox.graph import Graph
-from gradbox.runner.shared import Layout, Segment
+from gradbox.runner.shared import (
+    Layout,
+    Segment,
+    block_layout,
+    pickled_parts,
+    read_block,
+    write_block,
+)
 from gradbox.training.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
 from gradbox.training.snapshots import Snapshot
 
@@ -229,6 +235,10 @@ class Publisher:
             return slot
         return None
 
+    def known(self) -> dict[str, Any]:
+        """The objects of `NAMED_FIELDS` the window has been sent (for `put_answer`)."""
+        return {name: self._sent[name] for name in NAMED_FIELDS if name in self._sent}
+
     def close(self) -> None:
         """Unlink every name this side created (the window may hold the memory on)."""
         for entry in self._slots:
@@ -237,38 +247,60 @@ class Publisher:
         self._history.close()
 
 
-def put_answer(prefix: str, number: int, answer: Any) -> tuple[str, int]:
+# Snapshot fields a large answer names instead of carrying, when its object is the one
+# the window already has from the snapshots (compared by identity): a 1000x1000
+# network's parameter names are a million strings, 29 MB of pickle that took the
+# window's reader ~95 ms of holding the interpreter lock to make again.
+NAMED_FIELDS = ("param_names",)
+
+
+def put_answer(prefix: str, number: int, answer: Any,
+               known: dict[str, Any] | None = None) -> tuple[str, int]:
     """Pickle a large answer into a shared block of its own (the training process's side
     of `LazyAnswer`): the window maps it and reads it on whichever thread needs it,
-    rather than unpickling a whole run on the UI thread as it comes off the pipe."""
-    data = ForkingPickler.dumps(answer)
+    rather than unpickling a whole run on the UI thread as it comes off the pipe. Its
+    arrays go out of band (`shared.read_block`): copied once, into the block. An object
+    of `known` (name: object the window has) is pickled as its name."""
+    names = {id(value): name for name, value in (known or {}).items()}
+
+    class Pickler(ForkingPickler):
+        def persistent_id(self, obj: Any) -> str | None:
+            return names.get(id(obj))
+
+    stream, buffers = pickled_parts(answer, Pickler)
+    header, nbytes = block_layout(stream, buffers)
     name = f"{prefix}b{number}"
-    segment = Segment(name, len(data), create=True)
-    segment.view(0, (len(data),), np.uint8, writeable=True)[:] = np.frombuffer(data, np.uint8)
-    return name, len(data)
+    segment = Segment(name, nbytes, create=True)
+    write_block(segment.view(0, (nbytes,), np.uint8, writeable=True), header, stream,
+                buffers)
+    return name, nbytes
 
 
 class LazyAnswer:
-    """An answer left pickled in shared memory until `load()` (any thread; once)."""
+    """An answer left pickled in shared memory until `load()` (any thread; once). What
+    `load()` gives views the block for its arrays (read-only, no copy: the block lives
+    as long as they do); `known` gives the objects the pickle names (`NAMED_FIELDS`)."""
 
-    def __init__(self, name: str, nbytes: int) -> None:
+    def __init__(self, name: str, nbytes: int, known: dict[str, Any] | None = None) -> None:
         self._segment: Segment | None = Segment(name)
         self._segment.unlink()  # mapped here: the name can go, the memory stays
         self.nbytes = nbytes
+        self._known = known or {}
         self._lock = threading.Lock()
         self._value: Any = None
 
     def load(self) -> Any:
         with self._lock:
             if self._segment is not None:
-                data = self._segment.view(0, (self.nbytes,), np.uint8)
-                self._value = pickle.loads(memoryview(data))
+                self._value = read_block(self._segment.view(0, (self.nbytes,), np.uint8),
+                                         self._known)
                 self._segment = None  # (the mapping goes with the last view of it)
             return self._value
 
     def pickled(self) -> np.ndarray:
-        """The answer still pickled: its bytes in shared memory, to hand on to another
-        process (an animation export) without unpickling it here. Before `load()` only."""
+        """The answer still pickled: its block in shared memory, to hand on to another
+        process (an animation export: `shared.read_block` reads it there) without
+        unpickling it here. Before `load()` only."""
         with self._lock:
             if self._segment is None:
                 raise RuntimeError("the answer was read already")
@@ -320,6 +352,11 @@ class Receiver:
         """A message absorbed but not shown (a newer one came): free its slot."""
         if "slot" in meta:
             _release(self.control, meta["slot"][0])
+
+    def known(self) -> dict[str, Any]:
+        """The objects of `NAMED_FIELDS` as of the last message absorbed: what an answer
+        that came after it names (`LazyAnswer`)."""
+        return {name: self._cached[name] for name in NAMED_FIELDS if name in self._cached}
 
     @property
     def timeline(self) -> tuple[Any, str, str]:

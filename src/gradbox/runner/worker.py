@@ -5,8 +5,9 @@ so the window never waits for them.
 
 `WorkerProcess(work, payload)` starts a child (forkserver where there is one: a fork of a
 small process with no Qt and no threads; spawn elsewhere; never fork), hands it
-`payload` -- bytes, a pickle the child loads (the run as the training process sent it:
-never unpickled in the window) -- and the child calls `work(loaded, progress,
+`payload` -- a block of `shared.write_block` (a pickle with its arrays beside it), which
+the child loads (the run as the training process sent it: never unpickled in the
+window) -- and the child calls `work(loaded, progress,
 cancelled)`. `wait(progress, cancelled)` relays progress and returns the result or
 raises the child's exception; it blocks without holding the interpreter lock, so call it
 from a thread of the caller's. Cancel reaches the child as a message that its
@@ -14,7 +15,7 @@ from a thread of the caller's. Cancel reaches the child as a message that its
 window going away closes the pipe, which `cancelled()` also sees. The child runs at a
 lower priority: on a busy machine the window and the training come first.
 
-May import: the standard library and `gradbox.runner.process` (never Qt).
+May import: the standard library, `gradbox.runner.process` and `.shared` (never Qt).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import time
@@ -31,6 +31,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from gradbox.runner.process import START_METHOD, main_module_hidden
+from gradbox.runner.shared import read_block
 
 NICENESS = 10
 STOP_PATIENCE_S = 2.0  # after Cancel, how long the work may take to stop before a kill
@@ -49,7 +50,7 @@ class WorkerDiedError(RuntimeError):
 
 
 class WorkerProcess:
-    """`work(pickle.loads(payload), progress, cancelled)` in a child process."""
+    """`work(read_block(payload), progress, cancelled)` in a child process."""
 
     def __init__(self, work: Work, payload: bytes | memoryview | Any,
                  name: str = "gradbox-worker") -> None:
@@ -135,7 +136,7 @@ def _worker_main(conn: Connection) -> None:
         os.nice(NICENESS)
     try:
         work: Work = conn.recv()
-        loaded = pickle.loads(conn.recv_bytes())
+        loaded = read_block(conn.recv_bytes())
         # Anything from the window (Cancel), or its end of the pipe closing, stops it.
         result = work(loaded, lambda *done: conn.send(("progress", *done)), conn.poll)
         conn.send(("done", result))

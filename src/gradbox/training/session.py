@@ -150,6 +150,10 @@ class Session:
         state, position = self.timeline.whole_run()
         return state, position, self.trainer.snapshot()
 
+    def whole_state(self) -> TrainingState:
+        """The run to its end, alone (what an animation export replays)."""
+        return self.timeline.whole_run()[0]
+
     def state(self) -> TrainingState:
         return self.trainer.state()
 
@@ -337,4 +341,4 @@ COMMANDS = frozenset({
     "new_run", "open_run", "import_points", "start_lesson"})
 QUESTIONS = frozenset({
     "snapshot", "timeline_view", "parameter_history", "gradient_check",
-    "landscape_request", "whole_run", "state"})
+    "landscape_request", "whole_run", "whole_state", "state"})

@@ -284,7 +284,7 @@ class ClassExports(QObject):
             if cancelled_early.is_set():
                 job.cancel()
 
-        self.window.controller.ask_lazily("whole_run", callback=taken)
+        self.window.controller.ask_lazily("whole_state", callback=taken)
 
         def cancel_all() -> None:
             cancelled_early.set()
