@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gradbox.files import sessions as persistence
 from gradbox.files.sessions import SessionError, load_session, save_session
 from gradbox.training.trainer import StepRecord, Trainer, TrainingConfig
 
@@ -121,6 +122,38 @@ def test_the_file_is_a_zip_of_a_strict_json_manifest_and_npy_arrays(tmp_path: Pa
     assert all(math.isnan(r.test_loss) for r in loaded.history)
 
 
+def test_every_member_is_what_numpy_writes_byte_for_byte(tmp_path: Path) -> None:
+    """The arrays go to the file as they lie in memory (no copy under the interpreter
+    lock), yet each member is exactly `np.lib.format.write_array`'s .npy: files saved
+    before and after read the same."""
+    trainer = Trainer(CONFIGS[0])
+    trainer.set_ghost(True)
+    drive(trainer, 0, 12)
+    path = tmp_path / "s.gradbox"
+    save_session(trainer, path)
+    _manifest, arrays = persistence.session_members(trainer.state())
+    kinds = {np.asarray(a).dtype.kind for a in arrays.values()}
+    assert {"f", "i", "b"} <= kinds
+    with zipfile.ZipFile(path) as z:
+        assert set(z.namelist()) == {"manifest.json", *arrays}
+        for name, array in arrays.items():
+            expected = io.BytesIO()
+            np.lib.format.write_array(expected, np.ascontiguousarray(array),
+                                      allow_pickle=False)
+            assert z.read(name) == expected.getvalue(), name
+
+
+@pytest.mark.parametrize("array", [
+    np.arange(12.0).reshape(3, 4).T, np.arange(5, dtype=">f8"), np.array([True, False]),
+    np.zeros((0, 7)), np.arange(6, dtype=np.int64)[::2], np.float64(1.5),
+])
+def test_a_member_of_any_layout_is_what_numpy_writes(array: np.ndarray) -> None:
+    ours, numpys = io.BytesIO(), io.BytesIO()
+    persistence.write_member(ours, array)
+    np.lib.format.write_array(numpys, np.ascontiguousarray(array), allow_pickle=False)
+    assert ours.getvalue() == numpys.getvalue()
+
+
 def test_a_session_saved_mid_step_is_the_start_of_that_step(tmp_path: Path) -> None:
     trainer = Trainer(CONFIGS[0])
     trainer.set_ghost(True)
@@ -196,16 +229,16 @@ def assert_untouched(saved: tuple[Path, bytes]) -> None:
 def test_a_save_interrupted_halfway_leaves_the_old_file(saved: tuple[Path, bytes],
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         error: BaseException) -> None:
-    real_write = np.lib.format.write_array
+    real_write = persistence.write_member
     calls: list[int] = []
 
-    def write_some_then_fail(fp: Any, array: np.ndarray, **kwargs: Any) -> None:
+    def write_some_then_fail(member: Any, array: np.ndarray) -> None:
         calls.append(1)
         if len(calls) == 5:
             raise error
-        real_write(fp, array, **kwargs)
+        real_write(member, array)
 
-    monkeypatch.setattr(np.lib.format, "write_array", write_some_then_fail)
+    monkeypatch.setattr(persistence, "write_member", write_some_then_fail)
     trainer = Trainer(CONFIGS[1])
     drive(trainer, 0, 4)
     with pytest.raises(type(error)):
