@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
-from gradbox.training.trainer import ParameterEdit
+from gradbox.training.trainer import ParameterEdit, Trainer, TrainingConfig
 from gradbox.views.panels.parameter_table import GHOST, GRAD, NAME, VALUE, ParameterTableModel
 from gradbox.views.panels.parameters import EDIT_HINT, ParametersView
 from gradbox.views.panels.typed import parse_number as parse_weight
@@ -258,6 +259,27 @@ def test_sorted_updates_of_a_big_network_stay_cheap(  # type: ignore[no-untyped-
     assert calls < n
     magnitudes = [abs(float(g)) for g in _shown(widget, GRAD).values()]
     assert magnitudes == sorted(magnitudes, reverse=True)
+
+
+@pytest.mark.parametrize("column", [NAME, VALUE, GRAD])
+def test_a_sorted_table_announces_exactly_the_rows_whose_numbers_moved(column: int) -> None:
+    """After a snapshot in which a few weights moved, the model tells the view about
+    those rows (where the sort put them) and no others; its rows stay sorted."""
+    first = Trainer(TrainingConfig(hidden=(8, 8), n_samples=10, seed=5)).snapshot()
+    model = ParameterTableModel()
+    model.set_snapshot(first)
+    model.sort(column, Qt.SortOrder.DescendingOrder)
+    announced: set[tuple[int, int]] = set()
+    model.dataChanged.connect(lambda a, b: announced.update(
+        (row, c) for row in range(a.row(), b.row() + 1)
+        for c in range(a.column(), b.column() + 1)))
+    moved = [3, 17, 40, 41, 90]
+    params = np.array(first.params)
+    params[moved] += 0.125
+    model.set_snapshot(replace(first, params=params))
+    assert {row for row, c in announced if c == VALUE} == {model.row_of(i) for i in moved}
+    assert not {c for _row, c in announced} - {VALUE}
+    assert model.names is first.param_names
 
 
 # --- editing a weight by hand ----------------------------------------------------------------

@@ -65,6 +65,20 @@ def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a == b) | (np.isnan(a) & np.isnan(b))
 
 
+def _finite_peak(a: np.ndarray) -> float:
+    """The largest finite |value| of `a` (0 if none)."""
+    if not len(a):
+        return 0.0
+    return float(np.max(np.abs(a), where=np.isfinite(a), initial=0.0))
+
+
+def same_names(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two snapshots name the same parameters. Snapshots of one network share
+    one tuple: `is` answers at once, where `==` looks at each of a 1000x1000 network's
+    million names (~5 ms each time)."""
+    return a is b or a == b
+
+
 def _num(value: float) -> str:
     return fmt(value, signed=True)
 
@@ -110,7 +124,7 @@ class ParameterTableModel(QAbstractTableModel):
         n = len(snapshot.param_names)
         ghost = (np.asarray(snapshot.ghost_grads) if snapshot.ghost_grads is not None
                  else np.full(n, np.nan))
-        same_rows = snapshot.param_names == self.names
+        same_rows = same_names(snapshot.param_names, self.names)
         if not same_rows:
             # A new network: rows change meaning, so a reset is right (and rare).
             self.beginResetModel()
@@ -128,10 +142,10 @@ class ParameterTableModel(QAbstractTableModel):
         self.ghost_grads = ghost
         self.passes = snapshot.grad_passes
         self.ratios = held_ratios(self.grads, snapshot.step_grads)
-        magnitudes = np.abs(np.concatenate([self.grads, ghost]))
-        finite = magnitudes[np.isfinite(magnitudes)]
         # One scale for both gradient columns, so a pile-up dwarfs the correct gradient.
-        self.scale = float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
+        peak = max(_finite_peak(self.grads),
+                   _finite_peak(ghost) if snapshot.ghost_grads is not None else 0.0)
+        self.scale = peak if peak > 0 else 1.0
         if self.fixed_scale and snapshot.grad_peak > 0:
             self.scale = max(self.scale, snapshot.grad_peak)
         if not same_rows:
@@ -154,7 +168,9 @@ class ParameterTableModel(QAbstractTableModel):
                       ~(_same(grads, self.grads) & _same(ghost, self.ghost_grads)))
         # The ratio column follows the gradients (it is one over this pass's own).
         for moved, first, last in ((value_moved, VALUE, VALUE), (grad_moved, GRAD, HELD)):
-            rows = np.sort(self.rows[np.flatnonzero(moved)])
+            # The rows that show a moved number, in order: row r shows parameter
+            # order[r] (a gather, not a sort: sorting a million rows took ~25 ms).
+            rows = np.flatnonzero(moved[self.order])
             if len(rows) == 0:
                 continue
             # Runs of consecutive rows; past a few dozen, one range from first to last

@@ -65,6 +65,7 @@ from gradbox.views.panels.parameter_table import (
     ParameterTableModel,
     SourceSortProxyModel,
     held_ratios,
+    same_names,
 )
 from gradbox.views.plots.plotting import (
     EDIT,
@@ -372,7 +373,7 @@ class ParametersView(QWidget):
     # --- snapshot -------------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
-        self._show(snapshot, snapshot.param_names != self.model.names)
+        self._show(snapshot, not same_names(snapshot.param_names, self.model.names))
 
     def _show(self, snapshot: Snapshot, reset: bool) -> None:
         if snapshot.forget_zero_grad != self._forgetting:
