@@ -245,9 +245,7 @@ def test_an_edit_before_the_first_step_is_marked_too(  # type: ignore[no-untyped
     assert "Reset to undo" in view.edit_markers[0].toolTip()
 
 
-def test_the_first_step_is_drawn_as_a_dot(qtbot, controller, step_session) -> None:  # type: ignore[no-untyped-def]
-    view = LossCurveView(controller)
-    qtbot.addWidget(view)
+def test_the_first_step_is_drawn_as_a_dot(controller, view, step_session) -> None:  # type: ignore[no-untyped-def]
     step_session(controller)
     assert view.curves["loss"].opts["symbol"] == "o"  # one point: a line would be invisible
     step_session(controller)
@@ -328,3 +326,25 @@ def test_during_a_fast_run_the_readout_is_paced_and_ends_on_the_last_step(  # ty
                     timeout=60000)
     assert "<b>Step 40 (latest)</b>" in view.readout.text()
     assert f"train loss {controller.snapshot.history[-1].loss:.4g}" in view.readout.text()
+
+
+def test_a_hidden_curve_waits_and_shows_every_step_when_shown_again(  # type: ignore[no-untyped-def]
+        controller, view, step_session, monkeypatch) -> None:
+    """Behind another tab (the graph tab hides the loss curve's dock) the curves are not
+    redrawn at each step; shown again, or read, they hold every step."""
+    step_session(controller, 2)
+    view.hide()
+    redraws = []
+    original = LossCurveView._redraw
+    monkeypatch.setattr(LossCurveView, "_redraw",
+                        lambda self: (redraws.append(1), original(self))[1])
+    step_session(controller, 3)
+    assert redraws == []
+    view.show()
+    assert len(redraws) == 1
+    xs, ys = view.curves["loss"].getData()
+    assert list(xs) == [1, 2, 3, 4, 5]
+    np.testing.assert_array_equal(ys, [r.loss for r in controller.snapshot.history])
+    view.hide()
+    step_session(controller)
+    assert view.data("loss")[-1] == controller.snapshot.history[-1].loss  # read: caught up

@@ -80,3 +80,22 @@ def test_a_regression_run_shows_its_own_loss_line(loss, line, make_session, show
     assert line in [code.code.strip() for code in panel.lines]
     assert line.replace(" ", "&nbsp;") in panel._html
     assert panel.figure("forward") == f"loss = {controller.snapshot.history[-1].loss:.4g}"
+
+
+def test_a_hidden_panel_lays_out_its_code_when_shown_with_the_latest_figures(  # type: ignore[no-untyped-def]
+        panel, controller, step_session, monkeypatch) -> None:
+    """Behind another tab (the graph tab hides this dock) the code's rich text is not
+    laid out again at each step; shown again, it has the last step's figures."""
+    step_session(controller)
+    panel.hide()
+    layouts = []
+    original = panel.code.setHtml
+    monkeypatch.setattr(panel.code, "setHtml", lambda html: (layouts.append(1), original(html)))
+    step_session(controller, 3)
+    assert layouts == []
+    figure = f"loss = {controller.snapshot.history[-1].loss:.4g}"
+    assert panel.figure("forward") == figure  # (what it says is always the latest)
+    panel.show()
+    assert len(layouts) == 1
+    assert figure in panel.code.toPlainText()
+    assert "done: 4/4 update" in panel.caption.text()

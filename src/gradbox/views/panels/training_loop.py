@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QEvent, Slot
-from PySide6.QtGui import QFontDatabase, QFontMetricsF
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QShowEvent
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gradbox.autograd.phases import Phase
@@ -40,6 +40,8 @@ class TrainingLoopPanel(QWidget):
         self.lines: tuple[CodeLine, ...] = ()
         self.state: LoopState | None = None
         self._html = ""
+        self._caption: tuple[str, str] = ("", "")
+        self._stale = False  # snapshots came while hidden: the code is drawn when shown
 
         self.code = QTextBrowser()
         self.code.setObjectName("training_loop_code")
@@ -80,6 +82,7 @@ class TrainingLoopPanel(QWidget):
 
     def content_height(self) -> int:
         """The height that shows every line and the caption without scrolling."""
+        self._catch_up()
         code = self.code.document().size().height() + 2 * self.code.frameWidth()
         margins = self.layout().contentsMargins()
         return int(code + self.caption.sizeHint().height() + self.layout().spacing()
@@ -88,6 +91,7 @@ class TrainingLoopPanel(QWidget):
     def show_line(self, phase: str) -> None:
         """Scroll just enough that `phase`'s lines and the figure under them are in view
         (a lesson step that quotes a line of the loop brings it into sight)."""
+        self._catch_up()
         blocks = self._phase_blocks(phase)
         if not blocks:
             return
@@ -152,6 +156,17 @@ class TrainingLoopPanel(QWidget):
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.lines = loop_lines(snapshot.config)
         self.state = loop_state(snapshot)
+        self._caption = phase_summary(snapshot)
+        if self.isVisible() or not self._html:
+            self._draw()
+        else:
+            # Another tab or workspace shows (the graph tab hides this dock): the rich
+            # text's layout (1.3 ms a frame, W1) waits until the panel is shown.
+            self._stale = True
+
+    def _draw(self) -> None:
+        self._stale = False
+        assert self.state is not None
         text = self._render(self.lines, self.state, self._indent())
         if text != self._html:  # unchanged while paused: no relayout, no flicker
             self._html = text
@@ -160,8 +175,16 @@ class TrainingLoopPanel(QWidget):
             # teacher mode) loss.backward() was below the visible part.
             if self.state.done:
                 self.show_line(self.state.done)
-        done_text, next_text = phase_summary(snapshot)
+        done_text, next_text = self._caption
         self.caption.setText(f"{done_text} · <b>{next_text}</b>")
+
+    def _catch_up(self) -> None:
+        if self._stale:
+            self._draw()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._catch_up()
 
     @staticmethod
     def _render(lines: tuple[CodeLine, ...], state: LoopState, indent: float) -> str:

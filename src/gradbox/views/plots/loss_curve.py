@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QPointF, Qt, Slot
-from PySide6.QtGui import QFont, QFontMetricsF, QPen, QResizeEvent
+from PySide6.QtGui import QFont, QFontMetricsF, QPen, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -78,6 +78,7 @@ class LossCurveView(QWidget):
         self._records: History = History.empty()
         self._hover_step: int | None = None
         self._drawn = False
+        self._behind = False  # snapshots came while hidden: drawn when shown (or read)
         self._edits: tuple[ParameterEdit, ...] = ()
         # One marker per step that weights were typed in after (several edits share it).
         self.edit_markers: dict[int, pg.InfiniteLine] = {}
@@ -229,6 +230,24 @@ class LossCurveView(QWidget):
     # --- data ---------------------------------------------------------------------------------
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if self._drawn and not self.isVisible():
+            # Another tab or workspace shows (the graph tab hides this dock): the curves,
+            # their ranges and axes (2.5 ms a frame, W1) are brought up to date when the
+            # plots are shown, or read.
+            self._behind = True
+            return
+        self._draw(snapshot)
+
+    def _catch_up(self) -> None:
+        if self._behind:
+            self._draw(self.controller.snapshot)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._catch_up()
+
+    def _draw(self, snapshot: Snapshot) -> None:
+        self._behind = False
         # The training loss is what backward differentiates: data loss plus any L1/L2
         # penalty. Test loss is the data loss alone, so say which is which.
         config = snapshot.config
@@ -366,10 +385,12 @@ class LossCurveView(QWidget):
 
     def edits_after(self, step: int) -> list[ParameterEdit]:
         """The edits made after `step` steps, i.e. just before step `step + 1`."""
+        self._catch_up()
         return [e for e in self._edits if e.step == step]
 
     def data(self, name: str) -> np.ndarray:
         """One column of the plotted history ("step", "loss", "test_loss", ...)."""
+        self._catch_up()
         return self._records.column(name).astype(np.float64)
 
     def _redraw(self) -> None:
@@ -481,6 +502,7 @@ class LossCurveView(QWidget):
     def show_step(self, step: int | None, readout: bool = True) -> None:
         """Put the crosshair and the readout on `step`, or None: latest. The step is clamped
         to the run, or to the pinned run where that goes further (its values still show)."""
+        self._catch_up()
         reach = max(len(self._records), self.pinned.last_step())
         if step is None or reach == 0:
             self._hover_step = None
@@ -494,7 +516,8 @@ class LossCurveView(QWidget):
             self._update_readout()
 
     def _on_readout_turn(self, _snapshot: Snapshot) -> None:
-        self._update_readout()  # (the frame has taken in the snapshot's steps)
+        if not self._behind:  # (hidden: read again when shown)
+            self._update_readout()  # (the frame has taken in the snapshot's steps)
 
     def _update_readout(self) -> None:
         n = len(self._records)
@@ -585,6 +608,7 @@ class LossCurveView(QWidget):
 
     def kept_ahead(self) -> str:
         """'(timeline; 40 steps kept ahead)' while the timeline is moved back, else ''."""
+        self._catch_up()
         ahead = self.controller.ahead
         later = len(ahead) - len(self._records) if ahead is not None else 0
         return f"(timeline; {counted(later, 'step')} kept ahead)" if later > 0 else ""
@@ -607,4 +631,5 @@ class LossCurveView(QWidget):
 
     def export_image(self, path: str | Path) -> None:
         """Save all three plots as one PNG (or other raster format) or, for .svg, SVG."""
+        self._catch_up()
         export_plot(self.graphics.ci, path)
