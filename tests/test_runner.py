@@ -89,6 +89,26 @@ def test_a_step_through_the_process_shows_the_in_process_numbers(start) -> None:
     assert not process.latest.params.flags.writeable  # a view of shared memory, read-only
 
 
+def test_a_steps_snapshot_and_answer_come_in_one_message(start, monkeypatch) -> None:
+    """A Step wakes the window once: its snapshot and the command's answer cross the
+    pipe as one message, the snapshot first (a window that has the answer has it)."""
+    process = start()
+    messages: list[tuple[str, int]] = []
+    original = TrainingProcess._event
+
+    def seen(self, message, newest):  # type: ignore[no-untyped-def]
+        messages.append((message[0], len(message)))
+        return original(self, message, newest)
+    monkeypatch.setattr(TrainingProcess, "_event", seen)
+    number = process.call("step")
+    events: list = []
+    while not any(isinstance(e, Reply) for e in events):
+        events += process.receive(60)
+    assert messages == [("snapshot", 3), ("reply", 3)]  # (the answer within the snapshot's)
+    assert [type(e) for e in events] == [NewSnapshot, Reply]
+    assert events[1].number == number and process.latest.step == 1
+
+
 def test_a_run_to_a_goal_matches_the_in_process_run(start) -> None:
     process = start()
     process.want_snapshot()

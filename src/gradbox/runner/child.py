@@ -139,13 +139,24 @@ class Child:
     def send(self, *message: Any) -> None:
         self.conn.send(message)
 
-    def publish(self) -> None:
+    def publish(self, answer: tuple[Any, ...] | None = None) -> None:
+        """Send the session's snapshot; `answer` (a command's reply) rides in the same
+        message, after it (see `call`)."""
         self.control[WANTED] = 0
         session = self.session
         session.trainer.capture_graph = session.graph_wanted
         meta = self.publisher.message(session.snapshot(), session.timeline_view())
         # The steps' compute times go to the window, whose estimates they correct.
         meta["observed"], self.observed = self.observed, []
+        if answer is not None:
+            try:
+                self.send("snapshot", meta, answer)
+                return
+            except Exception as error:  # (pickled before anything is written)
+                self.send("snapshot", meta)
+                self.send("failed", answer[1], f"the answer cannot be sent: {error}",
+                          "".join(traceback.format_exception(error)))
+                return
         self.send("snapshot", meta)
 
     def handle(self, message: tuple[Any, ...]) -> None:
@@ -170,9 +181,10 @@ class Child:
 
     def call(self, number: int, name: str, args: tuple[Any, ...],
              kwargs: dict[str, Any], lazy: bool = False) -> None:
-        """Run command `name`. Its snapshot goes first, then the answer: a window that
-        has the answer has the snapshot after it too. Questions publish nothing. A
-        `lazy` answer is pickled into shared memory (see `wire.LazyAnswer`)."""
+        """Run command `name`. Its snapshot and its answer go in one message, the
+        snapshot first: a window that has the answer has the snapshot too, and a Step
+        wakes the window once, not twice. Questions publish nothing. A `lazy` answer is
+        pickled into shared memory (see `wire.LazyAnswer`)."""
         try:
             if name == "open_file":
                 result = self.open_file(*args, **kwargs)
@@ -185,19 +197,23 @@ class Child:
             return
         finally:
             freeze_big_young_generation()
-        if name not in QUESTIONS:
-            self.publish()
-        if not number:
-            return  # (asked by this process itself)
-        try:
-            if lazy:
-                self.send("lazy reply", number, *put_answer(
+        answer: tuple[Any, ...] | None = None
+        if number:  # (0: asked by this process itself, nobody waits for the answer)
+            try:
+                answer = (("lazy reply", number, *put_answer(
                     self.publisher.prefix, number, result, self.publisher.known()))
-            else:
-                self.send("reply", number, result)
-        except Exception as error:  # an answer that cannot cross: say so, go on
-            self.send("failed", number, f"the answer to {name} cannot be sent: {error}",
-                      "".join(traceback.format_exception(error)))
+                          if lazy else ("reply", number, result))
+            except Exception as error:  # an answer that cannot cross: say so, go on
+                answer = ("failed", number, f"the answer to {name} cannot be sent: {error}",
+                          "".join(traceback.format_exception(error)))
+        if name not in QUESTIONS:
+            self.publish(answer)
+        elif answer is not None:
+            try:
+                self.send(*answer)
+            except Exception as error:  # an answer that cannot cross: say so, go on
+                self.send("failed", number, f"the answer to {name} cannot be sent: {error}",
+                          "".join(traceback.format_exception(error)))
 
     def open_file(self, path: str, what: str) -> int:
         """Continue the run saved in session file `path`, replacing this one undoably;

@@ -291,6 +291,8 @@ class TrainingProcess:
                             default=-1)
         for i, message in enumerate(messages):
             events.extend(self._event(message, i == last_snapshot))
+            if message[0] == "snapshot" and len(message) > 2:
+                events.extend(self._event(message[2], False))  # a command's answer
         if self.death is not None and not any(isinstance(e, Died) for e in events) \
                 and self._death_unreported:
             events.append(self.death)
