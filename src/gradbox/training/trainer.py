@@ -834,9 +834,21 @@ class Trainer:
     def _grad_peak_of(self, grads: np.ndarray) -> float:
         """The largest |gradient| in `grads` and the ghost's (NaN and inf ignored)."""
         arrays = [grads] if self.ghost is None else [grads, self.ghost.grads()]
-        magnitudes = np.abs(np.concatenate(arrays))
-        magnitudes = magnitudes[np.isfinite(magnitudes)]
-        return float(magnitudes.max()) if len(magnitudes) else 0.0
+        peak = 0.0
+        for array in arrays:
+            if not len(array):
+                continue
+            # Two reductions and no temporary arrays when all is finite: every snapshot
+            # asks, and a million gradients' temporaries (25 MB) took 10-40 ms of a Pause.
+            high, low = float(array.max()), float(array.min())
+            if math.isfinite(high) and math.isfinite(low):
+                peak = max(peak, high, -low)
+                continue
+            magnitudes = np.abs(array)
+            magnitudes = magnitudes[np.isfinite(magnitudes)]
+            if len(magnitudes):
+                peak = max(peak, float(magnitudes.max()))
+        return peak
 
     def _grad_peak(self, grads: np.ndarray) -> float:
         """The largest |gradient| of the run so far, from step 1 to now (`grads`: the
