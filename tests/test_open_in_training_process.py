@@ -81,8 +81,8 @@ def test_a_crash_copy_restored_is_built_by_the_training_process(  # type: ignore
     answers: list[bool] = []
     window.files.offer_restore(path, ask=lambda text: asked.append(text) or True,
                                answered=answers.append)
-    qtbot.waitUntil(lambda: window.controller.snapshot.config.hidden == (4,), timeout=10_000)
-    assert answers == [True]
+    qtbot.waitUntil(lambda: answers == [True], timeout=10_000)
+    assert window.controller.snapshot.config.hidden == (4,)
     assert "moons data (20 points), network 2-4-1 (tanh), 2 training steps." in asked[0]
     assert window.controller.snapshot.step == 2
 
@@ -108,3 +108,34 @@ def test_a_crash_copy_that_fails_in_the_training_process_is_set_aside(  # type: 
     assert not path.exists() and aside.read_bytes() == broken
     assert f"The file was kept as {aside}." in window.error_box.text()
     assert window.controller.snapshot.config.hidden == (8, 8)
+
+
+def test_the_progress_stays_while_the_run_is_built_and_cancel_brings_the_last_back(  # type: ignore[no-untyped-def]
+        qtbot, window, tmp_path, monkeypatch) -> None:
+    """Checked here, the file goes to the training process, which builds it (seconds, for
+    a 1000x1000 network): the dialog says so and stays. Cancel then puts the run before
+    back once the file's has landed, as Undo does."""
+    from PySide6.QtWidgets import QPushButton
+
+    from gradbox.views import background
+
+    monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
+    path = tmp_path / "run.gradbox"
+    saved_run(path)
+    before = window.controller.snapshot
+    send = window.controller.open_file
+    seen: list[tuple[bool, str]] = []
+
+    def send_then_cancel(*args, **kwargs):  # type: ignore[no-untyped-def]
+        send(*args, **kwargs)
+        task = window.files.reading[0]  # the person presses Cancel while it builds
+        seen.append((task.kept_open and not task.cancelled, task.dialog.labelText()))
+        next(b for b in task.dialog.findChildren(QPushButton) if b.text() == "Cancel").click()
+    monkeypatch.setattr(window.controller, "open_file", send_then_cancel)
+    window.files.open_session(path)
+    qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
+    assert seen == [(True, "Opening run.gradbox… building its network")]
+    qtbot.waitUntil(lambda: window.controller.snapshot.config == before.config
+                    and "Opened run.gradbox" in window.controller.redo_text, timeout=10_000)
+    assert window.controller.snapshot.step == before.step
+    assert window.session_path is None and "untitled" in window.windowTitle()

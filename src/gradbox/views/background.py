@@ -5,6 +5,10 @@ Opening a session or importing a CSV reads, checks and builds on a thread of its
 to the UI thread through a queued signal; past PROGRESS_AFTER_MS a progress dialog shows
 (with the fraction read, when the work reports one) and Cancel, which drops the result
 -- and stops the work at its next progress report, if it makes any.
+
+A task may go on after its thread (`keep_open`, from `done`): opening a session, the
+training process builds the run after the file is checked here, and the dialog stays
+until it has (`end`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class BackgroundTask(QObject):
         self._done = done
         self.cancelled = False
         self.cancel_pressed = False  # by the person, in the dialog (not by the window closing)
+        self.kept_open = False  # going on elsewhere after its thread: `end` ends it
         self.dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
         self.dialog.setWindowTitle("gradbox")
         self.dialog.setWindowModality(Qt.WindowModal)
@@ -84,15 +89,31 @@ class BackgroundTask(QObject):
         self.dialog.close()
         self.dialog.deleteLater()
 
+    def keep_open(self, label: str) -> None:
+        """From `done`: the task goes on elsewhere; its dialog (saying `label`) stays,
+        and Cancel stays possible, until `end()`."""
+        self.kept_open = True
+        if not self.cancelled:
+            self.dialog.setLabelText(label)
+
+    def end(self) -> None:
+        """A task kept open is over."""
+        if not self.cancelled:
+            self._close_dialog()
+        self.finished.emit()
+        self.deleteLater()
+
     @Slot(object, object)
     def _on_answer(self, result: Any, error: BaseException | None) -> None:
         try:
             if not self.cancelled:
-                self._close_dialog()
                 self._done(result, error)
+        except BaseException:
+            self.kept_open = False
+            raise
         finally:  # a `done` that raises (a bug, shown by the error dialog) still ends
-            self.finished.emit()
-            self.deleteLater()
+            if not self.kept_open:
+                self.end()
 
 
 def run_in_background(parent: QWidget, label: str, work: Callable[[Progress], Any],

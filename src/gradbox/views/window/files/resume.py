@@ -169,14 +169,14 @@ class Resume:
             def cannot(reason: str) -> None:
                 self.window.show_error("Could not reopen the last session",
                                        unreadable(self.path, reason))
-            self.window.controller.open_file(
-                self.path, what, lambda _steps: self.reopened(end, controls), cannot)
+            self.window.files.hand_over(task, self.path, what,
+                                        lambda: self.reopened(end, controls), cannot)
 
         def finished() -> None:
             self.reopening = False
-        self.window.files.read("Reopening the last session…",
-                               lambda _progress: load_kept(self.path), done
-                               ).finished.connect(finished)
+        task = self.window.files.read("Reopening the last session…",
+                                      lambda _progress: load_kept(self.path), done)
+        task.finished.connect(finished)
 
     def keep(self) -> BaseException | None:
         """At quit, with the run paused and the training thread still there: write the

@@ -158,14 +158,40 @@ class SessionFiles(QObject):
             assert result is not None
             steps, controls = result
 
-            def opened(_steps: int) -> None:
+            def opened() -> None:
                 self.window.session_path = path
                 self.window.show_title()
                 self._remember_recent(path)
                 self.show_controls(controls, steps, mark=False)
             self.expect_saved(controls, steps)  # before its snapshot can arrive
-            self.controller.open_file(path, f"Opened {path.name}", opened, cannot)
-        self.read(f"Opening {path.name}…", work, done)
+            self.hand_over(task, path, f"Opened {path.name}", opened, cannot)
+        task = self.read(f"Opening {path.name}…", work, done)
+
+    def hand_over(self, task: BackgroundTask, path: Path, what: str,
+                  opened: Callable[[], None], cannot: Callable[[str], None]) -> None:
+        """`path` is checked: the training process opens it, as `what`, while `task`'s
+        progress dialog stays (a 1000x1000 network takes seconds to build). Then
+        `opened()`, or `cannot(why)`. Cancel meanwhile takes the run before back once
+        the file's is in, as Undo does (Redo opens it again)."""
+        task.keep_open(f"{task.dialog.labelText()} building its network")
+
+        def landed(_steps: int) -> None:
+            try:
+                if task.cancel_pressed:
+                    self._mark_saved_at = None
+                    self.controller.command("undo")
+                elif not task.cancelled:  # (cancelled, not pressed: the window is closing)
+                    opened()
+            finally:  # after: whoever waits for the task's end sees it whole
+                task.end()
+
+        def refused(why: str) -> None:
+            try:
+                if not task.cancel_pressed:
+                    cannot(why)
+            finally:
+                task.end()
+        self.controller.open_file(path, what, landed, refused)
 
     def read(self, label: str, work: Callable[[Progress], object],
              done: Callable[[Any, BaseException | None], None]) -> BackgroundTask:
@@ -293,11 +319,13 @@ class SessionFiles(QObject):
             text = f"{why}\n\n{what}\n\nRestore it?"
             if self.window.is_ending() or not (ask or self.ask_restore)(text):
                 return
+
+            def opened() -> None:
+                self.show_controls(controls, steps, mark=False)
+                restored.append(True)
             self.expect_saved(controls, steps, saved=False)
-            self.controller.open_file(
-                path, f"Restored the session autosaved at {saved_at:%H:%M}",
-                lambda _steps: self.show_controls(controls, steps, mark=False), cannot)
-            restored.append(True)
+            self.hand_over(task, path, f"Restored the session autosaved at {saved_at:%H:%M}",
+                           opened, cannot)
 
         restored: list[bool] = []
 
