@@ -429,6 +429,9 @@ class Trainer:
     def _phase_forward(self) -> None:
         step = self.step_count
         cp = self._checkpoint()
+        # Just read from the parameters: a snapshot during this forward pass (a Pause)
+        # shows these instead of reading a big network's again (0.1-0.2 s).
+        self._known_arrays = (self.params_rev, self.run, cp.run.params, cp.run.grads)
         self._checkpoints.begin_step(cp, evented=self._events[-1].step == cp.step)
         self.last_batch = self.batch_indices(step)
         if len(self.last_batch) == 0:
