@@ -282,6 +282,33 @@ def test_a_sorted_table_announces_exactly_the_rows_whose_numbers_moved(column: i
     assert model.names is first.param_names
 
 
+def test_a_step_announces_the_rows_on_screen_and_a_row_scrolled_to_shows_its_numbers(  # type: ignore[no-untyped-def]
+        qtbot, make_session, show_widget, step_session) -> None:
+    """A step tells the table about the rows it shows, not the thousands below (the
+    filter proxy sorted every row it was told about: ~13 ms a signal for a million);
+    a row scrolled into sight afterwards shows that step's numbers."""
+    session = make_session(hidden=(32, 32), n_samples=10)
+    widget = show_widget(ParametersView(session))
+    announced: list[int] = []
+    widget.model.dataChanged.connect(
+        lambda a, b: announced.extend(range(a.row(), b.row() + 1)))
+    step_session(session)
+    last_shown = widget.table.rowAt(widget.table.viewport().height() - 1)
+    n = widget.proxy.rowCount()
+    assert announced and 0 < last_shown < n - 1
+    assert max(announced) <= last_shown
+    widget.table.scrollToBottom()
+    name = session.snapshot.param_names[-1]
+    row = widget.proxy.index(n - 1, NAME)
+    assert row.data() == name
+    assert float(row.siblingAtColumn(VALUE).data()) == pytest.approx(
+        float(session.snapshot.params[-1]), rel=1e-3, abs=1e-3)
+    # Scrolled there, the next step tells the table about the rows now in sight.
+    announced.clear()
+    step_session(session)
+    assert announced and min(announced) > last_shown
+
+
 # --- editing a weight by hand ----------------------------------------------------------------
 def _open_value_editor(qtbot, view: ParametersView, row: int, column: int = VALUE) -> QLineEdit:  # type: ignore[no-untyped-def]
     """Double-click a cell of `row` and return the value editor that opens."""

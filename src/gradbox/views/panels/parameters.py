@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,11 @@ from gradbox.views.plots.plotting import (
     style_plot,
 )
 from gradbox.views.plots.plotting import GRAD as GRAD_COLOUR
+
+
+def _no_rows() -> tuple[int, int]:
+    return 0, -1
+
 
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
@@ -154,6 +160,10 @@ class ParametersView(QWidget):
 
         self.table = QTableView()
         self.table.setModel(self.proxy)
+        # Weakly: a model holding this panel would keep it past its deletion by Qt, for
+        # the cyclic collector to free later, in the middle of some paint.
+        shown_rows = weakref.WeakMethod(self._shown_rows)
+        self.model.shown_rows = lambda: (shown_rows() or _no_rows)()
         self.table.setAccessibleName("Parameter table")
         self.table.setToolTip("Every parameter with its value and gradient. Click a header "
                               "to sort (gradients sort by size); select a row to see its "
@@ -330,6 +340,20 @@ class ParametersView(QWidget):
         if self._lower.maximumHeight() != height:
             self._lower.setMaximumHeight(height)
 
+    def _shown_rows(self) -> tuple[int, int]:
+        """The model's rows the table shows now, first and last ((0, -1): none). The
+        filter keeps the model's order, so the rows between are the model's between."""
+        if not self.table.isVisible():
+            return 0, -1
+        top = self.table.rowAt(0)
+        if top < 0:
+            return 0, -1
+        bottom = self.table.rowAt(self.table.viewport().height() - 1)
+        if bottom < 0:
+            bottom = self.proxy.rowCount() - 1
+        return (self.proxy.mapToSource(self.proxy.index(top, 0)).row(),
+                self.proxy.mapToSource(self.proxy.index(bottom, 0)).row())
+
     def _fit_columns(self) -> None:
         """Each number column as wide as its header and a typical number ('-0.0012345',
         gradients with room for a bar beside it); the names take the rest, at least their
@@ -403,8 +427,12 @@ class ParametersView(QWidget):
     def _update_labels(self, snapshot: Snapshot) -> None:
         grads = np.abs(np.asarray(snapshot.grads))
         n = len(snapshot.param_names)
-        if len(grads) and np.nanmax(grads, initial=0) > 0:
-            i = int(np.nanargmax(grads))
+        # The largest |gradient|, NaN aside: argmax finds it in one pass unless a NaN
+        # is there (then it points at the NaN); nanargmax copies the column first.
+        i = int(np.argmax(grads)) if len(grads) else -1
+        if i >= 0 and np.isnan(grads[i]):
+            i = int(np.nanargmax(grads)) if not np.isnan(grads).all() else -1
+        if i >= 0 and grads[i] > 0:
             text = _summary_text(n, f"{grads[i]:.3g}", snapshot.param_names[i])
         else:
             text = _summary_text(n, "", zeroed=snapshot.phase == Phase.BACKWARD
