@@ -14,7 +14,8 @@ For each it prints:
     timer records the gaps between its ticks), when in the run it ended, and the 99th
     percentile of the gaps;
   * Step -> shown: from the Step action until the new step's snapshot has reached the
-    views and the window has repainted, median and worst of N single steps;
+    views and the window has repainted (the first repaint pass after the views had it),
+    median and worst of N single steps, and the UI thread's CPU time in it;
   * steps per second while running, and the ratio to a bare `Trainer.step()`;
   * where the UI thread's time went in the longest stall and over the whole run: Python's
     cyclic collector on the UI thread, the views' snapshot handlers, repaints of the
@@ -199,11 +200,13 @@ def instrument() -> None:
             RECORDER.add(source, start, end, time.thread_time() - cpu)
             if source == "window repaint":
                 PAINTS.append(end)
+                PAINT_CPU[end] = time.thread_time()
     MainWindow.event = event  # type: ignore[method-assign]
     gc.callbacks.append(RECORDER.gc_callback)
 
 
 PAINTS: list[float] = []  # perf_counter() at the end of each repaint of the window
+PAINT_CPU: dict[float, float] = {}  # the UI thread's time.thread_time() then, by PAINTS
 FRAMES: list[tuple[float, float]] = []  # (wall ms, UI thread CPU ms) of each frame drawn
 
 
@@ -315,18 +318,24 @@ class ShownClock:
         return painted
 
 
-def step_to_shown(app: QApplication, window: MainWindow, count: int) -> list[float]:
+def step_to_shown(app: QApplication, window: MainWindow, count: int
+                  ) -> tuple[list[float], list[float]]:
+    """Step -> shown of `count` single steps, ms, and the UI thread's CPU time in each
+    (what the window's own work costs, whatever else the machine runs)."""
     controller = window.controller
     clock = ShownClock(controller)
-    times = []
+    times, cpus = [], []
     for _ in range(count):
         target = controller.snapshot.step + 1
-        t0 = time.perf_counter()
+        t0, cpu = time.perf_counter(), time.thread_time()
         window.toolbar.step_action.trigger()
         spin(app, lambda t=target: clock.shown_at(t) is not None)
-        times.append((clock.shown_at(target) - t0) * 1000)  # type: ignore[operator]
+        shown = clock.shown_at(target)
+        assert shown is not None
+        times.append((shown - t0) * 1000)
+        cpus.append((PAINT_CPU[shown] - cpu) * 1000)
         settle(app, 30)  # let the autosave timer and the like catch up, as a person would
-    return times
+    return times, cpus
 
 
 def make_window(app: QApplication, scenario: Scenario, autosave: Path) -> MainWindow:
@@ -359,7 +368,7 @@ def run_scenario(app: QApplication, scenario: Scenario, args: argparse.Namespace
     reference = bare_step_ms(scenario.config, 2 if big else 20)
     window = make_window(app, scenario, autosave)
     controller = window.controller
-    singles = step_to_shown(app, window, 2 if big else args.singles)
+    singles, singles_cpu = step_to_shown(app, window, 2 if big else args.singles)
 
     meter = StallMeter()
     FRAMES.clear()
@@ -406,6 +415,8 @@ def run_scenario(app: QApplication, scenario: Scenario, args: argparse.Namespace
           + ("" if big else f"   target <= bare + {SHOWN_BEYOND_STEP_MS:.0f} = "
              f"{reference + SHOWN_BEYOND_STEP_MS:.1f} ms median: "
              f"{'ok' if median <= reference + SHOWN_BEYOND_STEP_MS else 'MISSED'}"))
+    print(f"                  UI thread's CPU from Step to shown: median "
+          f"{statistics.median(singles_cpu):.1f} ms (the window's own part of it)")
     ratio = rate * reference / 1000
     print(f"  Run             {rate:7.1f} steps/s over {steps} steps"
           f"   ({ratio:.2f}x the bare step rate)"
