@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 
 from PySide6.QtWidgets import QMessageBox
 
+from gradbox.runner.shared import SHM_FOLDER
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
+from gradbox.views.window.files.autosave import signature
 
 
 def test_a_killed_training_process_is_said_in_words_and_training_continues(  # type: ignore[no-untyped-def]
@@ -48,3 +51,42 @@ def test_shared_memory_is_freed_when_the_window_closes(qtbot, window, step_sessi
     window.close()
     controller.shutdown()
     assert controller.shared_memory_left() == []
+
+
+def test_once_a_file_holds_the_run_the_window_keeps_no_copy_and_a_death_continues_from_it(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session, tmp_path) -> None:
+    """The autosave's whole run (checkpoints, history, data: a hundred megabytes and more
+    for a 1000x1000 network) is let go of once written: no block of it stays mapped in
+    the window's process. A killed training process then continues from the file, read
+    by the new one, and the run goes on bit for bit."""
+    window = open_window(autosave_path=tmp_path / "autosave.gradbox")
+    controller = window.controller
+    step_session(controller, 3)
+    window.autosaver.autosave_now()
+    qtbot.waitUntil(lambda: window.autosaver._autosaved_signature
+                    == signature(controller.snapshot), timeout=20000)
+    qtbot.waitUntil(lambda: controller._link.process.last_step == 3, timeout=10000)
+    gc.collect()
+    assert whole_run_blocks(controller) == []
+    assert controller._link.process.last_start == str(tmp_path / "autosave.gradbox")
+    step_session(controller, 2)
+    with qtbot.waitSignal(controller.training_died, timeout=10000):
+        os.kill(controller.training_pid, signal.SIGKILL)
+    box = window.error_box
+    assert "from step 3, as saved in autosave.gradbox" in box.text()
+    go_on = next(b for b in box.buttons() if b.text() == "Continue training")
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=30000):
+        go_on.click()
+    assert controller.snapshot.step == 3
+    step_session(controller, 7)
+    trainer = Trainer(TrainingConfig())
+    trainer.run_steps(10)
+    assert controller.snapshot.params.tobytes() == trainer.snapshot().params.tobytes()
+    assert controller.snapshot.history == trainer.snapshot().history
+
+
+def whole_run_blocks(controller) -> list[str]:  # type: ignore[no-untyped-def]
+    """The shared blocks of whole runs (lazy answers) this process still maps."""
+    prefix = os.path.join(SHM_FOLDER, controller._link.process.prefix + "b")
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        return [line.split()[5] for line in maps if prefix in line]

@@ -93,21 +93,28 @@ class SessionWriter:
                     return
                 job = self._queue.pop(0)
                 self._busy = True
-            error: BaseException | None = None
-            try:
-                state = job.state() if callable(job.state) else job.state
-                controls = job.controls() if callable(job.controls) else job.controls
-                persistence.save_session(state, job.path, controls)
-            except Exception as failure:  # MemoryError too: reported, the thread goes on
-                error = failure
-            for done in job.done:
-                try:
-                    done(error)
-                except Exception:
-                    log.exception("a session writer callback failed")
+            self._write(job)
+            # (Not kept while waiting for the next: the state it wrote is the caller's
+            # to let go of.)
+            del job
             with self._lock:
                 self._busy = False
                 self._lock.notify_all()
+
+    @staticmethod
+    def _write(job: _Job) -> None:
+        error: BaseException | None = None
+        try:
+            state = job.state() if callable(job.state) else job.state
+            controls = job.controls() if callable(job.controls) else job.controls
+            persistence.save_session(state, job.path, controls)
+        except Exception as failure:  # MemoryError too: reported, the thread goes on
+            error = failure
+        for done in job.done:
+            try:
+                done(error)
+            except Exception:
+                log.exception("a session writer callback failed")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until everything submitted is written; False on timeout."""

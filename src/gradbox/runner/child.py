@@ -86,7 +86,11 @@ def freeze_big_young_generation() -> None:
         gc.freeze()
 
 
-def make_trainer(start: TrainingState | TrainingConfig | None) -> Trainer:
+def make_trainer(start: TrainingState | TrainingConfig | str | None) -> Trainer:
+    """The run to start from: a whole state, a session file's (read here: the window let
+    go of its copy once the file held it), or a new run of a configuration."""
+    if isinstance(start, str):
+        start = load_state_with_controls(start)[0]
     if isinstance(start, TrainingState):
         return Trainer.from_state(start)
     return Trainer(start)
@@ -334,7 +338,7 @@ class Child:
 
 
 def main(conn: Connection, prefix: str, control_name: str,
-         start: TrainingState | TrainingConfig | None) -> None:
+         start: TrainingState | TrainingConfig | str | None) -> None:
     """The training process's entry point (see `TrainingProcess`)."""
     control_segment = Segment(control_name)
     control = control_view(control_segment)

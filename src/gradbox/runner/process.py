@@ -21,7 +21,7 @@ import signal
 import sys
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,10 @@ def describe_exit(exitcode: int | None) -> str:
     return f"The training process exited (code {exitcode})."
 
 
+def _nothing() -> None:
+    return None
+
+
 def _clean_up(conn: Any, process: Any, prefix: str, control: Segment) -> None:
     """End a training process and free every name it or its window made."""
     conn.close()
@@ -158,7 +162,7 @@ def main_module_hidden() -> Iterator[None]:
 class TrainingProcess:
     """A trainer in a child process (see the module's docstring)."""
 
-    def __init__(self, start: TrainingState | TrainingConfig | None = None,
+    def __init__(self, start: TrainingState | TrainingConfig | str | None = None,
                  context: str | None = None) -> None:
         self.prefix = f"gbx{os.getpid()}_{next(_numbers)}_"
         # The control block is the window's: it outlives a trainer that dies.
@@ -193,6 +197,10 @@ class TrainingProcess:
         self._last_state: TrainingState | None = start if isinstance(start, TrainingState) \
             else None
         self._lazy_state: LazyAnswer | None = None  # a newer one, not read yet
+        # The newest whole state went into this session file, at this step: the window
+        # let go of its copy (see `whole_state_written`).
+        self._last_file: tuple[str, int] | None = None
+        self._newest: Callable[[], object] = _nothing  # the newest answer with a whole state
         self.death: Died | None = None
         self.started_in_s = 0.0  # until the first snapshot arrived
         self._started = started
@@ -239,6 +247,32 @@ class TrainingProcess:
             loaded = answer.load()
             self._last_state = loaded[0] if isinstance(loaded, tuple) else loaded
         return self._last_state
+
+    def whole_state_written(self, answer: LazyAnswer, path: str, step: int) -> None:
+        """The run `answer` brought (at `step`) is in session file `path` now. Unless a
+        newer whole state came since, the window lets go of its copy (a 1000x1000 run's
+        is a hundred megabytes and more: checkpoints, history, data) and a continuation
+        starts from the file, which the next training process reads itself."""
+        if self._newest() is answer:
+            self._lazy_state = self._last_state = None
+            self._last_file = (path, step)
+
+    @property
+    def last_start(self) -> TrainingState | str | None:
+        """What a continuation after a death starts from: the last whole state, or the
+        session file it went into (None: none yet)."""
+        state = self.last_state
+        if state is not None:
+            return state
+        return self._last_file[0] if self._last_file is not None else None
+
+    @property
+    def last_step(self) -> int | None:
+        """The step of `last_start` (None: none yet), without reading it."""
+        if self._lazy_state is None and self._last_state is None:
+            return self._last_file[1] if self._last_file is not None else None
+        state = self.last_state
+        return None if state is None else state.step
 
     def set_graph_wanted(self, wanted: bool) -> None:
         """A graph view shows: trace the graph with the steps that are shown."""
@@ -325,11 +359,14 @@ class TrainingProcess:
             if isinstance(answer, tuple) and answer and isinstance(answer[0], TrainingState):
                 answer = answer[0]  # (a whole run: its state first)
             if isinstance(answer, TrainingState):
-                self._last_state, self._lazy_state = answer, None
+                self._last_state, self._lazy_state, self._last_file = answer, None, None
+                self._newest = _nothing
             return [Reply(message[1], message[2])]
         if kind == "lazy reply":
             lazy = LazyAnswer(message[2], message[3], self._receiver.known())
-            self._lazy_state = lazy  # (only whole runs and states are asked for lazily)
+            # (only whole runs and states are asked for lazily)
+            self._lazy_state, self._last_state, self._last_file = lazy, None, None
+            self._newest = weakref.ref(lazy)
             return [Reply(message[1], lazy)]
         if kind == "failed":
             return [Failed(message[1], message[2], message[3])]

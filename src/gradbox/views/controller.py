@@ -43,6 +43,7 @@ from threadpoolctl import threadpool_limits
 
 from gradbox.runner.process import CommandError
 from gradbox.runner.shared import SHM_FOLDER
+from gradbox.runner.wire import LazyAnswer
 from gradbox.training.config import TrainingConfig, plan_config_change
 from gradbox.training.datasets import Dataset
 from gradbox.training.goals import RunGoal
@@ -186,7 +187,12 @@ class SessionController(QObject):
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
 
-    def _start(self, start: TrainingState | TrainingConfig) -> ProcessLink:
+    def whole_run_written(self, answer: LazyAnswer, path: Path, step: int) -> None:
+        """The whole run `answer` brought (at `step`) is in session file `path`: the
+        window keeps no copy of it (a death continues from the file)."""
+        self._link.process.whole_state_written(answer, str(path), step)
+
+    def _start(self, start: TrainingState | TrainingConfig | str) -> ProcessLink:
         """A training process for `start`, its first snapshot in hand. Raises what
         building the run raised (a configuration too big for memory, ...)."""
         link = ProcessLink(start, self)
@@ -321,9 +327,10 @@ class SessionController(QObject):
         self._callbacks.clear()
         self._failures.clear()
         self._set_running(False)
-        state = self._link.process.last_state
-        where = (f"from step {state.step}, the last whole state this window holds (the "
-                 "autosave has it too)" if state is not None else
+        step, kept = self._link.process.last_step, self._link.process.last_start
+        where = (f"from step {step}, as saved in {Path(kept).name}" if isinstance(kept, str)
+                 else f"from step {step}, the last whole state this window holds (the "
+                 "autosave has it too)" if step is not None else
                  "from step 0 of the same settings (no whole state of the run had reached "
                  "this window yet)")
         self.died = (f"{text} The window keeps what it showed (step {self.snapshot.step}); "
@@ -333,11 +340,12 @@ class SessionController(QObject):
 
     def continue_training(self) -> None:
         """After the training process died: a new one, from the last whole state this
-        window holds (else step 0 of the same settings)."""
+        window holds or the session file it went into (else step 0 of the same
+        settings)."""
         old = self._link
-        start: TrainingState | TrainingConfig = (
-            old.process.last_state if old.process.last_state is not None
-            else self.snapshot.config)
+        last = old.process.last_start
+        start: TrainingState | TrainingConfig | str = (
+            last if last is not None else self.snapshot.config)
         old.close()
         old.setParent(None)
         self._link = self._start(start)

@@ -39,7 +39,7 @@ class ProcessLink(QObject):
     note = Signal(str)
     died = Signal(str)  # the process ended unasked, in words
 
-    def __init__(self, start: TrainingState | TrainingConfig | None = None,
+    def __init__(self, start: TrainingState | TrainingConfig | str | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.process = TrainingProcess(start)

@@ -9,6 +9,7 @@ a whole run (tens of megabytes for a 1000x1000 network).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -31,14 +32,16 @@ SaveDone = Callable[[Snapshot, BaseException | None], None]
 class SessionSaver(QObject):
     """Saves the controller's session to files, from a writer thread."""
 
-    _written = Signal(object, object, object)  # (callback, snapshot, error), any thread
+    # (callback, snapshot, error, (answer, path, run) written or None), any thread
+    _written = Signal(object, object, object, object)
 
     def __init__(self, controller: SessionController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.writer = SessionWriter()
         self._closed = False
-        self._written_runs: dict[Path, list[Any]] = {}  # (writer thread) path: last run read
+        self._written_runs: dict[Path, list[Any]] = {}  # path: the last run read for it
+        self._runs_lock = threading.Lock()  # (read on the writer thread, let go here)
         # The window's run controls, read on the UI thread when a save is asked for
         # (None: files keep no controls).
         self.controls: Callable[[], SessionControls] | None = None
@@ -61,22 +64,36 @@ class SessionSaver(QObject):
                 run.extend(answer.load())  # (state, position, snapshot)
                 # What this path's job writes: a job not started yet takes a newer
                 # state instead of its own, and its callers hear of the newer one.
-                self._written_runs[path] = run
+                with self._runs_lock:
+                    self._written_runs[path] = run
                 return run[0]
 
             def placed() -> SessionControls | None:  # (after read(), on the writer thread)
                 return _placed(controls, run[1])
 
             def written(error: BaseException | None) -> None:  # (right after the write)
-                last = self._written_runs.get(path)
-                self._written.emit(done, last[2] if last else None, error)
+                with self._runs_lock:
+                    last = self._written_runs.get(path)
+                mine = (answer, path, run) if run and error is None else None
+                self._written.emit(done, last[2] if last else None, error, mine)
             self.writer.submit(read, path, written, placed)
         self.controller.ask_lazily("whole_run", callback=taken)
 
-    @Slot(object, object, object)
-    def _on_written(self, done: SaveDone, snapshot: Snapshot,
-                    error: BaseException | None) -> None:
+    @Slot(object, object, object, object)
+    def _on_written(self, done: SaveDone, snapshot: Snapshot, error: BaseException | None,
+                    written: tuple[LazyAnswer, Path, list[Any]] | None) -> None:
         done(snapshot, error)
+        if written is None:
+            return
+        # The file holds the run now: the window keeps no copy of it (its checkpoints,
+        # history and data; a death continues from the file). The snapshot's numbers go
+        # with it: they view the same shared block.
+        answer, path, run = written
+        with self._runs_lock:
+            if self._written_runs.get(path) is run:
+                del self._written_runs[path]
+        if not self._closed:
+            self.controller.whole_run_written(answer, path, run[0].step)
 
     def save_and_wait(self, path: Path) -> BaseException | None:
         """Save as `save` does and wait for the answer in a local event loop: for
