@@ -14,7 +14,7 @@ import pytest
 from gradbox import graph
 from gradbox.autograd import losses
 from gradbox.autograd.engine import Value
-from gradbox.autograd.nn import MLP
+from gradbox.autograd.nn import MLP, parse_parameter_name
 from gradbox.formatting import fmt
 from gradbox.graph import layout as layout_module
 from gradbox.training import datasets
@@ -351,9 +351,36 @@ def test_network_level_from_model_and_from_snapshot_like() -> None:
                            grads=np.array([p.grad for p in model.parameters()]),
                            config=SimpleNamespace(activation="relu"), graph=g)
     from_snap = graph.network_level(snap, sample=5)
-    for a, b in zip(from_snap.weights, net.weights):
-        assert np.array_equal(a, b)
+    for mine, theirs in ((from_snap.weights, net.weights),
+                         (from_snap.weight_grads, net.weight_grads),
+                         (from_snap.biases, net.biases), (from_snap.bias_grads, net.bias_grads)):
+        for a, b in zip(mine, theirs):
+            assert np.array_equal(a, b)
     assert np.array_equal(from_snap.units[1], net.units[1])
+
+
+def test_network_level_places_each_networks_parameters() -> None:
+    """Where each parameter goes is worked out once per network: another network's
+    snapshot (other names, other shapes), then the first again, each get their own."""
+    def snapshot_of(hidden: list[int]) -> SimpleNamespace:
+        model = MLP(2, [*hidden, 1])
+        names = tuple(n for n, _ in model.named_parameters())
+        return SimpleNamespace(layer_sizes=(2, *hidden, 1), param_names=names,
+                               params=np.arange(len(names), dtype=np.float64),
+                               grads=-np.arange(len(names), dtype=np.float64),
+                               config=SimpleNamespace(activation="relu"), graph=None)
+
+    first, second = snapshot_of([3]), snapshot_of([4, 2])
+    for snap in (first, second, first, SimpleNamespace(**{**vars(first),
+                                                           "param_names": tuple(
+                                                               first.param_names)})):
+        net = graph.network_level(snap)
+        for k, name in enumerate(snap.param_names):
+            layer, unit, src = parse_parameter_name(name)
+            weight = net.biases[layer][unit] if src is None else net.weights[layer][unit, src]
+            grad = (net.bias_grads[layer][unit] if src is None
+                    else net.weight_grads[layer][unit, src])
+            assert (weight, grad) == (k, -k), name
 
 
 def test_gradient_bins_sign_and_magnitude() -> None:

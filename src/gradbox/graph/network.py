@@ -135,30 +135,38 @@ def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
     ``graph`` is used when no graph is given). With `extent` (xmin, xmax, ymin, ymax)
     each unit also gets a `resolution`² map of its output over the plane.
     """
+    weights: list[np.ndarray]
+    wgrads: list[np.ndarray]
+    biases: list[np.ndarray]
+    bgrads: list[np.ndarray]
     if hasattr(source, "named_parameters"):
         sizes = tuple(int(s) for s in source.layer_sizes())
-        entries = [(name, p.data, p.grad) for name, p in source.named_parameters()]
+        weights, wgrads, biases, bgrads = _zeros(sizes)
+        for name, p in source.named_parameters():
+            parsed = parse_parameter_name(name)
+            if parsed is None:
+                continue
+            layer, unit, src = parsed
+            if src is None:
+                biases[layer][unit] = at(p.data, 0)
+                bgrads[layer][unit] = at(p.grad, 0)
+            else:
+                weights[layer][unit, src] = at(p.data, 0)
+                wgrads[layer][unit, src] = at(p.grad, 0)
     else:
         sizes = tuple(int(s) for s in source.layer_sizes)
-        entries = list(zip(source.param_names, np.asarray(source.params).tolist(),
-                           np.asarray(source.grads).tolist()))
+        weights, wgrads, biases, bgrads = _zeros(sizes)
+        params, grads = np.asarray(source.params), np.asarray(source.grads)
+        # Where each parameter goes, found once per network (parsing every name took
+        # most of a W1 refresh of the network level, at each shown step).
+        for layer, (w_at, w_rows, w_cols, b_at, b_rows) in enumerate(
+                _places(source.param_names, len(sizes) - 1)):
+            weights[layer][w_rows, w_cols] = params[w_at]
+            wgrads[layer][w_rows, w_cols] = grads[w_at]
+            biases[layer][b_rows] = params[b_at]
+            bgrads[layer][b_rows] = grads[b_at]
         if graph is None:
             graph = getattr(source, "graph", None)
-    weights = [np.zeros((sizes[i + 1], sizes[i])) for i in range(len(sizes) - 1)]
-    wgrads = [np.zeros_like(w) for w in weights]
-    biases = [np.zeros(sizes[i + 1]) for i in range(len(sizes) - 1)]
-    bgrads = [np.zeros_like(b) for b in biases]
-    for name, value, grad in entries:
-        parsed = parse_parameter_name(name)
-        if parsed is None:
-            continue
-        layer, unit, src = parsed
-        if src is None:
-            biases[layer][unit] = at(value, 0)
-            bgrads[layer][unit] = at(grad, 0)
-        else:
-            weights[layer][unit, src] = at(value, 0)
-            wgrads[layer][unit, src] = at(grad, 0)
     activations = tuple(_activations(source, len(weights)))
     units = unit_grads = None
     loss = None
@@ -175,6 +183,45 @@ def network_level(source: ModelLike | SnapshotLike, graph: Graph | None = None,
     labels = None if names is None else tuple(features.labels(names))
     return NetworkLevel(sizes, activations, tuple(weights), tuple(wgrads), tuple(biases),
                         tuple(bgrads), units, unit_grads, loss, sample, maps, labels)
+
+
+def _zeros(sizes: Sequence[int]) -> tuple[list[np.ndarray], list[np.ndarray],
+                                          list[np.ndarray], list[np.ndarray]]:
+    """Weights, their gradients, biases and theirs of a network of `sizes`, all 0."""
+    weights = [np.zeros((sizes[i + 1], sizes[i])) for i in range(len(sizes) - 1)]
+    biases = [np.zeros(sizes[i + 1]) for i in range(len(sizes) - 1)]
+    return (weights, [np.zeros_like(w) for w in weights], biases,
+            [np.zeros_like(b) for b in biases])
+
+
+_PLACES: tuple[Sequence[str], int, list[tuple[np.ndarray, ...]]] | None = None
+
+
+def _places(names: Sequence[str], n_layers: int) -> list[tuple[np.ndarray, ...]]:
+    """Per layer: (positions in `names` of its weights, their rows, their columns,
+    positions of its biases, their rows). The last network's, kept while its names
+    are the same object (a snapshot hands on the same names while the network stays)."""
+    global _PLACES
+    if _PLACES is not None and _PLACES[0] is names and _PLACES[1] == n_layers:
+        return _PLACES[2]
+    found: list[tuple[list[int], ...]] = [([], [], [], [], []) for _ in range(n_layers)]
+    for k, name in enumerate(names):
+        parsed = parse_parameter_name(name)
+        if parsed is None or not 0 <= parsed[0] < n_layers:
+            continue
+        layer, unit, src = parsed
+        w_at, w_rows, w_cols, b_at, b_rows = found[layer]
+        if src is None:
+            b_at.append(k)
+            b_rows.append(unit)
+        else:
+            w_at.append(k)
+            w_rows.append(unit)
+            w_cols.append(src)
+    places = [tuple(np.asarray(column, dtype=np.intp) for column in layer)
+              for layer in found]
+    _PLACES = (names, n_layers, places)
+    return places
 
 
 def _activations(model: Any, n_layers: int) -> list[str]:

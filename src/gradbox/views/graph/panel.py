@@ -256,6 +256,7 @@ class GraphPanel(QWidget):
         # Refresh pacing: the latest snapshot waits here until it is its turn.
         self._pending: Snapshot | None = None
         self._shown: Snapshot | None = None
+        self._current: tuple[Snapshot, bool] | None = None  # (a snapshot, its graph is current)
         # the snapshot and sample the network level was drawn from
         self._net_shown: tuple[Snapshot, int] | None = None
         self._maps: tuple[np.ndarray, ...] | None = None
@@ -445,13 +446,23 @@ class GraphPanel(QWidget):
         xmin, xmax, ymin, ymax = extent
         return float((x - xmin) / (xmax - xmin)), float((ymax - y) / (ymax - ymin))
 
+    def _graph_is_current(self) -> bool:
+        """`graph_is_current` of the snapshot shown, worked out once for it (the caption
+        and the actions both ask, at every refresh)."""
+        snapshot = self._shown
+        if snapshot is None:
+            return False
+        if self._current is None or self._current[0] is not snapshot:
+            self._current = (snapshot, graph_is_current(snapshot))
+        return self._current[1]
+
     def _update_caption(self) -> None:
         snapshot = self._shown
         if snapshot is None:
             return
         text = phase_caption(snapshot, self.controller.running)
         if snapshot.graph is not None and not self.controller.running \
-                and not graph_is_current(snapshot):
+                and not self._graph_is_current():
             text = ("This graph is from an earlier step than the weights now; the next "
                     "Step or Sub-step brings it up to date.")
         if snapshot.graph is not None and not self.note.text():
@@ -467,7 +478,7 @@ class GraphPanel(QWidget):
         view = self.view
         snapshot = self._shown
         has_graph = view.graph() is not None
-        current = snapshot is not None and graph_is_current(snapshot)
+        current = snapshot is not None and self._graph_is_current()
         backward_done = current and snapshot.phase in (Phase.UPDATE, Phase.FORWARD)
         can_replay = has_graph and not self.controller.running and backward_done
         view.play_action.setEnabled(can_replay)
