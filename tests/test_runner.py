@@ -12,8 +12,10 @@ import multiprocessing.process
 import os
 import signal
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
+from multiprocessing.shared_memory import SharedMemory
 from types import MappingProxyType
 
 import numpy as np
@@ -22,7 +24,9 @@ import pytest
 from gradbox.files.sessions import load_state, save_session
 from gradbox.runner.process import Died, NewSnapshot, Reply, RunChanged, TrainingProcess
 from gradbox.runner.shared import (
+    CLOSE_ELSEWHERE,
     SHM_FOLDER,
+    Segment,
     block_layout,
     pickled_parts,
     read_block,
@@ -370,3 +374,30 @@ def test_a_process_that_cannot_start_leaves_nothing_in_shm(monkeypatch) -> None:
     with pytest.raises(OSError, match="temporarily unavailable"):
         TrainingProcess(CONFIG)
     assert set(glob.glob(ours)) == before
+
+
+@pytest.mark.parametrize("size", [4096, CLOSE_ELSEWHERE])
+def test_a_big_block_is_unmapped_off_the_thread_that_let_go_of_it(monkeypatch, size: int,
+                                                                 ) -> None:  # type: ignore[no-untyped-def]
+    """Unmapping a block whose name is gone frees its pages (~24 ms for 100 MB): the UI
+    thread letting go of an autosave's run must not pay it. A small block is closed at
+    once, where it was let go of."""
+    closed_on: list[int] = []
+    real_close = SharedMemory.close
+
+    def close(self: SharedMemory) -> None:
+        closed_on.append(threading.get_ident())
+        real_close(self)
+
+    monkeypatch.setattr(SharedMemory, "close", close)
+    segment = Segment(f"gbxtest{os.getpid()}_unmap{size}", size, create=True)
+    segment.unlink()
+    view = segment.view(0, (16,), np.uint8)
+    del segment
+    assert closed_on == []  # (the view keeps the mapping)
+    del view
+    deadline = time.monotonic() + 10
+    while not closed_on and time.monotonic() < deadline:
+        time.sleep(0.005)
+    # (SharedMemory's own __del__ closes it again: a no-op, wherever it runs)
+    assert closed_on and (closed_on[0] != threading.get_ident()) == (size >= CLOSE_ELSEWHERE)

@@ -67,7 +67,7 @@ def test_once_a_file_holds_the_run_the_window_keeps_no_copy_and_a_death_continue
                     == signature(controller.snapshot), timeout=20000)
     qtbot.waitUntil(lambda: controller._link.process.last_step == 3, timeout=10000)
     gc.collect()
-    assert whole_run_blocks(controller) == []
+    qtbot.waitUntil(lambda: whole_run_blocks(controller) == [], timeout=5000)
     assert controller._link.process.last_start == str(tmp_path / "autosave.gradbox")
     step_session(controller, 2)
     with qtbot.waitSignal(controller.training_died, timeout=10000):
