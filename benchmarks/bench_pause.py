@@ -6,6 +6,11 @@ Pause lands in the forward pass, the backward pass or the update), pauses, and t
 until the process says the run stopped and until its snapshot (the step's start) has
 arrived. It checks that the snapshot is the step's start, bit for bit.
 
+`--ask timeline_view` then asks that question (a cheap one) as soon as Pause is
+answered, and times its answer: what a click right after a Pause waits for (the
+abandoned graph being freed, the gradients put back). The training process's peak
+memory (VmHWM) is printed at the end.
+
 `--backward 0.1,0.5,0.9` aims at the backward pass instead: one step is first taken
 phase by phase (Substep) to time the phases, and Pause is sent those fractions of the
 way through the backward pass (the load moves the phases' lengths: each line says which
@@ -31,7 +36,8 @@ def load() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def one_pause(process: TrainingProcess, number: int, into_s: float) -> dict[str, float]:
+def one_pause(process: TrainingProcess, number: int, into_s: float, ask: str = "",
+              ) -> dict[str, float]:
     process.receive()
     assert process.latest is not None
     known = {process.latest.step: process.latest.params.copy()}  # each step's start
@@ -55,13 +61,25 @@ def one_pause(process: TrainingProcess, number: int, into_s: float) -> dict[str,
                 shown_at = now
             if isinstance(event, RunChanged) and not event.running:
                 stopped_at = now
+    asked_ms = float("nan")
+    if ask:
+        asked = time.perf_counter()
+        process.request(ask, timeout=600)
+        asked_ms = (time.perf_counter() - asked) * 1000
     snapshot = process.latest
     assert snapshot is not None
     steps = snapshot.step
     start = known.get(steps)  # (None: a step ended as Pause was sent, unseen here)
     same = "unknown" if start is None else np.array_equal(snapshot.params, start)
     return {"sent": sent, "shown_ms": (shown_at - sent) * 1000,
-            "stopped_ms": (stopped_at - sent) * 1000, "step": steps, "same": same}  # type: ignore[dict-item]
+            "stopped_ms": (stopped_at - sent) * 1000, "step": steps, "same": same,
+            "asked_ms": asked_ms}  # type: ignore[dict-item]
+
+
+def peak_memory(pid: int) -> str:
+    with open(f"/proc/{pid}/status") as status:
+        return next((line.split(":")[1].strip() for line in status
+                     if line.startswith("VmHWM")), "?")
 
 
 def time_phases(process: TrainingProcess) -> list[tuple[str, float]]:
@@ -89,6 +107,8 @@ def main() -> None:
                         help="seconds into the step to pause at (cycled over)")
     parser.add_argument("--backward", default="",
                         help="fractions of the backward pass to pause at (cycled over)")
+    parser.add_argument("--ask", default="",
+                        help="a question to ask right after Pause is answered (timed)")
     args = parser.parse_args()
     into = [float(x) for x in args.into.split(",")]
     process = TrainingProcess(BIG)
@@ -105,12 +125,15 @@ def main() -> None:
             into = [before + float(x) * phases[2][1] for x in args.backward.split(",")]
         for i in range(args.repeats):
             into_s = into[i % len(into)]
-            r = one_pause(process, i + 1, into_s)
+            r = one_pause(process, i + 1, into_s, args.ask)
             where = f" ({phase_at(phases, into_s)}?)" if phases else ""
             print(f"pause {into_s:4.1f} s into a step{where}: "
                   f"snapshot after {r['shown_ms']:7.0f} ms, "
                   f"stopped after {r['stopped_ms']:7.0f} ms (sent at {r['sent']:.4f}), "
-                  f"step {r['step']}, start restored exactly: {r['same']}   [{load()}]")
+                  f"step {r['step']}, start restored exactly: {r['same']}"
+                  + (f", {args.ask} answered {r['asked_ms']:.0f} ms after the Pause's"
+                     " answer" if args.ask else "") + f"   [{load()}]")
+        print(f"training process's peak memory: {peak_memory(process.pid)}")
     finally:
         process.close()
 

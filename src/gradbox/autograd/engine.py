@@ -395,6 +395,20 @@ def release_graph(root: Value) -> None:
             stack.extend(inputs)
 
 
+def let_go(node: Value) -> tuple[Value, ...]:
+    """Cut `node` off the values it was computed from, and return them: its inputs and
+    its backward closure (which holds them too) are dropped, so when `node` dies it frees
+    itself alone, not the graph behind it. For taking apart a graph nobody will walk
+    again a node at a time (`gradbox.runner.leftovers`: the graph of a step that Pause
+    abandoned), keeping each input alive until it is let go in turn. (A node that Pause
+    caught half made may have no inputs yet.)"""
+    inputs = getattr(node, "_prev", ())
+    if inputs:
+        node._prev = ()
+        node._backward = _freed_backward
+    return inputs
+
+
 def _spread(data: Data, grad: Data) -> Data:
     return np.full(data.shape, grad) if type(data) is np.ndarray else grad
 

@@ -3,6 +3,7 @@
     process  the window's handle: start the training process, send named commands,
              receive snapshots and answers, notice a death and say it in words
     child    the training process: hosts the trainer, runs, abandons a step on Pause
+    leftovers  an abandoned step's graph, freed in pieces between the window's messages
     wire     a snapshot across the boundary: arrays in shared memory, metadata pickled
     shared   shared memory blocks with numpy views that keep their mapping alive
     worker   other work in a process of its own (an animation export), with progress
