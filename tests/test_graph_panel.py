@@ -548,3 +548,18 @@ def test_the_operation_level_darkens_the_selected_points_path(
         by_point[point] = scene.path_shares.copy()
     assert not np.allclose(by_point[first], by_point[second])
     assert f"dark edges: point {second}'s biggest weight × input" in panel.view.legend_texts()
+
+
+def test_a_panel_not_yet_shown_draws_nothing_until_it_is(qtbot, controller: SessionController  # type: ignore[no-untyped-def]
+                                                          ) -> None:
+    """The window builds the graph tab at start, behind the boundary: a 1000x1000
+    network's level took 5 s and 700 MB of the start there, for a tab nobody opened."""
+    widget = GraphPanel(controller)
+    qtbot.addWidget(widget)
+    assert not widget.refresh_costs  # nothing drawn while hidden
+    widget.resize(1000, 750)
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
+        widget.show()
+    qtbot.waitExposed(widget)
+    assert widget.refresh_costs  # drawn once shown
+    assert widget.view.level() == "network" and not widget.view.is_empty()

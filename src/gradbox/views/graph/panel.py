@@ -280,8 +280,9 @@ class GraphPanel(QWidget):
         controller.sample_selected.connect(self._on_sample_selected)
         controller.pacer.subscribe(self._on_snapshot, Rate.TEN_HZ)
         controller.running_changed.connect(self._on_running_changed)
+        # Drawn when first shown (showEvent), not here: a 1000x1000 network's level took
+        # 5 s and 700 MB of the window's start, for a tab nobody had opened.
         self._pending = controller.snapshot
-        self._refresh()
 
     # --- construction --------------------------------------------------------------------
     def _make_toolbar(self) -> QWidget:
