@@ -1,20 +1,22 @@
 """The training process: hosts the session and its trainer, answers named commands,
 runs, publishes.
 
-Process, not thread -- measured (benchmarks/bench_app.py, bench_process.py; one run each,
-2 shared cores). With the trainer on a thread of the window's process, training and
-drawing took turns at one interpreter lock: W1 trained at 0.59x the bare step rate on
-the boundary tab and 0.17x on the graph tab (load 6-11), and at 0.45-0.58x on a quiet
-machine; a 1000x1000 network's Pause waited 2.3 s for a phase, and a crash in a step took
-the window with it. Here training has its own lock: with the window driving this
-process (the controller of branch process-integration; load 16) W1 trained at 0.94x
-and 0.79x. Snapshots cross through shared memory (a 1000x1000 snapshot
-costs the window 0.6 ms of CPU, pickled it cost 64 ms; W1's traced graph 0.8 against
-5.5 ms), a training process starts in 0.25 s (forkserver), and Pause abandons a step.
+Process, not thread -- measured (benchmarks/bench_app.py, bench_process.py; 2 shared
+cores). With the trainer on a thread of the window's process, training and drawing took
+turns at one interpreter lock: W1 trained at 0.45-0.58x the bare step rate on a quiet
+machine (0.17x on the graph tab at load 6-11), a 1000x1000 network's Pause waited 2.3 s
+for a phase, and a crash in a step took the window with it. Here training has its own
+lock: W1 trains at 0.6-1.3x the bare step rate by tab and run (the bare step itself
+varies 2.7-6 ms on this machine), the window's longest stall is 14-18 ms. Snapshots
+cross through shared memory (a 1000x1000 snapshot costs the window 0.6 ms of CPU,
+pickled it cost 64 ms; W1's traced graph 0.8 against 5.5 ms), a training process starts
+in 0.25 s (forkserver), and Pause abandons a step.
 
-`main` is what `TrainingProcess` starts in a child process (spawn context). It reads
-messages from its end of the pipe -- commands by name with plain-data arguments, Run,
-quit -- and answers with replies, notes and snapshots (see gradbox.runner.wire).
+`main` is what `TrainingProcess` starts in a child process (forkserver where there is
+one, else spawn). It reads messages from its end of the pipe -- commands by name with
+plain-data arguments, Run, quit -- and answers with replies, notes and snapshots (see
+gradbox.runner.wire). It also opens session files itself (`open_file`): the window only
+checks a file, so it never builds a second copy of a run nor sends one across.
 
 A Run is this process's own loop: a step, then the window's messages, then the next.
 A snapshot is published only when the window asked for one (its `WANTED` mark: at most
