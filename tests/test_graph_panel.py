@@ -563,3 +563,27 @@ def test_a_panel_not_yet_shown_draws_nothing_until_it_is(qtbot, controller: Sess
     qtbot.waitExposed(widget)
     assert widget.refresh_costs  # drawn once shown
     assert widget.view.level() == "network" and not widget.view.is_empty()
+
+
+def test_a_network_too_big_to_draw_says_so_and_a_small_one_is_drawn_again(  # type: ignore[no-untyped-def]
+        qtbot, panel: GraphPanel, controller: SessionController) -> None:
+    """The network level of a 1000x1000 network took 5.4 s and 700 MB of the window, for
+    a picture of solid colour: past MAX_DRAWN_PARAMETERS it says why it draws nothing."""
+    from gradbox.views.graph.panel import MAX_DRAWN_PARAMETERS
+
+    assert panel.view.level() == "network" and not panel.view.is_empty()
+    big = TrainingConfig(hidden=(150, 150))
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=20000):
+        controller.new_run(big, "a big network")
+    qtbot.waitUntil(lambda: len(controller.snapshot.params) > MAX_DRAWN_PARAMETERS,
+                    timeout=20000)
+    qtbot.waitUntil(lambda: panel.view.is_empty(), timeout=10000)
+    text = panel.view.placeholder_text()
+    assert text.startswith(f"{len(controller.snapshot.params):,} parameters are too many")
+    panel.operations_action.trigger()
+    panel.network_action.trigger()  # back: still said
+    assert panel.view.is_empty() and panel.view.placeholder_text() == text
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=20000):
+        controller.new_run(TrainingConfig(), "a small one again")
+    qtbot.waitUntil(lambda: not panel.view.is_empty(), timeout=10000)
+    assert "too many" not in panel.view.placeholder_text()

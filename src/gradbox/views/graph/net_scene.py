@@ -61,6 +61,14 @@ class NetworkScene(QGraphicsScene):
         self.selected_unit: tuple[int, int] | None = None  # (column, index)
         self._flat: list[Unit] = []  # every unit, column by column
 
+    def forget(self) -> None:
+        """Draw nothing (a network too big to draw; see the graph panel)."""
+        self.clear()
+        self.network, self._key = None, None
+        self.units, self.weights, self.weight_names, self.headers = [], None, [], []
+        self._segments, self._bounds, self._flat = np.zeros((0, 4)), QRectF(), []
+        self.path, self.selected_unit, self._maps_drawn = None, None, None
+
     def set_network(self, network: NetworkLevel) -> bool:
         """Show `network`; returns whether the items were rebuilt (new layer sizes)."""
         self.network = network

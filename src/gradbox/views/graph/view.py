@@ -193,6 +193,14 @@ class GraphView(QGraphicsView):
             self.framer.drawing_changed("network")
         self.overlays.update()
 
+    def clear_network(self) -> None:
+        """Draw no network level (its placeholder text shows instead)."""
+        if self.network.network is not None:
+            self.network.forget()
+            self.framer.drawing_changed("network")
+        self.overlays.update()
+        self._changed()
+
     def set_sample(self, sample: int, label: str | None = None) -> None:
         """Show the numbers of `sample` (an index into the graph's arrays), called `label`."""
         self._sample = int(sample)
