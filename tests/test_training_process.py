@@ -29,18 +29,7 @@ def test_a_killed_training_process_is_said_in_words_and_training_continues(  # t
     box = window.error_box
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert "killed (SIGKILL)" in box.text() and "from step 3" in box.text()
-    go_on = next(b for b in box.buttons() if b.text() == "Continue training")
-    with qtbot.waitSignal(controller.snapshot_changed, timeout=30000):
-        go_on.click()
-    assert controller.snapshot.step == 3
-    step_session(controller, 7)
-    # Continuing reproduces the run: step 10 is the in-process run's step 10, bit for bit.
-    trainer = Trainer(TrainingConfig())
-    trainer.run_steps(10)
-    expected = trainer.snapshot()
-    assert controller.snapshot.step == 10
-    assert controller.snapshot.params.tobytes() == expected.params.tobytes()
-    assert controller.snapshot.history == expected.history
+    continue_and_check(qtbot, box, controller, step_session)
 
 
 def test_shared_memory_is_freed_when_the_window_closes(qtbot, window, step_session) -> None:  # type: ignore[no-untyped-def]
@@ -74,15 +63,7 @@ def test_once_a_file_holds_the_run_the_window_keeps_no_copy_and_a_death_continue
         os.kill(controller.training_pid, signal.SIGKILL)
     box = window.error_box
     assert "from step 3, as saved in autosave.gradbox" in box.text()
-    go_on = next(b for b in box.buttons() if b.text() == "Continue training")
-    with qtbot.waitSignal(controller.snapshot_changed, timeout=30000):
-        go_on.click()
-    assert controller.snapshot.step == 3
-    step_session(controller, 7)
-    trainer = Trainer(TrainingConfig())
-    trainer.run_steps(10)
-    assert controller.snapshot.params.tobytes() == trainer.snapshot().params.tobytes()
-    assert controller.snapshot.history == trainer.snapshot().history
+    continue_and_check(qtbot, box, controller, step_session)
 
 
 def whole_run_blocks(controller) -> list[str]:  # type: ignore[no-untyped-def]
@@ -90,3 +71,19 @@ def whole_run_blocks(controller) -> list[str]:  # type: ignore[no-untyped-def]
     prefix = os.path.join(SHM_FOLDER, controller._link.process.prefix + "b")
     with open("/proc/self/maps", encoding="utf-8") as maps:
         return [line.split()[5] for line in maps if prefix in line]
+
+
+def continue_and_check(qtbot, box, controller, step_session) -> None:  # type: ignore[no-untyped-def]
+    """Press the death box's "Continue training" (the run comes back at step 3), take 7
+    steps: step 10 is the in-process run's step 10, bit for bit."""
+    go_on = next(b for b in box.buttons() if b.text() == "Continue training")
+    with qtbot.waitSignal(controller.snapshot_changed, timeout=30000):
+        go_on.click()
+    assert controller.snapshot.step == 3
+    step_session(controller, 7)
+    trainer = Trainer(TrainingConfig())
+    trainer.run_steps(10)
+    expected = trainer.snapshot()
+    assert controller.snapshot.step == 10
+    assert controller.snapshot.params.tobytes() == expected.params.tobytes()
+    assert controller.snapshot.history == expected.history
