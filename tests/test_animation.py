@@ -303,3 +303,31 @@ def test_the_export_process_imports_no_qt() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert out.stdout.strip() == "[]"
+
+
+def test_png_frames_never_delete_what_a_folder_held(tmp_path: Path, run: Trainer) -> None:
+    """Issue 31 item 9: exporting PNG frames to an existing folder deleted everything in
+    it. A folder holding anything but frames is refused, untouched; an earlier export's
+    frames are replaced; a GIF never replaces a pipe or a folder."""
+    folder = tmp_path / "holiday photos"
+    folder.mkdir()
+    (folder / "beach.jpg").write_bytes(b"a photo")
+    (folder / "frame-0001.png").write_bytes(b"not ours either")
+    with pytest.raises(animation.TargetTakenError, match="other things"):
+        record(run, folder, "png", 0, 4, 1, (160, 100))
+    assert sorted(p.name for p in folder.iterdir()) == ["beach.jpg", "frame-0001.png"]
+    assert (folder / "beach.jpg").read_bytes() == b"a photo"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["holiday photos"]  # no partial
+    frames = tmp_path / "frames"
+    record(run, frames, "png", 0, 8, 1, (160, 100))
+    record(run, frames, "png", 0, 2, 1, (160, 100))  # an earlier export: replaced
+    assert sorted(p.name for p in frames.iterdir()) == [f"frame-000{i}.png" for i in (1, 2, 3)]
+    pipe = tmp_path / "pipe.gif"
+    os.mkfifo(pipe)
+    with pytest.raises(animation.TargetTakenError, match="not a file"):
+        record(run, pipe, "gif", 0, 2, 1, (160, 100))
+    link = tmp_path / "link.mp4"
+    link.symlink_to(pipe)
+    with pytest.raises(animation.TargetTakenError, match="not a file"):
+        record(run, link, "mp4", 0, 2, 1, (160, 100))
+    assert link.is_symlink() and pipe.is_fifo()

@@ -15,6 +15,7 @@ from gradbox.files.session_controls import SessionControls, parse_controls
 from gradbox.files.session_json import SessionError
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.controller import SessionController
+from gradbox.views.window.files.autosave import set_aside
 from gradbox.views.window.files.resume import (
     START_FRESH_KEY,
     last_session_path,
@@ -148,6 +149,21 @@ def test_a_kept_session_that_cannot_be_read_is_set_aside(qtbot, tmp_path: Path,
     win, why = start(qtbot, tmp_path, controllers)
     assert "could not be read" in why and win.controller.snapshot.step == 0
     assert not path.exists() and any("unreadable" in p.name for p in path.parent.iterdir())
+
+
+def test_each_unreadable_copy_set_aside_keeps_a_name_of_its_own(tmp_path: Path) -> None:
+    """Issue 31 item 12: a second unreadable kept session set aside overwrote the first
+    copy (one fixed name)."""
+    path = tmp_path / "last-session.gradbox"
+    kept = []
+    for n in range(3):
+        path.write_text(f"damaged copy {n}")
+        kept.append(set_aside(path))
+    assert not path.exists()
+    assert [p.name for p in kept] == ["last-session.unreadable.gradbox",  # type: ignore[union-attr]
+                                      "last-session.unreadable-2.gradbox",
+                                      "last-session.unreadable-3.gradbox"]
+    assert [p.read_text() for p in kept] == [f"damaged copy {n}" for n in range(3)]  # type: ignore[union-attr]
 
 
 def test_file_open_brings_back_the_run_controls_and_the_step_size(

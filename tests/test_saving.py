@@ -112,6 +112,27 @@ def test_a_read_only_file_is_refused_with_its_name(tmp_path: Path) -> None:
     assert path.read_bytes() == before and os.listdir(tmp_path) == ["precious.gradbox"]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="pipes and symlinks")
+def test_a_save_never_replaces_a_device_a_pipe_or_a_folder_even_through_a_link(
+        tmp_path: Path) -> None:
+    """Issue 31 item 11: Quit (and Save As) wrote the kept session through a symlink and
+    replaced what was there -- a device node became a regular file. /dev/null stands for
+    the device where it is writable; a pipe and a folder in the test's own folder."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    targets = [pipe, folder] + ([Path("/dev/null")] if os.access("/dev", os.W_OK) else [])
+    for target in targets:
+        for path in (target, tmp_path / f"link-to-{target.name}.gradbox"):
+            if path != target:
+                path.symlink_to(target)
+            with pytest.raises(SessionError, match="is not a session file"):
+                save_session(trained(1), path)
+    assert pipe.is_fifo() and folder.is_dir() and not any(folder.iterdir())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp left
+
+
 # --- the writer thread ---------------------------------------------------------------------------
 def test_the_writer_writes_on_its_own_thread_and_keeps_only_the_newest_state(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

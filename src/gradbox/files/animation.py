@@ -27,6 +27,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -55,6 +56,67 @@ class ExportCancelledError(Exception):
 
 class RunTooShortError(ValueError):
     """The run is shorter than the recording asked for (it was rewound or replaced)."""
+
+
+class TargetTakenError(ValueError):
+    """The export's name is taken by something the export must not replace: a folder
+    holding anything but frames, a device, a pipe."""
+
+
+def _is_frame(entry: os.DirEntry[str]) -> bool:
+    """A frame an earlier PNG export wrote (frame-0001.png ...), a plain file."""
+    name = entry.name
+    digits = name[len("frame-"):-len(".png")]
+    return (name.startswith("frame-") and name.endswith(".png") and digits.isascii()
+            and digits.isdigit() and entry.is_file(follow_symlinks=False))
+
+
+def check_target(path: str | os.PathLike[str], kind: str) -> None:
+    """Refuse to export to `path` if what is there is not an export's to replace: PNG
+    frames replace only a missing or empty folder or one of frames alone (an earlier
+    export); a GIF or MP4 replaces only a missing or plain file. Raises TargetTakenError
+    saying what to do."""
+    target = Path(path)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if kind == "png":
+        if not stat.S_ISDIR(mode):
+            raise TargetTakenError(f"{target.name} is already there and is not a folder of "
+                                   "frames: choose a new folder name")
+        with os.scandir(target) as entries:
+            other = next((e.name for e in entries if not _is_frame(e)), None)
+        if other is not None:
+            raise TargetTakenError(f"the folder {target.name} already holds other things "
+                                   f"({other}): PNG frames go in a new folder of their own, "
+                                   "choose another name")
+        return
+    try:
+        mode = os.stat(target).st_mode  # a link: what it points at
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise TargetTakenError(f"{target.name} is not a file (a folder, a device or a "
+                               "pipe): choose another name")
+
+
+def _replace_frames(tmp: Path, target: Path) -> None:
+    """Put the new frames folder `tmp` at `target`, where an earlier export's frames
+    (checked: nothing else) may be; those are removed frame by frame, never a whole
+    tree: whatever else appeared meanwhile stays."""
+    if not target.exists():
+        tmp.rename(target)
+        return
+    old = _temporary(target)
+    target.rename(old)
+    tmp.rename(target)
+    with contextlib.suppress(OSError):
+        with os.scandir(old) as entries:
+            for entry in entries:
+                if _is_frame(entry):
+                    os.unlink(entry.path)
+        old.rmdir()
 
 
 def frame_steps(first: int, last: int, every: int = 1) -> list[int]:
@@ -122,6 +184,7 @@ def write_animation(frames: Iterable[np.ndarray], total: int, path: str | os.Pat
     if total < 1:
         raise ValueError("there must be at least one frame")
     target = Path(path)
+    check_target(target, kind)  # before the work, and again before the rename
     tmp = _temporary(target)
     stream = _counted(frames, total, progress, cancelled)
     try:
@@ -131,12 +194,9 @@ def write_animation(frames: Iterable[np.ndarray], total: int, path: str | os.Pat
             _write_mp4(stream, tmp, fps)
         else:
             _write_pngs(stream, tmp)
-        if kind == "png" and target.is_dir():
-            # An older export of that name: replaced whole, once the new one is complete.
-            old = _temporary(target)
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
+        check_target(target, kind)
+        if kind == "png":
+            _replace_frames(tmp, target)
         else:
             os.replace(tmp, target)
     except BaseException:

@@ -278,7 +278,8 @@ def save_session(source: Trainer | TrainingState, path: str | os.PathLike[str],
     """Write a session to `path` atomically: the old file survives any failure.
 
     `source` may be a Trainer (its state is taken) or a state (safe to write from any
-    thread). A symlink's target is written; a read-only file is refused. Raises
+    thread). A symlink's target is written if it is a plain file; a read-only file, and
+    anything that is not a plain file (a device, a pipe, a folder), is refused. Raises
     SessionError naming the file, or OSError if the disk refuses.
     """
     state = source.state() if isinstance(source, Trainer) else source
@@ -288,6 +289,10 @@ def save_session(source: Trainer | TrainingState, path: str | os.PathLike[str],
         mode = os.stat(target).st_mode
     except FileNotFoundError:
         mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # A device, a pipe, a folder (perhaps behind a link): never replaced by a session.
+        raise SessionError(f"{Path(path).name} is not a session file (it is a folder, a "
+                           "device or a pipe): save under another name")
     if mode is not None and not mode & stat.S_IWUSR:
         raise SessionError(f"{Path(path).name} is read-only: save under another name, or "
                            "make the file writable first")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -190,14 +191,31 @@ def crash_copy(path: Path | None = None) -> Path | None:
 def set_aside(path: Path, why: str = "unreadable") -> Path | None:
     """Move a crash copy that is not restored (unreadable, or its reading cancelled) out
     of the way (a rename needs no free space), so it is not offered at every launch but
-    is not thrown away either: autosave.gradbox -> autosave.<why>.gradbox."""
-    aside = path.with_name(path.name.replace(".gradbox", f".{why}.gradbox"))
-    try:
-        path.replace(aside)
-    except OSError as error:
-        log.warning("could not set aside %s: %s", path, error)
-        return None
-    return aside
+    is not thrown away either: autosave.gradbox -> autosave.<why>.gradbox, or
+    autosave.<why>-2.gradbox ... if that name is taken (an earlier copy set aside is
+    never replaced)."""
+    for number in range(1, 1000):
+        tag = why if number == 1 else f"{why}-{number}"
+        aside = path.with_name(path.name.replace(".gradbox", f".{tag}.gradbox"))
+        if os.path.lexists(aside):
+            continue
+        try:
+            # A hard link refuses a taken name (a rename would replace it); where links
+            # are not allowed, a rename to the name just found free.
+            try:
+                os.link(path, aside, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            except OSError:
+                path.rename(aside)
+            else:
+                path.unlink()
+        except OSError as error:
+            log.warning("could not set aside %s: %s", path, error)
+            return None
+        return aside
+    log.warning("could not set aside %s: a thousand copies are set aside already", path)
+    return None
 
 
 def describe(state: TrainingState, saved_at: datetime) -> str:
