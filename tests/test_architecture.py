@@ -10,6 +10,8 @@ Layers, lowest first. A module may import its own layer and the layers below it:
                       neither imports the other)
     runner            the trainer in its own process, which opens session files itself
                       (so the window never builds or holds a second copy of a run)
+    build             Build it yourself: the learner's engine checked in a sandboxed child
+                      (beside runner: neither imports the other)
     views             Qt
     app               main(): the application, the window, the command line
 """
@@ -31,6 +33,7 @@ LAYERS: dict[str, int] = {
     "files": 4,
     "teaching": 4,
     "runner": 5,
+    "build": 5,
     "views": 6,
     "app": 7,
     "__main__": 8,

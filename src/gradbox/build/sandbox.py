@@ -1,0 +1,259 @@
+"""The learner's code runs here: in a fresh child process per check, never in the caller's.
+
+`check_source(source, up_to_stage=...)` runs the checks and returns a `CheckReport`
+(blocking: a view calls it off its UI thread, or uses `start_check`, whose handle it can
+`poll()` from a timer and `cancel()`).
+
+The child is `sys.executable -I` (isolated: no PYTHONPATH, no user site, no current
+directory on sys.path -- the directory holding this `gradbox` package is put on sys.path
+by the bootstrap itself), in a temporary working directory that is removed afterwards,
+with one thread of BLAS. It sets its own limits at start (`gradbox.build.child`): address
+space (RLIMIT_AS) and CPU time where the platform has them; here, a wall-clock limit
+everywhere: past `timeout` the child is killed. Just before that the child's
+`faulthandler` writes where it was, and the report says so in words ("stopped after
+5 s: your `backward` never returned; it was in `build_topo`, line 14").
+
+Only JSON crosses: one line per event on the child's stdout (a case starting, a stage
+done, the report), never a pickle. The learner's prints are captured inside the child
+(capped); anything written to the raw file descriptors lands in stderr, capped here.
+The training process is another process altogether: this child is never it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gradbox
+from gradbox.build.report import CheckReport
+from gradbox.build.stages import Stage, load_stages
+
+__all__ = ["DEFAULT_TIMEOUT", "CheckHandle", "SandboxProcess", "check_source", "child_command",
+           "stage_job", "start_check"]
+
+DEFAULT_TIMEOUT = 10.0  # seconds of wall clock for a whole check
+MEMORY_LIMIT = 1 << 30  # bytes of address space the learner's code may add (RLIMIT_AS)
+GRACE = 1.0  # after the wall limit: the child's own dump and exit, then a kill
+STDERR_CAP = 64 * 1024
+STDOUT_CAP = 32 * 1024 * 1024
+PACKAGE_PARENT = str(Path(gradbox.__file__).resolve().parent.parent)
+BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); "
+             "from gradbox.build.child import main; main()")
+
+
+def stage_job(stages: tuple[Stage, ...]) -> list[dict[str, Any]]:
+    """What the child needs of each stage: its number, title and cases, as plain data."""
+    return [{"stage": s.number, "title": s.title, "cases": list(s.cases)} for s in stages]
+
+
+def child_command(module: str = "gradbox.build.child") -> list[str]:
+    """The command line of a sandbox child running `module`'s main()."""
+    bootstrap = BOOTSTRAP.replace("gradbox.build.child", module)
+    return [sys.executable, "-I", "-c", bootstrap, PACKAGE_PARENT]
+
+
+def child_environment() -> dict[str, str]:
+    """The child's environment: the caller's, minus Python's own variables (isolated
+    mode ignores them anyway), with one BLAS thread (each reserves address space)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = "1"
+    return env
+
+
+@dataclass
+class _Pipes:
+    """What the child wrote so far, read by two daemon threads (the pipes never fill)."""
+
+    lines: list[str] = field(default_factory=list)
+    stderr: list[bytes] = field(default_factory=list)
+    stderr_size: int = 0
+    stdout_size: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class SandboxProcess:
+    """A child running `module` with a JSON job on its stdin; its events read as they come.
+
+    Shared by the check (`CheckHandle`) and the training (`gradbox.build.train`)."""
+
+    def __init__(self, job: dict[str, Any], *, timeout: float,
+                 module: str = "gradbox.build.child") -> None:
+        self.timeout = timeout
+        self.started = time.monotonic()
+        self.workdir = tempfile.mkdtemp(prefix="gradbox-build-")
+        self._pipes = _Pipes()
+        self.killed_for_time = False
+        self.cancelled = False
+        job = {**job, "timeout": timeout, "memory_limit": MEMORY_LIMIT}
+        self.proc = subprocess.Popen(
+            child_command(module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=self.workdir, env=child_environment(),
+            close_fds=True)
+        self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for t in self._threads:
+            t.start()
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(job).encode("utf-8"))
+            self.proc.stdin.close()
+        except OSError:  # the child died at once; its exit code says the rest
+            pass
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            with self._pipes.lock:
+                self._pipes.stdout_size += len(raw)
+                if self._pipes.stdout_size > STDOUT_CAP:
+                    continue
+                self._pipes.lines.append(raw.decode("utf-8", "replace"))
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while chunk := self.proc.stderr.read1(65536):
+            with self._pipes.lock:
+                room = STDERR_CAP - self._pipes.stderr_size
+                if room > 0:
+                    self._pipes.stderr.append(chunk[:room])
+                self._pipes.stderr_size += len(chunk)
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every complete event line so far (JSON objects), in order."""
+        with self._pipes.lock:
+            lines = list(self._pipes.lines)
+        out = []
+        for line in lines:
+            if line.endswith("\n"):
+                with contextlib.suppress(ValueError):
+                    event = json.loads(line)
+                    if isinstance(event, dict):
+                        out.append(event)
+        return out
+
+    def stderr(self) -> str:
+        with self._pipes.lock:
+            return b"".join(self._pipes.stderr).decode("utf-8", "replace")
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def finished(self) -> bool:
+        """True once the child has ended (killing it past the wall limit)."""
+        if self.proc.poll() is None:
+            if self.elapsed <= self.timeout + GRACE:
+                return False
+            self.killed_for_time = True
+            self.kill()
+        self._join()
+        return True
+
+    def wait(self) -> None:
+        """Block until the child has ended or been killed past the wall limit."""
+        try:
+            self.proc.wait(timeout=max(self.timeout + GRACE - self.elapsed, 0.0))
+        except subprocess.TimeoutExpired:
+            self.killed_for_time = True
+            self.kill()
+        self._join()
+
+    def _join(self) -> None:
+        self.proc.wait()
+        for t in self._threads:
+            t.join(timeout=5.0)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.kill()
+        self._join()
+
+
+class CheckHandle:
+    """A check under way. `poll()` returns None until the report is in, then the report
+    (also in `.report`); `cancel()` ends the child at once (the report then says so).
+    `running_case` names the case the child is in, for a progress line."""
+
+    def __init__(self, source: str, *, up_to_stage: int | None, timeout: float,
+                 stages: tuple[Stage, ...] | None, filename: str) -> None:
+        self.stages = stages if stages is not None else load_stages()
+        job = {"source": source, "filename": filename, "up_to_stage": up_to_stage,
+               "stages": stage_job(self.stages)}
+        self.timeout = timeout
+        self._process = SandboxProcess(job, timeout=timeout)
+        self.report: CheckReport | None = None
+
+    @property
+    def elapsed(self) -> float:
+        return self._process.elapsed
+
+    @property
+    def running_case(self) -> tuple[int, str] | None:
+        for event in reversed(self._process.events()):
+            if event.get("event") == "case":
+                return int(event["stage"]), str(event["case"])
+        return None
+
+    def poll(self) -> CheckReport | None:
+        if self.report is None and self._process.finished():
+            self.report = self._finish()
+        return self.report
+
+    def wait(self) -> CheckReport:
+        if self.report is None:
+            self._process.wait()
+            self.report = self._finish()
+        return self.report
+
+    def cancel(self) -> None:
+        if self.report is None:
+            self._process.cancel()
+            self.report = self._finish()
+
+    def _finish(self) -> CheckReport:
+        from gradbox.build.ending import report_after_end  # words for a child that died
+        events = self._process.events()
+        for event in events:
+            if event.get("event") == "report":
+                return CheckReport.from_json(event["report"])
+        return report_after_end(events, self._process.stderr(), self._process.proc.returncode,
+                                timeout=self.timeout,
+                                killed_for_time=self._process.killed_for_time,
+                                cancelled=self._process.cancelled)
+
+
+def start_check(source: str, *, up_to_stage: int | None = None,
+                timeout: float = DEFAULT_TIMEOUT, stages: tuple[Stage, ...] | None = None,
+                filename: str = "engine.py") -> CheckHandle:
+    """Start checking `source` in a fresh child; returns at once."""
+    return CheckHandle(source, up_to_stage=up_to_stage, timeout=timeout, stages=stages,
+                       filename=filename)
+
+
+def check_source(source: str, *, up_to_stage: int | None = None,
+                 timeout: float = DEFAULT_TIMEOUT, stages: tuple[Stage, ...] | None = None,
+                 filename: str = "engine.py") -> CheckReport:
+    """Check `source` (the learner's file) in a fresh child and wait for the report.
+
+    `up_to_stage=None`: every stage the file gets through, stopping at the first that
+    fails. `up_to_stage=N`: every stage from the first up to N, each reported. Blocks for
+    up to `timeout` seconds (plus a second's grace): call it off the UI thread."""
+    return start_check(source, up_to_stage=up_to_stage, timeout=timeout, stages=stages,
+                       filename=filename).wait()
+
