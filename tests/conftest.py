@@ -7,6 +7,16 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 
+@pytest.fixture(scope="session")
+def qapp(qapp):  # type: ignore[no-untyped-def]
+    """pytest-qt's QApplication with the app's own fonts and style, as `gradbox.app.main`
+    sets them: layouts measured here are the ones every desktop gets."""
+    from gradbox.views.fonts import install_fonts
+
+    install_fonts(qapp)
+    return qapp
+
+
 @pytest.fixture
 def controller(qtbot):  # type: ignore[no-untyped-def]
     """A SessionController on the default configuration; its worker thread is stopped after."""

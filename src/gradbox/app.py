@@ -18,17 +18,10 @@ if TYPE_CHECKING:
 
     from gradbox.views.window.main_window import MainWindow
 
-from gradbox import __version__
+from gradbox import __version__, resource
 
 log = logging.getLogger("gradbox")
 ICON = "gradbox.svg"
-
-
-def resource(name: str) -> Path:
-    """A file of resources/: inside the installed package, or beside the sources."""
-    installed = Path(__file__).resolve().parent / "resources" / name
-    return installed if installed.exists() else Path(__file__).resolve().parents[2] / \
-        "resources" / name
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -114,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         collect_garbage_on_the_ui_thread,
         freeze_what_lives_now,
     )
+    from gradbox.views.fonts import install_fonts
     from gradbox.views.window.errors import install_excepthook, log_to_file
     from gradbox.views.window.files.autosave import crash_copy, default_autosave_path
     from gradbox.views.window.files.quitting import ENDED_BY_KEY
@@ -122,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    install_fonts(app)  # the same text metrics (and so layout) on every desktop
     app.setApplicationName("gradbox")
     app.setOrganizationName("gradbox")
     # Before any second Python thread exists: the cyclic collector runs on this thread

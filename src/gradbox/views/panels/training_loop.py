@@ -10,13 +10,14 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QEvent, Slot
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QShowEvent
+from PySide6.QtGui import QFontMetricsF, QShowEvent
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gradbox.autograd.phases import Phase
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
+from gradbox.views.fonts import code_font
 from gradbox.views.palette import ALARM, HIGHLIGHT, NEXT
 
 DONE_BACKGROUND = HIGHLIGHT  # the lesson panel's highlight: "this is what just happened"
@@ -129,15 +130,13 @@ class TrainingLoopPanel(QWidget):
     # --- drawing ----------------------------------------------------------------------------------
     def _indent(self) -> float:
         """Six characters of the code's font at the panel's size (teacher mode scales it)."""
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        font.setPointSizeF(self.code.font().pointSizeF())
+        font = code_font(self.code.font().pointSizeF())
         return 6 * QFontMetricsF(font).horizontalAdvance(" ")
 
     def code_width(self) -> int:
         """The width that shows the longest line of code whole, without scrolling sideways
         (code is not wrapped: its indentation is its meaning)."""
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        font.setPointSizeF(self.code.font().pointSizeF())
+        font = code_font(self.code.font().pointSizeF())
         metrics = QFontMetricsF(font)
         widest = max(metrics.horizontalAdvance("▶ " + line.code) for line in self.lines)
         frame = 2 * self.code.frameWidth() + 2 * self.code.document().documentMargin()
