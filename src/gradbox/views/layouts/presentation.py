@@ -54,6 +54,8 @@ class Presentation:
         self.window = window
         self.before: Before | None = None
         self.needed: tuple[str, ...] = ()
+        # Counts the hand-overs of the layout: a give-back queued before one is stale.
+        self._handed_over = 0
 
     @property
     def active(self) -> bool:
@@ -231,10 +233,20 @@ class Presentation:
         if arrange and self.active:
             self._arrange()
 
+    def hand_over(self) -> None:
+        """Teacher mode has ended and another owner (a workspace) lays the window out
+        now: the give-backs still queued would put the layout from before teacher mode
+        over it (Ctrl+2 in teacher mode showed the Train panels under Graph's menu)."""
+        self._handed_over += 1
+
     def _give_back_later(self, before: Before, passes: int) -> None:
         """Each refit (a box's height at its new width) may move the docks again: give
         the sizes back after each turn of the event loop, `passes` times."""
+        handed_over = self._handed_over
+
         def again() -> None:
+            if handed_over != self._handed_over:
+                return
             self._give_back(before, settle=True)
             if passes > 1:
                 self._give_back_later(before, passes - 1)

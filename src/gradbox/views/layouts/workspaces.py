@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 _DOCK_REGIONS = frozenset({names.DESIGNER, names.PARAMETERS, names.LOSS_CURVE,
                            names.TRAINING_LOOP})
 WORKSPACE_VERSION = 1  # of the arrangements saved per workspace
+CURRENT_KEY = f"workspaces/v{WORKSPACE_VERSION}/current"  # the one on show at exit
 LESSON_SHARE = 0.34  # of the width, for the lesson's text in the Lesson workspace
 
 
@@ -102,8 +103,13 @@ class Workspaces:
         """Keep the arrangement of the workspace on show, then show `key`'s: as it was
         left, or as designed the first time."""
         w = self.window
-        if w.presentation.active:
-            w.lessons.set_teacher_mode(False)  # teacher mode gives its layout back first
+        teaching = w.presentation.active
+        if teaching:
+            # Teacher mode gives its layout back first (that is the one to keep), and
+            # then this workspace owns the window: none of its queued give-backs may
+            # come over it.
+            w.lessons.set_teacher_mode(False)
+            w.presentation.hand_over()
         self._keep_current()
         space = next(s for s in WORKSPACES if s.key == key)
         saved = self.settings.value(settings_key(key)) if self.settings is not None else None
@@ -114,6 +120,32 @@ class Workspaces:
         else:
             self._show_tab(space)
         self._follow_lesson(space)
+        if teaching:
+            # The fonts just shrank back: their layout passes may move the docks once
+            # more, so the arrangement is put back after them.
+            arranged = w.saveState(w.layout_version)
+            QTimer.singleShot(0, lambda: self._settle_after_teacher(space, arranged))
+            w.messages.show_message(
+                f"Teacher mode ended: the {space.title.replace('&', '')} workspace shows "
+                "(Lessons › Teacher mode presents the step again)")
+
+    def _settle_after_teacher(self, space: Workspace, arranged: QByteArray) -> None:
+        if self.current is not space or self.window.presentation.active:
+            return
+        self._apply_state(arranged)
+        self._show_tab(space)
+        self._follow_lesson(space)
+
+    def restore_current(self, layout_restored: bool) -> None:
+        """At start: the workspace that was on show at exit is the one the menu checks,
+        if the layout restored is its (the menu said Train over the Graph layout)."""
+        key = str(self.settings.value(CURRENT_KEY, "")) if self.settings is not None else ""
+        space = next((s for s in WORKSPACES if s.key == key), None)
+        if space is None or not layout_restored:
+            return
+        self.current = space
+        self.actions[key].setChecked(True)
+        self._show_tab(space)
 
     def follow_step(self, regions: Sequence[str]) -> None:
         """In the Lesson workspace, show what the lesson's step names -- as teacher mode
@@ -167,7 +199,10 @@ class Workspaces:
         self._keep_current()
 
     def _keep_current(self) -> None:
-        if self.current is None or self.settings is None or self.window.presentation.active:
+        if self.settings is None or self.window.presentation.active:
+            return
+        self.settings.setValue(CURRENT_KEY, self.current.key if self.current else "")
+        if self.current is None:
             return
         self.settings.setValue(settings_key(self.current.key),
                                self.window.saveState(self.window.layout_version))

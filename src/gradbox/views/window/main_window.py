@@ -518,6 +518,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             # A layout saved by an older window (other toolbars and docks) is ignored.
             self._layout_restored = self.restoreState(state, LAYOUT_VERSION)
+        self.workspaces.restore_current(self._layout_restored)
 
     def save_settings(self) -> None:
         if self.settings is None:
