@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
+from PySide6.QtCore import QEvent, Qt, Slot
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from gradbox.formatting import MISSING, number, percent
@@ -24,8 +24,19 @@ SHORT = {"loss": "Train", "test_loss": "Test", "accuracy": "Train acc.",
          "test_accuracy": "Test acc."}
 
 
-def figure_text(key: str, value: float, digits: int = 4) -> str:
-    return percent(value) if "accuracy" in key else number(value, digits)
+BIG = 1.4  # the numbers' type, in the window's own
+# Room kept for a figure however small ("0.00012"), so most steps lay nothing out again.
+RESERVE = {"loss": "0.00012", "test_loss": "0.00012", "accuracy": "100.0%",
+           "test_accuracy": "100.0%"}
+
+
+def figure_text(key: str, value: float) -> str:
+    """A figure as the loss curve's caption writes it (formatting.number: 4 digits)."""
+    return percent(value) if "accuracy" in key else number(value)
+
+
+def _reserve(key: str, text: str) -> str:
+    return max(RESERVE[key], text, key=len)
 
 
 class Headline(QWidget):
@@ -38,25 +49,17 @@ class Headline(QWidget):
         layout.setContentsMargins(6, 2, 6, 2)
         layout.setHorizontalSpacing(8)
         layout.setVerticalSpacing(0)
-        big = QFont(self.font())
-        big.setPointSizeF(big.pointSizeF() * 1.4)
-        big.setBold(True)
         self.values: dict[str, QLabel] = {}
         self.captions: dict[str, QLabel] = {}
         for column, (key, caption, colour) in enumerate(FIGURES):
             label = QLabel(caption)
-            label.setStyleSheet("color: #555;")
+            # Colours by the palette, not a style sheet: a styled label keeps a font of
+            # its own, and the numbers' size is this widget's to set (see _fit_values).
+            label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
             value = QLabel(MISSING)
-            value.setFont(big)
-            # A fixed size: a number's new width must not lay the window out again (and
-            # make the plot below it recompute its heat map) at every step.
-            # Room for a loss to two digits however small ("0.00012"); more digits where
-            # the column has them (see `_fitting_text`).
-            metrics = QFontMetrics(big)
-            value.setMinimumWidth(metrics.horizontalAdvance(
-                "100.0%" if "accuracy" in key else "0.00012"))
-            value.setFixedHeight(metrics.height())
-            value.setStyleSheet(f"color: {colour};")
+            palette = value.palette()
+            palette.setColor(QPalette.ColorRole.WindowText, QColor(colour))
+            value.setPalette(palette)
             value.setAccessibleName(caption)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             layout.addWidget(label, 0, column)
@@ -70,6 +73,52 @@ class Headline(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         self._fit_captions()
+        self._fit_values()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # teacher mode on or off
+            self._fit_values()
+            self._fit_captions()
+
+    def _fit_values(self) -> None:
+        """The numbers in big type, every digit the loss curve's caption shows: where
+        the row is short of room (teacher mode beside the Designer) the type gets
+        smaller, never the number shorter ("0.046" above a caption's "0.04598")."""
+        big = QFont(self.font())
+        big.setPointSizeF(self.font().pointSizeF() * BIG)
+        big.setBold(True)
+        shown = [key for key, _c, _colour in FIGURES if not self.captions[key].isHidden()]
+        layout = self.layout()
+        margins = layout.contentsMargins()
+        room = (self.width() - margins.left() - margins.right()
+                - layout.horizontalSpacing() * max(len(shown) - 1, 0))
+        metrics = QFontMetrics(big)
+
+        def widths(m: QFontMetrics) -> int:
+            return sum(max(m.horizontalAdvance(_reserve(key, self.values[key].text())),
+                           self.captions[key].fontMetrics().horizontalAdvance(
+                               self.captions[key].text()))
+                       for key in shown)
+        needed = widths(metrics)
+        if needed > room > 0:
+            # the numbers' share of what does not fit; never below the window's own type
+            big.setPointSizeF(max(self.font().pointSizeF(),
+                                  big.pointSizeF() * room / needed))
+            metrics = QFontMetrics(big)
+        for key, label in self.values.items():
+            if label.font() != big:
+                label.setFont(big)
+            width = metrics.horizontalAdvance(_reserve(key, label.text()))
+            if label.minimumWidth() != width or label.height() != metrics.height():
+                # A fixed size: a number's new width must not lay the window out again
+                # (and make the plot below recompute its heat map) at every step.
+                label.setMinimumWidth(width)
+                label.setFixedHeight(metrics.height())
+                holder = label.parentWidget()
+                holder.setMinimumSize(label.minimumSize())
+                holder.setMaximumHeight(metrics.height())
+                holder.updateGeometry()
 
     def _fit_captions(self) -> None:
         """The full captions where the row holds them, else the short ones (never a
@@ -91,26 +140,13 @@ class Headline(QWidget):
             if self.captions[key].text() != texts[key]:
                 self.captions[key].setText(texts[key])
 
-    def _fitting_text(self, key: str, value: float) -> str:
-        """The figure with as many significant digits (4 down to 2) as its column surely
-        shows: a clipped digit would be a wrong number ("0.005368" read "0.00536" at
-        1024 px). A column is at least as wide as the figure's minimum and its caption."""
-        label = self.values[key]
-        room = max(label.minimumWidth(),
-                   self.captions[key].fontMetrics().horizontalAdvance(self.captions[key].text()))
-        for digits in (4, 3):
-            text = figure_text(key, value, digits)
-            if label.fontMetrics().horizontalAdvance(text) <= room:
-                return text
-        return figure_text(key, value, 2)
-
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         last = snapshot.history[-1] if len(snapshot.history) else None
         penalty = penalty_text(snapshot.config)
         for key, caption, _colour in FIGURES:
             value = getattr(last, key) if last is not None else math.nan
-            self.values[key].setText(self._fitting_text(key, value))
+            self.values[key].setText(figure_text(key, value))
             # A step's loss and accuracy are measured by its forward pass, before its update.
             tip = (f"{caption} of step {last.step}'s forward pass (before its update)"
                    if last else f"{caption}: no step yet")
@@ -127,3 +163,4 @@ class Headline(QWidget):
             self.values[key].parentWidget().setVisible(not snapshot.config.is_regression)
             self.captions[key].setVisible(not snapshot.config.is_regression)
         self._fit_captions()
+        self._fit_values()
