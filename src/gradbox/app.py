@@ -1,4 +1,5 @@
-"""Launch gradbox: `gradbox [SESSION] [--screenshot PATH [--steps N]]`."""
+"""Launch gradbox: `gradbox [SESSION] [--screenshot PATH [--steps N]]`, or check a
+learner's engine in a terminal: `gradbox check [--stage N] [--json] FILE` (no Qt)."""
 
 from __future__ import annotations
 
@@ -88,6 +89,10 @@ def _end_on_signals(app: QApplication, window: MainWindow) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["check"]:  # `gradbox check FILE`: no window, no Qt
+        from gradbox.build.cli import main as check
+        return check(words[1:])
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.export_pytorch:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import gradbox
+from gradbox.build.ending import report_after_end
 from gradbox.build.report import CheckReport
 from gradbox.build.stages import Stage, load_stages
 
@@ -196,6 +197,7 @@ class CheckHandle:
         job = {"source": source, "filename": filename, "up_to_stage": up_to_stage,
                "stages": stage_job(self.stages)}
         self.timeout = timeout
+        self.filename = filename
         self._process = SandboxProcess(job, timeout=timeout)
         self.report: CheckReport | None = None
 
@@ -227,7 +229,6 @@ class CheckHandle:
             self.report = self._finish()
 
     def _finish(self) -> CheckReport:
-        from gradbox.build.ending import report_after_end  # words for a child that died
         events = self._process.events()
         for event in events:
             if event.get("event") == "report":
@@ -235,7 +236,7 @@ class CheckHandle:
         return report_after_end(events, self._process.stderr(), self._process.proc.returncode,
                                 timeout=self.timeout,
                                 killed_for_time=self._process.killed_for_time,
-                                cancelled=self._process.cancelled)
+                                cancelled=self._process.cancelled, filename=self.filename)
 
 
 def start_check(source: str, *, up_to_stage: int | None = None,

@@ -1,0 +1,549 @@
+"""Running one case on the learner's names, inside the sandbox's child.
+
+`run_case(case, learner)` runs `case.code` with the learner's names and with gradbox's
+reference (`gradbox.build.reference`), checks what the case's kind asks (`gradbox.build.
+cases`), and returns a `CaseResult`: passed, or the message in the article's words, the
+mistake id, the line of the learner's file, the learner's prints and the failing case's
+graph (the learner's numbers beside the expected ones).
+
+Never imported in the caller's process to run learner code: the sandbox's child
+(`gradbox.build.child`) is the only caller.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradbox.build import reference
+from gradbox.build.cases import Case
+from gradbox.build.explain import Explained, close, explain_error, number, variant_values
+from gradbox.build.graphs import as_number, case_graph, parents_of, topological
+from gradbox.build.report import CaseResult, describe_mistake
+
+__all__ = ["OUTPUT_CAP", "Capture", "Learner", "helpers", "run_case", "run_code"]
+
+OUTPUT_CAP = 4000  # characters of the learner's prints kept per case
+CASE_FILE = "<case>"
+# The mistake a mismatch means in a case made to catch one thing.
+CASE_MISTAKE = {
+    "backward-twice-adds": "grad-reset-in-backward",
+    "zero-grad": "grad-not-reset",
+    "zero-grad-then-backward": "grad-not-reset",
+    "module-zero-grad": "module-zero-grad",
+    "parameters-order": "parameters-order",
+    "neuron": "wrong-network",
+    "mlp-forward-backward": "wrong-network",
+    "retain-graph": "retain-graph-ignored",
+    "add-twice-allowed": "freed-too-much",
+    "backward-chain": "seed-not-one",
+}
+
+
+class Capture(io.TextIOBase):
+    """The learner's prints, kept up to `cap` characters (the rest counted, not kept)."""
+
+    def __init__(self, cap: int = OUTPUT_CAP) -> None:
+        self.cap = cap
+        self.parts: list[str] = []
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        room = self.cap - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+        self.size += len(text)
+        return len(text)
+
+    def text(self) -> str:
+        kept = "".join(self.parts)
+        if self.size > self.cap:
+            kept += f"\n… {self.size - self.cap:,} more characters not shown"
+        return kept
+
+
+@dataclass
+class Learner:
+    """The learner's file, run once: its names and its file name (for tracebacks)."""
+
+    ns: dict[str, Any]
+    filename: str
+    output: str = ""  # what the file printed while it was run
+    notes: list[str] = field(default_factory=list)
+
+
+def set_weights(model: Any) -> None:
+    """Every parameter of `model` set through parameters(), the same on both sides:
+    the checks never depend on the learner's random initialisation."""
+    for i, p in enumerate(model.parameters()):
+        p.data = round(0.8 * math.sin(1.7 * i + 0.4), 4)
+
+
+def pass_gradients(root: Any) -> None:
+    """The checker's own backward walk over the learner's closures (stages 3 and 4,
+    before the learner has written backward): reverse topological order, from 1."""
+    order = topological(root, limit=100_000) or []
+    root.grad = 1.0
+    for node in reversed(order):
+        node._backward()
+
+
+def helpers() -> dict[str, Any]:
+    return {"set_weights": set_weights, "pass_gradients": pass_gradients}
+
+
+def run_code(code: str, ns: dict[str, Any], capture: Capture | None = None,
+             filename: str = CASE_FILE) -> BaseException | None:
+    """Run `code` in `ns`; the exception it raised, or None. Prints go to `capture`."""
+    saved = sys.stdout
+    if capture is not None:
+        sys.stdout = capture
+    try:
+        exec(compile(code, filename, "exec"), ns)  # in the sandbox's child
+    except BaseException as error:  # SystemExit too: the learner's code
+        return error
+    finally:
+        sys.stdout = saved
+    return None
+
+
+def _case_line(error: BaseException) -> int | None:
+    tb = error.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == CASE_FILE:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _values(x: Any) -> list[float] | float:
+    if isinstance(x, list | tuple):
+        return [as_number(v) for v in x]
+    return as_number(x)
+
+
+def _show(x: list[float] | float) -> str:
+    if isinstance(x, list):
+        shown = ", ".join(number(v) for v in x[:8])
+        return f"[{shown}{', …' if len(x) > 8 else ''}]"
+    return number(x)
+
+
+def _same(mine: list[float] | float, expected: list[float] | float) -> bool:
+    if isinstance(expected, list):
+        return isinstance(mine, list) and len(mine) == len(expected) and all(
+            close(m, e) for m, e in zip(mine, expected, strict=True))
+    return not isinstance(mine, list) and close(mine, expected)
+
+
+def _words(mistake: str) -> str:
+    m = describe_mistake(mistake)
+    return m.description[0].upper() + m.description[1:]
+
+
+def _see(mistake: str) -> str:
+    rule = describe_mistake(mistake).rule
+    return f" — see '{rule}'" if rule else ""
+
+
+class _Run:
+    """One case's two runs (learner, reference) and the result built from them."""
+
+    def __init__(self, case: Case, learner: Learner) -> None:
+        self.case = case
+        self.learner = learner
+        self.capture = Capture()
+        self.ns: dict[str, Any] = {**learner.ns, **helpers()}
+        self.ref: dict[str, Any] = {**reference.namespace(), **helpers()}
+        self.ref_error = run_code(case.code, self.ref)
+        if self.ref_error is not None and case.kind != "raises":
+            raise AssertionError(f"the reference fails its own case {case.name}: "
+                                 f"{self.ref_error!r}")
+
+    def run(self) -> BaseException | None:
+        return run_code(self.case.code, self.ns, self.capture)
+
+    def result(self, passed: bool, message: str = "", mistake: str | None = None,
+               line: int | None = None, graph: bool = True) -> CaseResult:
+        g = None
+        if not passed and graph and self.case.root:
+            try:
+                g = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
+                               self.ns, self.ref)
+            except Exception:  # a graph we cannot read is not drawn
+                g = None
+        return CaseResult(self.case.name, passed, self.case.code,
+                          message or ("passed: " + self.case.about), mistake, line,
+                          self.capture.text(), g)
+
+    def failed(self, explained: Explained) -> CaseResult:
+        return self.result(False, explained.message, explained.mistake, explained.line)
+
+    def error(self, error: BaseException) -> CaseResult:
+        explained = explain_error(error, self.learner.filename)
+        if isinstance(error, TypeError) and "'list' and" in str(error):
+            explained = Explained(f"{explained.message} A Layer (and so an MLP) whose "
+                                  "last layer has one neuron returns that neuron's Value, "
+                                  "not a list of one.", "wrong-network", explained.line)
+        return self.failed(explained)
+
+    # --- comparing with the reference ------------------------------------------------------
+    def compare(self) -> CaseResult:
+        wrong = []
+        for expr in self.case.compare:
+            try:
+                mine_raw = eval(expr, self.ns)  # the case's own expression
+            except Exception as error:
+                return self.error(error)
+            expected = _values(eval(expr, self.ref))
+            mine = _values(mine_raw)
+            if not _same(mine, expected):
+                wrong.append((expr, mine_raw, mine, expected))
+        if not wrong:
+            return self.result(True)
+        expr, raw, mine, expected = wrong[0]
+        said = f"`{expr}` is {_show(mine)} where it should be {_show(expected)}"
+        if hasattr(raw, "data") and hasattr(raw, "grad"):
+            return self.result(False, f"`{expr}` holds a Value, not a number: a `_backward` "
+                               "multiplies by a Value (`other`) where it needs its number "
+                               "(`other.data`).", "wrong-local-derivative")
+        mistake, why = self.name_mistake(wrong)
+        if mistake is None:
+            return self.result(False, said + (f". {why}" if why else "."))
+        return self.result(False, f"{why or _words(mistake)}: {said}{_see(mistake)}.",
+                           mistake)
+
+    def name_mistake(self, wrong: list[tuple[str, Any, Any, Any]]) -> tuple[str | None, str]:
+        """The mistake id the wrong numbers point to, and words for it ('' for the
+        mistake's own description)."""
+        case = self.case
+        exprs = [w[0] for w in wrong]
+        if all(e.endswith(".data") for e in exprs):
+            return "wrong-forward", f"The forward value of `{exprs[0][:-5]}` is wrong"
+        op = case.option("op")
+        if op is not None:
+            return self.name_local(op, wrong)
+        if case.name in CASE_MISTAKE:
+            mistake = CASE_MISTAKE[case.name]
+            if mistake == "seed-not-one" and not all(
+                    isinstance(w[2], float) and w[2] == 0.0 for w in wrong):
+                return self.name_from_variants(wrong)
+            return mistake, ""
+        return self.name_from_variants(wrong)
+
+    def name_local(self, op: str, wrong: list[tuple[str, Any, Any, Any]]
+                   ) -> tuple[str | None, str]:
+        """One op's _backward, run alone: which local derivative the numbers match."""
+        out = self.ns.get(self.case.root)
+        g = as_number(getattr(out, "grad", math.nan))
+        expr, _raw, mine, expected = wrong[0]
+        if isinstance(mine, float) and isinstance(expected, float):
+            if g not in (0.0, 1.0) and close(mine * g, expected):
+                return "wrong-local-derivative", (
+                    f"Your `_backward` for `{op}` forgets to multiply by `out.grad` "
+                    "(the chain rule: local derivative × the gradient that arrived)")
+            if op == "tanh":
+                x = as_number(self.ref["a"].data)
+                if close(mine, (1 - x * x) * g):
+                    return "tanh-slope-from-input", "Your `tanh` takes its slope from the " \
+                        "input (1 − x²) instead of its output (1 − t²)"
+            if op == "*" and expr.startswith("a.") and close(
+                    mine, as_number(self.ref["a"].data) * g):
+                return "wrong-local-derivative", ("Your `_backward` for `*` gives each "
+                                                  "input its own value; its local "
+                                                  "derivative is the *other* input's")
+        return "wrong-local-derivative", f"Your `_backward` for `{op}` is wrong"
+
+    def name_from_variants(self, wrong: list[tuple[str, Any, Any, Any]]
+                           ) -> tuple[str | None, str]:
+        grads = tuple(w for w in self.case.compare if w.endswith(".grad"))
+        if not grads:
+            return None, ""
+        try:
+            mine = {e: as_number(eval(e, self.ns)) for e in grads}
+        except Exception:
+            return None, ""
+        variants = variant_values(self.case.code, grads, helpers())
+        right = variants.pop("right", None)
+        for mistake, values in variants.items():
+            if right is not None and all(close(values[e], right[e]) for e in grads):
+                continue  # this variant is right here: it names nothing
+            if all(close(mine[e], values[e]) for e in grads):
+                words = {"assign-not-accumulate": "A `_backward` assigns (`=`) where it "
+                         "must add (`+=`): a value used twice keeps only the last share",
+                         "not-topological": "Your `backward` fires a node before all of "
+                         "its consumers have added their share (not reverse topological "
+                         "order)"}[mistake]
+                return mistake, words
+        if all(v == 0.0 for v in mine.values()):
+            return "seed-not-one", ""
+        return None, self.first_wrong_words()
+
+    def first_wrong_words(self) -> str:
+        try:
+            graph = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
+                               self.ns, self.ref)
+        except Exception:
+            return ""
+        if graph is None or graph.first_wrong is None:
+            return ""
+        node = graph.nodes[graph.first_wrong]
+        consumers = [n for n in graph.nodes if node.id in n.parents]
+        name = f"`{node.label}`" if node.label else f"the {node.op or 'leaf'} node"
+        sent = ""
+        if consumers:
+            ops = sorted({c.op for c in consumers})
+            sent = f", which gets it from {', '.join(f'`{o}`' for o in ops)}"
+        return (f"The first wrong gradient, in backward order, is at {name} (yours "
+                f"{number(node.grad)}, expected {number(node.expected_grad or 0.0)}){sent}")
+
+
+# --- the kinds ------------------------------------------------------------------------------
+def _compare(run: _Run) -> CaseResult:
+    error = run.run()
+    if error is not None:
+        return run.error(error)
+    return run.compare()
+
+
+def _derivative(run: _Run) -> CaseResult:
+    try:
+        mine = as_number(run_value(run, run.case.code))
+    except BaseException as error:
+        return run.error(error)
+    expected = float(run.case.option("expected"))  # type: ignore[arg-type]
+    tolerance = float(run.case.option("tolerance"))  # type: ignore[arg-type]
+    if abs(mine - expected) <= tolerance:
+        return run.result(True)
+    f, x, h = _derivative_parts(run.case.code)
+    words = ""
+    if f is not None and close(mine, (f(x + h) - f(x)) / h, 1e-9):
+        words = " That is the one-sided difference (f(x + h) − f(x)) / h: step to both " \
+                "sides, (f(x + h) − f(x − h)) / 2h."
+    return run.result(False, f"`{run.case.code}` gives {number(mine)} where it should give "
+                      f"{number(expected)} (to {tolerance:g}).{words}", "wrong-derivative",
+                      graph=False)
+
+
+def run_value(run: _Run, expression: str) -> Any:
+    saved = sys.stdout
+    sys.stdout = run.capture
+    try:
+        return eval(compile(expression, CASE_FILE, "eval"), run.ns)
+    finally:
+        sys.stdout = saved
+
+
+def _derivative_parts(code: str) -> tuple[Callable[[float], float] | None, float, float]:
+    """The f, x and h of a derivative case (for naming a one-sided difference)."""
+    probe: dict[str, Any] = {}
+    try:
+        exec("def numerical_derivative(f, x, h=1e-6):\n    return f, x, h\n"
+             f"parts = {code}", probe)
+        return probe["parts"]
+    except Exception:
+        return None, 0.0, 1e-6
+
+
+def _contract(run: _Run) -> CaseResult:
+    error = run.run()
+    if error is not None:
+        return run.error(error)
+    what = run.case.option("what")
+    cls = run.ns.get("Value")
+    problems: list[tuple[str, str]] = []  # (words, mistake)
+
+    def check_node(name: str, node: Any, parents: tuple[Any, ...], op: str | None,
+                   count: int | None = None) -> None:
+        if not isinstance(node, cls):
+            problems.append((f"`{name}` is a {type(node).__name__}, not a Value", "contract"))
+            return
+        for attr in ("data", "grad", "_prev", "_op", "_backward"):
+            if not hasattr(node, attr):
+                problems.append((f"`{name}` has no `{attr}`", "contract"))
+                return
+        prev = node._prev
+        if not isinstance(prev, set | frozenset):
+            problems.append((f"`{name}._prev` is a {type(prev).__name__}; it should be a "
+                             "set (`set(_children)`)", "contract"))
+            return
+        for p in prev:
+            if not isinstance(p, cls):
+                problems.append((f"`{name}._prev` holds {p!r}, a plain "
+                                 f"{type(p).__name__}: numbers must be wrapped as Values at "
+                                 "the door", "number-not-wrapped"))
+                return
+        for p in parents:
+            if not any(x is p for x in prev):
+                problems.append((f"`{name}._prev` does not hold the very object it was built "
+                                 "from (by identity)", "contract"))
+                return
+        count = len({id(p) for p in parents}) if count is None else count
+        if len(prev) != count:
+            problems.append((f"`{name}._prev` holds {len(prev)} values; it should hold "
+                             f"{count}", "contract"))
+            return
+        if not isinstance(node._op, str):
+            problems.append((f"`{name}._op` should be a string label", "contract"))
+        elif op is not None and node._op != op:
+            problems.append((f"`{name}._op` is {node._op!r}; it should be {op!r}", "contract"))
+        if not callable(node._backward):
+            problems.append((f"`{name}._backward` cannot be called", "contract"))
+
+    ns = run.ns
+    if what == "leaf":
+        a = ns["a"]
+        check_node("a", a, (), "")
+        if not problems:
+            if as_number(a.data) != 3.0:
+                problems.append(("`a.data` should be 3.0", "contract"))
+            elif not isinstance(a.grad, int | float) or a.grad != 0:
+                problems.append((f"`a.grad` is {a.grad!r}; a new Value's gradient is 0.0",
+                                 "contract"))
+            else:
+                try:
+                    a._backward()
+                except Exception as error:
+                    return run.failed(Explained(
+                        f"`a._backward()` raised {type(error).__name__}: {error}. A leaf's "
+                        "`_backward` takes no arguments and does nothing.", "contract",
+                        explain_error(error, run.learner.filename).line))
+    elif what == "children":
+        check_node("c", ns["c"], (ns["a"], ns["b"]), "+")
+    elif what == "op":
+        check_node("c", ns["c"], (ns["a"], ns["b"]), None)
+    elif what == "wrapped":
+        for name in ("c", "d"):
+            node = ns[name]
+            check_node(name, node, (ns["a"],), None, count=2)
+            if problems:
+                break
+    if problems:
+        words, mistake = problems[0]
+        return run.result(False, f"{words}.", mistake)
+    return run.compare()
+
+
+def _order(run: _Run) -> CaseResult:
+    """Which nodes `backward` fires, in which order: each after all of its consumers."""
+    lines = run.case.code.rstrip().split("\n")
+    build, last = "\n".join(lines[:-1]), lines[-1]
+    error = run_code(build, run.ns, run.capture)
+    if error is not None:
+        return run.error(error)
+    root = run.ns["L"]
+    nodes = topological(root) or []
+    fired: list[int] = []
+    names = {id(v): k for k, v in run.ns.items() if any(v is n for n in nodes)}
+    for node in nodes:
+        if not parents_of(node):
+            continue
+        original = node._backward
+
+        def wrapper(node: Any = node, original: Any = original) -> Any:
+            fired.append(id(node))
+            return original()
+        try:
+            node._backward = wrapper
+        except Exception:  # a node we cannot watch is not watched
+            continue
+    error = run_code(last, run.ns, run.capture)
+    if error is not None:
+        return run.error(error)
+    consumers: dict[int, list[int]] = {id(n): [] for n in nodes}
+    for n in nodes:
+        for p in parents_of(n):
+            consumers.setdefault(id(p), []).append(id(n))
+    seen: set[int] = set()
+    for i, node_id in enumerate(fired):
+        name = names.get(node_id, "a node")
+        if node_id in seen:
+            return run.result(False, f"Your `backward` fires `{name}` twice: a node must "
+                              "pass its gradient on once, after all its consumers"
+                              f"{_see('not-topological')}.", "not-topological")
+        seen.add(node_id)
+        early = [c for c in consumers.get(node_id, []) if c not in fired[:i]]
+        if early:
+            waiting = ", ".join(f"`{names.get(c, 'a node')}`" for c in early)
+            return run.result(False, f"Your `backward` fires `{name}` before {waiting}, "
+                              f"which uses it, has passed its gradient to it: not reverse "
+                              f"topological order{_see('not-topological')}.",
+                              "not-topological")
+    missing = [names.get(id(n), "a node") for n in nodes
+               if parents_of(n) and id(n) not in seen]
+    if missing:
+        return run.result(False, f"Your `backward` never fires `{missing[0]}`: every node's "
+                          "`_backward` must run once.", "not-topological")
+    return run.result(True)
+
+
+def _raises(run: _Run) -> CaseResult:
+    should_raise = bool(run.case.option("raises"))
+    error = run.run()
+    last = len(run.case.code.rstrip().split("\n"))
+    if should_raise:
+        if error is None:
+            return run.result(False, "The second `L.backward()` ran without a word. This op "
+                              "saved values for its backward, and backward frees them: a "
+                              "second call must raise RuntimeError (PyTorch's 'Trying to "
+                              "backward through the graph a second time')"
+                              f"{_see('backward-twice-silent')}.",
+                              "backward-twice-silent")
+        if isinstance(error, RuntimeError) and _case_line(error) == last:
+            return run.result(True)
+        if isinstance(error, RuntimeError):
+            return run.result(False, f"The first `backward` already raised: {error}.",
+                              "freed-too-much", explain_error(error, run.learner.filename).line)
+        return run.error(error)
+    if error is not None:
+        explained = explain_error(error, run.learner.filename)
+        if isinstance(error, RuntimeError):
+            mistake = CASE_MISTAKE.get(run.case.name, "error")
+            words = {"retain-graph-ignored": "`backward(retain_graph=True)` still freed the "
+                     "graph: with retain_graph the second call must work",
+                     "freed-too-much": "`+` saved nothing for its backward, so a second "
+                     "backward through it works in PyTorch (and adds again)"}.get(mistake, "")
+            return run.result(False, f"{words}. Your code raised RuntimeError: {error}"
+                              f"{_see(mistake)}.", mistake, explained.line)
+        return run.failed(explained)
+    return run.compare()
+
+
+KIND_RUNNERS: dict[str, Callable[[_Run], CaseResult]] = {
+    "compare": _compare, "contract": _contract, "order": _order, "raises": _raises,
+    "derivative": _derivative,
+}
+
+
+def run_case(case: Case, learner: Learner) -> CaseResult:
+    """Run one case on the learner's names; a CaseResult, whatever the learner's code does
+    (short of ending the process: the sandbox says what happened then)."""
+    missing = [n for n in case.needs if n not in learner.ns]
+    if missing:
+        return CaseResult(case.name, False, case.code,
+                          f"Your file defines no `{missing[0]}`: this stage needs it "
+                          "(docs/build-it-yourself.md lists the names).", "missing-name")
+    try:
+        if case.kind == "random":  # programs of its own, each run as an ordinary case
+            from gradbox.build.randomgraphs import random_case
+            return random_case(case, learner, run_case)
+        if case.kind == "train":
+            from gradbox.build.train import train_case
+            return train_case(case, learner)
+        return KIND_RUNNERS[case.kind](_Run(case, learner))
+    except MemoryError:
+        return CaseResult(case.name, False, case.code, "MemoryError: your code asked for "
+                          "more memory than the limit allows.", "memory")
+    except RecursionError as error:
+        explained = explain_error(error, learner.filename)
+        return CaseResult(case.name, False, case.code, explained.message, explained.mistake,
+                          explained.line)

@@ -1,0 +1,184 @@
+"""The sandbox's child: runs the learner's file and the checks, writes JSON lines.
+
+Started by `gradbox.build.sandbox` as `python -I -c <bootstrap> <package dir>` in a
+temporary directory, with the job (the learner's source, the stages and their cases, the
+limits) as JSON on stdin. Before the learner's code runs it
+
+- keeps the real stdout for its own JSON lines and points file descriptor 1 at stderr,
+  so a learner's `os.write(1, ...)` cannot break a line of the protocol, and replaces
+  stdin with nothing;
+- sets its own limits (never `preexec_fn`, unsafe with threads): RLIMIT_AS at what it
+  uses now plus the job's memory limit, RLIMIT_CPU a little past the wall limit, where
+  the platform has them (macOS ignores RLIMIT_AS: the wall limit still holds);
+- arms `faulthandler.dump_traceback_later` just short of the wall limit, so a hang is
+  reported with where it was (the sandbox reads the dump from stderr), and `faulthandler`
+  for fatal signals.
+
+Events, one JSON object a line: `{"event": "case", "stage", "case"}` as a case starts,
+`{"event": "case-done", "stage", "result"}`, `{"event": "stage", "result"}`, and last
+`{"event": "report", "report"}` (`gradbox.build.report.CheckReport.to_json`).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import sys
+import time
+import types
+from typing import IO, Any
+
+API_NAMES = ("numerical_derivative", "Value", "zero_grad", "Module", "Neuron", "Layer", "MLP")
+MARGIN = 0.4  # seconds before the wall limit at which the child dumps where it is
+
+
+def _limit(memory: int, timeout: float) -> None:
+    try:
+        import resource
+    except ImportError:  # Windows: the wall limit is all there is
+        return
+    try:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        used = 0
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = used + memory
+        if used and (hard == resource.RLIM_INFINITY or want <= hard):
+            resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+    except (ValueError, OSError, AttributeError):
+        pass
+    try:
+        cpu = int(timeout) + 2
+        _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if hard == resource.RLIM_INFINITY or cpu < hard:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1 if hard ==
+                                                     resource.RLIM_INFINITY else hard))
+    except (ValueError, OSError, AttributeError):
+        pass
+
+
+class Emitter:
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self.out.write(json.dumps({"event": event, **fields}, allow_nan=False) + "\n")
+        self.out.flush()
+
+
+def load_learner(source: str, filename: str) -> tuple[Any, Any]:
+    """Run the learner's file as a module: (Learner, None) or (None, CheckReport)."""
+    from gradbox.build.checks import Capture, Learner
+    from gradbox.build.explain import explain_error
+    from gradbox.build.report import CheckReport
+
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as error:
+        line = error.lineno
+        text = f"SyntaxError: {error.msg}" + (f" (line {line})" if line else "")
+        return None, CheckReport.failed_to_run(text, mistake="syntax-error", line=line)
+    except ValueError as error:  # a NUL byte in the file
+        return None, CheckReport.failed_to_run(f"not a Python file: {error}",
+                                               mistake="syntax-error")
+    module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0] or "engine")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    capture = Capture()
+    ns = module.__dict__
+    saved = sys.stdout
+    sys.stdout = capture
+    try:
+        exec(code, ns)  # the learner's file, in this child only
+        error = None
+    except BaseException as caught:
+        error = caught
+    finally:
+        sys.stdout = saved
+    if error is not None:
+        explained = explain_error(error, filename)
+        return None, CheckReport.failed_to_run(
+            f"Your file raised an error while it was run: {explained.message}",
+            mistake=explained.mistake, line=explained.line)
+    if not any(name in ns for name in API_NAMES):
+        return None, CheckReport.failed_to_run(
+            "Your file defines none of the names the stages check (`numerical_derivative`, "
+            "`Value`, ...): nothing to check.", mistake="missing-name")
+    return Learner({k: v for k, v in ns.items()}, filename, capture.text()), None
+
+
+def run_job(job: dict[str, Any], emit: Emitter) -> Any:
+    from gradbox.build.cases import CASES
+    from gradbox.build.checks import run_case
+    from gradbox.build.report import CaseResult, CheckReport, StageResult
+
+    learner, failed = load_learner(job["source"], job.get("filename") or "engine.py")
+    if failed is not None:
+        return failed
+    up_to = job.get("up_to_stage")
+    results = []
+    for stage in job["stages"]:
+        number = int(stage["stage"])
+        if up_to is not None and number > up_to:
+            break
+        cases: list[CaseResult] = []
+        for name in stage["cases"]:
+            case = CASES[name]
+            if case.kind == "random" and any(not c.passed for c in cases):
+                continue  # a named case already failed: the random search would find it too
+            emit("case", stage=number, case=name)
+            result = run_case(case, learner)
+            if not cases and not results and learner.output:
+                result = _with_output(result, learner.output)
+            cases.append(result)
+            emit("case-done", stage=number, result=result.to_json())
+        passed = all(c.passed for c in cases)
+        stage_result = StageResult(number, str(stage["title"]), passed, tuple(cases))
+        results.append(stage_result)
+        emit("stage", result=stage_result.to_json())
+        if not passed and up_to is None:
+            break
+    return CheckReport(all(s.passed for s in results) and bool(results), tuple(results))
+
+
+def _with_output(result: Any, output: str) -> Any:
+    from dataclasses import replace
+    return replace(result, output=(output + result.output)[:8000])
+
+
+def main() -> None:
+    real_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # the learner's raw writes to fd 1 land in stderr
+    raw = sys.stdin.buffer.read()
+    job = json.loads(raw)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 -- lives as long as the process
+    sys.stdout = sys.stderr
+    emit = Emitter(real_out)
+    started = time.monotonic()
+    # Import what the checks use before the limits: the learner's budget is their own.
+    import gradbox.build.checks
+    import gradbox.build.reference
+    import gradbox.teaching.pitfalls  # noqa: F401
+    if any(c == "train-moons" or c.startswith("random") for s in job["stages"]
+           for c in s["cases"]):
+        import hypothesis  # noqa: F401
+    timeout = float(job.get("timeout", 10.0))
+    _limit(int(job.get("memory_limit", 1 << 30)), timeout)
+    faulthandler.enable(file=sys.__stderr__)
+    left = timeout - (time.monotonic() - started) - MARGIN
+    faulthandler.dump_traceback_later(max(left, 0.1), exit=True, file=sys.__stderr__)
+    emit("started", seconds=round(time.monotonic() - started, 4))
+    if job.get("kind") == "train":
+        from gradbox.build.train import run_training
+        run_training(job, emit)
+    else:
+        report = run_job(job, emit)
+        emit("report", report=report.to_json())
+    faulthandler.cancel_dump_traceback_later()
+    real_out.flush()
+    os._exit(0)  # the learner's objects may hold anything: skip their finalisers

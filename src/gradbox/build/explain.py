@@ -1,0 +1,184 @@
+"""Python's errors and wrong numbers, said in the article's words.
+
+`explain_error(error, filename)` turns an exception raised by the learner's code into a
+message, a mistake id (`gradbox.build.report.MISTAKES`) and the line of the learner's file
+to look at: `unsupported operand type(s) for +: 'int' and 'Value'` becomes "`__radd__` is
+missing", a RecursionError in `__radd__` says it calls itself, one in a walk says the walk
+must not recurse.
+
+`name_variant(...)` is (d) of the issue: the failing case's code is run again on gradbox's
+engine with each broken variant of `gradbox.teaching.pitfalls` in place of `backward`;
+when the learner's gradients equal a variant's (and not the right ones), the mistake is
+that variant's rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from gradbox.formatting import fmt
+
+__all__ = ["Explained", "close", "explain_error", "learner_frames", "number", "variant_values"]
+
+REFLECTED = {"+": "__radd__", "*": "__rmul__", "-": "__rsub__", "/": "__rtruediv__",
+             "**": "__rpow__"}
+FIELDS = ("data", "grad", "_prev", "_op", "_backward")
+
+
+def number(x: float) -> str:
+    """How a number is written in feedback (six significant digits)."""
+    return fmt(x, digits=6)
+
+
+def close(mine: float, expected: float, tol: float = 1e-6) -> bool:
+    if math.isnan(mine) or math.isnan(expected):
+        return math.isnan(mine) and math.isnan(expected)
+    if math.isinf(expected) or math.isinf(mine):
+        return mine == expected
+    return abs(mine - expected) <= tol * max(1.0, abs(expected))
+
+
+@dataclass(frozen=True)
+class Explained:
+    message: str
+    mistake: str
+    line: int | None
+
+
+def learner_frames(error: BaseException, filename: str) -> list[traceback.FrameSummary]:
+    """The traceback's frames in the learner's file, outermost first."""
+    return [f for f in traceback.extract_tb(error.__traceback__) if f.filename == filename]
+
+
+def _where(frames: list[traceback.FrameSummary]) -> str:
+    if not frames:
+        return ""
+    f = frames[-1]
+    inside = "" if f.name == "<module>" else f" in `{f.name}`"
+    return f" (line {f.lineno}{inside})"
+
+
+def explain_error(error: BaseException, filename: str) -> Explained:
+    """What the learner's exception means, in words, with a mistake id and a line."""
+    frames = learner_frames(error, filename)
+    line = frames[-1].lineno if frames else None
+    where = _where(frames)
+    text = str(error)
+    kind = type(error).__name__
+    if isinstance(error, RecursionError):
+        names = [f.name for f in frames]
+        looping = [n for n in ("__radd__", "__rmul__", "__rsub__", "__rtruediv__",
+                               "__add__", "__mul__") if names.count(n) > 20]
+        if looping:
+            op = looping[0]
+            return Explained(f"RecursionError: `{op}` calls itself: written as `other + "
+                             f"self`, Python turns it back into `{op}` forever. Wrap the "
+                             f"number and call the method you already have{where}.",
+                             "radd-recursion", line)
+        deepest = max(set(names), key=names.count) if names else ""
+        return Explained(
+            "RecursionError: Python stops at about 1,000 nested calls, and "
+            + (f"your `{deepest}` calls itself once per level of the graph"
+               if deepest and deepest != "<module>" else "your code recursed too deep")
+            + f"{where}. A chain 2,000 deep is an ordinary network's graph: walk it with "
+            "an explicit stack (a list you push to and pop from) instead of recursion.",
+            "recursion", line)
+    if isinstance(error, MemoryError):
+        return Explained(f"MemoryError: your code asked for more memory than the limit "
+                         f"allows{where}.", "memory", line)
+    if isinstance(error, TypeError):
+        m = re.search(r"unsupported operand type\(s\) for (\S+?): '(\w+)' and '(\w+)'", text)
+        if m:
+            op, left, right = m.groups()
+            if left in ("int", "float") and right not in ("int", "float"):
+                method = REFLECTED.get(op, "a reflected operator")
+                return Explained(f"TypeError: {text}. `{left} {op} Value` asks the number "
+                                 f"first, then your Value's `{method}`: `{method}` is "
+                                 f"missing{where}.", "missing-radd", line)
+            if right in ("int", "float") and left not in ("int", "float"):
+                return Explained(f"TypeError: {text}. A plain number reached an op that "
+                                 f"expects a Value: wrap it at the door (`other if "
+                                 f"isinstance(other, Value) else Value(other)`){where}.",
+                                 "number-not-wrapped", line)
+            return Explained(f"TypeError: {text}{where}.", "error", line)
+        if "retain_graph" in text:
+            return Explained(f"TypeError: {text}: `backward` must accept `retain_graph` "
+                             f"(`def backward(self, retain_graph=False)`){where}.",
+                             "retain-graph-ignored", line)
+        if re.search(r"_backward\(\) (missing|takes)", text):
+            return Explained(f"TypeError: {text}: in this API `_backward` takes no "
+                             f"arguments; it reads `out.grad` itself{where}.", "contract",
+                             line)
+        if "object is not callable" in text or "not iterable" in text:
+            return Explained(f"TypeError: {text}{where}.", "contract", line)
+    if isinstance(error, AttributeError):
+        m = re.search(r"'(\w+)' object has no attribute '(\w+)'", text)
+        if m:
+            owner, attr = m.groups()
+            if owner in ("int", "float") and attr in ("data", "grad", "_prev"):
+                return Explained(f"AttributeError: {text}: a plain number reached an op "
+                                 f"that reads `.{attr}`: wrap numbers as Values at the door "
+                                 f"(`other if isinstance(other, Value) else Value(other)`)"
+                                 f"{where}.", "number-not-wrapped", line)
+            if attr in FIELDS:
+                return Explained(f"AttributeError: {text}: every Value needs `{attr}` "
+                                 f"(set in `__init__`){where}.", "contract", line)
+            return Explained(f"AttributeError: {text}: this stage needs `{owner}.{attr}`"
+                             f"{where}.", "missing-name", line)
+    if isinstance(error, NameError):
+        return Explained(f"NameError: {text}{where}.", "missing-name", line)
+    if isinstance(error, SystemExit):
+        return Explained(f"your code called sys.exit({error.code!r}){where}: a check "
+                         "needs your functions to return.", "error", line)
+    return Explained(f"{kind}: {text}{where}." if text else f"{kind}{where}.", "error",
+                     line)
+
+
+# --- (d): the broken variants ------------------------------------------------------------
+@contextlib.contextmanager
+def _engine_backward(variant: Callable[[Any], None]) -> Iterator[None]:
+    """gradbox's engine with `variant` in place of `Value.backward`, for this block."""
+    from gradbox.autograd.engine import Value
+    saved = Value.backward
+
+    def backward(self: Any, retain_graph: bool = False) -> None:
+        variant(self)
+    Value.backward = backward  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Value.backward = saved  # type: ignore[method-assign]
+
+
+def variant_values(code: str, expressions: tuple[str, ...],
+                   extra: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
+    """Each broken backward of `gradbox.teaching.pitfalls` (and the right one), run on
+    `code` with gradbox's engine: {mistake id or 'right': {expression: value}}. A variant
+    that cannot run the code (an op it does not know) is left out."""
+    from gradbox.autograd.engine import Value
+    from gradbox.teaching import pitfalls
+
+    variants: dict[str, Callable[[Any], None] | None] = {
+        "right": None,
+        "assign-not-accumulate": pitfalls.backward_assign,
+        "not-topological": pitfalls.backward_wrong_order,
+    }
+    out: dict[str, dict[str, float]] = {}
+    for name, variant in variants.items():
+        ns: dict[str, Any] = {"Value": Value, **(extra or {})}
+        try:
+            if variant is None:
+                exec(compile(code, "<variant>", "exec"), ns)  # our own case code
+            else:
+                with _engine_backward(variant):
+                    exec(compile(code, "<variant>", "exec"), ns)
+            out[name] = {e: float(eval(e, ns)) for e in expressions}
+        except Exception:  # a variant that cannot run names nothing
+            continue
+    return out
