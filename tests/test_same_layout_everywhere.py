@@ -5,7 +5,8 @@ once per process -- and every visible widget's geometry is compared.
 
 The font sets: DejaVu alone (a bare Debian), the machine's own with a GNOME desktop's
 platform theme (GTK 3 when installed: CI installs it, with ghostscript's and Noto's fonts),
-and the machine's fonts without DejaVu (as on Windows or macOS, whose faces differ again).
+a desktop that sets 120 dpi for its fonts, and the machine's fonts without DejaVu (as on
+Windows or macOS, whose faces differ again).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def test_the_default_window_has_the_same_geometry_under_every_font_set(tmp_path)
             "QT_QPA_PLATFORM": "xcb", "QT_QPA_PLATFORMTHEME": "gtk3",
             "XDG_CURRENT_DESKTOP": "GNOME"}
     sets["the machine's fonts, GNOME's name"] = {"XDG_CURRENT_DESKTOP": "GNOME"}
+    sets["a desktop's fonts at 120 dpi"] = {"QT_FONT_DPI": "120"}
     others = font_dirs(without="dejavu")
     if others:
         (tmp_path / "others").mkdir()

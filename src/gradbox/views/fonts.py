@@ -18,7 +18,10 @@ from gradbox import resource
 
 UI_FAMILY = "DejaVu Sans"
 CODE_FAMILY = "DejaVu Sans Mono"
-# The size every layout was measured at: Qt's default on Linux (9 pt = 12 px at 96 dpi).
+# The size every layout was measured at: Qt's default on Linux, 9 pt at 96 dpi. The app
+# asks for those 12 (logical) pixels everywhere, as points at the screen's logical dpi:
+# macOS counts 72 dpi (9 pt would be 9 px there), a desktop may set 120.
+UI_PIXELS = 12.0
 UI_POINTS = 9.0
 STYLE = "Fusion"
 FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSans-Oblique.ttf",
@@ -38,7 +41,9 @@ def install_fonts(app: QApplication) -> None:
             QFont.insertSubstitution(generic, CODE_FAMILY)
         app.setProperty("gradbox_fonts", True)
     app.setStyle(STYLE)
-    app.setFont(ui_font())
+    screen = app.primaryScreen()
+    dpi = screen.logicalDotsPerInchY() if screen is not None else 96.0
+    app.setFont(ui_font(UI_PIXELS * 72.0 / dpi if dpi > 0 else UI_POINTS))
 
 
 def ui_font(points: float = UI_POINTS) -> QFont:
