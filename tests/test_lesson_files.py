@@ -108,3 +108,98 @@ def test_the_docs_name_every_quantity_and_panel() -> None:
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "lessons.md").read_text("utf-8")
     assert all(f"`{name}`" in text for name in [*QUANTITIES, *ALL_CONTROLS])
+
+
+# --- files from strangers (issue 31, items 1, 2, 3, 5) ---------------------------------------
+@pytest.fixture
+def deadline():  # type: ignore[no-untyped-def]
+    """Fail (not hang) if reading takes minutes: the regular expressions this replaces
+    needed 37 s for a header padded with 3,000 spaces (cubic), a FIFO blocked forever."""
+    import signal
+
+    def late(*_: object) -> None:
+        raise TimeoutError("still reading after 20 s")
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def test_a_header_padded_with_spaces_is_read_at_once_and_named_at_its_line(deadline) -> None:  # type: ignore[no-untyped-def]
+    pad = " " * 3000
+    text = GOOD + f'\n[{pad}x{pad}."y"]\nz = 1\n'
+    with pytest.raises(LessonFileError) as caught:
+        load_lesson(text, "padded.toml")
+    assert caught.value.field == "x" and "unknown field 'x'" in str(caught.value)
+    assert caught.value.line == len(GOOD.splitlines()) + 2
+    lines = field_lines(text)
+    assert lines["x"] == lines["x.y"] == lines["x.y.z"] - 1 == caught.value.line
+
+
+END = len(GOOD.splitlines())
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    (GOOD + "deep = " + "{ b = " * 400 + "1" + " }" * 400, END + 1),
+    (GOOD + "deep = " + "[" * 2000 + "]" * 2000, END + 1),
+    (GOOD + "deep = [\n" + "[\n" * 2000 + "]\n" * 2001, END + 17),  # the 17th level's line
+    (GOOD + "[" + ".".join(["a"] * 2000) + "]\nb = 1\n", END + 1),
+    (GOOD + "\n" + ".".join(["a"] * 2000) + " = 1\n", END + 2),
+], ids=["400 nested inline tables", "2,000 nested arrays", "arrays nested over lines",
+        "a header of 2,000 tables", "a key of 2,000 parts"])
+def test_deep_nesting_is_refused_with_its_line_not_a_recursion_error(text: str,
+                                                                      line: int) -> None:
+    with pytest.raises(LessonFileError, match="deep") as caught:
+        load_lesson(text, "deep.toml")
+    assert caught.value.line == line
+
+
+def test_long_lines_and_big_files_are_refused_before_parsing() -> None:
+    with pytest.raises(LessonFileError, match="a line of 20,009 characters") as caught:
+        load_lesson(GOOD + 'note = "' + "x" * 20_000 + '"\n', "long.toml")
+    assert caught.value.line == len(GOOD.splitlines()) + 1
+    with pytest.raises(LessonFileError, match="over 1024 KB"):
+        load_lesson(GOOD + "# padding\n" * 200_000, "big.toml")
+
+
+def test_a_misspelt_or_unknown_table_is_named_at_its_own_line() -> None:
+    """`[[step.claims]]` on line 43 was reported at line 1; an unknown table's own line
+    was never named."""
+    for header, field in (("[[step.claims]]", "step"), ("[setup.colours]", "setup.colours"),
+                          ('[setup."config".extra]', "setup.config.extra"),
+                          ("[[steps.claim]]", "steps[4].claim")):
+        text = GOOD.replace('[[steps.claims]]', f"{header}", 1) if "claims" in header \
+            else GOOD + f"\n{header}\nq = 1\n"
+        if header == "[[steps.claim]]":
+            text = GOOD.replace("[[steps.claims]]", header, 1)
+        with pytest.raises(LessonFileError) as caught:
+            load_lesson(text, "misspelt.toml")
+        assert caught.value.field == field, (header, str(caught.value))
+        assert caught.value.line == line_of(text, header), (header, str(caught.value))
+
+
+def test_every_header_and_key_of_every_built_in_lesson_is_found_at_its_line() -> None:
+    for item in LESSONS:
+        text = dump_lesson(item)
+        lines = field_lines(text)
+        rows = text.splitlines()
+        for path, number in lines.items():
+            last = path.rpartition(".")[2].partition("[")[0]
+            assert last in rows[number - 1], (item.key, path, number, rows[number - 1])
+        assert sum(p.count("claims[") and p.endswith("]") for p in lines) == \
+            sum(len(s.claims) for s in item.steps)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs")
+def test_a_pipe_is_refused_at_once(tmp_path, deadline) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from gradbox.teaching.lesson_files import read_lesson
+
+    pipe = tmp_path / "lesson.toml"
+    os.mkfifo(pipe)
+    with pytest.raises(LessonFileError, match="pipe"):
+        read_lesson(pipe)
+    (tmp_path / "ok.toml").write_text(GOOD, encoding="utf-8")
+    assert read_lesson(tmp_path / "ok.toml") == lesson("moons")

@@ -17,14 +17,13 @@ import numpy as np
 
 from gradbox.autograd.nn import parse_parameter_name
 from gradbox.training import datasets, limits
-from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.config import MAX_SEED, ConfigError, TrainingConfig
 from gradbox.training.state import ParameterEdit
 
 FORMAT = "gradbox-session"
 # Every dimension a file can set has a limit, each with a message; the network's are
 # training.limits' (every way to build a network checks them).
 MAX_POINTS = datasets.MAX_POINTS
-MAX_SEED = 2**128
 # JSON is bounded before it is parsed: nesting, and the memory its values would take
 # (estimated from the brackets and commas, which overcounts only inside strings).
 MAX_JSON_DEPTH = 32

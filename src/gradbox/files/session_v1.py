@@ -34,7 +34,6 @@ from gradbox.autograd.phases import Phase
 from gradbox.files.session_json import (
     FORMAT,
     MAX_POINTS,
-    MAX_SEED,
     NONFINITE_RECORD_FIELDS,
     SessionError,
     at,
@@ -52,7 +51,7 @@ from gradbox.files.session_json import (
     short,
 )
 from gradbox.training import datasets
-from gradbox.training.config import TrainingConfig
+from gradbox.training.config import MAX_INIT_SEED, TrainingConfig
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import RECORD_FIELDS, History, StepRecord
 from gradbox.training.limits import MAX_PARAMETERS
@@ -181,7 +180,7 @@ def _parse_session(data: Any) -> _Session:
     selected = check_int(data["selected_sample"], "selected_sample", 0, max(len(dataset) - 1, 0))
     return _Session(
         config=config, dataset=dataset, dataset_version=dataset_version,
-        init_seed=check_int(data["init_seed"], "init_seed", 0, MAX_SEED),
+        init_seed=check_int(data["init_seed"], "init_seed", 0, MAX_INIT_SEED),
         forget_zero_grad=check_bool(data["forget_zero_grad"], "forget_zero_grad"),
         stop_reason=check_str(data["stop_reason"], "stop_reason"), selected_sample=selected,
         initial=params(model["initial"], "model.initial"),

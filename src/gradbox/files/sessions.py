@@ -70,7 +70,6 @@ from gradbox.files.session_controls import SessionControls, parse_controls
 from gradbox.files.session_json import (
     FORMAT,
     MAX_POINTS,
-    MAX_SEED,
     NONFINITE_RECORD_FIELDS,
     SessionError,
     at,
@@ -91,7 +90,7 @@ from gradbox.files.session_v1 import state_from_v1
 from gradbox.files.session_zip import SessionZip
 from gradbox.training import datasets
 from gradbox.training.compare import PinnedRun
-from gradbox.training.config import ConfigError, check_task
+from gradbox.training.config import MAX_INIT_SEED, ConfigError, check_task
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
 from gradbox.training.limits import MAX_PARAMETERS
@@ -542,7 +541,7 @@ def _parse_v2(data: Any, r: SessionZip) -> TrainingState:
     dataset_version = check_int(m["dataset_version"], "dataset_version", 0, 2**63 - 1)
     return TrainingState(
         config=config.with_changes(lr=checkpoints[-1].lr), init_seed=check_int(
-            m["init_seed"], "init_seed", 0, MAX_SEED),
+            m["init_seed"], "init_seed", 0, MAX_INIT_SEED),
         initial_params=initial, dataset=data_list[current_data],
         dataset_version=dataset_version,
         forget_zero_grad=check_bool(m["forget_zero_grad"], "forget_zero_grad"),

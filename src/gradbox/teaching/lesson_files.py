@@ -17,8 +17,9 @@ The format (docs/lessons.md has a commented example):
     [[steps.claims]] quantity, op, value, at_step, says, by, run, pinned -- the step's
                      checkable claims (gradbox.teaching.claims.Claim), after their step
 
-Python's tomllib reads the syntax (it reports the line of a syntax error); the lines of
-fields are found by `field_lines`, which follows the tables and keys of the text.
+Python's tomllib reads the syntax (it reports the line of a syntax error); before it, a
+scanner (`lesson_text.scan`) checks the text's bounds (size, line length, nesting) and
+finds the line of every table and key.
 
 Pure Python, no Qt.
 """
@@ -26,24 +27,34 @@ Pure Python, no Qt.
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from dataclasses import fields
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 from gradbox.autograd.phases import PHASES
 from gradbox.teaching.claims import OPS, QUANTITIES, Claim, run_claims
 from gradbox.teaching.lesson_model import ALL_CONTROLS, Lesson, Setup, Step
+from gradbox.teaching.lesson_text import (
+    MAX_BYTES,
+    LessonFileError,
+    field_lines,
+    read_lesson_text,
+    scan,
+)
 from gradbox.teaching.playground import PLAYGROUND_VARIANTS
 from gradbox.training.config import ConfigError, TrainingConfig
 
-__all__ = ["LessonFileError", "dump_lesson", "false_claims", "field_lines", "load_lesson"]
+__all__ = ["LessonFileError", "dump_lesson", "false_claims", "field_lines", "load_lesson",
+           "read_lesson"]
 
 PLAYGROUND_TABS = ("variables", "micro-batches", "forget zero_grad")
 LOOP_LINES = ("", *(str(p) for p in PHASES))
 WIDTH = 92  # long texts are wrapped at about this many characters a line
-KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+KEY = re.compile(r"[a-z0-9][a-z0-9-]*")  # fullmatch: no newline after it
 
 LESSON_FIELDS = ("key", "title", "intro", "formulas", "controls", "takeaway", "setup", "steps")
 SETUP_FIELDS = {"playground": ("view", "expression", "values", "variant", "retain_graph", "tab"),
@@ -59,15 +70,6 @@ CONFIG_KINDS = {"dataset": str, "n_samples": int, "noise": float, "test_ratio": 
                 "optimizer": str, "lr": float, "momentum": float, "schedule": str,
                 "batch_size": int, "l1": float, "l2": float, "seed": int, "steps": int,
                 "features": "strs", "init": str, "init_scale": float}
-
-
-class LessonFileError(ValueError):
-    """A lesson file that is not exactly a lesson; says where (line, field) and why."""
-
-    def __init__(self, source: str, line: int | None, field: str, message: str) -> None:
-        where = ", ".join(x for x in (source, f"line {line}" if line else "", field) if x)
-        super().__init__(f"{where}: {message}")
-        self.source, self.line, self.field, self.message = source, line, field, message
 
 
 # --- writing ----------------------------------------------------------------------------
@@ -195,107 +197,11 @@ def _inline(settings: Any) -> str:
     return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in settings.items()) + " }"
 
 
-# --- where each field is ---------------------------------------------------------------------
-_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\- ]+?)\s*\]\s*(#.*)?$")
-_ARRAY_TABLE = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\- ]+?)\s*\]\]\s*(#.*)?$")
-_KEY_LINE = re.compile(r'^\s*([A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")\s*=\s*(.*)$')
-
-
-def _strip_strings(text: str) -> tuple[str, str | None]:
-    """`text` with its complete strings removed, and the delimiter of a multi-line string
-    left open at its end (None if none)."""
-    out, i = [], 0
-    while i < len(text):
-        for delim in ('"""', "'''", '"', "'"):
-            if text.startswith(delim, i):
-                j = i + len(delim)
-                while True:
-                    k = text.find(delim, j)
-                    if k < 0:
-                        return "".join(out), delim if len(delim) == 3 else None
-                    if delim[0] == '"' and _escaped(text, k):
-                        j = k + 1
-                        continue
-                    break
-                i = k + len(delim)
-                break
-        else:
-            if text[i] == "#":
-                break
-            out.append(text[i])
-            i += 1
-    return "".join(out), None
-
-
-def _escaped(text: str, k: int) -> bool:
-    backslashes = 0
-    while k - 1 - backslashes >= 0 and text[k - 1 - backslashes] == "\\":
-        backslashes += 1
-    return backslashes % 2 == 1
-
-
-def field_lines(text: str) -> dict[str, int]:
-    """The line (from 1) where each field of the file is written, by its path as messages
-    name it: 'title', 'setup.config.lr', 'steps[2].panels' (tables too: 'steps[2]')."""
-    lines: dict[str, int] = {}
-    table = ""
-    counts: dict[str, int] = {}
-    open_string: str | None = None
-    depth = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        if open_string is not None:
-            end = line.find(open_string)
-            while end >= 0 and open_string == '"""' and _escaped(line, end):
-                end = line.find(open_string, end + 1)
-            if end < 0:
-                continue
-            line = line[end + 3:]
-            open_string = None
-            rest, open_string = _strip_strings(line)
-            depth += rest.count("[") - rest.count("]")
-            continue
-        if depth > 0:  # inside an array written over several lines
-            rest, open_string = _strip_strings(line)
-            depth += rest.count("[") - rest.count("]")
-            continue
-        if m := _ARRAY_TABLE.match(line):
-            name = m.group(1).replace(" ", "")
-            parent, _, last = name.rpartition(".")
-            prefix = _resolve(parent, lines, counts) if parent else ""
-            base = f"{prefix}.{last}" if prefix else last
-            counts[base] = counts.get(base, 0) + 1
-            table = f"{base}[{counts[base]}]"
-            lines.setdefault(table, number)
-            continue
-        if m := _TABLE.match(line):
-            table = _resolve(m.group(1).replace(" ", ""), lines, counts)
-            lines.setdefault(table, number)
-            continue
-        if m := _KEY_LINE.match(line):
-            key = m.group(1).strip('"')
-            path = f"{table}.{key}" if table else key
-            lines.setdefault(path, number)
-            rest, open_string = _strip_strings(m.group(2))
-            depth = max(rest.count("[") - rest.count("]"), 0)
-    return lines
-
-
-def _resolve(dotted: str, lines: dict[str, int], counts: dict[str, int]) -> str:
-    """A table's dotted name with the array tables in it numbered as last seen
-    (steps.claims -> steps[2].claims)."""
-    out = ""
-    for part in dotted.split("."):
-        out = f"{out}.{part}" if out else part
-        if out in counts:
-            out = f"{out}[{counts[out]}]"
-    return out
-
-
 # --- reading -------------------------------------------------------------------------------
 class _Reader:
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, lines: dict[str, int], source: str) -> None:
         self.source = source
-        self.lines = field_lines(text)
+        self.lines = lines
 
     def error(self, path: str, message: str) -> LessonFileError:
         """An error about field `path`, at its line -- or, for a field that is not there,
@@ -306,8 +212,7 @@ class _Reader:
             if probe in self.lines:
                 line = self.lines[probe]
                 break
-            shorter = re.sub(r"(\[\d+\]|\.[^.\[]*)$", "", probe)
-            probe = "" if shorter == probe else shorter
+            probe = _parent(probe)
         return LessonFileError(self.source, line, path, message)
 
     def table(self, value: Any, path: str, allowed: tuple[str, ...],
@@ -368,6 +273,14 @@ class _Reader:
         return tuple(out)
 
 
+def _parent(path: str) -> str:
+    """The path of the table a field is in: steps[2].claims[1] -> steps[2].claims ->
+    steps[2] -> steps -> '' (string methods: a stranger's key names are in the path)."""
+    if path.endswith("]") and "[" in path:
+        return path[:path.rindex("[")]
+    return path.rpartition(".")[0]
+
+
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return f"{str(value).lower()} (true/false)"
@@ -382,19 +295,32 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
+def read_lesson(path: str | os.PathLike[str]) -> Lesson:
+    """Read the lesson file at `path` as File > Open lesson does: a plain file of UTF-8
+    text within the bounds of `lesson_text`, then strictly (`load_lesson`)."""
+    return load_lesson(read_lesson_text(path), Path(path).name)
+
+
 def load_lesson(text: str, source: str = "lesson") -> Lesson:
-    """Read a lesson file's text strictly; LessonFileError names the line and field."""
+    """Read a lesson file's text strictly; LessonFileError names the line and field.
+    The text's size, line lengths and nesting are checked before it is parsed."""
+    if len(text) > MAX_BYTES:
+        raise LessonFileError(source, None, "", f"over {MAX_BYTES // 1024} KB: not a lesson")
+    lines = scan(text, source)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        found = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
-        line = int(found.group(1)) if found else None
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
-        raise LessonFileError(source, line, "", f"not valid TOML: {message}") from None
-    r = _Reader(text, source)
+        message, _, where = str(error).rpartition(" (at line ")
+        number = where.partition(",")[0]
+        line = int(number) if message and number.isascii() and number.isdigit() else None
+        raise LessonFileError(source, line, "", f"not valid TOML: {message or error}"
+                              ) from None
+    except RecursionError:  # (the scan's depth bounds keep well within the limit)
+        raise LessonFileError(source, None, "", "nested too deeply: not a lesson") from None
+    r = _Reader(lines, source)
     top = r.table(data, "", LESSON_FIELDS, ("key", "title", "intro", "setup", "steps"))
     key = r.string(top["key"], "key", empty=False)
-    if not KEY.match(key):
+    if not KEY.fullmatch(key):
         raise r.error("key", f"must be lower-case letters, digits and dashes, got {key!r}")
     title = r.string(top["title"], "title", empty=False)
     intro = r.string(top["intro"], "intro", empty=False)

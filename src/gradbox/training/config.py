@@ -36,6 +36,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
+# The range of a seed, however it arrives (the Designer's spin box, a lesson, a session,
+# a command): the spin box's own (a 32-bit integer), so every seed a run has can be shown
+# and typed again. (A session once allowed 2**128 and a lesson any number: the Designer
+# then failed on every snapshot and went on showing another seed.)
+MIN_SEED, MAX_SEED = 0, 2**31 - 1
+# The weights' seed: the data seed plus one for each time new weights are drawn; never
+# shown, so it only has to fit the random generator and a file's 64-bit integers.
+MAX_INIT_SEED = 2**63 - 1
+
+
 @dataclass(frozen=True)
 class TrainingConfig:
     """Everything that defines a run. Every field has a default that trains at once."""
@@ -98,8 +108,10 @@ class TrainingConfig:
             p.append(f"n_samples must be between 2 and 100000, got {self.n_samples}")
         if not 0 <= self.noise <= datasets.NOISE_MAX:
             p.append(f"noise must be between 0 and {datasets.NOISE_MAX}, got {self.noise}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            p.append(f"seed must be a whole number >= 0, got {self.seed!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or \
+                not MIN_SEED <= self.seed <= MAX_SEED:
+            p.append(f"seed must be a whole number from {MIN_SEED} to {MAX_SEED:,}, got "
+                     f"{_short(self.seed)}")
         if not (math.isfinite(self.momentum) and 0 <= self.momentum < 1):
             p.append(f"momentum must be in [0, 1), got {self.momentum}")
         for name in ("n_samples", "classes", "steps", "batch_size"):
@@ -279,3 +291,9 @@ def splits_steps(config: TrainingConfig) -> bool:
     """Whether a Run of this network goes one phase at a time: a step long enough that
     Pause, and the interpreter lock, should not wait for all of it."""
     return config.work_per_step() >= SLOW_WORK
+
+
+def _short(value: Any) -> str:
+    """A value for a message, cut short: a 100-digit seed is not read out in full."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:20]}… ({len(text)} characters)"

@@ -23,7 +23,7 @@ from gradbox.autograd import features, losses
 from gradbox.autograd.nn import ACTIVATIONS, INIT_LABELS, INITIALIZERS, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import datasets, limits
-from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.config import MAX_SEED, MIN_SEED, ConfigError, TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
@@ -101,7 +101,7 @@ class DesignerPanel(QWidget):
         self.noise.setRange(0.0, 0.5)
         self.noise.setSingleStep(0.05)
         self.data_seed = _tip(QSpinBox(), "Seed", "Random seed for the points and the weights")
-        self.data_seed.setRange(0, 1_000_000)
+        self.data_seed.setRange(MIN_SEED, MAX_SEED)
         self.test_ratio = _tip(QDoubleSpinBox(), "Test ratio",
                                "Share of points held out for testing (drawn hollow)")
         self.test_ratio.setRange(0.0, 0.9)

@@ -40,7 +40,7 @@ from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
 from gradbox.runner.wire import LazyAnswer
 from gradbox.runner.worker import WorkerCancelledError, WorkerProcess
-from gradbox.teaching.lesson_files import LessonFileError, false_claims, load_lesson
+from gradbox.teaching.lesson_files import LessonFileError, false_claims, read_lesson
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import recording
@@ -55,8 +55,7 @@ log = logging.getLogger(__name__)
 SIZES = ((640, 400), (800, 500), (1024, 640), (1280, 720), (1920, 1080))
 DEFAULT_SIZE = (800, 500)
 DEFAULT_FPS = 10
-MOST_FRAMES_BY_DEFAULT = 200
-MAX_LESSON_BYTES = 1 << 20  # the default 'every' keeps a long run's recording short
+MOST_FRAMES_BY_DEFAULT = 200  # the default 'every' keeps a long run's recording short
 
 
 class Job(QObject):
@@ -129,17 +128,7 @@ class ClassExports(QObject):
         Then its claims are checked on its own setup, in the background: any that does
         not hold is shown to the teacher (`checked(false claims)` after)."""
         def work(_progress: object, _cancelled: object) -> Lesson:
-            with open(path, "rb") as f:
-                raw = f.read(MAX_LESSON_BYTES + 1)
-            if len(raw) > MAX_LESSON_BYTES:
-                raise LessonFileError(path.name, None, "", f"the file is over "
-                                      f"{MAX_LESSON_BYTES // 1024} KB: not a lesson")
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                line = raw[:error.start].count(b"\n") + 1
-                raise LessonFileError(path.name, line, "", "not UTF-8 text") from None
-            return load_lesson(text, path.name)
+            return read_lesson(path)
 
         def finished(lesson: Any, error: BaseException | None) -> None:
             if error is not None:
