@@ -1,0 +1,39 @@
+"""Build it yourself, stage 10: the moons trained on the learner's own engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gradbox.build.train import TrainSetup, gradbox_curve, rough_estimate, start_training
+
+CORRECT = (Path(__file__).parent / "build_solutions" / "correct.py").read_text("utf-8")
+
+
+def test_a_correct_learner_engine_reproduces_gradboxs_loss_over_20_steps() -> None:
+    setup = TrainSetup(n_samples=30, steps=20)
+    progress = start_training(CORRECT, setup, timeout=120).wait()
+    assert progress.error is None, progress.error
+    assert len(progress.yours) == 20 and len(progress.ghost) == 20
+    for mine, theirs in zip(progress.yours, progress.ghost, strict=True):
+        assert abs(mine.loss - theirs.loss) <= 1e-9
+        assert mine.accuracy == theirs.accuracy
+    assert progress.parted_at is None
+    assert progress.yours[-1].loss < progress.yours[0].loss  # it trains
+    assert progress.seconds_per_step is not None
+
+
+def test_an_engine_that_trains_differently_is_shown_where_the_runs_part() -> None:
+    # Module.zero_grad does nothing: step 0's update is right (the gradients start at 0),
+    # step 1's update carries step 0's gradient in, so the loss parts at step 2.
+    wrong = CORRECT.replace("        for p in self.parameters():\n            p.grad = 0.0",
+                            "        pass")
+    assert wrong != CORRECT
+    progress = start_training(wrong, TrainSetup(n_samples=20, steps=4), timeout=120).wait()
+    assert progress.parted_at == 2
+    assert progress.error is None
+
+
+def test_the_estimate_is_there_before_anything_runs_and_grows_with_the_data() -> None:
+    small, big = rough_estimate(TrainSetup(n_samples=10)), rough_estimate(TrainSetup())
+    assert 0 < small < big
+    assert len(gradbox_curve(TrainSetup(n_samples=10, steps=2))) == 2
