@@ -54,7 +54,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController, freeze_what_lives_now
 from gradbox.views.window import main_window as main_window_module
 from gradbox.views.window.main_window import MainWindow

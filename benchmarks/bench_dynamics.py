@@ -22,7 +22,8 @@ import numpy as np
 
 from gradbox.training import landscape
 from gradbox.training import statistics as layer_stats
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", lr=1.0, l2=1e-4,

@@ -107,7 +107,8 @@ def _panel_case(app: QApplication, hidden: tuple[int, ...], case: str, seconds: 
     """Train for `seconds` in the main window; one line of results."""
     from PySide6.QtCore import QTimer
 
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
     from gradbox.views.controller import SessionController
     from gradbox.views.window.main_window import MainWindow
 

@@ -30,7 +30,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from gradbox.files.sessions import load_state, save_session
-from gradbox.training.trainer import CheckpointPolicy, Trainer, TrainingConfig, TrainingState
+from gradbox.training.config import TrainingConfig
+from gradbox.training.record import CheckpointPolicy
+from gradbox.training.state import TrainingState
+from gradbox.training.trainer import Trainer
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
                     hidden=(16, 16), activation="relu", loss="hinge", l2=1e-4,

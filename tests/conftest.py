@@ -20,7 +20,8 @@ def qapp(qapp):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def controller(qtbot):  # type: ignore[no-untyped-def]
     """A SessionController on the default configuration; its worker thread is stopped after."""
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
     from gradbox.views.controller import SessionController
 
     session = SessionController(Trainer(TrainingConfig()))
@@ -73,7 +74,8 @@ def show_widget(qtbot):  # type: ignore[no-untyped-def]
 def make_session(qtbot):  # type: ignore[no-untyped-def]
     """`make_session(**config)`: a SessionController on `TrainingConfig(**config)`, for a
     test that needs another network or data than `controller`'s; stopped after the test."""
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
     from gradbox.views.controller import SessionController
 
     sessions = []
@@ -97,7 +99,8 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     window in the tests."""
     from PySide6.QtCore import QSettings
 
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
     from gradbox.views.controller import SessionController
     from gradbox.views.window.main_window import MainWindow
 

@@ -79,7 +79,8 @@ def seed_members(steps: int = 5, **config: object) -> tuple[dict, dict[str, byte
     import zipfile
 
     from gradbox.files.sessions import save_session
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
 
     trainer = Trainer(TrainingConfig(**{"n_samples": 40, **config}))  # type: ignore[arg-type]
     for _ in range(steps):

@@ -35,11 +35,12 @@ def widget_key(widget, window) -> str:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
+    import pyqtgraph as pg
     from PySide6.QtCore import QPoint, QSettings
     from PySide6.QtWidgets import QApplication, QWidget
 
-    import pyqtgraph as pg
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
     from gradbox.views.controller import SessionController
     from gradbox.views.fonts import install_fonts
     from gradbox.views.window.main_window import MainWindow

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from gradbox.files import sessions as persistence
 from gradbox.training import compare
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 def test_the_pinned_run_survives_save_and_load(tmp_path: Path) -> None:

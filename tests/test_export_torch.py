@@ -26,7 +26,8 @@ from gradbox.autograd import features
 from gradbox.files import points_csv
 from gradbox.files.export_torch import TOLERANCE, pytorch_script
 from gradbox.files.sessions import load_session, save_session
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 MICROGRAD_DEMO = TrainingConfig(test_ratio=0.0, hidden=(16, 16), activation="relu", lr=1.0,
                                 schedule="linear", steps=100)

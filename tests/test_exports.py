@@ -26,7 +26,9 @@ from gradbox.files.exports import (
     parameter_names,
     parameters_csv,
 )
-from gradbox.training.trainer import StepRecord, Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.history import StepRecord
+from gradbox.training.trainer import Trainer
 
 
 def _rows(text: str) -> tuple[list[str], list[dict[str, str]]]:

@@ -13,7 +13,8 @@ from gradbox.autograd.engine import Value
 from gradbox.autograd.gradcheck import gradient_check
 from gradbox.autograd.nn import MLP, numpy_forward
 from gradbox.files.sessions import load_session, save_session
-from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
+from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 POINTS = np.array([[0.5, -1.5], [2.0, 0.25], [-3.0, 4.0], [0.0, -0.7]])
 EXPECTED = {

@@ -7,7 +7,9 @@ import pytest
 
 from gradbox.teaching import lessons
 from gradbox.teaching.demonstrations import CLAIM_FACTOR, CLAIM_STEP, forgetting_claim
-from gradbox.training.trainer import Trainer, TrainingConfig, passes_after
+from gradbox.training.config import TrainingConfig
+from gradbox.training.history import passes_after
+from gradbox.training.trainer import Trainer
 
 SMALL = TrainingConfig(hidden=(4,), n_samples=40)
 

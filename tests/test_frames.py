@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from gradbox.training.trainer import SLOW_WORK, Trainer, TrainingConfig
+from gradbox.training.config import SLOW_WORK, TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views import frame_pacer as pacer_module
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.parameters import TABLE_INTERVAL_S

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 from gradbox import graph
 from gradbox.autograd.nn import numpy_layer_outputs, unflatten
 from gradbox.formatting import fmt
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.graph.items import OpNode
 from gradbox.views.graph.panel import (

@@ -10,7 +10,8 @@ import pytest
 
 from gradbox.autograd.nn import INITIALIZERS, MLP, Layer, Neuron, initial_weights
 from gradbox.files.sessions import load_session, save_session
-from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
+from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 FAN_IN, FAN_OUT = 300, 200  # 60,000 draws: standard deviations within about 1 %
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from gradbox.training import landscape
+from gradbox.training.config import TrainingConfig
 from gradbox.training.landscape import LandscapeError, Problem, Request
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 def problem_of(trainer: Trainer) -> Problem:

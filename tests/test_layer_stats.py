@@ -7,8 +7,9 @@ import pytest
 
 from gradbox.autograd.engine import Value
 from gradbox.training import statistics as layer_stats
+from gradbox.training.config import TrainingConfig
 from gradbox.training.statistics import QUANTILES, LayerStats
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 @pytest.mark.parametrize("activation", ["tanh", "sigmoid", "relu"])

@@ -20,8 +20,9 @@ from gradbox.runner.child import Abandoned, Child
 from gradbox.runner.leftovers import Leftovers
 from gradbox.runner.shared import SHM_FOLDER
 from gradbox.runner.wire import CONTROL_CELLS, PAUSED_UPTO
+from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 BIG = TrainingConfig(hidden=(200, 200), n_samples=100)
 

@@ -27,7 +27,8 @@ from gradbox.teaching.expression import parse
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
 from gradbox.teaching.pitfalls import microbatch_demo
 from gradbox.teaching.playground import PLAYGROUND_VARIANTS, Playground
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.panels.lesson_panel import (
     LessonPanel,

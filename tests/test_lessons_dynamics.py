@@ -10,7 +10,8 @@ import pytest
 
 from gradbox.teaching.lessons import LANDSCAPE_TAB, LAYERS_TAB, lesson
 from gradbox.training import landscape
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 # The built-in lessons are files now (teaching/builtin_lessons), read by key.
 MOMENTUM, VANISHING = lesson("momentum-landscape"), lesson("vanishing-gradients")

@@ -14,7 +14,8 @@ from gradbox.autograd.engine import Value
 from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.files import points_csv
 from gradbox.training import datasets, limits
-from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig
+from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 def graph_size(root: Value) -> int:
@@ -87,15 +88,6 @@ def test_a_csv_with_more_points_than_a_session_holds_is_refused(
     assert len(points_csv.from_csv("x,y,label\n" + rows.rsplit("\n", 1)[0])) == 50
 
 
-def test_a_pause_asked_for_during_a_step_acts_at_the_next_phase_boundary() -> None:
-    trainer = Trainer(TrainingConfig(hidden=(4,), n_samples=20))
-    asked = iter([False, True])
-    assert trainer.step(lambda: next(asked)) is None
-    assert trainer.phase == "backward" and not trainer.stop_reason and trainer.step_count == 0
-    record = trainer.step()  # Run again: the half-done step is finished
-    assert record is not None and trainer.step_count == 1
-
-
 def test_a_network_too_big_for_memory_is_refused_in_words_and_training_goes_on(
         qtbot, controller) -> None:  # type: ignore[no-untyped-def]
     """The memory check runs where the network would be built: in the training process.
@@ -116,7 +108,7 @@ def test_the_step_cost_follows_the_steps_actually_trained(monkeypatch) -> None:
     from collections import deque
 
     from gradbox.training import limits
-    from gradbox.training.trainer import TrainingConfig
+    from gradbox.training.config import TrainingConfig
 
     config = TrainingConfig(hidden=(24, 24), n_samples=200, test_ratio=0.0)
     monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
@@ -139,7 +131,8 @@ def test_trained_steps_feed_the_correction(monkeypatch) -> None:
     from collections import deque
 
     from gradbox.training import limits
-    from gradbox.training.trainer import Trainer, TrainingConfig
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
 
     seen: list[float] = []
     monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views.controller import SessionController
 from gradbox.views.window.files.resume import START_FRESH_KEY
 from gradbox.views.window.main_window import MainWindow

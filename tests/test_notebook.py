@@ -10,7 +10,8 @@ import pytest
 from nbclient import NotebookClient
 
 from gradbox.files.notebook import LOSS_LINE, notebook, notebook_text
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 def run_with_events(config: TrainingConfig) -> Trainer:

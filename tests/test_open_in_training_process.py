@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from gradbox.files import sessions as persistence
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 SAVED = TrainingConfig(hidden=(4,), n_samples=20)
 

@@ -19,7 +19,9 @@ import pytest
 
 from gradbox.files import sessions as persistence
 from gradbox.files.sessions import SessionError, load_session, save_session
-from gradbox.training.trainer import StepRecord, Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.history import StepRecord
+from gradbox.training.trainer import Trainer
 
 
 def record_bits(record: StepRecord) -> tuple:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from gradbox.autograd.phases import PHASES, Phase
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 def test_the_phases_in_the_order_a_step_runs_them() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import signal
 
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views.process_link import ProcessLink
 
 CONFIG = TrainingConfig(hidden=(4,), n_samples=40)

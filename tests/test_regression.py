@@ -16,8 +16,9 @@ from gradbox.autograd.engine import Value
 from gradbox.files import points_csv
 from gradbox.files.sessions import SessionError, load_session, save_session
 from gradbox.training import datasets
+from gradbox.training.config import ConfigError, TrainingConfig, config_for
 from gradbox.training.datasets import DatasetError
-from gradbox.training.trainer import ConfigError, Trainer, TrainingConfig, config_for
+from gradbox.training.trainer import Trainer
 
 SCORES = np.array([0.3, -1.7, 2.4, 0.95, -0.2])
 TARGETS = np.array([0.1, 0.5, -1.0, 0.0, -0.2 + 1e-3])

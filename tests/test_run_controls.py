@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from gradbox.training.trainer import RunGoal, StepRecord, divergence
+from gradbox.training.goals import RunGoal, divergence
+from gradbox.training.history import StepRecord
 from gradbox.views.window.main_window import MainWindow
 from gradbox.views.window.run_controls import SPEEDS, WATCHABLE_SPEED
 

@@ -33,7 +33,10 @@ from gradbox.runner.shared import (
     write_block,
 )
 from gradbox.runner.wire import LazyAnswer
-from gradbox.training.trainer import RunGoal, Snapshot, Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.goals import RunGoal
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.trainer import Trainer
 
 CONFIG = TrainingConfig(hidden=(8, 8), n_samples=60, seed=3)
 # A step of seconds (2.3-2.7 s on a loaded 2-core machine): Pause must not wait for it.

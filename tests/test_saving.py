@@ -18,7 +18,9 @@ import pytest
 from gradbox.files import sessions as persistence
 from gradbox.files.session_writer import SessionWriter
 from gradbox.files.sessions import SessionError, load_session, save_session
-from gradbox.training.trainer import CheckpointPolicy, Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.record import CheckpointPolicy
+from gradbox.training.trainer import Trainer
 
 SMALL = TrainingConfig(n_samples=20, hidden=(3,))
 

@@ -20,7 +20,8 @@ from gradbox.files import session_json
 from gradbox.files import sessions as persistence
 from gradbox.files.session_v1 import state_from_v1
 from gradbox.files.sessions import SessionError, load_session
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from v1_writer import dense_trainer, v1_session
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QPushButton
 
 import hostile_corpus
 from gradbox.files import sessions as persistence
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 from gradbox.views import background
 from gradbox.views.window.files.resume import last_session_path
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gradbox.training.config import TrainingConfig
 from gradbox.training.state import TrainingState
-from gradbox.training.timeline import Timeline
-from gradbox.training.trainer import Trainer, TrainingConfig
-from gradbox.training.undo import Undoable, UndoStack
+from gradbox.training.timeline import Timeline, Undoable, UndoStack
+from gradbox.training.trainer import Trainer
 
 
 def trained(steps: int, **config: object) -> Trainer:

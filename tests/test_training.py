@@ -10,16 +10,12 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from gradbox.autograd.collector import cyclic_gc_paused
 from gradbox.autograd.engine import Value
-from gradbox.training.trainer import (
-    PHASES,
-    ConfigError,
-    History,
-    StepRecord,
-    Trainer,
-    TrainingConfig,
-    cyclic_gc_paused,
-)
+from gradbox.autograd.phases import PHASES
+from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.history import History, StepRecord
+from gradbox.training.trainer import Trainer
 
 SMALL = TrainingConfig(n_samples=40, hidden=(4, 4), test_ratio=0.25, seed=3)
 

@@ -10,12 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradbox.training.trainer import (
-    CheckpointPolicy,
-    Trainer,
-    TrainingConfig,
-    plan_config_change,
-)
+from gradbox.training.config import TrainingConfig, plan_config_change
+from gradbox.training.record import CheckpointPolicy
+from gradbox.training.trainer import Trainer
 
 CONFIG = TrainingConfig(n_samples=30, hidden=(4, 3), test_ratio=0.2, momentum=0.9,
                         batch_size=8, l1=1e-3)

@@ -10,8 +10,9 @@ import pytest
 
 from gradbox.teaching.playground import Playground
 from gradbox.training import datasets
+from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import identical_layers, symmetry
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.training.trainer import Trainer
 
 
 # --- the Playground's assign variant ----------------------------------------------------------

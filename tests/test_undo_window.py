@@ -13,7 +13,9 @@ from PySide6.QtWidgets import QApplication
 from gradbox.files import points_csv
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
-from gradbox.training.trainer import Snapshot, Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.snapshots import Snapshot
+from gradbox.training.trainer import Trainer
 from gradbox.views.window.main_window import MainWindow
 
 

@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, QPointF
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-from gradbox.training.trainer import history_arrays
+from gradbox.training.history import history_arrays
 from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.plots.plotting import nice_ceiling, weight
 

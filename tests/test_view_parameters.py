@@ -10,7 +10,9 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
-from gradbox.training.trainer import ParameterEdit, Trainer, TrainingConfig
+from gradbox.training.config import TrainingConfig
+from gradbox.training.state import ParameterEdit
+from gradbox.training.trainer import Trainer
 from gradbox.views.panels.parameter_table import GHOST, GRAD, NAME, VALUE, ParameterTableModel
 from gradbox.views.panels.parameters import EDIT_HINT, ParametersView
 from gradbox.views.panels.typed import parse_number as parse_weight

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradbox.teaching.loop_code import loop_lines
-from gradbox.training.trainer import TrainingConfig
+from gradbox.training.config import TrainingConfig
 from gradbox.views.panels.training_loop import TrainingLoopPanel
 
 

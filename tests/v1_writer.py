@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from gradbox.training.config import TrainingConfig
 from gradbox.training.history import StepRecord
-from gradbox.training.trainer import CheckpointPolicy, Trainer, TrainingConfig
+from gradbox.training.record import CheckpointPolicy
+from gradbox.training.trainer import Trainer
 
 # Every step kept: what a version-1 file holds.
 DENSE = CheckpointPolicy(every=1, max_recent=1)

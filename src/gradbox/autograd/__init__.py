@@ -9,6 +9,7 @@
     phases     the four phases of a training step, by name
     features   input features computed by the engine (x₁², sin x₁, ...)
     gradcheck  gradients against finite differences
+    collector  when Python's cyclic garbage collector may run while graphs are built
 
 May import: numpy and the standard library. Never `gradbox.training`, `.files`,
 `.teaching`, `.graph` or `.views` (tests/test_architecture.py checks).

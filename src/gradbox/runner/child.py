@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from gradbox.autograd.collector import freeze_big_young_generation
 from gradbox.files.sessions import load_state_with_controls
 from gradbox.runner.leftovers import Leftovers
 from gradbox.runner.shared import Segment
@@ -76,8 +77,9 @@ from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
 from gradbox.training.session import QUESTIONS, Session
+from gradbox.training.snapshots import start_revisions_at
 from gradbox.training.state import TrainingState
-from gradbox.training.trainer import FREEZE_YOUNG_ABOVE, Trainer, start_revisions_at
+from gradbox.training.trainer import Trainer
 
 PAUSE_SIGNAL = getattr(signal, "SIGUSR1", None)
 # While a Run goes on, a step's graph is traced (which costs about a step) at most this
@@ -89,13 +91,6 @@ GRAPH_EVERY_S = 0.1
 
 class Abandoned(BaseException):
     """Raised inside a step by Pause (a BaseException: no `except Exception` keeps it)."""
-
-
-def freeze_big_young_generation() -> None:
-    """After a step or command: put a big network's live nodes out of the collector's way
-    (`gc.freeze()`, constant time; reference counting still frees them)."""
-    if gc.get_count()[0] > FREEZE_YOUNG_ABOVE:
-        gc.freeze()
 
 
 def make_trainer(start: TrainingState | TrainingConfig | str | None) -> Trainer:

@@ -272,3 +272,19 @@ def extend_flag_runs(runs: list[tuple[int, int]], steps: np.ndarray,
     if runs and new and new[0][0] == runs[-1][1] + 1:  # the last run goes on
         return [*runs[:-1], (runs[-1][0], new[0][1]), *new[1:]]
     return [*runs, *new]
+
+
+def passes_after(history: Sequence[StepRecord]) -> int:
+    """How many backward passes the gradients hold after the last step of `history`.
+
+    A step that ran zero_grad leaves one; each step that skipped it adds one to what
+    the step before left (and the gradients start at zero before step 1).
+    """
+    if isinstance(history, History):
+        skipped = history.column("zero_grad_skipped").astype(bool)
+    else:
+        skipped = np.array([r.zero_grad_skipped for r in history], dtype=bool)
+    ran = np.flatnonzero(~skipped)
+    if len(ran) == 0:
+        return len(skipped)
+    return len(skipped) - int(ran[-1])

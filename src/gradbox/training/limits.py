@@ -111,7 +111,8 @@ def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: b
 
 def _step_seconds(hidden: tuple[int, ...], n_samples: int) -> tuple[float, int, int]:
     """Median seconds of a whole training step of a small run, its nodes and batch."""
-    from gradbox.training.trainer import Trainer, TrainingConfig  # training uses this module
+    from gradbox.training.config import TrainingConfig
+    from gradbox.training.trainer import Trainer
 
     config = TrainingConfig(hidden=hidden, n_samples=n_samples, test_ratio=0.0, l2=0.0)
     trainer = Trainer(config)

@@ -1,6 +1,18 @@
-"""What a run keeps of its past: full checkpoints (a `CheckpointStore`, by a
-`CheckpointPolicy`) to rewind to any step by replaying from the nearest one, and the
-weights along the way (`WeightPath`) for the loss landscape's path."""
+"""The run record: everything a run keeps of its past, changed together.
+
+    history      what every step measured (`HistoryBuffer`, one row per step)
+    events       what the user changed between steps (`Event`s; the first is the data)
+    checkpoints  full copies to rewind to any step from (`CheckpointStore`)
+    path         the weights along the way, for the loss landscape (`WeightPath`)
+    peaks        the run's largest |gradient| so far, after each step
+
+The trainer appends a step (`begin_step`, `finish_step`), an event (`events`), and
+forgets the steps after a rewind (`truncate`); a saved run's record is loaded whole
+(`load`). What these hold is described in gradbox.training.state.
+
+Checkpoints are kept by a `CheckpointPolicy`: full ones to rewind to any step by replaying
+from the nearest one (`CheckpointStore`), and the weights along the way (`WeightPath`).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +22,17 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gradbox.training.state import Checkpoint, RunState, frozen
+from gradbox.training.datasets import Dataset
+from gradbox.training.history import History, HistoryBuffer, StepRecord, passes_after
+from gradbox.training.state import (
+    Checkpoint,
+    DataChange,
+    Event,
+    ParameterEdit,
+    RunState,
+    TrainingState,
+    frozen,
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +62,6 @@ class CheckpointPolicy:
             return steps_since >= self.every
         return (seconds_since >= self.replay_seconds
                 and steps_since * self.bytes_per_step >= checkpoint_bytes)
-
 
 
 class CheckpointStore:
@@ -161,3 +182,122 @@ class WeightPath:
             steps.append(now)
             weights.append(current)
         return np.array(steps, np.int64), np.stack(weights)
+
+
+
+
+class RunRecord:
+    """The history, events, checkpoints, weight path and gradient peaks of one run."""
+
+    def __init__(self, policy: CheckpointPolicy, initial_params: np.ndarray,
+                 data: DataChange) -> None:
+        self.history = HistoryBuffer()
+        self.events: list[Event] = [data]
+        self.checkpoints = CheckpointStore(policy)
+        self.path = WeightPath(initial_params)
+        # Cumulative largest |gradient| after each step (see `peak`).
+        self.peaks: list[float] = []
+
+    def load(self, state: TrainingState) -> None:
+        """Take a saved run's record (its history, events and checkpoints)."""
+        self.history = HistoryBuffer(state.history)
+        self.events = list(state.events)
+        self.checkpoints.load(state.checkpoints, state.current.nbytes)
+        # The path so far is known where the weights are: at the kept checkpoints.
+        for cp in state.checkpoints[1:]:
+            self.path.add(cp.step, cp.run.params)
+
+    # --- reading ------------------------------------------------------------------------
+    @property
+    def steps(self) -> int:
+        return len(self.history)
+
+    def view(self) -> History:
+        return self.history.view()
+
+    def edits(self) -> tuple[ParameterEdit, ...]:
+        return tuple(e for e in self.events if isinstance(e, ParameterEdit))
+
+    def passes_held(self) -> int:
+        """How many backward passes the gradients hold after the last step."""
+        return passes_after(self.history.view())
+
+    def data_at(self, step: int) -> Dataset:
+        """The points the step after `step` steps trained on."""
+        data = self.events[0]
+        for event in self.events:
+            if isinstance(event, DataChange) and event.step <= step:
+                data = event
+        assert isinstance(data, DataChange)
+        return data.dataset
+
+    def last_peak(self) -> float:
+        """The largest |gradient| of the steps recorded in `peaks` (0 before any)."""
+        return self.peaks[-1] if self.peaks else 0.0
+
+    def peak(self) -> float:
+        """The largest |gradient| from step 1 to the last step recorded."""
+        if len(self.peaks) < self.steps:
+            # A run restored from a state: its steps' gradients are known only at the
+            # kept checkpoints (checkpoint s holds those after step s); use those.
+            known = {cp.step: float(np.abs(cp.run.grads).max(initial=0.0))
+                     for cp in self.checkpoints.kept()}
+            while len(self.peaks) < self.steps:
+                s = len(self.peaks) + 1
+                self.peaks.append(max(self.last_peak(), known.get(s, 0.0)))
+        return self.last_peak()
+
+    def last_update_norm(self, now: np.ndarray, names: tuple[str, ...]) -> float:
+        """|Δw| of the last step, from the kept weights at its start and `now` (the
+        weights now; its own update: a weight typed in after it is taken back out); NaN
+        if its start is not kept."""
+        last = self.steps
+        start = self.checkpoints.at(last - 1)
+        if start is None:
+            return math.nan
+        after = now.copy()
+        for event in reversed(self.events):
+            if isinstance(event, ParameterEdit) and event.step == last:
+                after[names.index(event.name)] = event.old
+        return float(np.linalg.norm(after - start.run.params))
+
+    def parameter_history(self, index: int, value: float, grad: float,
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(steps, values, gradient steps, gradients) of one parameter, where known
+        (`value`, `grad`: its weight and gradient now).
+
+        values[i] is the weight at the start of step steps[i] + 1 (after that step's
+        edits); gradients[i] is what the backward pass of step grad_steps[i] left. Known at
+        every kept checkpoint (every step near the end, sparser further back) and now.
+        """
+        kept = self.checkpoints.kept(below=self.steps)
+        steps = [cp.step for cp in kept]
+        values = [cp.run.params[index] for cp in kept]
+        grad_steps = [cp.step for cp in kept if cp.step > 0]
+        grads = [cp.run.grads[index] for cp in kept if cp.step > 0]
+        steps.append(self.steps)
+        values.append(value)
+        grad_steps.append(self.steps)
+        grads.append(grad)
+        return (np.array(steps, np.int64), np.array(values, np.float64),
+                np.array(grad_steps, np.int64), np.array(grads, np.float64))
+
+    # --- writing ------------------------------------------------------------------------
+    def begin_step(self, cp: Checkpoint) -> None:
+        """The start of a step: its checkpoint (kept for good after an event)."""
+        self.checkpoints.begin_step(cp, evented=self.events[-1].step == cp.step)
+
+    def finish_step(self, record: StepRecord, weights: np.ndarray, peak: float) -> None:
+        """A step done: what it measured, the weights it left, the run's |gradient| peak."""
+        self.history.append(record)
+        self.path.add(record.step, weights)
+        self.checkpoints.start = None
+        self.peaks.append(peak)
+
+    def truncate(self, step: int) -> None:
+        """Forget everything after `step` steps (a rewind to it)."""
+        self.history.truncate(step)
+        del self.peaks[step:]
+        self.path.truncate(step)
+        self.events = [e for e in self.events if e.step <= step]
+        self.checkpoints.truncate(step)

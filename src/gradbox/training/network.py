@@ -1,0 +1,126 @@
+"""A network being trained, and what the data says of it.
+
+`ModelAndOptimizer` is the live model, its optimizer and its parameters (the trainer holds
+one for the run and one for the ghost; `RunState` is its frozen copy). The functions
+below read a configuration and a dataset and nothing else: which points a step trains on
+(`batch_indices`), the engine's forward pass with its penalties (`forward`), the loss
+without them (`data_loss`), and the loss and accuracy on held-out points (`evaluate`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradbox.autograd import features, losses
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import MLP, numpy_forward
+from gradbox.autograd.optim import Optimizer, make_optimizer
+from gradbox.training.config import TrainingConfig
+from gradbox.training.datasets import Dataset
+from gradbox.training.state import RunState, frozen, frozen_optimizer
+
+
+@dataclass
+class ModelAndOptimizer:
+    """The model, its optimizer and its parameters (in `model.parameters()` order)."""
+
+    model: MLP
+    optimizer: Optimizer
+    params: list[Value] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.params = self.model.parameters()
+
+    def values(self) -> np.ndarray:
+        return np.fromiter((p.data for p in self.params), np.float64, len(self.params))
+
+    def grads(self) -> np.ndarray:
+        return np.fromiter((float(p.grad) for p in self.params), np.float64, len(self.params))
+
+    def set_values(self, values: np.ndarray) -> None:
+        for p, v in zip(self.params, values.tolist()):
+            p.data = v
+
+    def set_grads(self, grads: np.ndarray) -> None:
+        for p, g in zip(self.params, grads.tolist()):
+            p.grad = g
+
+    def state(self) -> RunState:
+        return RunState(frozen(self.values()), frozen(self.grads()),
+                        frozen_optimizer(self.optimizer.state_dict()))
+
+    def load(self, state: RunState, weights: bool = True) -> None:
+        """Put `state` back (`weights=False`: all but the weights, which are as they
+        were: a 1000x1000 network's take 0.1 s to set)."""
+        if weights:
+            self.set_values(state.params)
+        self.set_grads(state.grads)
+        self.optimizer.load_state_dict(dict(state.optimizer))
+
+
+def build(config: TrainingConfig, values: np.ndarray) -> ModelAndOptimizer:
+    """`config`'s network with the weights `values`, and its optimizer at the base rate."""
+    model = config.make_model(seed=0)
+    model.set_flat(values)
+    return ModelAndOptimizer(model, make_optimizer(config.optimizer, model.parameters(),
+                                                   config.lr, config.momentum))
+
+
+def batch_indices(config: TrainingConfig, dataset: Dataset, step: int) -> np.ndarray:
+    """The training points step `step + 1` uses (all of them, or a seeded batch)."""
+    train = np.flatnonzero(~dataset.is_test)
+    size = config.batch_size
+    if size is None or size >= len(train):
+        return train
+    # Seeded by the step number, so replaying from a checkpoint sees the same batches.
+    rng = np.random.default_rng([config.seed, step])
+    return np.sort(rng.choice(train, size, replace=False))
+
+
+def data_loss(config: TrainingConfig, output: Value | list[Value], truth: np.ndarray) -> Value:
+    """The loss (without penalties) of network output against the data's truth:
+    targets for regression, class labels otherwise."""
+    if config.is_regression:
+        return losses.compute_regression_loss(config.effective_loss, output, truth)
+    return losses.compute_loss(config.effective_loss, output, truth)
+
+
+def forward(config: TrainingConfig, dataset: Dataset, run: ModelAndOptimizer,
+            batch: np.ndarray) -> tuple[Value, Value | list[Value]]:
+    """The engine's forward pass of `run` on `batch`: (the loss with its penalties, the
+    network's output)."""
+    points, truth = dataset.points[batch], dataset.truth[batch]
+    # The inputs are engine nodes too (x₁² is x₁ * x₁), so the graph shows them.
+    output = run.model(features.input_nodes(points, config.effective_features))
+    loss = data_loss(config, output, truth)
+    if config.l2:
+        loss = loss + config.l2 * losses.l2_penalty(run.params)
+    if config.l1:
+        loss = loss + config.l1 * losses.l1_penalty(run.params)
+    return loss, output
+
+
+def accuracy(config: TrainingConfig, dataset: Dataset, output: Any,
+             indices: np.ndarray) -> float:
+    """Fraction classified right; NaN for regression, where nothing is a class."""
+    if config.is_regression:
+        return math.nan
+    return losses.accuracy(output, dataset.labels[indices])
+
+
+def evaluate(config: TrainingConfig, dataset: Dataset, weights: np.ndarray,
+             mask: np.ndarray) -> tuple[float, float]:
+    """Loss (without penalties) and accuracy on the masked points, by plain numpy."""
+    if not mask.any():
+        return math.nan, math.nan
+    points, truth = dataset.points[mask], dataset.truth[mask]
+    out = numpy_forward(weights, config.layer_sizes, config.activation, config.inputs(points))
+    outputs = [out[:, k] for k in range(out.shape[1])]
+    scores = [Value(o) for o in outputs]
+    loss = data_loss(config, scores if len(scores) > 1 else scores[0], truth)
+    return float(loss.data), accuracy(config, dataset, outputs if len(outputs) > 1
+                                      else outputs[0], np.flatnonzero(mask))
