@@ -332,3 +332,33 @@ def test_png_frames_never_delete_what_a_folder_held(tmp_path: Path, run: Trainer
     with pytest.raises(animation.TargetTakenError, match="not a file"):
         record(run, link, "mp4", 0, 2, 1, (160, 100))
     assert link.is_symlink() and pipe.is_fifo()
+
+
+FULL_DISK = """
+import resource, signal, sys
+import numpy as np
+from gradbox.files import animation
+from gradbox.views.window.files.autosave import failure_reason
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+rng = np.random.default_rng(0)
+frames = [rng.integers(0, 255, (128, 128, 3), dtype=np.uint8) for _ in range(20)]
+try:
+    animation.write_animation(iter(frames), 20, sys.argv[1], sys.argv[2], 10)
+except Exception as error:
+    print(failure_reason(error))
+"""
+
+
+@pytest.mark.parametrize("kind", ["mp4", "gif"])
+def test_a_disk_that_refuses_is_said_in_its_own_words(tmp_path: Path, kind: str) -> None:
+    """Issue 31 item 16: an MP4 on a full disk said '[Errno 1447131472] Error in PyAV
+    callback'. A file-size limit makes the disk refuse in a child process."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path / f"run.{kind}"),
+                          kind], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.strip() == "File too large", out.stdout + out.stderr
+    assert list(tmp_path.iterdir()) == []

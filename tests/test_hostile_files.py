@@ -235,3 +235,38 @@ def test_plain_csv_rows_read_at_c_speed_equal_the_row_by_row_reading(kind: str) 
     assert fast.classes == slow.classes
     if kind == "target":
         np.testing.assert_array_equal(fast.targets, slow.targets)
+
+
+@pytest.mark.parametrize("name", ["layers.0.neurons.1.w.0\n", "layers.00.neurons.1.w.0",
+                                  "layers.0.neurons.1.w.\u0660", "layers.0.neurons.\uff11.b",
+                                  " layers.0.neurons.1.b", "layers.0.neurons.1.w.0.b"])
+def test_a_parameter_name_the_network_does_not_make_is_refused(tmp_path: Path,
+                                                               name: str) -> None:
+    """Issue 31 item 8: names the reader took and the trainer did not (a trailing
+    newline, 'layers.00', other scripts' digits: the pattern ended in $ and read \\d) made
+    the PyTorch export write a script that was not Python or fail with 'tuple.index(x): x
+    not in tuple', and the notebook raise KeyError. Names are compared with the network's
+    own, exactly."""
+    from gradbox.autograd.nn import parameter_names, parse_parameter_name
+    from gradbox.files.export_torch import pytorch_script
+    from gradbox.training.trainer import Trainer, TrainingConfig
+
+    trainer = Trainer(TrainingConfig(n_samples=40))
+    trainer.step()
+    trainer.set_parameter("layers.0.neurons.1.w.0", 0.25)
+    trainer.step()
+    good = tmp_path / "good.gradbox"
+    sessions.save_session(trainer, good)
+    compile(pytorch_script(sessions.load_session(good)), "export.py", "exec")
+    with __import__("zipfile").ZipFile(good) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    edit = next(e for e in manifest["events"] if e["kind"] == "edit")
+    edit["name"] = name
+    bad = tmp_path / "bad.gradbox"
+    bad.write_bytes(hostile_corpus.session(manifest, members))
+    with pytest.raises(SessionError, match="this network has no parameter"):
+        sessions.load_session(bad)
+    names = parameter_names([2, 8, 8, 1])
+    assert all(parse_parameter_name(n) is not None for n in names)
+    assert parse_parameter_name(name) is None

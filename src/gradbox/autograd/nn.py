@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -264,21 +263,26 @@ def _numpy_activation(h: np.ndarray, activation: str) -> np.ndarray:
 
 
 # --- parameter names: built and read here only ---------------------------------------
-_PARAMETER_NAME = re.compile(r"^layers\.(\d+)\.neurons\.(\d+)\.(?:w\.(\d+)|b)$")
-
-
 def parameter_name(layer: int, unit: int, source: int | None) -> str:
     """'layers.L.neurons.J.w.I' for weight I of neuron J in layer L, '...b' for its bias."""
     return f"layers.{layer}.neurons.{unit}.{'b' if source is None else f'w.{source}'}"
 
 
 def parse_parameter_name(name: str) -> tuple[int, int, int | None] | None:
-    """(layer, unit, input index or None for the bias) of a parameter name, else None."""
-    match = _PARAMETER_NAME.match(name)
-    if match is None:
+    """(layer, unit, input index or None for the bias) of a parameter name, else None.
+    Only a name `parameter_name` writes is one: read, written again and compared, so a
+    trailing newline, a leading zero ('layers.00') or another script's digits (which a
+    pattern's \\d and int() take) are not a parameter's name."""
+    parts = name.split(".") if len(name) < 80 else []
+    if len(parts) not in (5, 6) or parts[0] != "layers" or parts[2] != "neurons":
         return None
-    layer, unit, source = match.groups()
-    return int(layer), int(unit), None if source is None else int(source)
+    if not all(p.isascii() and p.isdigit() for p in (parts[1], parts[3], *parts[5:])):
+        return None
+    layer, unit = int(parts[1]), int(parts[3])
+    source = int(parts[5]) if len(parts) == 6 else None
+    if parameter_name(layer, unit, source) != name:
+        return None
+    return layer, unit, source
 
 
 def short_parameter_name(name: str) -> str:

@@ -24,6 +24,7 @@ Pure Python: numpy, Pillow, PyAV; no Qt.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import shutil
@@ -224,6 +225,18 @@ def _write_gif(frames: Iterator[np.ndarray], path: Path, fps: float) -> None:
 def _write_mp4(frames: Iterator[np.ndarray], path: Path, fps: float) -> None:
     import av
 
+    try:
+        _encode_mp4(av, frames, path, fps)
+    except (OSError, av.error.FFmpegError) as error:
+        # PyAV reports a failed write of the file (a full disk) as its own error, '[Errno
+        # 1447131472] Error in PyAV callback'; the disk's own error is the one to say.
+        cause = error.__context__
+        if getattr(error, "errno", None) not in errno.errorcode and isinstance(cause, OSError):
+            raise cause from None
+        raise
+
+
+def _encode_mp4(av: Any, frames: Iterator[np.ndarray], path: Path, fps: float) -> None:
     first = next(frames)
     height, width = first.shape[:2]
     with open(path, "xb") as f, av.open(f, mode="w", format="mp4") as container:

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from gradbox.autograd import features, losses
-from gradbox.autograd.nn import INIT_LABELS, parse_parameter_name
+from gradbox.autograd.nn import INIT_LABELS, parameter_name, parse_parameter_name
 from gradbox.autograd.optim import Adam
 from gradbox.formatting import counted
 from gradbox.training.state import TrainingState
@@ -104,7 +104,9 @@ def _edits(trainer: Trainer) -> list[tuple[int, str, int, str, tuple[int, ...], 
             raise ValueError(f"cannot place the edited parameter {edit.name!r} in a layer")
         layer, neuron, inp = parsed
         kind, index = ("bias", (neuron,)) if inp is None else ("weight", (neuron, inp))
-        out.append((edit.step + 1, edit.name, layer, kind, index, edit.old, edit.new))
+        # The name the network gives that weight, not the file's string.
+        name = parameter_name(layer, neuron, inp)
+        out.append((edit.step + 1, name, layer, kind, index, edit.old, edit.new))
     return out
 
 
