@@ -24,7 +24,8 @@ from dataclasses import fields
 
 import pytest
 
-from gradbox.teaching.claims import OPS, QUANTITIES, Claim, Observed, check_on_screen, run_claims
+from gradbox.teaching.claim_checks import check_on_screen, observe, run_claims
+from gradbox.teaching.claims import OPS, QUANTITIES, Claim
 from gradbox.teaching.lessons import LESSONS, Lesson, lesson
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
@@ -97,7 +98,7 @@ def test_a_claim_refuses_what_it_cannot_check() -> None:
 def test_by_and_at_read_the_run_differently() -> None:
     trainer = Trainer(TrainingConfig(seed=3))
     trainer.run_steps(60)
-    observed = Observed.from_trainer(trainer)
+    observed = observe(trainer)
     losses = trainer.history.column("loss")
     best = int(losses.argmin()) + 1
     at = Claim("train_loss", "<=", float(losses.min()), 60, "the loss reaches its best")
@@ -126,7 +127,7 @@ def test_a_claim_that_fails_on_this_run_is_said_with_what_the_run_shows() -> Non
     config = item.setup.config
     assert config is not None and not claim.by
     trainer = _run_on_screen(config.with_changes(lr=0.02), claim.at_step)
-    observed = Observed.from_trainer(trainer)
+    observed = observe(trainer)
     assert claim.holds(observed) is False
     notes = check_on_screen(item, k, trainer.snapshot())
     assert notes == [
@@ -145,7 +146,7 @@ def test_a_within_claim_says_when_it_got_there() -> None:
     assert config is not None
     slow = config.with_changes(lr=0.03, **claim.run)
     trainer = _run_on_screen(slow, 600)
-    observed = Observed.from_trainer(trainer)
+    observed = observe(trainer)
     first = claim.first_held(observed)
     assert claim.holds(observed) is False
     note = check_on_screen(item, k, trainer.snapshot())[0]
@@ -164,7 +165,7 @@ def test_nothing_is_said_where_the_claim_holds_or_cannot_be_read_yet() -> None:
     young = _run_on_screen(config, 10)
     assert check_on_screen(item, k, young.snapshot()) == [], "not at step 100 yet"
     grown = _run_on_screen(config, 100)
-    assert claim.holds(Observed.from_trainer(grown))
+    assert claim.holds(observe(grown))
     assert check_on_screen(item, k, grown.snapshot()) == []
 
 

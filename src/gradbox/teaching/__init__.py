@@ -2,9 +2,9 @@
 
     lessons         the guided lessons, read from builtin_lessons/*.toml
     lesson_model    what a lesson is: setup, steps, the panels' names
-    lesson_files    lessons as TOML files: written, read strictly (line and field), checked
-    claims          a claim as data (quantity, comparison, step), checked over seeds and
-                    on the learner's run
+    lesson_files    lessons as TOML files: written, read strictly (line and field)
+    claims          a claim as data (quantity, comparison, step) and how it reads a run
+    claim_checks    claims checked against runs: trained over seeds, or on the screen
     demonstrations  lesson claims measured across seeds
     pitfalls        the broken variants of autograd (each a short function)
     expression      the Playground's expression language, on the engine

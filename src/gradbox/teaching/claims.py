@@ -2,12 +2,9 @@
 
 Pure Python/numpy, no Qt. A lesson step's sentence ("by step 100 at most two training
 points are on the wrong side") carries a `Claim` beside it (wrong_points <= 2 at step
-100). The same claim is checked two ways:
-
-    over seeds      tests/test_lesson_claims.py runs every claim of every lesson on many
-                    seeds (`run_claims`) and requires it to hold in nearly all of them;
-    on the screen   `check_on_screen` reads the run the learner has in front of them and
-                    says where a claim of the current step does not hold there.
+100). A claim reads an `Observed` run (`holds`, `measure`, `first_held`); checking one
+against runs -- trained over seeds, or the one on the screen -- is
+gradbox.teaching.claim_checks' job.
 
 A claim is plain data (strings and numbers), so lessons written as files can carry them.
 """
@@ -16,26 +13,21 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from gradbox.autograd.nn import unflatten
 from gradbox.formatting import fmt
-from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import identical_layers
 from gradbox.training.history import History
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.statistics import GRAD
-from gradbox.training.trainer import Trainer
 
-if TYPE_CHECKING:
-    from gradbox.teaching.lessons import Lesson, Setup
-
-__all__ = ["OPS", "QUANTITIES", "Claim", "Observed", "check_on_screen", "run_claims"]
+__all__ = ["OPS", "QUANTITIES", "Claim", "Observed"]
 
 OPS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
@@ -46,9 +38,9 @@ OPS: dict[str, Callable[[float, float], bool]] = {
 class Observed:
     """What a run shows: its history, its weights now, and the run pinned beside it.
 
-    Built from a `Snapshot` (the screen) or a `Trainer` (the seed test). `travelled` is
-    how far the weights are from where they started (NaN where unknown: the screen's
-    snapshot does not carry the path)."""
+    Built from a `Snapshot` (the screen) or a trainer (the seed test:
+    gradbox.teaching.claim_checks.observe). `travelled` is how far the weights are from
+    where they started (NaN where unknown: the screen's snapshot does not carry the path)."""
 
     history: History
     layer_sizes: tuple[int, ...]
@@ -64,16 +56,6 @@ class Observed:
         return cls(s.history, s.layer_sizes, s.params, s.grads,
                    int(np.count_nonzero(~s.is_test)),
                    s.pinned.history if s.pinned is not None else None)
-
-    @classmethod
-    def from_trainer(cls, trainer: Trainer, pinned: Trainer | None = None) -> Observed:
-        def travelled(t: Trainer) -> float:
-            _, path = t.trajectory()
-            return float(np.linalg.norm(path[-1] - path[0]))
-        base = cls.from_snapshot(trainer.snapshot())
-        return cls(base.history, base.layer_sizes, base.params, base.grads, base.n_train,
-                   base.pinned, travelled(trainer),
-                   travelled(pinned) if pinned is not None else math.nan)
 
 
 def _column(history: History | None, name: str) -> np.ndarray:
@@ -269,113 +251,3 @@ class Claim:
         with np.errstate(invalid="ignore"):
             held = np.flatnonzero(OPS[self.op](values, self.value))
         return int(held[0]) + 1 if len(held) else None
-
-
-# --- over seeds ---------------------------------------------------------------------------
-def _trainer(setup: Setup, config: TrainingConfig) -> Trainer:
-    trainer = Trainer(config)
-    trainer.set_forget_zero_grad(setup.forget_zero_grad)
-    trainer.set_ghost(setup.ghost)
-    return trainer
-
-
-def run_claims(setup: Setup, claims: Sequence[Claim], seed: int) -> list[bool | None]:
-    """Each claim's verdict on `seed`, runs shared between claims read on the same run.
-
-    As in the app: a step's new settings start a fresh run of the lesson's seed (the
-    Designer keeps the seed and so the initial weights), and a pinned run is trained
-    first, then pinned, then the new settings run beside it. A run stops where the
-    window's Run would (a non-finite or a diverging loss): a claim read past that step
-    has no verdict (None), as the learner could not see it."""
-    assert setup.config is not None
-    base = setup.config.with_changes(seed=seed)
-    verdicts: list[bool | None] = [None] * len(claims)
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for index, claim in enumerate(claims):
-        groups.setdefault(claim.key, []).append(index)
-    for indices in groups.values():
-        first = claims[indices[0]]
-        steps = max(claims[i].at_step for i in indices)
-        reference = None
-        if first.pinned is not None:
-            reference = _trainer(setup, base.with_changes(**first.pinned))
-            reference.run_steps(steps)
-            reference.pin()
-            trainer = reference.with_config(base.with_changes(**first.run))
-        else:
-            trainer = _trainer(setup, base.with_changes(**first.run))
-        trainer.run_steps(steps)
-        observed = Observed.from_trainer(trainer, reference)
-        for i in indices:
-            verdicts[i] = claims[i].holds(observed)
-    return verdicts
-
-
-# --- on the screen ------------------------------------------------------------------------------
-def _differences(setup_config: TrainingConfig, config: TrainingConfig,
-                 asked: Mapping[str, Any]) -> str:
-    """How the run on screen differs from the one the lesson describes: 'seed 7, lr 1'."""
-    expected = setup_config.with_changes(**asked)
-    changed = [f"{name} {getattr(config, name)}" for name in (
-        "seed", "dataset", "hidden", "activation", "loss", "optimizer", "lr", "momentum",
-        "batch_size", "init", "init_scale", "features", "noise", "n_samples", "l2")
-        if getattr(config, name) != getattr(expected, name)]
-    return ", ".join(changed)
-
-
-def applies(claim: Claim, setup: Setup, config: TrainingConfig, has_pinned: bool) -> bool:
-    """The run on screen is one the claim speaks of: it has the settings the step asked
-    for (the seed and anything else may differ: that is what the check is for)."""
-    if setup.config is None:
-        return False
-    expected = setup.config.with_changes(**claim.run)
-    if any(getattr(config, name) != getattr(expected, name) for name in claim.run):
-        return False
-    return claim.pinned is None or has_pinned
-
-
-def check_on_screen(lesson: Lesson, step: int, snapshot: Snapshot) -> list[str]:
-    """What the current step's claims say that the run on screen does not show.
-
-    One sentence per claim that can be read on this run and does not hold, naming how
-    this run differs from the lesson's and what it shows instead: 'On this run (seed 7)
-    the number of training points on the wrong side first reached ≤ 2 at step 140, not
-    within 100 steps as the step says.'"""
-    setup = lesson.setup
-    if setup.view != "training" or not 0 <= step < len(lesson.steps) or setup.config is None:
-        return []
-    observed: Observed | None = None
-    notes = []
-    for claim in lesson.steps[step].claims:
-        if not applies(claim, setup, snapshot.config, snapshot.pinned is not None):
-            continue
-        observed = observed or Observed.from_snapshot(snapshot)
-        verdict = claim.holds(observed)
-        if verdict is None or verdict:
-            continue
-        differs = _differences(setup.config, snapshot.config, claim.run)
-        where = f"On this run ({differs})" if differs else "On this run"
-        notes.append(f"{where} {_seen(claim, observed)}.")
-    return notes
-
-
-def _seen(claim: Claim, observed: Observed) -> str:
-    """What the run shows instead of the claim: 'the boundary needed 140 steps'."""
-    quantity = QUANTITIES[claim.quantity]
-    wanted = f"{SYMBOLS[claim.op]} {quantity.write(claim.value)}"
-    first = claim.first_held(observed)
-    if claim.by:
-        if first is not None:
-            return (f"{quantity.words} first reached {wanted} at step {first}, not within "
-                    f"{claim.at_step} steps as the step says")
-        return (f"{quantity.words} has not reached {wanted} in "
-                f"{len(observed.history)} steps (the step says within {claim.at_step})")
-    seen = (f"{quantity.words} is {quantity.write(claim.measure(observed))} at step "
-            f"{claim.at_step}, not {wanted} as the step says")
-    if first is not None and first > claim.at_step:
-        seen += f"; it got there at step {first}"
-    elif first is not None:
-        seen += f" (it was at step {first}, then left it)"
-    elif quantity.per_step:
-        seen += f"; not yet by step {len(observed.history)}"
-    return seen

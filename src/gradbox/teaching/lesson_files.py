@@ -36,7 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from gradbox.autograd.phases import PHASES
-from gradbox.teaching.claims import OPS, QUANTITIES, Claim, run_claims
+from gradbox.teaching.claims import OPS, QUANTITIES, Claim
 from gradbox.teaching.lesson_model import ALL_CONTROLS, Lesson, Setup, Step
 from gradbox.teaching.lesson_text import (
     MAX_BYTES,
@@ -48,7 +48,7 @@ from gradbox.teaching.lesson_text import (
 from gradbox.teaching.playground import PLAYGROUND_VARIANTS
 from gradbox.training.config import ConfigError, TrainingConfig
 
-__all__ = ["LessonFileError", "dump_lesson", "false_claims", "field_lines", "load_lesson",
+__all__ = ["LessonFileError", "dump_lesson", "field_lines", "load_lesson",
            "read_lesson"]
 
 PLAYGROUND_TABS = ("variables", "micro-batches", "forget zero_grad")
@@ -460,25 +460,3 @@ def _claim(r: _Reader, value: Any, path: str, setup: Setup) -> Claim:
                      by=r.boolean(obj.get("by", False), f"{path}.by"))
     except ValueError as error:
         raise r.error(path, str(error)) from None
-
-
-# --- checking a lesson's claims on its own setup -------------------------------------------
-def false_claims(lesson: Lesson) -> list[str]:
-    """What a teacher must hear before class: each of the lesson's claims that does not
-    hold on the lesson's own setup (its seed), or cannot be read there, in a sentence
-    naming its step. Empty when every claim holds. Trains the runs the claims speak of
-    (seconds for the built-in lessons): call it off the UI thread."""
-    claims = [(number, claim) for number, step in enumerate(lesson.steps, start=1)
-              for claim in step.claims]
-    if not claims or lesson.setup.config is None:
-        return []
-    verdicts = run_claims(lesson.setup, [c for _, c in claims], lesson.setup.config.seed)
-    out = []
-    for (number, claim), verdict in zip(claims, verdicts):
-        if verdict is False:
-            out.append(f"Step {number}: “{claim.says}” does not hold on the lesson's setup "
-                       f"(seed {lesson.setup.config.seed}).")
-        elif verdict is None:
-            out.append(f"Step {number}: “{claim.says}” could not be checked: the run did "
-                       f"not reach step {claim.at_step}.")
-    return out

@@ -1,12 +1,12 @@
 """The lesson checks itself on the learner's run: what the current step claims that the
-run on screen does not show (gradbox.teaching.claims), said in the step's own box, under
+run on screen does not show (gradbox.teaching.claim_checks), said in the step's own box, under
 its look-for, so it is read with the sentence it qualifies and never cut off."""
 
 from __future__ import annotations
 
 import html
 
-from gradbox.teaching.claims import check_on_screen
+from gradbox.teaching.claim_checks import check_on_screen
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.palette import NOTE_BOX

@@ -40,7 +40,8 @@ from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
 from gradbox.runner.wire import LazyAnswer
 from gradbox.runner.worker import WorkerCancelledError, WorkerProcess
-from gradbox.teaching.lesson_files import LessonFileError, false_claims, read_lesson
+from gradbox.teaching.claim_checks import false_claims
+from gradbox.teaching.lesson_files import LessonFileError, read_lesson
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import recording
