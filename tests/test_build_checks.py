@@ -1,26 +1,180 @@
 """Build it yourself: the checks pass a correct engine and name each wrong one's mistake.
 
-Each wrong solution is the correct one (tests/build_solutions/correct.py) with one edit,
-as a learner would make it; each must fail at the stage that checks that rule, with the
-mistake id the issue's list gives it. Every check runs in the sandbox's child.
+Each wrong solution (tests/build_solutions/wrong.py) is the correct one
+(tests/build_solutions/correct.py) with one edit, as a learner makes the mistake; each
+must fail at the stage that checks that rule, with the mistake id the documented list
+gives it. Every check runs in the sandbox's child (one per test: xdist spreads them).
 """
 
 from __future__ import annotations
 
+import math
+import sys
+import time
 from pathlib import Path
 
-from gradbox.build.sandbox import check_source
+import pytest
+
+from gradbox.build.report import MISTAKE_IDS, CheckReport
+from gradbox.build.sandbox import check_source, start_check
+from gradbox.build.stages import Stage
 
 SOLUTIONS = Path(__file__).parent / "build_solutions"
 CORRECT = (SOLUTIONS / "correct.py").read_text(encoding="utf-8")
-TIMEOUT = 20.0  # generous: the machine is shared; a check takes 2-5 s here
+TIMEOUT = 60.0  # generous: the machine is shared; a check takes 1-5 s here
+sys.path.insert(0, str(SOLUTIONS))
+from wrong import WRONG, apply  # noqa: E402
+
+sys.path.remove(str(SOLUTIONS))
 
 
-def test_a_correct_engine_passes_every_stage_up_to_the_network() -> None:
-    report = check_source(CORRECT, up_to_stage=9, timeout=TIMEOUT)
+def test_a_correct_engine_passes_every_stage() -> None:
+    report = check_source(CORRECT, timeout=TIMEOUT)
     assert report.error is None
-    assert [s.stage for s in report.stages] == list(range(10))
+    assert [s.stage for s in report.stages] == list(range(11))
     failures = [(s.stage, c.name, c.message) for s in report.stages for c in s.cases
                 if not c.passed]
     assert not failures
     assert report.passed
+
+
+def test_there_are_at_least_thirty_wrong_solutions_each_a_known_mistake() -> None:
+    assert len(WRONG) >= 30
+    assert len({name for name, *_ in WRONG}) == len(WRONG)
+    assert {mistake for *_, mistake in WRONG} <= set(MISTAKE_IDS)
+
+
+@pytest.mark.parametrize(("name", "stage", "mistake"),
+                         [(name, stage, mistake) for name, _e, stage, mistake in WRONG])
+def test_each_wrong_solution_fails_at_its_stage_with_its_mistake_named(
+        name: str, stage: int, mistake: str) -> None:
+    edits = next(e for n, e, *_ in WRONG if n == name)
+    report = check_source(apply(CORRECT, edits), timeout=TIMEOUT)
+    assert report.error is None, report.error
+    assert not report.passed
+    failing_stage, case = report.first_failure  # type: ignore[misc]
+    assert (failing_stage.stage, case.mistake) == (stage, mistake), case.message
+    # Every stage before it passed: the check stopped at the first that fails.
+    assert [s.passed for s in report.stages] == [True] * stage + [False]
+    assert case.message and case.code
+
+
+def test_the_failing_case_shows_the_learners_and_the_expected_gradient_at_each_node() -> None:
+    # `=` for `+=` in *: a * a gives 3 where it should give 6 (the issue's example).
+    edits = next(w[1] for w in WRONG if w[0] == "mul-assigns")
+    report = check_source(apply(CORRECT, edits), timeout=TIMEOUT)
+    stage, case = report.first_failure  # type: ignore[misc]
+    assert (stage.stage, case.name, case.mistake) == (6, "a-times-a", "assign-not-accumulate")
+    assert "3" in case.message and "6" in case.message and "+=" in case.message
+    graph = case.graph
+    assert graph is not None
+    by_label = {n.label: n for n in graph.nodes}
+    a, b = by_label["a"], by_label["b"]
+    assert (a.data, a.grad, a.expected_grad) == (3.0, 3.0, 6.0)
+    assert (b.op, b.grad, b.expected_grad, b.parents) == ("*", 1.0, 1.0, (a.id,))
+    assert graph.first_wrong == a.id and a.wrong and not b.wrong
+    # Every node carries both numbers, and the report crosses as plain data intact.
+    assert all(n.expected_grad is not None and n.expected_data is not None
+               for n in graph.nodes)
+    assert CheckReport.from_json(report.to_json()) == report
+
+
+def test_a_random_expression_that_fails_is_shrunk_to_a_small_one() -> None:
+    # exp's slope from the input: found by the random search over every op when the named
+    # exp case is left out; the expression shown is the smallest Hypothesis found.
+    wrong = CORRECT.replace("self.grad += e * out.grad", "self.grad += self.data * out.grad")
+    stage = (Stage(4, "more-ops", "4. more ops", "", "", (), ("random-all-ops",)),)
+    report = check_source(wrong, timeout=TIMEOUT, stages=stage)
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert case.name == "random-all-ops"
+    assert "exp" in case.code and case.code.count("\n") <= 4, case.code
+    assert "smallest failing expression" in case.message
+    assert case.graph is not None and case.graph.first_wrong is not None
+
+
+# --- the sandbox's limits ----------------------------------------------------------------------
+ONE_STAGE = (Stage(5, "backward", "5. backward", "", "", (), ("backward-chain",)),)
+
+
+def test_an_endless_loop_ends_in_a_message_saying_where_it_was() -> None:
+    looping = CORRECT.replace(
+        "        topo, visited, stack = [], set(), [(self, False)]\n",
+        "        topo, visited, stack = build_topo(self)\n").replace(
+        "class Value:", "def build_topo(root):\n    stack = [root]\n    while stack:\n"
+        "        pass\n    return [], set(), []\n\n\nclass Value:")
+    started = time.monotonic()
+    report = check_source(looping, timeout=3.0, stages=ONE_STAGE)
+    assert time.monotonic() - started < 3.0 + 5.0
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert case.mistake == "timeout"
+    assert case.message.startswith("stopped after 3 s: your `backward` never returned; it "
+                                   "was in `build_topo`, line ")
+    assert case.line is not None
+    assert looping.splitlines()[case.line - 1].strip() in ("while stack:", "pass")
+
+
+def test_runaway_recursion_is_named() -> None:
+    edits = next(w[1] for w in WRONG if w[0] == "recursive-topological-sort")
+    report = check_source(apply(CORRECT, edits), timeout=TIMEOUT)
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert (case.name, case.mistake) == ("deep-chain", "recursion")
+    assert "explicit stack" in case.message and "build_topo" in case.message
+
+
+def test_a_two_gigabyte_allocation_ends_in_a_memory_message() -> None:
+    hungry = CORRECT.replace("        t = math.tanh(self.data)\n",
+                             "        t = math.tanh(self.data)\n"
+                             "        junk = bytearray(2 * 1024 ** 3)\n")
+    stage = (Stage(4, "more-ops", "4. more ops", "", "", (), ("tanh-backward",)),)
+    started = time.monotonic()
+    report = check_source(hungry, timeout=20.0, stages=stage)
+    assert time.monotonic() - started < 20.0 + 5.0
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert case.mistake == "memory" and "memory" in case.message
+    assert case.line is not None and "bytearray" in hungry.splitlines()[case.line - 1]
+
+
+def test_os_exit_in_the_learners_code_ends_in_a_message() -> None:
+    leaving = CORRECT.replace("        self.grad = 1.0\n        for node in reversed(topo)",
+                              "        import os\n        os._exit(3)\n"
+                              "        for node in reversed(topo)")
+    report = check_source(leaving, timeout=10.0, stages=ONE_STAGE)
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert case.mistake == "crashed" and "exit code 3" in case.message
+
+
+def test_a_cancelled_check_says_so_at_once() -> None:
+    handle = start_check(CORRECT + "\nwhile True:\n    pass\n", timeout=30.0)
+    assert handle.poll() is None
+    handle.cancel()
+    report = handle.poll()
+    assert report is not None and not report.passed and "cancelled" in (report.error or "")
+
+
+def test_the_learners_prints_are_kept_apart_and_capped() -> None:
+    noisy = CORRECT.replace("        self.grad = 1.0\n        for node in reversed(topo)",
+                            "        print('backward!' * 1000)\n        self.grad = 1.0\n"
+                            "        for node in reversed(topo)")
+    report = check_source(noisy, timeout=TIMEOUT, stages=ONE_STAGE)
+    case = report.stages[0].cases[0]
+    assert case.passed
+    assert case.output.startswith("backward!") and len(case.output) < 4200
+    assert "more characters not shown" in case.output
+
+
+def test_a_file_that_cannot_be_used_is_an_error_not_a_failed_case() -> None:
+    report = check_source("def broken(:\n    pass\n", timeout=TIMEOUT)
+    assert report.error is not None and report.mistake == "syntax-error" and report.line == 1
+    assert check_source("x = 1\n", timeout=TIMEOUT).mistake == "missing-name"
+    raising = check_source("import math\nmath.nope()\n", timeout=TIMEOUT)
+    assert raising.error is not None and raising.line == 2
+
+
+def test_numbers_that_json_cannot_hold_cross_as_text() -> None:
+    wrong = CORRECT.replace("        self.grad = 0.0\n        self._backward",
+                            "        self.grad = float('nan')\n        self._backward")
+    stage = (Stage(6, "acc", "6. acc", "", "", (), ("a-plus-a",)),)
+    report = check_source(wrong, timeout=TIMEOUT, stages=stage)
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert case.graph is not None
+    assert any(math.isnan(n.grad) for n in case.graph.nodes)

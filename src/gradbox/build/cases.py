@@ -210,7 +210,7 @@ CASES: MappingProxyType[str, Case] = _cases(
          compare=("[p.grad for p in m.parameters()]",)),
     # --- stage 10: train on your engine ------------------------------------------------
     Case("train-moons", "model = MLP(2, [16, 16, 1]) with gradbox's weights\n"
-         "5 steps of micrograd's demo on 20 moons points, per sample",
+         "4 steps of micrograd's demo on 10 moons points, per sample",
          "your engine's loss follows gradbox's at every step (to 1e-6)",
          needs=("Value", "MLP"), kind="train"),
 )

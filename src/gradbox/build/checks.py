@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -190,8 +191,9 @@ class _Run:
 
     def error(self, error: BaseException) -> CaseResult:
         explained = explain_error(error, self.learner.filename)
-        if isinstance(error, TypeError) and "'list' and" in str(error):
-            explained = Explained(f"{explained.message} A Layer (and so an MLP) whose "
+        if isinstance(error, TypeError | AttributeError) and re.search(
+                r"'list' (and|object has no attribute)", str(error)):
+            explained = Explained(f"{type(error).__name__}: {error}. A Layer (and so an MLP) whose "
                                   "last layer has one neuron returns that neuron's Value, "
                                   "not a list of one.", "wrong-network", explained.line)
         return self.failed(explained)
@@ -227,18 +229,44 @@ class _Run:
         mistake's own description)."""
         case = self.case
         exprs = [w[0] for w in wrong]
+        if case.name in CASE_MISTAKE:
+            mistake = CASE_MISTAKE[case.name]
+            if mistake == "wrong-network" and self.bias_first(wrong):
+                return "parameters-order", "Your `parameters()` lists each neuron's bias " \
+                    "before its weights; the fixed order is the weights, then the bias"
+            if mistake != "seed-not-one":
+                return mistake, ""
+            if not all(isinstance(w[2], float) and w[2] == 0.0 for w in wrong):
+                return self.name_from_variants(wrong)
+            return self.nothing_arrived()
         if all(e.endswith(".data") for e in exprs):
             return "wrong-forward", f"The forward value of `{exprs[0][:-5]}` is wrong"
         op = case.option("op")
         if op is not None:
             return self.name_local(op, wrong)
-        if case.name in CASE_MISTAKE:
-            mistake = CASE_MISTAKE[case.name]
-            if mistake == "seed-not-one" and not all(
-                    isinstance(w[2], float) and w[2] == 0.0 for w in wrong):
-                return self.name_from_variants(wrong)
-            return mistake, ""
         return self.name_from_variants(wrong)
+
+    def nothing_arrived(self) -> tuple[str, str]:
+        """No gradient reached a leaf: the seed is missing, or the nodes fired before
+        their gradient had arrived (in topological order, not its reverse)."""
+        root = self.ns.get(self.case.root)
+        if as_number(getattr(root, "grad", math.nan)) == 1.0:
+            return "not-topological", ("No gradient reached the leaves, though the output's "
+                                       "is 1: your `backward` fires each node before its "
+                                       "gradient has arrived — walk the topological order "
+                                       "in reverse, from the output")
+        return "seed-not-one", ""
+
+    def bias_first(self, wrong: list[tuple[str, Any, Any, Any]]) -> bool:
+        """The learner's numbers are the reference's with each neuron's bias listed first."""
+        ns = {**reference.namespace(bias_first=True), **helpers()}
+        if run_code(self.case.code, ns) is not None:
+            return False
+        try:
+            return all(_same(mine, _values(eval(expr, ns)))
+                       for expr, _raw, mine, _expected in wrong)
+        except Exception:
+            return False
 
     def name_local(self, op: str, wrong: list[tuple[str, Any, Any, Any]]
                    ) -> tuple[str | None, str]:
@@ -285,7 +313,7 @@ class _Run:
                          "order)"}[mistake]
                 return mistake, words
         if all(v == 0.0 for v in mine.values()):
-            return "seed-not-one", ""
+            return self.nothing_arrived()
         return None, self.first_wrong_words()
 
     def first_wrong_words(self) -> str:
@@ -308,8 +336,18 @@ class _Run:
 
 
 # --- the kinds ------------------------------------------------------------------------------
+# A RuntimeError in these cases is a graph freed where PyTorch frees nothing (`+`).
+FREED_TOO_MUCH = ("backward-twice-adds", "zero-grad-then-backward")
+
+
 def _compare(run: _Run) -> CaseResult:
     error = run.run()
+    if isinstance(error, RuntimeError) and run.case.name in FREED_TOO_MUCH:
+        explained = explain_error(error, run.learner.filename)
+        return run.result(False, "`+` saved nothing for its backward, so a second backward "
+                          "through it works in PyTorch (and adds again); your code raised "
+                          f"RuntimeError: {error}{_see('freed-too-much')}.", "freed-too-much",
+                          explained.line)
     if error is not None:
         return run.error(error)
     return run.compare()

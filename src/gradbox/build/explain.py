@@ -107,6 +107,11 @@ def explain_error(error: BaseException, filename: str) -> Explained:
                                  f"isinstance(other, Value) else Value(other)`){where}.",
                                  "number-not-wrapped", line)
             return Explained(f"TypeError: {text}{where}.", "error", line)
+        m = re.search(r"bad operand type for unary (\S+): '(\w+)'", text)
+        if m:
+            method = {"-": "__neg__", "+": "__pos__", "~": "__invert__"}.get(m.group(1), "")
+            return Explained(f"TypeError: {text}: `-a` needs `{method}` (it can be "
+                             f"`self * -1`){where}.", "missing-name", line)
         if "retain_graph" in text:
             return Explained(f"TypeError: {text}: `backward` must accept `retain_graph` "
                              f"(`def backward(self, retain_graph=False)`){where}.",

@@ -215,6 +215,29 @@ class MLP(Module):
 NAMES = ("numerical_derivative", "Value", "zero_grad", "Module", "Neuron", "Layer", "MLP")
 
 
-def namespace() -> dict[str, Any]:
-    """The reference's names, as a learner's file defines them."""
-    return {name: globals()[name] for name in NAMES}
+class _BiasFirstNeuron(Neuron):
+    """A known mistake, for naming it: each neuron's bias listed before its weights."""
+
+    def parameters(self) -> list[Value]:
+        return [self.b, *self.w]
+
+
+class _BiasFirstLayer(Layer):
+    def __init__(self, nin: int, nout: int, **kwargs: Any) -> None:
+        self.neurons = [_BiasFirstNeuron(nin, **kwargs) for _ in range(nout)]
+
+
+class _BiasFirstMLP(MLP):
+    def __init__(self, nin: int, nouts: list[int]) -> None:
+        sizes = [nin, *nouts]
+        self.layers = [_BiasFirstLayer(sizes[i], sizes[i + 1], nonlin=i != len(nouts) - 1)
+                       for i in range(len(nouts))]
+
+
+def namespace(*, bias_first: bool = False) -> dict[str, Any]:
+    """The reference's names, as a learner's file defines them (`bias_first`: with the
+    parameters-order mistake, to recognise it)."""
+    names = {name: globals()[name] for name in NAMES}
+    if bias_first:
+        names.update(Neuron=_BiasFirstNeuron, Layer=_BiasFirstLayer, MLP=_BiasFirstMLP)
+    return names
