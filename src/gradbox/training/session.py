@@ -329,7 +329,7 @@ class Session:
             trainer.set_forget_zero_grad(forget_zero_grad)
             trainer.set_ghost(ghost)
             return trainer
-        self.replace_run("Lesson set up: a fresh run at step 0", fresh)
+        self.replace_run("Lesson set up on a fresh run", fresh)
 
 
 # The commands that may change the session (a snapshot follows each), and the questions

@@ -161,7 +161,8 @@ class DockRoom:
             names = ", ".join(d.windowTitle().replace("&&", "&") for d in hidden)
             self._note = (f"Put away while this tab shows: {names} "
                           "(the View menu brings any of them back)")
-            w.messages.show_message(self._note)
+            w.messages.show_message(self._note, lambda: all(
+                d.isHidden() and d in self.put_away for d in hidden))
 
     def put_away_now(self, docks: list[QDockWidget]) -> None:
         """Put `docks` away while this tab shows (a view asked for their room): they

@@ -92,7 +92,9 @@ class Room:
             w.workspaces.switch("lesson")
             back = space.title.replace("&", "") if space is not None else "Train"
             w.messages.show_message("The Lesson workspace gives this step's panels room "
-                                    f"(View › Workspace › {back} goes back)")
+                                    f"(View › Workspace › {back} goes back)",
+                                    lambda: w.workspaces.current is not None
+                                    and w.workspaces.current.key == "lesson")
             return
         # Never what the lesson's step points at: "watch the Training loop panel" with
         # the loop put away was a lesson pointing at nothing.
@@ -110,7 +112,8 @@ class Room:
         names = ", ".join(d.windowTitle().replace("&&", "&") for d in away)
         if names:
             w.messages.show_message(f"Put away to give it room: {names} (the View menu "
-                                    "brings any of them back)")
+                                    "brings any of them back)",
+                                    lambda: all(d.isHidden() for d in away))
         elif own is None:
             w.messages.show_message("Nothing beside it to put away: a bigger window (or "
                                     "closing the lesson) gives it room")

@@ -127,7 +127,8 @@ class Workspaces:
             QTimer.singleShot(0, lambda: self._settle_after_teacher(space, arranged))
             w.messages.show_message(
                 f"Teacher mode ended: the {space.title.replace('&', '')} workspace shows "
-                "(Lessons › Teacher mode presents the step again)")
+                "(Lessons › Teacher mode presents the step again)",
+                lambda: not w.presentation.active)
 
     def _settle_after_teacher(self, space: Workspace, arranged: QByteArray) -> None:
         if self.current is not space or self.window.presentation.active:

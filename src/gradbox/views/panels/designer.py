@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QCheckBox,
@@ -61,6 +61,9 @@ def _compact(form: QFormLayout) -> QFormLayout:
 
 class DesignerPanel(QWidget):
     """Edits a TrainingConfig; each valid change goes to the controller after a short pause."""
+
+    refused = Signal(str)  # a committed edit was not applied: why, in the user's words
+    checked = Signal()  # the settings were checked again: the status line may say otherwise
 
     def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -389,8 +392,10 @@ class DesignerPanel(QWidget):
             self._apply_timer.stop()
             self.status.setStyleSheet(f"color: {ALARM};")
             self.status.setText(f"Not applied: {error}")
+            self.checked.emit()
             return None
         self._refresh_hints(config)
+        self.checked.emit()
         return config
 
     @Slot()
@@ -428,9 +433,15 @@ class DesignerPanel(QWidget):
             return
         config = self._checked()
         if config is None:
+            # The fields show what the run uses, never a refused value (the rate box kept
+            # '1e999' while the run went on at 0.5): the refusal quotes what was typed.
+            refusal = self.status.text()
+            self.show_config(self.controller.snapshot.config)
+            self.status.setStyleSheet(f"color: {ALARM};")
+            self.status.setText(f"{refusal} (the fields show the settings the run uses)")
             # The status line sits below the fields, often scrolled out of a small
-            # window: say it where it is seen too.
-            self.controller.message.emit(self.status.text())
+            # window: say it where it is seen too, for as long as it is so.
+            self.refused.emit(self.status.text())
             return
         if config != self._shown_config or self._apply_timer.isActive():
             self.apply()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
@@ -226,6 +226,15 @@ class MainWindow(QMainWindow):
         self.room = Room(self)  # each view's readable size: too small, it says so
         self.room.guard_views()
         controller.message.connect(self._on_message)
+        self.designer.refused.connect(self._on_refused)
+        self.designer.checked.connect(self.messages.recheck)
+        # A message goes once it is no longer so: asked again whenever what messages
+        # speak of changes (the run, a lesson, the docks, teacher mode).
+        self.lessons.lesson_applied.connect(self.messages.recheck)
+        self.lessons.teacher_mode_changed.connect(self.messages.recheck)
+        self.tabs.currentChanged.connect(self.messages.recheck)
+        for dock in self.docks.values():
+            dock.visibilityChanged.connect(self.messages.recheck)
         controller.error.connect(self._on_error)
         controller.training_died.connect(self._on_training_died)
         controller.stopped.connect(self._on_stopped)
@@ -404,7 +413,29 @@ class MainWindow(QMainWindow):
     # --- messages and errors ---------------------------------------------------------------
     @Slot(str)
     def _on_message(self, text: str) -> None:
-        self.messages.show_message(text)
+        self.messages.show_message(text, self._about_this_run())
+
+    def _about_this_run(self) -> Callable[[], bool]:
+        """What a message about the run stays true for: the run it was said of (the
+        first one shown after it: a replacing action's message comes before its run)
+        and the lesson it was said in. ("Lesson set up" stood at step 108 and after
+        the next lesson.)"""
+        lesson = self.lessons.lesson
+        said_of: list[int] = []
+
+        def holds() -> bool:
+            if self.lessons.lesson is not lesson:
+                return False
+            run = self.controller.snapshot.run_id
+            if not said_of:
+                said_of.append(run)
+            return run == said_of[0]
+        return holds
+
+    @Slot(str)
+    def _on_refused(self, text: str) -> None:
+        """The Designer refused an edit: said until the Designer says otherwise."""
+        self.messages.show_message(text, lambda: self.designer.status.text() == text)
 
     @Slot(str, str)
     def _on_error(self, text: str, detail: str = "") -> None:
@@ -442,6 +473,7 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
+        self.messages.recheck()
         self.banner.show_state(snapshot)
         self.lessons.show_run(snapshot)
         # A regression's plot is the fit of a function, not a boundary between classes.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 from superqt import QElidingLabel
@@ -17,6 +19,10 @@ class MessageBar(QWidget):
     bar message that vanished after 8 seconds, or as soon as the mouse passed over a
     button and its tip took the place, could go unread.) A long one elides; its tooltip
     holds all of it.
+
+    A message may say what keeps it true (`holds`): the window asks again whenever the
+    run, the lesson, the docks or teacher mode change, and a message no longer true goes
+    ("Not applied: learning rate 1e999" outlived the valid rate typed after it).
     """
 
     shown = Signal(str)  # each message, as it is put up
@@ -38,16 +44,26 @@ class MessageBar(QWidget):
         layout.addWidget(self.close_button)
         layout.addWidget(self.label, 1)
         self.close_button.clicked.connect(self.dismiss)
+        self._holds: Callable[[], bool] | None = None
         self.hide()
 
-    def show_message(self, text: str) -> None:
+    def show_message(self, text: str, holds: Callable[[], bool] | None = None) -> None:
+        """Put `text` up until dismissed, replaced, or (given `holds`) no longer true."""
+        self._holds = holds
         self.label.setText(text)
         self.label.setToolTip(text)
         self.show()
         self.shown.emit(text)
 
     @Slot()
+    def recheck(self) -> None:
+        """Take the message down if what it says is no longer so."""
+        if self._holds is not None and not self.isHidden() and not self._holds():
+            self.dismiss()
+
+    @Slot()
     def dismiss(self) -> None:
+        self._holds = None
         self.label.setText("")
         self.label.setToolTip("")
         self.hide()
