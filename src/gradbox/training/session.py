@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from gradbox.autograd.gradcheck import GradCheck, network_gradient_check
+from gradbox.autograd.phases import PHASES
 from gradbox.training.config import TrainingConfig, config_for, plan_config_change, splits_steps
 from gradbox.training.datasets import Dataset
 from gradbox.training.goals import Run, RunGoal, Tick
@@ -91,7 +92,10 @@ class Session:
         if name not in COMMANDS and name not in QUESTIONS:
             raise KeyError(f"there is no session command named {name!r}")
         self.trainer.capture_graph = self.graph_wanted
-        return getattr(self, name)(*args, **kwargs)
+        result = getattr(self, name)(*args, **kwargs)
+        if name in _LOSES_THE_GRAPH and self.graph_wanted:
+            self.capture_graph()  # traced again: a graph view is open
+        return result
 
     # --- what is on show --------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -195,8 +199,11 @@ class Session:
             self.trainer.capture_current_graph()
 
     def capture_graph(self) -> None:
-        """A graph view opened: the last forward pass's graph, now."""
+        """A graph view opened: the last forward pass's graph, now -- traced again if
+        none is kept (after a rewind, an Undo or a reopened run)."""
         self.trainer.capture_current_graph()
+        if self.trainer.last_graph is None:
+            trace_last_step_again(self.trainer)
 
     # --- the timeline -----------------------------------------------------------------------
     def rewind(self, step: int, mark: tuple[int, float, float] | None = None) -> bool:
@@ -331,6 +338,33 @@ class Session:
             return trainer
         self.replace_run("Lesson set up on a fresh run", fresh)
 
+
+# Past this many parameters a graph lost to a rewind is not traced again (a replay of
+# the step costs as much as the step; the network level draws up to 20,000 anyway).
+REPLAY_GRAPH_LIMIT = 20_000
+
+
+def trace_last_step_again(trainer: Trainer) -> None:
+    """Give `trainer` the graph of its last whole step when none is kept: the Graph tab
+    said 'No graph yet: press Step' on a run of 90 steps (after an Undo, a move on the
+    timeline, a restart), where a Step would have replaced the later steps. A copy of
+    the run goes back one step and runs that step's forward, zero_grad and backward
+    again (bit for bit: a rewind replays exactly); the run itself does not move."""
+    step = trainer.step_count
+    if (step == 0 or trainer.phase != PHASES[0]
+            or len(trainer.param_names) > REPLAY_GRAPH_LIMIT):
+        return
+    copy = Trainer.from_state(trainer.state(), policy=trainer.policy)
+    copy.rewind(step - 1)
+    copy.set_forget_zero_grad(trainer.history[-1].zero_grad_skipped)  # as the step ran
+    copy.capture_graph = True
+    for _ in range(3):  # forward, zero_grad, backward: the graph before the update
+        copy.substep(capture_every_phase=False)
+    trainer.last_graph, trainer.last_graph_batch = copy.last_graph, copy.last_graph_batch
+
+
+# The commands after which the run on show has no forward pass kept.
+_LOSES_THE_GRAPH = frozenset({"rewind", "undo", "redo", "open_run"})
 
 # The commands that may change the session (a snapshot follows each), and the questions
 # (nothing changes, nothing is redrawn): a command's name must be in one of them.

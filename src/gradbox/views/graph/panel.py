@@ -64,6 +64,10 @@ REPLAY_MS = 60
 
 def phase_caption(snapshot: Snapshot, running: bool = False) -> str:
     """Which phase the graph's numbers come from, in words a first-time user can follow."""
+    if snapshot.graph is None and snapshot.step > 0:
+        # (a small network's graph is traced again after a rewind: see Trainer)
+        return (f"No graph of step {snapshot.step} is kept: this network is too big to "
+                "trace a step again. The next Sub-step traces the next step's forward pass.")
     if snapshot.graph is None:
         return "No graph yet: press Step or Sub-step to build one."
     if running:
