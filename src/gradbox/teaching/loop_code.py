@@ -17,7 +17,8 @@ from gradbox.formatting import number
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 
-__all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary"]
+__all__ = ["CodeLine", "LoopState", "loop_lines", "loop_state", "phase_done", "phase_summary",
+           "shown_step_skipped", "switch_note"]
 
 @dataclass(frozen=True)
 class CodeLine:
@@ -75,6 +76,30 @@ class LoopState:
     figures: dict[str, str]  # phase -> text shown beside its line ('' when not run yet)
 
 
+def shown_step_skipped(snapshot: Snapshot) -> bool:
+    """Whether the step the loop's figures describe skipped zero_grad -- which the switch
+    need not say: it acts from the next zero_grad on, so right after it is toggled the
+    step on show (done, or past its zero_grad) did the other thing."""
+    index = PHASES.index(snapshot.phase)
+    if index == 0:  # at a step boundary: the step just completed
+        record = snapshot.history[-1] if snapshot.history else None
+        return record.zero_grad_skipped if record is not None else snapshot.forget_zero_grad
+    if index > PHASES.index(Phase.ZERO_GRAD):  # this step's zero_grad has run
+        held = snapshot.grad_passes - (1 if snapshot.phase == Phase.UPDATE else 0)
+        # Nothing held: .grad is 0 either way, and the switch's word is as true as any.
+        return held > 0 if held > 0 or not snapshot.forget_zero_grad else True
+    return snapshot.forget_zero_grad  # this step's zero_grad is still to come
+
+
+def switch_note(snapshot: Snapshot) -> str:
+    """'' when the switch agrees with the step on show; else from which step it acts."""
+    if shown_step_skipped(snapshot) == snapshot.forget_zero_grad:
+        return ""
+    first = snapshot.step + (1 if PHASES.index(snapshot.phase) == 0 else 2)
+    return (f"skipped from step {first} on" if snapshot.forget_zero_grad
+            else f"runs again from step {first} on")
+
+
 def _plural(n: int) -> str:
     return f"{n} backward pass" + ("" if n == 1 else "es")
 
@@ -98,6 +123,9 @@ def loop_state(snapshot: Snapshot) -> LoopState:
         held = snapshot.grad_passes - (1 if Phase.BACKWARD in ran else 0)
         figures[Phase.ZERO_GRAD] = (f"skipped: .grad keeps {_plural(held)}" if skipped
                                 else ".grad = 0 everywhere")
+        note = switch_note(snapshot)
+        if note:  # the line is struck (or not) for the next step, the figure is this one's
+            figures[Phase.ZERO_GRAD] = f"this step: {figures[Phase.ZERO_GRAD]}; {note}"
     if Phase.BACKWARD in ran:
         norm = float(np.linalg.norm(snapshot.grads))
         text = f"|grad| = {number(norm)}"

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.phases import Phase
+from gradbox.teaching.loop_code import shown_step_skipped, switch_note
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.controller import SessionController
@@ -442,17 +443,20 @@ class ParametersView(QWidget):
         self.fixed_scale.setText(f"Fixed scale: {self.model.scale:.3g}"
                                  if self.model.fixed_scale and snapshot.grad_peak > 0
                                  else "Fixed scale")
-        if snapshot.forget_zero_grad:
+        # Also just after the switch went off: these gradients are still a pile.
+        piled = snapshot.grad_passes > 1 and shown_step_skipped(snapshot)
+        if snapshot.forget_zero_grad or piled:
             self.warning.setText(self._forgetting_text(snapshot))
-        self.warning.setVisible(snapshot.forget_zero_grad)
+        self.warning.setVisible(snapshot.forget_zero_grad or piled)
 
     @staticmethod
     def _forgetting_text(snapshot: Snapshot) -> str:
         """What the pile-up is, in numbers from this snapshot only: nothing to contradict."""
         k = snapshot.grad_passes
-        if k == 0:
-            return ("Forget zero_grad is on: from the next backward pass on, gradients "
-                    "pile up, each step's added to the last")
+        if k == 0 or not shown_step_skipped(snapshot):
+            # Just switched on: these gradients are still one pass's own.
+            return (f"Forget zero_grad is on: {switch_note(snapshot) or 'from the next step on'}"
+                    ", gradients pile up, each step's added to the last")
         held = f"{k} backward pass{'es' if k != 1 else ''}"
         text = f"zero_grad skipped: each gradient is the sum of {held}"
         ratios = held_ratios(np.asarray(snapshot.grads), snapshot.step_grads)
@@ -462,7 +466,8 @@ class ParametersView(QWidget):
                      f"(max {float(finite.max()):.3g}×)")
         else:
             text += ": they pile up"
-        return text
+        note = switch_note(snapshot)
+        return f"{text}; zero_grad {note}" if note else text
 
     @Slot(bool)
     def _on_fixed_scale_toggled(self, on: bool) -> None:
