@@ -79,7 +79,8 @@ def test_parameter_names_from_model_or_mapping() -> None:
 def test_demo_graph_size() -> None:
     model, loss = demo()
     g = graph.trace(loss, model)
-    assert len(g) == len(loss.topological_order()) == 1663
+    # 1,663 nodes when the L2 penalty was a chain of two nodes per parameter; one now
+    assert len(g) == len(loss.topological_order()) == 1663 - 674
     assert len(g.edges) == sum(len(v.inputs) for v in loss.topological_order())
 
 
@@ -209,7 +210,9 @@ def test_details_text() -> None:
     w = g.find_parameter("layers.1.neurons.3.w.2")
     text = graph.details(g, w, 5)
     assert "layers.1.neurons.3.w.2" in text
-    assert "used 3 times" in text and "sum =" in text and "= grad" in text
+    # by its neuron and by the L2 penalty (w * w used it twice, before issue 34)
+    assert "used 2 times" in text and "sum =" in text and "= grad" in text
+    assert "(l2), operand" in text
     assert "sum over 100 samples" in text
     relu = graph.neuron_nodes(g, 0, 1).output
     text = graph.details(g, relu, 5)
@@ -272,15 +275,39 @@ def test_layout_left_to_right_without_overlaps() -> None:
     assert layout[graph.neuron_nodes(big, 0, 0).inputs[0]][0] == 0
 
 
+def chained_l2(params: list[Value]) -> Value:
+    """The L2 penalty as a learner writes it (and gradbox did before issue 34): a chain."""
+    total = 0
+    for p in params:
+        total = total + p * p
+    return total
+
+
 def test_long_sum_chain_is_folded_into_rows() -> None:
     graph.clear_layout_cache()
-    model, loss = demo()
+    ds = datasets.make("moons", 100, 0.1, seed=0)
+    model = MLP(2, [16, 16, 1], seed=0)
+    out = model([ds.points[:, 0], ds.points[:, 1]])
+    loss = losses.hinge(out, ds.labels) + 1e-4 * chained_l2(model.parameters())
     g = graph.trace(loss, model)
     layout = graph.layered_layout(g)
     width = max(x for x, _ in layout.values()) - min(x for x, _ in layout.values())
     assert width < 80  # 341 columns unfolded
     chains = layout_module._long_chains(g.ops, g.children, g.consumers)
     assert [len(c) for c in chains] == [337]
+
+
+def test_the_penalty_node_is_drawn_below_the_network_a_column_before_its_use() -> None:
+    graph.clear_layout_cache()
+    model, loss = demo()
+    g = graph.trace(loss, model)
+    [penalty] = [i for i in range(len(g)) if g.ops[i] == "l2"]
+    assert len(g.children[penalty]) == 337
+    layout = graph.layered_layout(g)
+    others = [y for i, (_, y) in layout.items() if i != penalty]
+    assert layout[penalty][1] > max(others)
+    [use] = g.consumers[penalty]
+    assert layout[penalty][0] == layout[use][0] - 1
 
 
 def test_layout_of_demo_graph_takes_well_under_a_second() -> None:

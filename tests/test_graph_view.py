@@ -67,7 +67,7 @@ def test_operation_level_shows_every_node_with_values_of_the_sample(view: GraphV
     view.show_all_operations()  # every operation, not the overview
     view.set_level("operation")
     items = sorted(op_items(view), key=lambda item: item.index)
-    assert len(items) == len(g) == 1663
+    assert len(items) == len(g) == 1663 - 674  # the L2 penalty is one node
     values, grads = g.values(7), g.grads(7)
     for item in items[::37]:
         assert item.value_text == f"data {fmt(values[item.index])}"
@@ -108,8 +108,20 @@ def test_other_structure_rebuilds(view: GraphView) -> None:
 
 
 # --- backward animation -------------------------------------------------------------------
+def chained_l2(params: list[Value]) -> Value:
+    """The L2 penalty as a learner writes it (and gradbox did before issue 34): a chain."""
+    total = 0
+    for p in params:
+        total = total + p * p
+    return total
+
+
 def test_animation_visits_nodes_in_reverse_topological_order(qtbot, view: GraphView) -> None:
-    model, loss, _ = demo(sizes=(3, 1), n=20)
+    ds = datasets.make("moons", 20, 0.1, seed=0)
+    model = MLP(2, [3, 1], seed=0)
+    out = model([ds.points[:, 0], ds.points[:, 1]])
+    loss = losses.hinge(out, ds.labels) + 1e-4 * chained_l2(model.parameters())
+    loss.backward(retain_graph=True)
     g = graph.trace(loss, model)
     view.set_graph(g)
     view.show_all_operations()
@@ -544,7 +556,7 @@ def test_fit_follows_resizes_until_the_user_zooms(qtbot, view: GraphView) -> Non
 
 @pytest.mark.parametrize("size", [(557, 400), (900, 600), (1400, 500)])
 def test_fit_leaves_room_for_the_labels_of_constant_size(view: GraphView, size) -> None:  # type: ignore[no-untyped-def]
-    model, loss, _ = demo()  # with the L2 penalty's folded sum and its long label
+    model, loss, _ = demo()  # with the L2 penalty drawn below, and its long label
     view.resize(*size)
     view.set_graph(graph.trace(loss, model))
     view.show_all_operations()  # every operation, not the overview
@@ -670,7 +682,13 @@ def test_the_demo_graph_opens_one_box_per_neuron_and_the_penalty_as_one(
     view.set_level("operation")
     shown = view.shown_graph()
     titles = [shown.labels[i] for i in range(len(shown)) if shown.is_group(i)]
-    assert len(titles) == 8 + 8 + 1 + 1 and "L2 penalty, 105 terms" in titles
+    assert len(titles) == 8 + 8 + 1
+    # the L2 penalty is one node of the engine's graph (issue 34), drawn once, taking
+    # each neuron's box once (its weights are inside)
+    [penalty] = [i for i in range(len(shown)) if shown.ops[i] == "l2"]
+    assert not shown.is_group(penalty)
+    assert len(shown.children[penalty]) == len(set(shown.children[penalty])) == 17
+    assert "L2 = Σ w²" in [item.title for item in op_items(view)]
     assert len(op_items(view)) == len(shown) < 40 < len(g)
     # a box shows its part's output: the neuron's activation, for the chosen sample
     box = titles.index("neuron 5 of layers.1")
@@ -700,11 +718,11 @@ def test_penalty_groups_find_l2_and_l1_sums() -> None:
     x = Value(np.array([1.0, 2.0]))
     out = model([x, x])
     l2 = graph.trace(losses.mse(out, np.array([1.0, -1.0]))
-                     + 1e-3 * losses.l2_penalty(model.parameters()), model)
+                     + 1e-3 * chained_l2(model.parameters()), model)
     [l2_group] = groups.penalty_groups(l2)
     assert l2_group.title == "L2 penalty, 17 terms"
     assert l2.data(l2_group.output) == pytest.approx(sum(p.data ** 2 for p in model.parameters()))
-    l1 = graph.trace(losses.l1_penalty(model.parameters()), model)
+    l1 = graph.trace(sum(abs(p) for p in model.parameters()), model)
     assert [grp.title for grp in groups.penalty_groups(l1)] == ["L1 penalty, 17 terms"]
     few = graph.trace(sum(p * p for p in model.parameters()[:5]), model)
     assert groups.penalty_groups(few) == []  # 5 terms: drawn as they are
@@ -812,3 +830,21 @@ def test_clicking_a_unit_tells_its_story(view: GraphView) -> None:
     assert f"output for point 2: {fmt(net.units[2][4])}" in text
     assert f"from unit 7: {fmt(net.weights[1][4, 7])}" in text
     assert view.network.units[2][4].selected
+
+
+def test_w1s_operation_level_has_one_penalty_node(view: GraphView) -> None:
+    """Issue 34: micrograd's demo's L2 penalty was 674 boxes (a group when collapsed);
+    it is one node, 'L2 = Σ w²', at the operation level, opened or not."""
+    model, loss, _ = demo()
+    view.set_graph(graph.trace(loss, model))
+    view.set_level("operation")
+    for shown in (view.shown_graph(), None):
+        if shown is None:
+            view.show_all_operations()
+            shown = view.shown_graph()
+        titles = [item.title for item in op_items(view)]
+        assert titles.count("L2 = Σ w²") == 1
+        assert not any("penalty" in t for t in titles)
+        assert [shown.ops[i] for i in range(len(shown))].count("l2") == 1
+    assert any("L2 = Σ w²: one node; its 337 inputs are the weights" in label.text()
+               for label in view.operations.landmarks)

@@ -27,6 +27,8 @@ BUILD: dict[str, tuple[Callable[..., Value], int, tuple[float, float]]] = {
     "sigmoid": (lambda a: a.sigmoid(), 1, (-3, 3)),
     "sum": (lambda a: a.sum(), 1, (-3, 3)),
     "mean": (lambda a: a.mean(), 1, (-3, 3)),
+    "l2": (lambda a, b, c: Value.sum_of_squares([a, b, c]), 3, (-3, 3)),
+    "l1": (lambda a, b, c: Value.sum_of_sizes([a, b, c]), 3, (-3, 3)),
 }
 
 

@@ -14,8 +14,10 @@ nothing new, it is the accumulation rule again (see `_accumulate`).
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +50,29 @@ def _freed_backward(grad: Data) -> None:
 
 def _no_backward(grad: Data) -> None:
     """A leaf has no inputs to pass its gradient on to."""
+
+
+# While a `recording()` block runs, every Value its thread makes is appended here, in the
+# order made; None (the usual case) costs one test per Value.
+_made: list[Value] | None = None
+_made_by: int | None = None
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Value]]:
+    """Every Value made by this thread inside the block, in the order made.
+
+    A graph of one shape is made in the same order every time, so a node's place in this
+    list names it from one step's graph to the next (`gradbox.autograd.order` keeps a
+    topological order that way, as places rather than nodes)."""
+    global _made, _made_by
+    outer = _made, _made_by
+    made: list[Value] = []
+    _made, _made_by = made, threading.get_ident()
+    try:
+        yield made
+    finally:
+        _made, _made_by = outer
 
 
 def _as_data(data: Any) -> Data:
@@ -101,6 +126,8 @@ class Value:
         # Python's slow cyclic garbage collector instead of dying by reference counting.
         self._backward: Callable[[Data], None] = _no_backward
         self.label = label
+        if _made is not None and _made_by == threading.get_ident():
+            _made.append(self)
 
     # --- reading the graph ---------------------------------------------------------
     # The fields keep micrograd's names (`_prev`, `_op`, `_backward`), as the article
@@ -297,6 +324,48 @@ class Value:
         out._backward = _backward
         return out
 
+    # --- penalties: one node over many values -----------------------------------
+    # micrograd's demo writes its L2 penalty as `sum(p * p for p in params)`: a chain of
+    # two nodes per parameter (674 of the demo's 1,663), and as many boxes in the graph.
+    # These ops are that same sum as one node whose inputs are the parameters. They add
+    # in the chain's order (left to right, from 0) and pass each input the chain's two
+    # contributions, so the loss and every gradient are the chain's to the last bit.
+    @staticmethod
+    def sum_of_squares(values: Iterable[Value]) -> Value:
+        """L2 = w₀² + w₁² + ... : one node, one input per value."""
+        values = tuple(values)
+        total: Data = 0.0
+        for v in values:
+            total = total + v.data * v.data
+        out = Value(total, values, "l2")
+
+        def _backward(grad: Data) -> None:
+            # The chain ran its last term first, and its `w * w` passed w·grad to each
+            # side of the product: twice to the same w. d(w²)/dw = 2w, added as it did.
+            for v in reversed(values):
+                v._accumulate(v.data * grad)
+                v._accumulate(v.data * grad)
+
+        out._backward = _backward
+        return out
+
+    @staticmethod
+    def sum_of_sizes(values: Iterable[Value]) -> Value:
+        """L1 = |w₀| + |w₁| + ... : one node, one input per value."""
+        values = tuple(values)
+        total: Data = 0.0
+        for v in values:
+            total = total + abs(v.data)
+        out = Value(total, values, "l1")
+
+        def _backward(grad: Data) -> None:
+            for v in reversed(values):  # as the chain of abs(w) terms did, last first
+                sign = _elementwise(v.data, _scalar_sign, np.sign)
+                v._accumulate(sign * grad)  # d|w|/dw = sign(w), and 0 at the kink
+
+        out._backward = _backward
+        return out
+
     # --- derived ops: built from the basic ones, so they need no backward of their own
     def __sub__(self, other: Any) -> Value:
         return self + (-self._other(other))
@@ -341,11 +410,17 @@ class Value:
                 order.append(node)
         return order
 
-    def backward(self, retain_graph: bool = False) -> None:
-        """Pass d(self)/d(node) to every node, in reverse topological order."""
+    def backward(self, retain_graph: bool = False,
+                 order: Sequence[Value] | None = None) -> None:
+        """Pass d(self)/d(node) to every node, in reverse topological order.
+
+        `order`: this graph's `topological_order()` if it is already known, its leaves
+        left out or not (they have nothing to pass on): a training step whose graph has
+        the same shape every time need not sort it again (`gradbox.autograd.order`).
+        """
         if type(self.data) is np.ndarray:
             raise RuntimeError(NON_SCALAR_MESSAGE)
-        topo = self.topological_order()
+        topo = self.topological_order() if order is None else order
         # Refuse before touching any gradient, so a failed call changes nothing.
         if any(node._backward is _freed_backward for node in topo):
             raise RuntimeError(FREED_GRAPH_MESSAGE)

@@ -7,9 +7,8 @@ i.e. class 0 -> -1 and class 1 -> +1; a positive score means class 1.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -226,24 +225,14 @@ def sample_losses(name: str, output: np.ndarray, labels: np.ndarray,
 
 
 def l2_penalty(params: Sequence[Value]) -> Value:
-    """sum(p^2), as in micrograd's demo (multiply by alpha outside)."""
-    return _sum_in_frame(p * p for p in params)
+    """sum(p^2), as in micrograd's demo (multiply by alpha outside): one node
+    (`Value.sum_of_squares`), equal to the demo's chain of additions to the last bit."""
+    return Value.sum_of_squares(params)
 
 
 def l1_penalty(params: Sequence[Value]) -> Value:
-    return _sum_in_frame(abs(p) for p in params)
-
-
-def _sum_in_frame(terms: Iterable[Value]) -> Value:
-    """`sum(terms)`, its running total a local of this frame. Over a big network's
-    million parameters `sum` holds a chain of two million nodes where only C sees it: a
-    Pause that abandons the step there freed it all while unwinding (0.5 s and more).
-    An exception's traceback keeps this frame, so the chain is freed after Pause has
-    answered (gradbox.runner.child)."""
-    total: Any = 0  # (0 + the first term, as `sum` starts)
-    for term in terms:
-        total = total + term
-    return total
+    """sum(|p|): one node (`Value.sum_of_sizes`)."""
+    return Value.sum_of_sizes(params)
 
 
 def predictions(output: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:

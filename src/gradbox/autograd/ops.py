@@ -77,11 +77,15 @@ OPS: dict[str, Op] = {op.name: op for op in (
        lambda xs, out, slot, k: _per_sample(xs[0], 1.0)),
     Op("mean", "∂(mean aᵢ)/∂aᵢ = 1/n for every sample", False,
        lambda xs, out, slot, k: _mean_slope(xs[0])),
+    Op("l2", "∂(Σ wᵢ²)/∂wᵢ = 2wᵢ", True, lambda xs, out, slot, k: 2 * xs[slot]),
+    Op("l1", "∂(Σ |wᵢ|)/∂wᵢ = sign(wᵢ)", True, lambda xs, out, slot, k: _sign(xs[slot])),
     Op(LEAF, "a leaf: no inputs, so backward stops here", False,
        lambda xs, out, slot, k: 0.0),
 )}
 
 ACTIVATIONS = frozenset({"relu", "tanh", "sigmoid"})
+# One node summing a term of each of its inputs (the parameters): drawn apart, below.
+PENALTIES = frozenset({"l2", "l1"})
 SAVES_NOTHING = frozenset(name for name, op in OPS.items() if not op.saves_value)
 
 
@@ -128,4 +132,4 @@ def symbol(op: str) -> str:
     k = exponent(op)
     if k is not None:
         return f"x^{k:g}"
-    return {"*": "×", "+": "+", "neg": "−x"}.get(op, op)
+    return {"*": "×", "+": "+", "neg": "−x", "l2": "L2 = Σ w²", "l1": "L1 = Σ |w|"}.get(op, op)

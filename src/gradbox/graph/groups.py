@@ -1,4 +1,4 @@
-"""A graph seen at a glance: each neuron one box, the L2 penalty one box.
+"""A graph seen at a glance: each neuron one box, a long penalty sum one box.
 
 The demo network's graph has 519 operations; at a size where every one fits, none is
 legible. `overview_groups` finds the parts a person names -- a neuron, a penalty --
@@ -56,7 +56,9 @@ def neuron_groups(graph: Graph) -> list[Group]:
 
 def penalty_groups(graph: Graph) -> list[Group]:
     """Sums of a parameter's square (L2) or size (L1), one term per parameter: Python's
-    ``sum(p * p for p in params)`` is a chain of additions, one per parameter."""
+    ``sum(p * p for p in params)`` is a chain of additions, one per parameter. (The
+    Trainer's penalties are one node each, `Value.sum_of_squares`; a learner's own
+    expression may still be written as a chain.)"""
     groups = []
     for chain in spines(graph.ops, graph.children, graph.consumers):
         members, kinds, terms, penalty = set(chain), set(), 0, True
@@ -125,7 +127,10 @@ def collapse(graph: Graph, groups: Sequence[Group]) -> Graph:
                 if c in inside:
                     continue
                 cq = node_of(c)
-                if kind == "n" or cq not in children[q]:
+                # A node's operands stay one per slot (a + a lists a twice), but a box
+                # is drawn once per node that uses it: the L2 penalty takes every weight,
+                # 17 of them from one neuron's box.
+                if (kind == "n" and c not in owner) or cq not in children[q]:
                     children[q].append(cq)
     # Topological order, the original order as far as it allows (a group sits where
     # its output was): ids must stay topological numbers.

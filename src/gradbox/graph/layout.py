@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from gradbox.autograd.ops import PENALTIES
 from gradbox.graph.core import Graph, consumers_of
 
 # --- layout ---------------------------------------------------------------------------
@@ -107,9 +108,11 @@ def _compute_layout(ops: Sequence[str], children: Sequence[Sequence[int]],
                     ) -> dict[int, tuple[float, float]]:
     blocks = [b for b in (_fold_block(chain, children, consumers)
                           for chain in _long_chains(ops, children, consumers)) if b]
-    if not blocks:
+    apart = penalty_nodes(ops, children)
+    if not blocks and not apart:
         return _layered(ops, children, consumers, sweeps)
     folded = {i for chain, sides in blocks for i in chain + [s for ss in sides for s in ss]}
+    folded.update(apart)
     main = [i for i in range(len(children)) if i not in folded]
     new = {old: k for k, old in enumerate(main)}
     sub_children = [tuple(new[c] for c in children[i] if c in new) for i in main]
@@ -132,7 +135,20 @@ def _compute_layout(ops: Sequence[str], children: Sequence[Sequence[int]],
             for j, side in enumerate(sides[k]):
                 layout[side] = (x, y - 1 - j)  # right above the addition that uses it
         bottom += ((len(chain) - 1) // width + 1) * band + 1.0
+    for node in apart:
+        # A penalty's inputs are the weights, all over the network: drawn in the middle
+        # its hundreds of faint edges crossed the loss's last steps. Below the rest, a
+        # column before its use, they fan out under the network instead.
+        users = [layout[c][0] for c in consumers[node] if c in layout]
+        layout[node] = ((min(users) if users else 1.0) - 1.0, bottom)
+        bottom += 1.0
     return layout
+
+
+def penalty_nodes(ops: Sequence[str], children: Sequence[Sequence[int]]) -> list[int]:
+    """The penalty nodes (`Σ w²`, `Σ |w|`) whose inputs are all leaves: drawn apart."""
+    return [i for i, op in enumerate(ops)
+            if op in PENALTIES and all(not children[c] for c in children[i])]
 
 
 def folded_sums(graph: Graph) -> list[list[int]]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gradbox.autograd import losses
+from gradbox.autograd.engine import Value
 from gradbox.autograd.nn import layer_slices, numpy_forward, parameter_count
 
 MODES = ("pca", "random", "parameters")
@@ -85,11 +86,14 @@ class Problem:
         """Mean per-sample loss of scores (G, n, k), plus the penalties of weights (G, P)."""
         terms = losses.sample_losses(self.loss, scores, self.labels, self.regression)
         data = np.mean(terms, axis=-1)
-        # The penalties as the engine adds them, one parameter at a time.
+        # The penalties as the engine adds them, one parameter at a time (each parameter
+        # a Value holding its number in every network of the grid).
+        if self.l2 or self.l1:
+            params = [Value(column) for column in weights.T]
         if self.l2:
-            data = data + self.l2 * losses.l2_penalty(list(weights.T))
+            data = data + self.l2 * losses.l2_penalty(params).data
         if self.l1:
-            data = data + self.l1 * losses.l1_penalty(list(weights.T))
+            data = data + self.l1 * losses.l1_penalty(params).data
         return data
 
 

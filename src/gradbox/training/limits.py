@@ -95,7 +95,9 @@ def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: b
 
     Each neuron is b + w0*x0 + w1*x1 + ... (a product and a sum per input) and its
     activation (the last layer has none); the loss adds a few per output; an L1 or L2
-    penalty adds two scalar nodes per parameter.
+    penalty is one node (`Value.sum_of_squares`), whose term and gradient per parameter
+    are counted as a scalar node each (they were two nodes each before issue 34: an
+    overestimate now, on the safe side).
     """
     sample = 0
     params = 0
@@ -105,7 +107,7 @@ def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: b
         sample += nout * (2 * nin + (1 if activated else 0))
         params += nout * (nin + 1)
     sample += 8 * layer_sizes[-1] + 8
-    scalar = 2 * params * (int(l1) + int(l2))
+    scalar = params * (int(l1) + int(l2))
     return sample, scalar
 
 

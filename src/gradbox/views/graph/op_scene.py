@@ -16,9 +16,11 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from gradbox import graph as g
+from gradbox.autograd import ops
 from gradbox.autograd.nn import parameter_name, parse_parameter_name
 from gradbox.graph import Graph
 from gradbox.graph.groups import Group, collapse, overview_groups, with_numbers_of
+from gradbox.graph.layout import penalty_nodes
 from gradbox.views.graph.items import (
     BRUSHES,
     PENDING_BRUSH,
@@ -333,6 +335,10 @@ class OperationScene(QGraphicsScene):
                         key=lambda i: self.node_xy[i, 1])
             marks.append((first, f"a sum of {len(chain)} terms, folded into rows\n"
                                     "(read left to right, row by row)", False))
+        for node in penalty_nodes(shown.ops, shown.children):
+            marks.append((node, f"{ops.symbol(shown.ops[node])}: one node; its "
+                                f"{len(shown.children[node])} inputs are the weights",
+                          False))
         if shown is not self.graph and self.expanded is not None:
             marks.append((0, f"neuron {self.expanded[1]} of layers.{self.expanded[0]}",
                           False))
