@@ -164,7 +164,7 @@ def load_stage(text: str, source: str = "stage") -> Stage:
         raise r.error("key", f"must be lower-case letters, digits and dashes, got {key!r}")
     title = r.string(data, "title")
     body = r.string(data, "text")
-    starter = r.string(data, "starter", empty=True)
+    starter = r.string(data, "starter", required=False, empty=True)
     hints = r.strings(data, "hints")
     cases = r.strings(data, "cases")
     if not cases:
