@@ -6,7 +6,7 @@
    time. Target: 60×60 in ≤ 0.5 s.
 2. The per-layer statistics' share of a W1 step: Trainer.step() timed with the
    statistics measured (as the app does) and with them replaced by a no-op, interleaved
-   so that machine load hits both alike; plus layer_stats.measure() alone. Target: ≤ 10 %.
+   so that machine load hits both alike; plus measure_layers() alone. Target: ≤ 10 %.
 
 Run:  python benchmarks/bench_dynamics.py [--quick]
 """
@@ -21,8 +21,9 @@ import time
 import numpy as np
 
 from gradbox.training import landscape
-from gradbox.training import statistics as layer_stats
+from gradbox.training import trainer as trainer_module
 from gradbox.training.config import TrainingConfig
+from gradbox.training.history import measure_layers
 from gradbox.training.trainer import Trainer
 
 W1 = TrainingConfig(dataset="moons", n_samples=100, noise=0.1, test_ratio=0.0,
@@ -51,24 +52,24 @@ def time_landscape(trainer: Trainer, mode: str, repeats: int,
 
 
 def time_steps(repeats: int) -> tuple[float, float, float]:
-    """Median seconds of a W1 step with and without the statistics, and of measure()."""
-    real = layer_stats.measure
+    """Median seconds of a W1 step with and without the statistics, and of measure_layers()."""
+    real = trainer_module.measure_layers  # what the trainer calls, swapped out below
     with_stats, without, measure_only = [], [], []
     trainer = Trainer(W1)
     trainer.run_steps(5)  # warm up
     for _ in range(repeats):
         for on, bucket in ((True, with_stats), (False, without)):
-            layer_stats.measure = real if on else (lambda *a, **k: None)  # type: ignore
+            trainer_module.measure_layers = real if on else (lambda *a, **k: None)  # type: ignore
             try:
                 started = time.perf_counter()
                 trainer.step()
                 bucket.append(time.perf_counter() - started)
             finally:
-                layer_stats.measure = real
+                trainer_module.measure_layers = real
         s = trainer.snapshot()
         points = s.points[trainer.last_batch]
         started = time.perf_counter()
-        layer_stats.measure(s.params, s.grads, s.layer_sizes, "relu", points)
+        measure_layers(s.params, s.grads, s.layer_sizes, "relu", points)
         measure_only.append(time.perf_counter() - started)
     return (statistics.median(with_stats), statistics.median(without),
             statistics.median(measure_only))

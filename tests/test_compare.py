@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gradbox.files import sessions as persistence
-from gradbox.training import compare
-from gradbox.training.config import TrainingConfig
+from gradbox.training.config import TrainingConfig, describe, differences
 from gradbox.training.trainer import Trainer
 
 
@@ -65,7 +64,7 @@ def test_a_bad_pinned_run_is_refused_by_name(tmp_path: Path) -> None:
 def test_differences_name_what_changed_from_pinned_to_current() -> None:
     a = TrainingConfig(optimizer="sgd", lr=0.5)
     b = a.with_changes(optimizer="adam", lr=0.01, batch_size=10)
-    assert compare.differences(a, b) == ["optimizer sgd → adam", "lr 0.5 → 0.01",
+    assert differences(a, b) == ["optimizer sgd → adam", "lr 0.5 → 0.01",
                                          "batch size full → 10"]
-    assert compare.differences(a, a) == []
-    assert compare.describe(a.with_changes(momentum=0.9)) == "sgd, lr 0.5, momentum 0.9, tanh"
+    assert differences(a, a) == []
+    assert describe(a.with_changes(momentum=0.9)) == "sgd, lr 0.5, momentum 0.9, tanh"

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from gradbox.autograd.engine import Value
-from gradbox.training import statistics as layer_stats
 from gradbox.training.config import TrainingConfig
-from gradbox.training.statistics import QUANTILES, LayerStats
+from gradbox.training.history import COLUMNS, QUANTILES, LayerStats
 from gradbox.training.trainer import Trainer
 
 
@@ -69,7 +68,7 @@ def test_a_version_1_session_has_no_statistics_and_still_trains() -> None:
 
 
 def test_the_table_is_read_only_and_checked() -> None:
-    stats = LayerStats(np.zeros((2, layer_stats.COLUMNS)))
+    stats = LayerStats(np.zeros((2, COLUMNS)))
     with pytest.raises(ValueError):
         stats.table[0, 0] = 1.0
     with pytest.raises(ValueError):

@@ -14,7 +14,13 @@ from gradbox.autograd.engine import Value
 from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.files import points_csv
 from gradbox.training import datasets, limits
-from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.config import (
+    MAX_HIDDEN_LAYERS,
+    MAX_WIDTH,
+    ConfigError,
+    TrainingConfig,
+    network_problems,
+)
 from gradbox.training.trainer import Trainer
 
 
@@ -68,8 +74,8 @@ def test_slow_warning_uses_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None
     # a quiet machine) would otherwise correct the cost per node down past the warning.
     monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
     monkeypatch.setattr(limits, "_times", None)
-    assert TrainingConfig().slow_warning() == ""
-    warning = TrainingConfig(hidden=(64, 64, 64), n_samples=1000).slow_warning()
+    assert limits.slow_warning(TrainingConfig()) == ""
+    warning = limits.slow_warning(TrainingConfig(hidden=(64, 64, 64), n_samples=1000))
     assert "1,000 samples" in warning and "on this machine" in warning
 
 
@@ -155,14 +161,14 @@ def test_trained_steps_feed_the_correction(monkeypatch) -> None:
      "at most 2,000,000 are allowed"),
 ])
 def test_every_network_is_held_to_the_same_limits(hidden, words) -> None:  # type: ignore[no-untyped-def]
-    """One definition (training.limits), checked by TrainingConfig: the Designer, a
+    """One definition (training.config), checked by TrainingConfig: the Designer, a
     lesson, a command and a file all build networks through it."""
-    assert limits.network_problems(hidden, [2, *hidden, 1]) == [words]
+    assert network_problems(hidden, [2, *hidden, 1]) == [words]
     with pytest.raises(ConfigError) as caught:
         TrainingConfig(hidden=hidden)
     assert words in str(caught.value)
-    largest = TrainingConfig(hidden=(2,) * limits.MAX_HIDDEN_LAYERS)
-    assert len(largest.hidden) == 64 and TrainingConfig(hidden=(limits.MAX_WIDTH,))
+    largest = TrainingConfig(hidden=(2,) * MAX_HIDDEN_LAYERS)
+    assert len(largest.hidden) == 64 and TrainingConfig(hidden=(MAX_WIDTH,))
 
 
 def test_a_model_file_is_held_to_the_network_limits() -> None:
@@ -193,6 +199,6 @@ def test_the_designer_says_in_words_why_a_network_too_large_is_not_applied(  # t
     qtbot.waitUntil(lambda: "Not applied" in designer.status.text(), timeout=5000)
     assert "hidden layer 1 has 5,000 neurons; at most 4,096" in designer.status.text()
     assert window.controller.snapshot.config.hidden == before
-    designer.show_config(TrainingConfig(hidden=(2,) * limits.MAX_HIDDEN_LAYERS))
+    designer.show_config(TrainingConfig(hidden=(2,) * MAX_HIDDEN_LAYERS))
     assert not designer.add_layer.isEnabled()
     assert "At most 64 hidden layers" in designer.add_layer.toolTip()

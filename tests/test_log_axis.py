@@ -14,8 +14,7 @@ import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter
 
-from gradbox.training.history import RECORD_FIELDS, History
-from gradbox.training.statistics import COLUMNS
+from gradbox.training.history import COLUMNS, RECORD_FIELDS, History
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.log_axis import label, labels
 

@@ -250,7 +250,7 @@ def test_layer_view_of_a_64_layer_network_stays_readable(make_session, show_widg
                                                         step_session) -> None:
     """The deepest network a file may hold: activation plots for the last few layers
     only, a curve per layer, and a key that names the ends rather than all 65 layers."""
-    from gradbox.training.limits import MAX_HIDDEN_LAYERS
+    from gradbox.training.config import MAX_HIDDEN_LAYERS
     from gradbox.views.plots import layer_stats_view
 
     session = make_session(hidden=(2,) * MAX_HIDDEN_LAYERS, n_samples=20)

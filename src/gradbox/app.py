@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from gradbox.files import sessions as persistence
     from gradbox.runner.process import CommandError
-    from gradbox.training import limits
+    from gradbox.training import calibration
     from gradbox.views.controller import (
         SessionController,
         collect_garbage_on_the_ui_thread,
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         # machine, on a thread of their own -- once the window is up: measured while the
         # training thread started, the app died of a segfault in that new thread at
         # about 1 launch in 20 (PySide6 6.11; a guess serves until the figures are in).
-        QTimer.singleShot(0, limits.measure_in_background)
+        QTimer.singleShot(0, calibration.measure_in_background)
         QTimer.singleShot(0, freeze_what_lives_now)
         # What saves killed mid-way (kill -9, a power cut) left beside the files the
         # user works with: removed at start, as the saving code promises.

@@ -50,9 +50,8 @@ from gradbox.autograd.nn import (
     parse_parameter_name,
 )
 from gradbox.files.session_json import SessionError, parse_session_text
-from gradbox.training import limits
+from gradbox.training.config import MAX_PARAMETERS, network_problems
 from gradbox.training.history import StepRecord
-from gradbox.training.limits import MAX_PARAMETERS
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 
@@ -253,7 +252,7 @@ def load_model_json(text: str | bytes) -> ModelFile:
     sizes = tuple(_whole(s, f"layer_sizes[{i}]", 1, MAX_PARAMETERS)
                   for i, s in enumerate(sizes_in))
     count = parameter_count(sizes)
-    too_big = limits.network_problems(sizes[1:-1], sizes)  # as for every network
+    too_big = network_problems(sizes[1:-1], sizes)  # as for every network
     if too_big:
         raise ModelFileError(f"layer_sizes: {too_big[0]}")
     activation = _choice(data["activation"], "activation", ACTIVATIONS)

@@ -16,13 +16,19 @@ from typing import Any
 import numpy as np
 
 from gradbox.autograd.nn import parse_parameter_name
-from gradbox.training import datasets, limits
-from gradbox.training.config import MAX_SEED, ConfigError, TrainingConfig
+from gradbox.training import datasets
+from gradbox.training.config import (
+    MAX_HIDDEN_LAYERS,
+    MAX_SEED,
+    MAX_WIDTH,
+    ConfigError,
+    TrainingConfig,
+)
 from gradbox.training.state import ParameterEdit
 
 FORMAT = "gradbox-session"
 # Every dimension a file can set has a limit, each with a message; the network's are
-# training.limits' (every way to build a network checks them).
+# training.config's (every way to build a network checks them).
 MAX_POINTS = datasets.MAX_POINTS
 # JSON is bounded before it is parsed: nesting, and the memory its values would take
 # (estimated from the brackets and commas, which overcounts only inside strings).
@@ -296,9 +302,9 @@ def parse_config(value: Any, where: str = "config") -> TrainingConfig:
                               for i, f in enumerate(check_list(v, path, limit=100, what="names")))
         else:
             # The parameter count is checked from these sizes before any network exists.
-            out[name] = tuple(check_int(h, at(path, i), 1, limits.MAX_WIDTH)
+            out[name] = tuple(check_int(h, at(path, i), 1, MAX_WIDTH)
                               for i, h in enumerate(check_list(
-                                  v, path, limit=limits.MAX_HIDDEN_LAYERS, what="hidden layers")))
+                                  v, path, limit=MAX_HIDDEN_LAYERS, what="hidden layers")))
     try:
         return TrainingConfig(**out)
     except ConfigError as error:

@@ -51,10 +51,9 @@ from gradbox.files.session_json import (
     short,
 )
 from gradbox.training import datasets
-from gradbox.training.config import MAX_INIT_SEED, TrainingConfig
+from gradbox.training.config import MAX_INIT_SEED, MAX_PARAMETERS, TrainingConfig
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import RECORD_FIELDS, History, StepRecord
-from gradbox.training.limits import MAX_PARAMETERS
 from gradbox.training.state import (
     Checkpoint,
     DataChange,

@@ -18,7 +18,7 @@ compressed: writing must be quick, and float noise barely compresses) holds
     initial_params.npy                      (P,) float64
     history/<StepRecord field>.npy          (n,) float64 (step int64, zero_grad_skipped bool)
     history/layers.npy                      (n, layers, 9) float64 per-layer statistics
-                                            (gradbox.training.statistics; absent in older files)
+                                            (gradbox.training.history; absent in older files)
     pinned/<StepRecord field>.npy, pinned/layers.npy   a run pinned for comparison, whose
                                             config is the manifest's "pinned" (absent: none)
     checkpoints/step.npy, lr.npy            (K,) int64, float64; the last is the current one
@@ -89,24 +89,23 @@ from gradbox.files.session_json import (
 from gradbox.files.session_v1 import state_from_v1
 from gradbox.files.session_zip import SessionZip
 from gradbox.training import datasets
-from gradbox.training.compare import PinnedRun
-from gradbox.training.config import MAX_INIT_SEED, ConfigError, check_task
+from gradbox.training.config import MAX_INIT_SEED, MAX_PARAMETERS, ConfigError, check_task
 from gradbox.training.datasets import Dataset, DatasetError
 from gradbox.training.history import BOOL_FIELDS, INT_FIELDS, RECORD_FIELDS, History
-from gradbox.training.limits import MAX_PARAMETERS
+from gradbox.training.history import COLUMNS as LAYER_COLUMNS
 from gradbox.training.state import (
     Checkpoint,
     DataChange,
     Event,
     GhostChange,
     ParameterEdit,
+    PinnedRun,
     RateChange,
     RunState,
     TrainingState,
     frozen_dataset,
     frozen_optimizer,
 )
-from gradbox.training.statistics import COLUMNS as LAYER_COLUMNS
 from gradbox.training.trainer import Trainer
 
 __all__ = ["FORMAT", "MAX_FILE_BYTES", "VERSION", "SessionControls", "SessionError",

@@ -120,15 +120,10 @@ class Child:
         self.leftovers: Leftovers | None = None  # an abandoned step's, being freed
         self._graph_traced_at = -GRAPH_EVERY_S  # time.perf_counter() of the last trace
         self.quit = False
+        # The steps trained here, for the window's estimates (limits here learns from
+        # them too: a check of a new network's size uses it).
         self.observed: list[tuple[TrainingConfig, float, int | None]] = []
-        _observe = limits.observe_step
-
-        def observe(config: TrainingConfig, seconds: float, n_train: int | None = None,
-                    ) -> None:
-            # (limits learns here too: a check of a new network's size uses it)
-            _observe(config, seconds, n_train)
-            self.observed.append((config, seconds, n_train))
-        limits.observe_step = observe  # the trainer reports each step's compute time here
+        limits.report_steps_to(lambda *step: self.observed.append(step))
 
     # --- the session's view -----------------------------------------------------------------
     def show_message(self, text: str) -> None:

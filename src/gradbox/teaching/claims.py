@@ -23,9 +23,8 @@ import numpy as np
 from gradbox.autograd.nn import unflatten
 from gradbox.formatting import fmt
 from gradbox.training.goals import identical_layers
-from gradbox.training.history import History
+from gradbox.training.history import GRAD, History
 from gradbox.training.snapshots import Snapshot
-from gradbox.training.statistics import GRAD
 
 __all__ = ["OPS", "QUANTITIES", "Claim", "Observed"]
 

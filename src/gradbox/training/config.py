@@ -1,6 +1,8 @@
 """A run's configuration, and what changing it means for the run.
 
     TrainingConfig      everything that defines a run, checked when made
+    network_problems    how large a network may be (one definition, whatever builds it)
+    differences, describe   two configurations compared, a run named, in words
     plan_config_change  what a new configuration does: nothing, a new rate, a restart,
                         a new model or new data
     check_task, config_for   which data a configuration can train on
@@ -19,21 +21,48 @@ import numpy as np
 from gradbox.autograd import features, losses
 from gradbox.autograd.nn import ACTIVATIONS, INITIALIZERS, MLP, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
-from gradbox.training import datasets, limits
+from gradbox.training import datasets
 from gradbox.training.datasets import Dataset
 
-# A step estimated to take this long or more gets a warning.
+# A step estimated to take this long or more gets a warning (gradbox.training.limits).
 SLOW_STEP_SECONDS = 0.5
 # A configuration this many parameter-samples per step or more is run phase by phase.
 SLOW_WORK = 2_000_000
 
 
+# The largest network gradbox builds, however it is asked for: the Designer, a session or
+# model file, a lesson file, a command. Far above what the Designer's defaults or a lesson
+# use, low enough that the views stay readable and a step stays a step (a file of 100,000
+# layers froze the window for good; a scalar-autograd network of a million parameters
+# already takes seconds a step). High enough for 1000x1000 (1,005,001 parameters), the
+# big network the Designer has always built and the process benchmark measures; whether
+# such a step fits in memory is the memory estimate's question, not this one.
+# TrainingConfig checks them, so no network exceeds them.
+MAX_HIDDEN_LAYERS = 64
+MAX_WIDTH = 4096  # neurons in one hidden layer
+MAX_PARAMETERS = 2_000_000
+
+
+def network_problems(hidden: tuple[int, ...] | list[int],
+                     layer_sizes: tuple[int, ...] | list[int] | None = None) -> list[str]:
+    """What makes a network with these hidden layers (and, if given, these layer sizes:
+    inputs, hidden..., outputs) too large, in words starting with 'hidden'; [] if nothing."""
+    if len(hidden) > MAX_HIDDEN_LAYERS:
+        return [f"hidden has {len(hidden):,} layers; at most {MAX_HIDDEN_LAYERS} hidden "
+                "layers are allowed"]
+    wide = [i for i, h in enumerate(hidden) if h > MAX_WIDTH]
+    if wide:
+        return [f"hidden layer {wide[0] + 1} has {hidden[wide[0]]:,} neurons; at most "
+                f"{MAX_WIDTH:,} a layer are allowed"]
+    count = parameter_count(layer_sizes) if layer_sizes is not None else 0
+    if count > MAX_PARAMETERS:
+        return [f"hidden layers {list(hidden)} make {count:,} parameters; at most "
+                f"{MAX_PARAMETERS:,} are allowed"]
+    return []
+
+
 class ConfigError(ValueError):
     """A training configuration that cannot be used; the message names the field."""
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 # The range of a seed, however it arrives (the Designer's spin box, a lesson, a session,
@@ -144,7 +173,7 @@ class TrainingConfig:
             p.append(f"steps must be at least 1, got {self.steps}")
         p.extend(features.problems(self.features))
         # How large a network may be: one definition, whatever asks for the network.
-        p.extend(limits.network_problems(self.hidden, None if p else self.layer_sizes))
+        p.extend(network_problems(self.hidden, None if p else self.layer_sizes))
         if self.init not in INITIALIZERS:
             p.append(f"init must be one of {', '.join(INITIALIZERS)}, got {self.init!r}")
         if isinstance(self.init_scale, bool) or not isinstance(self.init_scale, (int, float)) \
@@ -201,17 +230,6 @@ class TrainingConfig:
     def work_per_step(self) -> int:
         return parameter_count(self.layer_sizes) * self.n_samples
 
-    def slow_warning(self) -> str:
-        """A plain warning when a step will take long on this machine, or ''. The time
-        comes from measured per-node costs (gradbox.training.limits); a network that would not
-        fit in memory is refused when it is built, not warned about."""
-        estimate = limits.estimate_step(self)
-        if estimate.seconds < SLOW_STEP_SECONDS:
-            return ""
-        return (f"{parameter_count(self.layer_sizes):,} parameters × {self.n_samples:,} "
-                f"samples: each step will take about {_duration(estimate.seconds)} on this "
-                f"machine and need about {estimate.bytes / 2**20:,.0f} MB")
-
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hidden"] = list(self.hidden)
@@ -249,8 +267,7 @@ def plan_config_change(old: TrainingConfig, new: TrainingConfig) -> ConfigChange
         kind, text = "network", "Network changed: a new model was created"
     else:
         kind, text = "restart", "Training settings changed: restarted from the same initial weights"
-    warning = new.slow_warning()
-    return ConfigChange(kind, text + (f". Warning: {warning}" if warning else ""))
+    return ConfigChange(kind, text)
 
 
 
@@ -297,3 +314,36 @@ def _short(value: Any) -> str:
     """A value for a message, cut short: a 100-digit seed is not read out in full."""
     text = repr(value)
     return text if len(text) <= 24 else f"{text[:20]}… ({len(text)} characters)"
+
+
+# --- how two configurations differ, in words -----------------------------------------------
+# Shown in this order when two configurations differ (the fields a learner changes most).
+_DIFFERENCE_FIELDS = ("optimizer", "lr", "momentum", "schedule", "batch_size", "activation",
+                      "hidden", "loss", "l1", "l2", "dataset", "n_samples", "noise",
+                      "classes", "test_ratio", "seed", "steps")
+
+
+def _show(field: str, value: object) -> str:
+    if field == "hidden":
+        return "[" + ", ".join(str(h) for h in value) + "]"  # type: ignore[attr-defined]
+    if field == "batch_size" and value is None:
+        return "full"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def differences(pinned: TrainingConfig, current: TrainingConfig) -> list[str]:
+    """What differs between two configurations, as 'lr 0.5 → 0.1' (pinned → current)."""
+    return [f"{f.replace('_', ' ')} {_show(f, getattr(pinned, f))} → "
+            f"{_show(f, getattr(current, f))}"
+            for f in _DIFFERENCE_FIELDS if getattr(pinned, f) != getattr(current, f)]
+
+
+def describe(config: TrainingConfig) -> str:
+    """A short name for a run: optimizer, learning rate, momentum if any, activation."""
+    parts = [config.optimizer, f"lr {config.lr:g}"]
+    if config.optimizer == "sgd" and config.momentum:
+        parts.append(f"momentum {config.momentum:g}")
+    parts.append(config.activation)
+    return ", ".join(parts)

@@ -1,13 +1,16 @@
 """Limits that match the machine: what a network will cost before it is built.
 
+(How large a network may be at all is the configuration's: gradbox.training.config.)
+
 The engine builds one graph node per scalar operation and each node holds every sample
 of the batch (and, after backward, a gradient of the same size), so a step's cost is
 about `nodes × (per-node cost + per-sample cost × batch)`, in time and in memory alike.
-The per-node and per-sample costs are measured once on this machine (a few tens of
-milliseconds: two small graphs, timed and traced), so the estimate follows the machine
-rather than a constant guessed on another one; the time is then corrected by the steps
-actually trained (`observe_step`), so a launch on a busy machine does not set it for
-the whole session.
+The per-node and per-sample costs are measured on this machine -- the time from whole
+training steps at launch (gradbox.training.calibration, which reports to `calibrated`),
+the memory from two small traced graphs -- so the estimate follows the machine rather
+than a constant guessed on another one; the time is then corrected by the steps actually
+trained (`observe_step`), so a launch on a busy machine does not set it for the whole
+session.
 """
 
 from __future__ import annotations
@@ -17,19 +20,16 @@ import gc
 import itertools
 import os
 import threading
-import time
 import tracemalloc
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradbox.autograd import losses
 from gradbox.autograd.nn import MLP, parameter_count
-
-if TYPE_CHECKING:
-    from gradbox.training.config import TrainingConfig
+from gradbox.training.config import SLOW_STEP_SECONDS, TrainingConfig
 
 # Refuse a network whose step needs more than this share of the memory available now.
 MEMORY_SHARE = 0.7
@@ -39,37 +39,6 @@ MEMORY_SHARE = 0.7
 # sets another cap, in megabytes.
 TRAINING_MEMORY_SHARE = 0.8
 TRAINING_MEMORY_ENV = "GRADBOX_TRAINING_MEMORY_MB"
-
-# The largest network gradbox builds, however it is asked for: the Designer, a session or
-# model file, a lesson file, a command. Far above what the Designer's defaults or a lesson
-# use, low enough that the views stay readable and a step stays a step (a file of 100,000
-# layers froze the window for good; a scalar-autograd network of a million parameters
-# already takes seconds a step). High enough for 1000x1000 (1,005,001 parameters), the
-# big network the Designer has always built and the process benchmark measures; whether
-# such a step fits in memory is the memory estimate's question, not this one.
-# TrainingConfig checks them, so no network exceeds them.
-MAX_HIDDEN_LAYERS = 64
-MAX_WIDTH = 4096  # neurons in one hidden layer
-MAX_PARAMETERS = 2_000_000
-
-
-def network_problems(hidden: tuple[int, ...] | list[int],
-                     layer_sizes: tuple[int, ...] | list[int] | None = None) -> list[str]:
-    """What makes a network with these hidden layers (and, if given, these layer sizes:
-    inputs, hidden..., outputs) too large, in words starting with 'hidden'; [] if nothing."""
-    if len(hidden) > MAX_HIDDEN_LAYERS:
-        return [f"hidden has {len(hidden):,} layers; at most {MAX_HIDDEN_LAYERS} hidden "
-                "layers are allowed"]
-    wide = [i for i, h in enumerate(hidden) if h > MAX_WIDTH]
-    if wide:
-        return [f"hidden layer {wide[0] + 1} has {hidden[wide[0]]:,} neurons; at most "
-                f"{MAX_WIDTH:,} a layer are allowed"]
-    count = parameter_count(layer_sizes) if layer_sizes is not None else 0
-    if count > MAX_PARAMETERS:
-        return [f"hidden layers {list(hidden)} make {count:,} parameters; at most "
-                f"{MAX_PARAMETERS:,} are allowed"]
-    return []
-
 
 @dataclass(frozen=True)
 class NodeCosts:
@@ -111,23 +80,6 @@ def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: b
     return sample, scalar
 
 
-def _step_seconds(hidden: tuple[int, ...], n_samples: int) -> tuple[float, int, int]:
-    """Median seconds of a whole training step of a small run, its nodes and batch."""
-    from gradbox.training.config import TrainingConfig
-    from gradbox.training.trainer import Trainer
-
-    config = TrainingConfig(hidden=hidden, n_samples=n_samples, test_ratio=0.0, l2=0.0)
-    trainer = Trainer(config)
-    trainer.step()  # the first step pays for imports and caches
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        trainer.step()
-        times.append(time.perf_counter() - start)
-    nodes, _ = graph_nodes(config.layer_sizes, config.activation, False, False)
-    return float(np.median(times)), nodes, n_samples
-
-
 def _peak_bytes(batch: int) -> tuple[int, int]:
     """Traced peak bytes of one forward+backward of a small network, and its nodes."""
     net = MLP(2, [12, 12, 1], activation="tanh", seed=0)
@@ -149,26 +101,13 @@ _times: tuple[float, float] | None = None
 _lock = threading.Lock()
 
 
-def measure_step_time() -> tuple[float, float]:
-    """Measure (seconds per node, per node and sample) on this machine from whole
-    training steps (the median of five, so a busy machine counts as busy), at a small
-    and a large batch: the difference is the per-sample part. Blocks for a second or two;
-    the result is kept for every later estimate."""
+def calibrated(per_node: float, per_sample: float) -> None:
+    """The step time measured on this machine (gradbox.training.calibration): seconds per
+    node, and per node and sample. Kept for every later estimate."""
     global _times
-    t_small, nodes_small, small = _step_seconds((12, 12), 8)
-    t_large, nodes_large, large = _step_seconds((12, 12), 1024)
-    per_sample = max((t_large - t_small) / (nodes_large * (large - small)), 0.0)
-    per_node = max(t_small / nodes_small - per_sample * small, 1e-7)
     with _lock:
         _times = (per_node, per_sample)
         _ratios.clear()  # they were relative to the old figure
-    return per_node, per_sample
-
-
-def measure_in_background() -> threading.Thread:
-    thread = threading.Thread(target=measure_step_time, name="gradbox-measure", daemon=True)
-    thread.start()
-    return thread
 
 
 @functools.cache
@@ -192,13 +131,28 @@ OBSERVED_NEEDED = 3
 _ratios: deque[float] = deque(maxlen=OBSERVED_STEPS)
 
 
+StepListener = Callable[[TrainingConfig, float, "int | None"], None]
+_listener: StepListener | None = None
+
+
+def report_steps_to(listener: StepListener | None) -> None:
+    """Tell `listener` of every step observed from now on (None: nobody). The training
+    process passes the steps it trains to the window this way, whose estimates (a new
+    network's warning in the Designer) learn from them too."""
+    global _listener
+    _listener = listener
+
+
 def observe_step(config: TrainingConfig, seconds: float, n_train: int | None = None) -> None:
-    """A step of `config` took `seconds` of compute (thread-safe; the training thread
-    calls it after each untraced step)."""
+    """A step of `config` took `seconds` of compute (thread-safe; the trainer calls it
+    after each untraced step)."""
     predicted = estimate_step(config, n_train, corrected=False).seconds
     if predicted >= OBSERVE_MIN_SECONDS and seconds > 0:
         with _lock:
             _ratios.append(seconds / predicted)
+    listener = _listener
+    if listener is not None:
+        listener(config, seconds, n_train)
 
 
 def correction() -> float:
@@ -232,6 +186,22 @@ def estimate_step(config: TrainingConfig, n_train: int | None = None,
     memory = (sample * (costs.bytes + costs.bytes_per_sample * batch)
               + scalar * (costs.bytes + costs.bytes_per_sample))
     return StepEstimate(sample + scalar, batch, seconds, int(memory))
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def slow_warning(config: TrainingConfig) -> str:
+    """A plain warning when a step of `config` will take long on this machine, or ''. The
+    time comes from the measured per-node costs; a network that would not fit in memory
+    is refused when it is built, not warned about."""
+    estimate = estimate_step(config)
+    if estimate.seconds < SLOW_STEP_SECONDS:
+        return ""
+    return (f"{parameter_count(config.layer_sizes):,} parameters × {config.n_samples:,} "
+            f"samples: each step will take about {_duration(estimate.seconds)} on this "
+            f"machine and need about {estimate.bytes / 2**20:,.0f} MB")
 
 
 def _meminfo(key: str) -> int | None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from gradbox.autograd.gradcheck import GradCheck, network_gradient_check
 from gradbox.autograd.phases import PHASES
+from gradbox.training import limits
 from gradbox.training.config import TrainingConfig, config_for, plan_config_change, splits_steps
 from gradbox.training.datasets import Dataset
 from gradbox.training.goals import Run, RunGoal, Tick
@@ -307,7 +308,9 @@ class Session:
         if change.kind == "lr":
             self.set_lr(config.lr)
             return
-        self.replace_run(change.message, lambda t: t.with_config(config))
+        warning = limits.slow_warning(config)
+        self.replace_run(change.message + (f". Warning: {warning}" if warning else ""),
+                         lambda t: t.with_config(config))
 
     def new_run(self, config: TrainingConfig, what: str) -> None:
         """A fresh run of `config`, replacing this one (File → New)."""

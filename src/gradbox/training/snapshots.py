@@ -13,10 +13,9 @@ import numpy as np
 
 from gradbox.autograd.nn import numpy_forward
 from gradbox.graph import Graph
-from gradbox.training.compare import PinnedRun
 from gradbox.training.config import TrainingConfig
 from gradbox.training.history import History
-from gradbox.training.state import ParameterEdit, frozen
+from gradbox.training.state import ParameterEdit, PinnedRun, frozen
 
 # Revision numbers (`Snapshot.run_id`, `params_rev`, `graph_rev`), drawn from one counter
 # so that no two runs' numbers ever coincide (a view that kept a number from a replaced

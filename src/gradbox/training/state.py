@@ -30,18 +30,14 @@ import copyreg
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradbox.autograd.phases import Phase
 from gradbox.formatting import fmt
+from gradbox.training.config import TrainingConfig
 from gradbox.training.datasets import Dataset
 from gradbox.training.history import History
-
-if TYPE_CHECKING:
-    from gradbox.training.compare import PinnedRun
-    from gradbox.training.config import TrainingConfig
 
 
 def frozen(array: np.ndarray, dtype: type | None = None) -> np.ndarray:
@@ -174,6 +170,24 @@ Event = ParameterEdit | RateChange | GhostChange | DataChange
 
 
 @dataclass(frozen=True)
+class PinnedRun:
+    """A finished (or paused) run pinned, to lay its curves over the current one's.
+
+    It keeps its configuration and its per-step records -- what the loss curve draws --
+    not its weights: comparing curves needs nothing more, and the records are small. It
+    belongs to the session, not to one model: it survives a change of settings (that is
+    the point: SGD, pin, switch to Adam, run again), a reset and a save (what differs
+    between the two configurations: `config.differences`)."""
+
+    config: TrainingConfig
+    history: History
+
+    @property
+    def steps(self) -> int:
+        return len(self.history)
+
+
+@dataclass(frozen=True)
 class TrainingState:
     """A whole run, immutable: what `Trainer.from_state` needs to continue it bit for bit.
 
@@ -196,7 +210,7 @@ class TrainingState:
     phase: str = Phase.FORWARD
     zero_grad_skipped: bool = False
     stop_reason: str = ""
-    pinned: PinnedRun | None = None  # a run kept to compare with (gradbox.training.compare)
+    pinned: PinnedRun | None = None  # a run kept to compare with (`PinnedRun`)
 
     @property
     def step(self) -> int:

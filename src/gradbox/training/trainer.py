@@ -30,8 +30,6 @@ from gradbox.autograd.optim import Schedule
 from gradbox.autograd.phases import PHASES, Phase
 from gradbox.graph import Graph, trace
 from gradbox.training import datasets, limits, network
-from gradbox.training import statistics as layer_stats
-from gradbox.training.compare import PinnedRun
 from gradbox.training.config import (
     ConfigError,
     TrainingConfig,
@@ -40,7 +38,7 @@ from gradbox.training.config import (
 )
 from gradbox.training.datasets import Dataset
 from gradbox.training.goals import Run, RunGoal
-from gradbox.training.history import History, StepRecord
+from gradbox.training.history import History, StepRecord, measure_layers
 from gradbox.training.network import ModelAndOptimizer
 from gradbox.training.record import CheckpointPolicy, RunRecord
 from gradbox.training.snapshots import PublishedArrays, Snapshot, gradient_peak, next_revision
@@ -50,6 +48,7 @@ from gradbox.training.state import (
     Event,
     GhostChange,
     ParameterEdit,
+    PinnedRun,
     RateChange,
     TrainingState,
     frozen,
@@ -365,7 +364,7 @@ class Trainer:
                                               self._dataset.is_test)
         # From the weights the forward pass used, before the optimizer moves them.
         before = self.run.values()
-        stats = layer_stats.measure(before, grads, self.config.layer_sizes,
+        stats = measure_layers(before, grads, self.config.layer_sizes,
                                     self.config.activation,
                                     self.config.inputs(self._dataset.points[self.last_batch]))
         output = self.last_output

@@ -23,7 +23,13 @@ from gradbox.autograd import features, losses
 from gradbox.autograd.nn import ACTIVATIONS, INIT_LABELS, INITIALIZERS, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import datasets, limits
-from gradbox.training.config import MAX_SEED, MIN_SEED, ConfigError, TrainingConfig
+from gradbox.training.config import (
+    MAX_HIDDEN_LAYERS,
+    MAX_SEED,
+    MIN_SEED,
+    ConfigError,
+    TrainingConfig,
+)
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
@@ -250,7 +256,7 @@ class DesignerPanel(QWidget):
             index = len(self.layer_spins)
             spin = _tip(QSpinBox(), f"Hidden layer {index + 1} neurons",
                         f"Neurons in hidden layer {index + 1}")
-            # Past limits.MAX_WIDTH the status line says why it is not applied (a
+            # Past MAX_WIDTH the status line says why it is not applied (a
             # spin box capped there would drop the digits typed, without a word).
             spin.setRange(1, 1_000_000)
             spin.setPrefix(f"layer {index + 1}: ")
@@ -261,9 +267,9 @@ class DesignerPanel(QWidget):
         for spin, size in zip(self.layer_spins, sizes):
             spin.setValue(size)
         self.remove_layer.setEnabled(bool(sizes))
-        full = len(sizes) >= limits.MAX_HIDDEN_LAYERS
+        full = len(sizes) >= MAX_HIDDEN_LAYERS
         self.add_layer.setEnabled(not full)
-        self.add_layer.setToolTip(f"At most {limits.MAX_HIDDEN_LAYERS} hidden layers" if full
+        self.add_layer.setToolTip(f"At most {MAX_HIDDEN_LAYERS} hidden layers" if full
                                   else "Add a hidden layer (as wide as the last one)")
 
     @Slot()
@@ -375,7 +381,7 @@ class DesignerPanel(QWidget):
             self.status.setStyleSheet("color: #555;")
             self.status.setText(" ".join(notes))
             return
-        warning = config.slow_warning()
+        warning = limits.slow_warning(config)
         self.status.setStyleSheet("color: #8a5a00;" if warning else "")
         self.status.setText(f"⚠ {warning}" if warning else "")
 

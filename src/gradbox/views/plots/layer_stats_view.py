@@ -5,7 +5,7 @@ Top: mean |∂L/∂θ| of every layer per step, on a log axis (a factor of 10 be
 layers is one grid step). Below: one small plot per layer, its outputs' percentiles over
 the steps as bands (10-90 % light, 25-75 % darker, the median as a line), as
 TensorBoard's distributions show them. Everything comes from the step records
-(`gradbox.training.statistics`), appended as new steps arrive.
+(`gradbox.training.history.LayerStats`), appended as new steps arrive.
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gradbox.formatting import number
-from gradbox.training.history import History
+from gradbox.training.history import QUANTILES, History, layer_names
 from gradbox.training.snapshots import Snapshot
-from gradbox.training.statistics import QUANTILES, layer_names
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.log_axis import LogAxis
 from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot

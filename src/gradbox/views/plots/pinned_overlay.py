@@ -16,8 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QPushButton
 
-from gradbox.training.compare import PinnedRun, describe, differences
+from gradbox.training.config import describe, differences
 from gradbox.training.snapshots import Snapshot
+from gradbox.training.state import PinnedRun
 from gradbox.views.controller import SessionController
 from gradbox.views.plots.plotting import TEST, TRAIN
 
