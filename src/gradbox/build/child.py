@@ -10,11 +10,13 @@ limits) as JSON on stdin. Before the learner's code runs it
 - sets its own limits (never `preexec_fn`, unsafe with threads): RLIMIT_AS at what it
   uses now plus the job's memory limit, RLIMIT_CPU a little past the wall limit, where
   the platform has them (macOS ignores RLIMIT_AS: the wall limit still holds);
-- arms `faulthandler.dump_traceback_later` just short of the wall limit, so a hang is
-  reported with where it was (the sandbox reads the dump from stderr), and `faulthandler`
-  for fatal signals.
+- arms `faulthandler.dump_traceback_later` at each case's wall limit (announced in the
+  case's event, so the sandbox waits for exactly that), so a hang is reported with
+  where it was (the sandbox reads the dump from stderr), and `faulthandler` for fatal
+  signals.
 
-Events, one JSON object a line: `{"event": "case", "stage", "case"}` as a case starts,
+Events, one JSON object a line: `{"event": "loading", "limit"}` before the learner's file
+runs, `{"event": "case", "stage", "case", "limit"}` as a case starts,
 `{"event": "case-done", "stage", "result"}`, `{"event": "stage", "result"}`, and last
 `{"event": "report", "report"}` (`gradbox.build.report.CheckReport.to_json`).
 """
@@ -30,7 +32,7 @@ import types
 from typing import IO, Any
 
 API_NAMES = ("numerical_derivative", "Value", "zero_grad", "Module", "Neuron", "Layer", "MLP")
-MARGIN = 0.4  # seconds before the wall limit at which the child dumps where it is
+SLOW_KINDS = ("random", "train")  # cases that run the learner's code many times: 3x the limit
 
 
 def _limit(memory: int, timeout: float) -> None:
@@ -110,11 +112,19 @@ def load_learner(source: str, filename: str) -> tuple[Any, Any]:
     return Learner({k: v for k, v in ns.items()}, filename, capture.text()), None
 
 
+def arm(limit: float) -> None:
+    """Dump where the code is and exit after `limit` seconds, unless re-armed first."""
+    faulthandler.dump_traceback_later(limit, exit=True, file=sys.__stderr__)
+
+
 def run_job(job: dict[str, Any], emit: Emitter) -> Any:
     from gradbox.build.cases import CASES
     from gradbox.build.checks import run_case
     from gradbox.build.report import CaseResult, CheckReport, StageResult
 
+    timeout = float(job.get("timeout", 5.0))
+    emit("loading", limit=timeout)
+    arm(timeout)
     learner, failed = load_learner(job["source"], job.get("filename") or "engine.py")
     if failed is not None:
         return failed
@@ -129,7 +139,9 @@ def run_job(job: dict[str, Any], emit: Emitter) -> Any:
             case = CASES[name]
             if case.kind == "random" and any(not c.passed for c in cases):
                 continue  # a named case already failed: the random search would find it too
-            emit("case", stage=number, case=name)
+            limit = timeout * (3 if case.kind in SLOW_KINDS else 1)
+            emit("case", stage=number, case=name, limit=limit)
+            arm(limit)
             result = run_case(case, learner)
             if not cases and not results and learner.output:
                 result = _with_output(result, learner.output)
@@ -164,13 +176,15 @@ def main() -> None:
     import gradbox.build.checks
     import gradbox.build.reference
     import gradbox.teaching.pitfalls  # noqa: F401
-    timeout = float(job.get("timeout", 10.0))
-    _limit(int(job.get("memory_limit", 1 << 30)), timeout)
+    timeout = float(job.get("timeout", 5.0))
+    cases = sum(len(s["cases"]) for s in job["stages"]) + 1
+    # CPU time is a backstop behind the wall limits: every case at its longest, and more.
+    _limit(int(job.get("memory_limit", 1 << 30)), 3 * timeout * cases + 10)
     faulthandler.enable(file=sys.__stderr__)
-    left = timeout - (time.monotonic() - started) - MARGIN
-    faulthandler.dump_traceback_later(max(left, 0.1), exit=True, file=sys.__stderr__)
     emit("started", seconds=round(time.monotonic() - started, 4))
     if job.get("kind") == "train":
+        emit("training", limit=timeout)
+        arm(timeout)
         from gradbox.build.train import run_training
         run_training(job, emit)
     else:

@@ -38,8 +38,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object (for an autograder) instead of text")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
-                        help="wall-clock limit for the whole check "
-                        f"(default {DEFAULT_TIMEOUT:g} s)")
+                        help="wall-clock limit for each case (default "
+                        f"{DEFAULT_TIMEOUT:g} s; three times that for the random and the "
+                        "training cases)")
     return parser.parse_args(argv)
 
 

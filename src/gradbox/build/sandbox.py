@@ -9,9 +9,13 @@ directory on sys.path -- the directory holding this `gradbox` package is put on 
 by the bootstrap itself), in a temporary working directory that is removed afterwards,
 with one thread of BLAS. It sets its own limits at start (`gradbox.build.child`): address
 space (RLIMIT_AS) and CPU time where the platform has them; here, a wall-clock limit
-everywhere: past `timeout` the child is killed. Just before that the child's
-`faulthandler` writes where it was, and the report says so in words ("stopped after
-5 s: your `backward` never returned; it was in `build_topo`, line 14").
+everywhere, for each case: `timeout` seconds (three times that for the random and the
+training cases, which run the learner's code many times), announced by the child as the
+case starts. At its end the child's `faulthandler` writes where it was and exits, and the
+report says so in words ("stopped after 5 s: your `backward` never returned; it was in
+`build_topo`, line 14"); a second later the child is killed if it is still there. So a
+slow machine slows a check down without failing it, and a hang is found in one case's
+time.
 
 Only JSON crosses: one line per event on the child's stdout (a case starting, a stage
 done, the report), never a pickle. The learner's prints are captured inside the child
@@ -42,7 +46,8 @@ from gradbox.build.stages import Stage, load_stages
 __all__ = ["DEFAULT_TIMEOUT", "CheckHandle", "SandboxProcess", "check_source", "child_command",
            "stage_job", "start_check"]
 
-DEFAULT_TIMEOUT = 10.0  # seconds of wall clock for a whole check
+DEFAULT_TIMEOUT = 5.0  # seconds of wall clock a case may take (random, training: x3)
+STARTUP = 30.0  # seconds for the child to start, before any learner code runs
 MEMORY_LIMIT = 1 << 30  # bytes of address space the learner's code may add (RLIMIT_AS)
 GRACE = 1.0  # after the wall limit: the child's own dump and exit, then a kill
 STDERR_CAP = 64 * 1024
@@ -76,7 +81,9 @@ def child_environment() -> dict[str, str]:
 class _Pipes:
     """What the child wrote so far, read by two daemon threads (the pipes never fill)."""
 
-    lines: list[str] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    deadline: float = 0.0  # the child is killed past it: the last limit it announced
+    limit: float = 0.0
     stderr: list[bytes] = field(default_factory=list)
     stderr_size: int = 0
     stdout_size: int = 0
@@ -93,7 +100,10 @@ class SandboxProcess:
         self.timeout = timeout
         self.started = time.monotonic()
         self.workdir = tempfile.mkdtemp(prefix="gradbox-build-")
-        self._pipes = _Pipes()
+        # Until the child says what it starts (a case, the file, a training run) it has
+        # STARTUP seconds: Python and numpy start slowly on a busy machine, and no learner
+        # code has run yet.
+        self._pipes = _Pipes(deadline=self.started + STARTUP + GRACE, limit=STARTUP)
         self.killed_for_time = False
         self.cancelled = False
         job = {**job, "timeout": timeout, "memory_limit": MEMORY_LIMIT}
@@ -115,11 +125,24 @@ class SandboxProcess:
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
         for raw in self.proc.stdout:
+            arrived = time.monotonic()
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
             with self._pipes.lock:
                 self._pipes.stdout_size += len(raw)
                 if self._pipes.stdout_size > STDOUT_CAP:
                     continue
-                self._pipes.lines.append(raw.decode("utf-8", "replace"))
+                self._pipes.events.append(event)
+                limit = event.get("limit")
+                if isinstance(limit, int | float) and not isinstance(limit, bool):
+                    # The child starts something that may take `limit` seconds (it dumps
+                    # where it is and exits at its end): the kill waits a grace beyond.
+                    self._pipes.limit = float(limit)
+                    self._pipes.deadline = arrived + float(limit) + GRACE
 
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -131,17 +154,19 @@ class SandboxProcess:
                 self._pipes.stderr_size += len(chunk)
 
     def events(self) -> list[dict[str, Any]]:
-        """Every complete event line so far (JSON objects), in order."""
+        """Every event the child wrote so far (JSON objects), in order."""
         with self._pipes.lock:
-            lines = list(self._pipes.lines)
-        out = []
-        for line in lines:
-            if line.endswith("\n"):
-                with contextlib.suppress(ValueError):
-                    event = json.loads(line)
-                    if isinstance(event, dict):
-                        out.append(event)
-        return out
+            return list(self._pipes.events)
+
+    @property
+    def limit(self) -> float:
+        """The limit of what the child was doing last (a case's, the file's)."""
+        with self._pipes.lock:
+            return self._pipes.limit
+
+    def _left(self) -> float:
+        with self._pipes.lock:
+            return self._pipes.deadline - time.monotonic()
 
     def stderr(self) -> str:
         with self._pipes.lock:
@@ -154,7 +179,7 @@ class SandboxProcess:
     def finished(self) -> bool:
         """True once the child has ended (killing it past the wall limit)."""
         if self.proc.poll() is None:
-            if self.elapsed <= self.timeout + GRACE:
+            if self._left() > 0:
                 return False
             self.killed_for_time = True
             self.kill()
@@ -163,11 +188,16 @@ class SandboxProcess:
 
     def wait(self) -> None:
         """Block until the child has ended or been killed past the wall limit."""
-        try:
-            self.proc.wait(timeout=max(self.timeout + GRACE - self.elapsed, 0.0))
-        except subprocess.TimeoutExpired:
-            self.killed_for_time = True
-            self.kill()
+        while True:
+            try:
+                self.proc.wait(timeout=max(self._left(), 0.0))
+                break
+            except subprocess.TimeoutExpired:
+                if self._left() > 0:  # a new case started meanwhile: its own limit
+                    continue
+                self.killed_for_time = True
+                self.kill()
+                break
         self._join()
 
     def _join(self) -> None:
@@ -234,7 +264,7 @@ class CheckHandle:
             if event.get("event") == "report":
                 return CheckReport.from_json(event["report"])
         return report_after_end(events, self._process.stderr(), self._process.proc.returncode,
-                                timeout=self.timeout,
+                                timeout=self._process.limit,
                                 killed_for_time=self._process.killed_for_time,
                                 cancelled=self._process.cancelled, filename=self.filename)
 
@@ -253,8 +283,9 @@ def check_source(source: str, *, up_to_stage: int | None = None,
     """Check `source` (the learner's file) in a fresh child and wait for the report.
 
     `up_to_stage=None`: every stage the file gets through, stopping at the first that
-    fails. `up_to_stage=N`: every stage from the first up to N, each reported. Blocks for
-    up to `timeout` seconds (plus a second's grace): call it off the UI thread."""
+    fails. `up_to_stage=N`: every stage from the first up to N, each reported. `timeout`
+    is each case's wall-clock limit. Blocks for a few seconds (a correct engine's eleven
+    stages: 3-7 s here): call it off the UI thread."""
     return start_check(source, up_to_stage=up_to_stage, timeout=timeout, stages=stages,
                        filename=filename).wait()
 

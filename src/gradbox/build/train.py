@@ -311,7 +311,7 @@ class TrainHandle:
             report = report_after_end(
                 [e for e in self._process.events() if e.get("event") == "started"],
                 self._process.stderr(), self._process.proc.returncode,
-                timeout=self._process.timeout, killed_for_time=self._process.killed_for_time,
+                timeout=self._process.limit, killed_for_time=self._process.killed_for_time,
                 cancelled=self._process.cancelled)
             error, mistake, line = stopped or report.error, report.mistake, report.line
         measured = [p.seconds for p in yours]
