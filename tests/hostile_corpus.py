@@ -1,4 +1,5 @@
-"""Hostile session files and CSVs, built from valid seeds: the corpus behind issue 23.
+"""Hostile session files, CSVs and lesson files, built from valid seeds: the corpus behind
+issues 23 and 31.
 
 `build(folder)` writes every file and returns what each one is; `python
 benchmarks/bench_hostile.py` loads each in a fresh process and tabulates outcome, time and
@@ -15,6 +16,7 @@ import bz2
 import io
 import json
 import lzma
+import os
 import struct
 import zlib
 from collections.abc import Callable
@@ -182,9 +184,70 @@ def _with(members: dict[str, bytes], manifest: dict, replace: dict[str, Member],
 @dataclass
 class Case:
     name: str
-    kind: str  # "session" or "csv"
+    kind: str  # "session", "csv", "lesson" (opened) or "lesson-claims" (opened, checked)
     what: str
     bomb: bool = False  # refused within 1 s and 100 MB, after the fix
+    expect: str = ""  # a part of the message it must give (after issue 31's fixes)
+
+
+def lesson_text() -> str:
+    """A valid lesson file's text: the moons lesson as File > Open lesson reads it."""
+    from gradbox.teaching.lesson_files import dump_lesson
+    from gradbox.teaching.lessons import lesson
+
+    return dump_lesson(lesson("moons"))
+
+
+def padded_header(spaces: int) -> str:
+    """A valid TOML lesson with one table header padded with spaces (`[   x   ."y"]`):
+    the header patterns of issue 31 took cubic time on it."""
+    pad = " " * spaces
+    return lesson_text() + f'\n[{pad}x{pad}."y"]\nz = 1\n'
+
+
+def lesson_cases() -> list[tuple[Case, bytes | None]]:
+    """Lesson files from a stranger (issue 31, items 1-7): each Case with its bytes (None:
+    a FIFO is made in its place)."""
+    good = lesson_text()
+    end = len(good.splitlines())
+    out: list[tuple[Case, bytes | None]] = []
+
+    def add(name: str, what: str, text: str | bytes | None, bomb: bool = True,
+            expect: str = "", kind: str = "lesson") -> None:
+        data = text.encode() if isinstance(text, str) else text
+        out.append((Case(name, kind, what, bomb, expect), data))
+
+    add("lesson_valid", "a valid lesson (control)", good, False)
+    for spaces, size in ((500, "1 KB"), (2000, "4 KB"), (6000, "12 KB")):
+        add(f"lesson_header_{spaces}", f"a header padded with {spaces:,} spaces ({size} of "
+            "padding)", padded_header(spaces), expect=f"line {end + 2}, x: unknown field 'x'")
+    add("lesson_inline_400", "400 nested inline tables",
+        good + "deep = " + "{ b = " * 400 + "1" + " }" * 400, expect=f"line {end + 1}")
+    add("lesson_arrays_2000", "2,000 nested arrays", good + "deep = " + "[" * 2000 +
+        "]" * 2000, expect=f"line {end + 1}")
+    add("lesson_headers_2000", "a table header of 2,000 nested tables",
+        good + "[" + ".".join(["a"] * 2000) + "]\nb = 1\n", expect=f"line {end + 1}")
+    misspelt = good.replace("[[steps.claims]]", "[[step.claims]]", 1)
+    line = next(i for i, row in enumerate(misspelt.splitlines(), 1) if "[[step.claims]]" in row)
+    add("lesson_misspelt_table", f"[[step.claims]] misspelt on line {line}", misspelt, False,
+        expect=f"line {line}, step: unknown field 'step'")
+    add("lesson_fifo", "a FIFO named lesson.toml", None, expect="pipe")
+    add("lesson_2mb", "2 MB of comments", good + "# padding\n" * 200_000, expect="over 1024 KB")
+    add("lesson_long_line", "one line of 200,000 characters",
+        good + 'note = "' + "x" * 200_000 + '"\n', expect=f"line {end + 1}")
+    add("lesson_seed_1e29", "seed = 1e29", good.replace("seed = 0", "seed = " + "1" + "0" * 29,
+                                                        1), expect="seed must be")
+    payload = '<img src="/etc/passwd"> <a href="https://example.com">click</a>'
+    add("lesson_rich_text", "HTML in the title and a claim (shown as plain text)",
+        good.replace('title = "', f'title = "{payload.replace(chr(34), chr(39))} ', 1), False)
+    claim = good.replace("at_step = 100\n", "at_step = 1000000000\n", 1)
+    add("lesson_claim_1e9", "a claim read at step 1,000,000,000 (opened and checked)", claim,
+        expect="at_step", kind="lesson-claims")
+    heavy = good.replace("n_samples = 100", "n_samples = 40000", 1).replace(
+        "hidden = [8, 8]", "hidden = [48, 48]", 1)
+    add("lesson_claims_heavy", "40,000 points on a 48x48 network (opened and checked)",
+        heavy, kind="lesson-claims")
+    return out
 
 
 def build(folder: Path, big: bool = True) -> list[tuple[Case, Path]]:
@@ -314,9 +377,47 @@ def build(folder: Path, big: bool = True) -> list[tuple[Case, Path]]:
         add("csv_blank_100mb", "csv", "100 MB of blank lines", b"x,y,label\n" +
             b"\n" * 100_000_000, True)
 
+    # Sessions of issue 31: a seed past the Designer's range, a parameter name the
+    # network does not make
+    seeded = json.loads(json.dumps(manifest))
+    seeded["config"]["seed"] = 2**40
+    add("seed_2e40", "session", "a seed of 2**40 (the Designer's spin box stops at 2**31)",
+        session(seeded, members), True)
+    manifest_edit, members_edit = edited_members()
+    for label, name in (("newline", "layers.0.neurons.1.w.0\n"),
+                        ("zeros", "layers.00.neurons.1.w.0")):
+        named = json.loads(json.dumps(manifest_edit))
+        next(e for e in named["events"] if e["kind"] == "edit")["name"] = name
+        add(f"param_name_{label}", "session", f"an edit of parameter {name!r}",
+            session(named, members_edit), True)
+
     out = []
-    for case, data in cases:
-        path = folder / (case.name + (".csv" if case.kind == "csv" else ".gradbox"))
-        path.write_bytes(data)
+    suffixes = {"csv": ".csv", "session": ".gradbox"}
+    for case, data in [*cases, *lesson_cases()]:
+        path = folder / (case.name + suffixes.get(case.kind, ".toml"))
+        if data is None:
+            os.mkfifo(path)
+        else:
+            path.write_bytes(data)
         out.append((case, path))
     return out
+
+
+def edited_members() -> tuple[dict, dict[str, bytes]]:
+    """A valid session with a weight typed in between two steps."""
+    import tempfile
+    import zipfile
+
+    from gradbox.files.sessions import save_session
+    from gradbox.training.trainer import Trainer, TrainingConfig
+
+    trainer = Trainer(TrainingConfig(n_samples=40))
+    trainer.step()
+    trainer.set_parameter("layers.0.neurons.1.w.0", 0.25)
+    trainer.step()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "edited.gradbox"
+        save_session(trainer, path)
+        with zipfile.ZipFile(path) as z:
+            members = {name: z.read(name) for name in z.namelist()}
+    return json.loads(members["manifest.json"]), members

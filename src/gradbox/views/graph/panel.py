@@ -604,6 +604,9 @@ class GraphPanel(QWidget):
         try:
             export(path)  # type: ignore[operator]
         except (OSError, ValueError) as error:
-            QMessageBox.warning(self, "Could not export the graph", str(error))
+            box = QMessageBox(QMessageBox.Warning, "Could not export the graph", str(error),
+                              QMessageBox.Ok, self)
+            box.setTextFormat(Qt.TextFormat.PlainText)  # it names the file
+            box.exec()
             return
         self.controller.message.emit(f"Saved {Path(path).name}")

@@ -61,6 +61,9 @@ class ErrorReporter(QObject):
                     box.setDetailedText(f"{box.detailedText()}\n\n{detail}".strip())
                     return box
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self.window)
+        # What it says often came from a file (a lesson's claim, a file's name): as text,
+        # never markup (an <img> was shown, a link was clickable).
+        box.setTextFormat(Qt.TextFormat.PlainText)
         if title == UNEXPECTED:
             self._listed[box] = [_first_line(text)]
         if detail:

@@ -507,6 +507,7 @@ class MainWindow(QMainWindow):
         """'save_as', 'discard' or 'cancel'. Tests replace this method."""
         box = QMessageBox(QMessageBox.Warning, "The session was not saved", text,
                           QMessageBox.Discard | QMessageBox.Cancel, self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # it names the file
         save_as = box.addButton("Save As…", QMessageBox.AcceptRole)
         box.setDefaultButton(save_as)
         box.exec()

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QSettings, Slot
+from PySide6.QtCore import QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
@@ -24,6 +24,7 @@ from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.window.files.autosave import describe, set_aside
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.resume import apply_controls
+from gradbox.views.window.message_bar import plain_tip
 
 if TYPE_CHECKING:
     from gradbox.views.window.main_window import MainWindow
@@ -275,7 +276,7 @@ class SessionFiles(QObject):
         self.recent_menu.clear()
         for text in self.recent():
             action = self.recent_menu.addAction(Path(text).name)
-            action.setToolTip(text)
+            action.setToolTip(plain_tip(text))
             action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
         self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
 
@@ -346,8 +347,10 @@ class SessionFiles(QObject):
 
     def ask_restore(self, text: str) -> bool:
         """The question that offers the crash copy (tests replace it)."""
-        return QMessageBox.question(self.window, "Restore the last session?", text,
-                                    QMessageBox.Yes | QMessageBox.No) == QMessageBox.Yes
+        box = QMessageBox(QMessageBox.Question, "Restore the last session?", text,
+                          QMessageBox.Yes | QMessageBox.No, self.window)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # it describes a file
+        return box.exec() == QMessageBox.Yes
 
     @Slot()
     def import_csv_dialog(self) -> None:
