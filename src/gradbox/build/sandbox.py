@@ -132,6 +132,7 @@ class SandboxProcess:
                 continue
             if not isinstance(event, dict):
                 continue
+            event["arrived"] = round(arrived - self.started, 4)  # seconds after the spawn
             with self._pipes.lock:
                 self._pipes.stdout_size += len(raw)
                 if self._pipes.stdout_size > STDOUT_CAP:
