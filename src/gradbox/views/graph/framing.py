@@ -2,21 +2,19 @@
 opens readable, and each level keeps the frame the user gave it.
 
 `framing`, `apply` and `covers` are plain geometry in window pixels and scene units;
-`Framer` keeps each level's frame for one `GraphView`, through the view's public methods.
+`Framer` keeps each level's frame for one graph view: it is given the Qt view it zooms,
+the levels (`Levels`) and the overlays whose room it keeps free, never the `GraphView`.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRect, QRectF
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
 from gradbox.views.graph.items import TEXT_LOD, UNIT
-
-if TYPE_CHECKING:
-    from gradbox.views.graph.view import GraphView
+from gradbox.views.graph.levels import LEVELS, Levels
+from gradbox.views.graph.overlays import GraphOverlays
 
 # The smallest text an operation graph opens with, in points on screen (the node's
 # font size times the zoom): a graph "fit" would draw smaller opens at the zoom that
@@ -26,7 +24,6 @@ READABLE_PT = 9.0
 # heat maps are specks and their values do not fit (a wide layer scrolls instead, with
 # the mini-map showing where the window is).
 MIN_UNIT_PX = 40.0
-LEVELS = ("network", "operation")
 
 
 def readable_zoom(text_pt: float) -> float:
@@ -96,14 +93,16 @@ def covers(view: QGraphicsView, overlays: list[QRectF], occupied: list[QRectF]) 
 
 
 class Framer:
-    """Each level's frame in one `GraphView`: fitted, opened readable, or the user's.
+    """Each level's frame in one graph view: fitted, opened readable, or the user's.
 
     A level stays "auto" -- framed again when the window or the drawing changes --
     until the user zooms or pans it; F makes it fit everything from then on.
     """
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: QGraphicsView, levels: Levels, overlays: GraphOverlays) -> None:
         self.view = view
+        self.levels = levels
+        self.overlays = overlays
         self.fitted = dict.fromkeys(LEVELS, False)
         # whether the level is still framed as fit() left it (then a resize refits)
         self.auto = dict.fromkeys(LEVELS, True)
@@ -114,7 +113,7 @@ class Framer:
     # --- what happened ------------------------------------------------------------------
     def user_framed(self) -> None:
         """The user zoomed or panned: keep their frame."""
-        self.auto[self.view.level()] = False
+        self.auto[self.levels.shown] = False
 
     def leave(self, level: str) -> None:
         """Remember `level`'s frame: one view shows both scenes with one transform (the
@@ -136,17 +135,17 @@ class Framer:
         """New items (sizes, a structure): frame `level` (all, if None) anew when shown."""
         for name in (LEVELS if level is None else (level,)):
             self.fitted[name] = False
-        if level is None or level == self.view.level():
+        if level is None or level == self.levels.shown:
             self.reframe()
 
     def keep_framed(self) -> None:
         """Frame the level again unless the user zoomed or panned since it was framed."""
-        if self.auto.get(self.view.level()):
+        if self.auto.get(self.levels.shown):
             self.reframe()
 
     def fit_everything(self) -> None:
         """Fit, the user's choice: from now on a resize keeps everything in view too."""
-        self.mode[self.view.level()] = "fit"
+        self.mode[self.levels.shown] = "fit"
         self.fit()
 
     # --- framing --------------------------------------------------------------------------
@@ -162,8 +161,8 @@ class Framer:
         for the key cost its units a fifth of their size).
         """
         view = self.view
-        level = view.level()
-        scene = view.operations if level == "operation" else view.network
+        level = self.levels.shown
+        scene = self.levels.scene()
         if view.scene() is not scene:
             view.setScene(scene)
         rect, left, top, hanging = self._fit_frame()
@@ -172,12 +171,12 @@ class Framer:
         self._frame(rect, left, top, hanging, overlays=False)
         if self._overlays_cover_drawing():
             self._frame(rect, left, top, hanging, overlays=True)
-            if (level == "network" and view.overlays.may_fold_for_room()
+            if (level == "network" and self.overlays.may_fold_for_room()
                     and UNIT * self._scale() < MIN_UNIT_PX):
                 # The open key would cost the units their readable size: it folds to
                 # one line ("▸ key", a click opens it) and the units get the room.
-                view.overlays.folded = True
-                view.overlays.update()
+                self.overlays.folded = True
+                self.overlays.update()
                 self._frame(rect, left, top, hanging, overlays=False)
                 if self._overlays_cover_drawing():
                     self._frame(rect, left, top, hanging, overlays=True)
@@ -191,13 +190,13 @@ class Framer:
         units MIN_UNIT_PX wide, on the middle of its columns from the inputs on."""
         self.fit()
         view = self.view
-        level = view.level()
+        level = self.levels.shown
         if self.mode[level] != "open":
             return
         if level == "network":
             self._open_network()
             return
-        ops_scene = view.operations
+        ops_scene = self.levels.operations
         nodes, shown = ops_scene.nodes, ops_scene.shown
         readable = readable_zoom(ops_scene.style.text_pt)
         if not nodes or shown is None or self._scale() >= readable - 1e-9:
@@ -220,26 +219,26 @@ class Framer:
     def _fold_key_if_covering(self) -> None:
         """Opened at a readable zoom, part of the drawing runs under the key: unless the
         user opened it, the key folds to one line ("▸ key") rather than hide it."""
-        overlays = self.view.overlays
+        overlays = self.overlays
         if overlays.may_fold_for_room() and self._overlays_cover_drawing(key_only=True):
             overlays.folded = True
             overlays.update()
 
     def _open_network(self) -> None:
         """Units at least MIN_UNIT_PX wide, when fitting everything made them smaller."""
-        view = self.view
-        if view.network.weights is None:
+        view, network = self.view, self.levels.network
+        if network.weights is None:
             return
         scale = MIN_UNIT_PX / UNIT
         if self._scale() >= scale:
             return
-        drawing = view.network.drawing_rect()
+        drawing = network.drawing_rect()
         port = view.viewport().rect()
         half_w = port.width() / 2 / scale
         view.resetTransform()
         view.scale(scale, scale)
         # the inputs at the left edge (past the key), unless the width fits whole
-        left = drawing.left() - (view.legend_rect().right() + 16) / scale
+        left = drawing.left() - (self.overlays.legend_rect().right() + 16) / scale
         x = drawing.center().x() if drawing.width() <= 2 * half_w - 24 / scale \
             else left + half_w
         view.centerOn(QPointF(x, drawing.center().y()))
@@ -249,7 +248,7 @@ class Framer:
     def _frame(self, rect: QRectF, left: float, top: float,
                hanging: list[tuple[float, float]], overlays: bool) -> None:
         view = self.view
-        marks = view.level() == "operation" and bool(view.operations.landmarks)
+        marks = self.levels.shown == "operation" and bool(self.levels.operations.landmarks)
         # The landmarks show only below readable zoom: a drawing that fits at a readable
         # zoom without them (a small graph) needs no room for them.
         scale, left_, top_, right = self._framing(
@@ -257,31 +256,30 @@ class Framer:
         if marks and scale < TEXT_LOD:
             scale, left_, top_, right = self._framing(rect, left, top, hanging,
                                                       overlays=overlays)
-        bottom = view.overlays.bottom_room() if overlays else 0.0
+        bottom = self.overlays.bottom_room() if overlays else 0.0
         apply(view, view.scene(), rect, scale,
               QPointF((left_ - right) / 2, (top_ - bottom) / 2))
 
     def _framing(self, rect: QRectF, left: float, top: float,
                  hanging: list[tuple[float, float]], overlays: bool = True
                  ) -> tuple[float, float, float, float]:
-        view = self.view
-        keyed = view.overlays.legend_wanted and overlays
-        return framing(rect, view.viewport().rect(), left, top, hanging,
-                       view.legend_rect() if keyed else None,
-                       view.overlays.bottom_room() if overlays else 0.0)
+        keyed = self.overlays.legend_wanted and overlays
+        return framing(rect, self.view.viewport().rect(), left, top, hanging,
+                       self.overlays.legend_rect() if keyed else None,
+                       self.overlays.bottom_room() if overlays else 0.0)
 
     def _overlays_cover_drawing(self, key_only: bool = False) -> bool:
         """Whether the key (or the replay bar) covers a unit, a node or a header."""
         view = self.view
-        cover = [view.legend_rect()]
-        bar = view.overlays.replay_bar
+        cover = [self.overlays.legend_rect()]
+        bar = self.overlays.replay_bar
         if bar.isVisibleTo(view) and not key_only:
             port = view.viewport().geometry()
             cover.append(QRectF(bar.geometry().translated(-port.topLeft())))
-        if view.level() == "network":
-            occupied = view.network.occupied(max(self._scale(), 1e-9))
+        if self.levels.shown == "network":
+            occupied = self.levels.network.occupied(max(self._scale(), 1e-9))
         else:
-            occupied = view.operations.occupied()
+            occupied = self.levels.operations.occupied()
         return covers(view, cover, occupied)
 
     def _fit_frame(self) -> tuple[QRectF, float, float, list[tuple[float, float]]]:
@@ -293,7 +291,8 @@ class Framer:
         counts there as if drawn at scale 1, so at "fit" it hung over the window's edge.
         """
         view = self.view
-        level, ops_scene, network = view.level(), view.operations, view.network
+        level, ops_scene, network = (self.levels.shown, self.levels.operations,
+                                     self.levels.network)
         if level == "operation" and ops_scene.edges is not None and ops_scene.nodes:
             rect = ops_scene.drawing_rect()
             left = top = 0.0

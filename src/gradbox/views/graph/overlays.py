@@ -1,34 +1,41 @@
 """What floats over the graph view: the key, the replay bar, the mini-map, the placeholder.
 
-Child widgets of the view, kept up to date and placed here; the view says what it shows
-through its public methods and routes what the widgets ask for (a click on the key, a
-drag in the mini-map) to its own verbs.
+Child widgets of the view, kept up to date and placed here. They are given what they
+show -- the Qt view they float over, the levels (`Levels`), the backward replay and the
+two actions whose state the bar mirrors -- and the view tells them the rest as values
+(`placeholder_text`, `sample_label`); the view routes what the widgets ask for (a click
+on the key, a drag in the mini-map) to its own verbs.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QGraphicsView, QLabel
 
+from gradbox.views.graph.backward_replay import BackwardReplay
 from gradbox.views.graph.legend import GraphLegend, Line, legend_lines
+from gradbox.views.graph.levels import Levels
 from gradbox.views.graph.minimap import MiniMap
 from gradbox.views.graph.replay_bar import ReplayBar
-
-if TYPE_CHECKING:
-    from gradbox.views.graph.view import GraphView
 
 # The key folds itself while, open, it would cover more than this share of the window.
 LEGEND_SHARE = 0.12
 
 
 class GraphOverlays:
-    """The key, the replay bar, the mini-map and the placeholder of one `GraphView`."""
+    """The key, the replay bar, the mini-map and the placeholder of one graph view."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: QGraphicsView, levels: Levels, replay: BackwardReplay,
+                 play: QAction, step: QAction) -> None:
         self.view = view
+        self.levels = levels
+        self.replay = replay
+        self.play_action, self.step_action = play, step
+        self.placeholder_text = ""  # what to say while the level shown is empty
+        self.sample_label = ""  # what the key calls the sample shown ("point 17")
         self.legend = GraphLegend(view)
         self.replay_bar = ReplayBar(view)
         self.minimap = MiniMap(view)
@@ -52,14 +59,14 @@ class GraphOverlays:
 
     # --- the key -----------------------------------------------------------------------
     def full_legend_lines(self) -> list[Line]:
-        view = self.view
-        ops_scene = view.operations
-        net = view.network.network
+        levels = self.levels
+        ops_scene = levels.operations
+        net = levels.network.network
         return legend_lines(
-            view.level(), view.show_gradients(), view.sample_label(),
+            levels.shown, levels.network.show_grads, self.sample_label,
             net is not None and net.maps is not None, net is not None and net.units is not None,
-            ops_scene.shown, ops_scene.graph, ops_scene.expanded if view.is_collapsed() else None,
-            ops_scene.has_path())
+            ops_scene.shown, ops_scene.graph,
+            ops_scene.expanded if ops_scene.is_collapsed() else None, ops_scene.has_path())
 
     def fold_if_crowded(self) -> None:
         """Until the user decides, fold the key when open it would cover more than
@@ -93,8 +100,8 @@ class GraphOverlays:
     def update(self) -> None:
         """Bring the key, the replay bar and the placeholder up to date, and place them."""
         view = self.view
-        empty = view.is_empty()
-        text = view.placeholder_text()
+        empty = self.levels.is_empty()
+        text = self.placeholder_text
         label = self.placeholder
         if label.text() != text:
             label.setText(text)
@@ -102,15 +109,15 @@ class GraphOverlays:
         self.legend.set_lines(self.full_legend_lines())
         self.legend.set_folded(self.folded)
         self.legend.setVisible(self.legend_wanted and not empty)
-        replay, bar = view.replay, self.replay_bar
-        unit = "units" if view.level() == "network" else "steps"
+        replay, bar = self.replay, self.replay_bar
+        unit = "units" if self.levels.shown == "network" else "steps"
         bar.compact = view.viewport().width() < 560
         bar.show_state(replay.is_playing(), replay.position(), replay.length(), unit)
-        bar.play.setEnabled(replay.is_playing() or view.play_action.isEnabled())
-        bar.step.setEnabled(view.step_action.isEnabled())
+        bar.play.setEnabled(replay.is_playing() or self.play_action.isEnabled())
+        bar.step.setEnabled(self.step_action.isEnabled())
         # nothing to replay (training runs, no backward yet): out of the way, and not
         # repainted with every frame of the graph under it
-        playable = replay.is_loaded() or view.play_action.isEnabled()
+        playable = replay.is_loaded() or self.play_action.isEnabled()
         bar.setVisible(self.replay_bar_wanted and not empty and playable)
         port = view.viewport().geometry()
         self.legend.move(port.left() + 8, port.top() + 8)
@@ -129,8 +136,8 @@ class GraphOverlays:
     def sync_minimap(self) -> None:
         """Show the overview while part of the drawing is out of the window."""
         view = self.view
-        ops_scene, network = view.operations, view.network
-        level = view.level()
+        ops_scene, network = self.levels.operations, self.levels.network
+        level = self.levels.shown
         drawing = ops_scene.drawing_rect() if level == "operation" else network.drawing_rect()
         seen = view.mapToScene(view.viewport().rect()).boundingRect()
         wanted = not drawing.isEmpty() and not seen.contains(drawing.adjusted(4, 4, -4, -4))
@@ -139,21 +146,21 @@ class GraphOverlays:
         if not wanted:
             return
         if level == "network":
-            key: tuple = ("network", network.structure(), view.font_scale())
+            key: tuple = ("network", network.structure(), self.levels.font_scale())
             if key != self._minimap_key:
                 self._minimap_key = key
                 self.minimap.set_drawing(drawing, network.unit_boxes())
             self.minimap.set_view(seen)
             return
-        key = (id(ops_scene.shown), ops_scene.numbers.generation, view.replay.position(),
-               view.font_scale())
+        key = (id(ops_scene.shown), ops_scene.numbers.generation, self.replay.position(),
+               self.levels.font_scale())
         # Its colours follow training at most a few times a second: regrouping 1,663
         # boxes by colour every step cost a readable-zoom refresh of the demo graph a
         # third of its time (measured: 53 ms against 33 without the mini-map).
         now = time.perf_counter()
         structure = key[0] != (self._minimap_key or (None,))[0]
         if key != self._minimap_key and (structure or now - self._minimap_time > 0.3
-                                         or view.replay.is_loaded()):
+                                         or self.replay.is_loaded()):
             self._minimap_key = key
             self._minimap_time = now
             self.minimap.set_drawing(drawing, ops_scene.colour_groups())

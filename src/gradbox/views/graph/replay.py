@@ -1,29 +1,32 @@
 """Backward replayed on the level a graph view shows: which scene lights up, and how.
 
 A `BackwardReplay` keeps the order, the position and the timer; this drives it for one
-`GraphView`: loads the shown scene's steps, lights each step as it comes, keeps it in
-sight, and tells the view's signals. The view's public replay methods are its verbs.
+graph view: loads the shown level's steps (`Levels`), lights each step as it comes, keeps
+it in sight in the Qt view it is given, and reports each step and the end through the
+two callbacks it is given. The view's public replay methods are its verbs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+
+from PySide6.QtWidgets import QGraphicsView
 
 from gradbox.views.graph.backward_replay import BackwardReplay
 from gradbox.views.graph.items import TEXT_LOD
-
-if TYPE_CHECKING:
-    from gradbox.views.graph.net_scene import NetworkScene
-    from gradbox.views.graph.op_scene import OperationScene
-    from gradbox.views.graph.view import GraphView
+from gradbox.views.graph.levels import Levels
+from gradbox.views.graph.net_scene import NetworkScene
+from gradbox.views.graph.op_scene import OperationScene
 
 
 class ReplayDriver:
     """Runs one view's backward replay on the level it was started on."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: QGraphicsView, levels: Levels,
+                 stepped: Callable[[int, int], None], finished: Callable[[], None]) -> None:
         self.view = view
+        self.levels = levels
+        self._stepped, self._finished = stepped, finished
         self.replay = BackwardReplay(view)
         self.replay.advanced.connect(self._on_advanced)
         self.replay.finished.connect(self._on_finished)
@@ -32,22 +35,21 @@ class ReplayDriver:
 
     def scene(self) -> NetworkScene | OperationScene:
         """The scene the loaded replay lights up."""
-        return self.view.network if self.level == "network" else self.view.operations
+        return self.levels.scene(self.level)
 
     def ensure(self, order: Sequence[int] | None, restart_finished: bool = True) -> bool:
         """Load a replay of the level shown, unless one is in progress there; returns
-        whether there is anything to replay."""
-        view, replay = self.view, self.replay
-        if order is not None and view.level() != "operation":
-            view.set_level("operation")  # a custom order names operations
-        if order is None and replay.is_loaded() and self.level == view.level() \
+        whether there is anything to replay. (A custom `order` names operations: the
+        view shows the operation level before it asks.)"""
+        replay = self.replay
+        if order is None and replay.is_loaded() and self.level == self.levels.shown \
                 and not (replay.is_finished() and restart_finished):
             return True  # continue the replay in progress
         # a new replay replaces the old one: not a stop the caller must hear about
         replay.pause()
         if replay.is_loaded():
             self.scene().end_replay()
-        self.level = view.level()
+        self.level = self.levels.shown
         scene = self.scene()
         steps = scene.replay_steps(order)
         replay.load(steps)
@@ -86,11 +88,11 @@ class ReplayDriver:
             box = view.mapFromScene(item.core_rect()).boundingRect()
             if not view.viewport().rect().contains(box):
                 view.ensureVisible(item, 40, 40)
-        view.animation_step.emit(scene.reported_id(steps[index]), position)
+        self._stepped(scene.reported_id(steps[index]), position)
         view.viewport().update()
 
     def _on_finished(self) -> None:
         last = self.replay.current()
         if last:
             self.scene().unlight(last)
-        self.view.animation_finished.emit()
+        self._finished()

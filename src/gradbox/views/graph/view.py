@@ -41,6 +41,7 @@ from gradbox.views.graph.items import (
     TEXT_LOD,
     Style,
 )
+from gradbox.views.graph.levels import Levels
 from gradbox.views.graph.net_scene import NetworkScene
 from gradbox.views.graph.op_scene import OP_NODE_CAP, OperationScene
 from gradbox.views.graph.overlays import GraphOverlays
@@ -83,19 +84,21 @@ class GraphView(QGraphicsView):
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
         self.setMouseTracking(False)
-        self._level = "network"
+        # Which level is shown, and its two scenes: what the helpers below are given.
+        self.levels = Levels(self.operations, self.network)
         self._sample = 0
         self._sample_label: str | None = None  # what to call the sample ("point 17")
         self._placeholder = ""
         self._selected_node: int | None = None  # id in the given graph: what is selected
-        self.replayer = ReplayDriver(self)
+        self.replayer = ReplayDriver(self, self.levels, self.animation_step.emit,
+                                     self.animation_finished.emit)
         self.replay = self.replayer.replay
         self.replay.stopped.connect(self.animation_stopped)
         self._press: QPointF | None = None
-        self.framer = Framer(self)
         self._details_sent: str | None = None
         self._make_actions()
         self._make_overlays()
+        self.framer = Framer(self, self.levels, self.overlays)
 
     def _make_actions(self) -> None:
         """Ready-made actions for a toolbar or menu around the view (shortcuts work here)."""
@@ -131,16 +134,16 @@ class GraphView(QGraphicsView):
 
     # --- public API -------------------------------------------------------------------
     def level(self) -> str:
-        return self._level
+        return self.levels.shown
 
     def set_level(self, level: str) -> None:
         if level not in ("network", "operation"):
             raise ValueError(f"level must be 'network' or 'operation', got {level!r}")
-        if level == self._level:
+        if level == self.levels.shown:
             return
         self.stop_animation()
-        self.framer.leave(self._level)
-        self._level = level
+        self.framer.leave(self.levels.shown)
+        self.levels.shown = level
         if level == "operation":
             self._sync_operations()
             self.setScene(self.operations)
@@ -169,7 +172,8 @@ class GraphView(QGraphicsView):
         self.operations.graph = graph
         if sample is not None:
             self._sample = sample
-        if self._level == "operation":
+        self.overlays.sample_label = self.sample_label()
+        if self.levels.shown == "operation":
             self._sync_operations()
 
     def graph(self) -> Graph | None:
@@ -205,6 +209,7 @@ class GraphView(QGraphicsView):
         """Show the numbers of `sample` (an index into the graph's arrays), called `label`."""
         self._sample = int(sample)
         self._sample_label = label
+        self.overlays.sample_label = self.sample_label()
         if self.operations.shown is not None and self.operations.nodes:
             self.operations.update_numbers(self._sample)
         self._emit_details()
@@ -231,7 +236,7 @@ class GraphView(QGraphicsView):
         self.overlays.fold_if_crowded()
         # Items take their sizes when built: build them again, keeping what is shown.
         self.operations.restyle(self._style)
-        if self._level == "operation":
+        if self.levels.shown == "operation":
             self._sync_operations()
         self.network.restyle(self._style)
         self.framer.drawing_changed()
@@ -244,6 +249,7 @@ class GraphView(QGraphicsView):
         """What to say in the middle of the view while the current level has nothing to
         draw (e.g. before the first step), instead of an empty grey area."""
         self._placeholder = text
+        self.overlays.placeholder_text = text
         self._changed()
 
     def placeholder_text(self) -> str:
@@ -251,9 +257,7 @@ class GraphView(QGraphicsView):
 
     def is_empty(self) -> bool:
         """Whether the current level has nothing to draw."""
-        if self._level == "operation":
-            return not self.operations.nodes or self.operations.graph is None
-        return self.network.network is None
+        return self.levels.is_empty()
 
     def set_show_gradients(self, show: bool) -> None:
         """At network level, draw gradients instead of weights on the edges."""
@@ -295,7 +299,7 @@ class GraphView(QGraphicsView):
         self._changed()
 
     def _refit_operations(self) -> None:
-        if self._level == "operation":
+        if self.levels.shown == "operation":
             self._sync_operations()
         self.framer.drawing_changed("operation")
 
@@ -336,7 +340,7 @@ class GraphView(QGraphicsView):
                 ops_scene.expand((parsed[0], parsed[1]))
                 self._refit_operations()
             self._select(node, user=False)
-            if self._level == "operation" and ops_scene.selected is not None:
+            if self.levels.shown == "operation" and ops_scene.selected is not None:
                 self.ensureVisible(ops_scene.nodes[ops_scene.selected], 60, 60)
         if self.network.network is not None and parse_parameter_name(name) is not None:
             found = True
@@ -350,9 +354,9 @@ class GraphView(QGraphicsView):
 
     def details_text(self) -> str:
         """What the details pane shows for the current selection."""
-        if self._level == "network" and self.network.selected_unit is not None:
+        if self.levels.shown == "network" and self.network.selected_unit is not None:
             return self.network.unit_details(*self.network.selected_unit, self.sample_label())
-        if self._level == "network" and self.network.selected:
+        if self.levels.shown == "network" and self.network.selected:
             return self.network.details(self.network.selected, self.operations.graph,
                                         self._sample, self._sample_label)
         label = self._sample_label
@@ -385,6 +389,8 @@ class GraphView(QGraphicsView):
         level only). Without it, a replay paused continues, and a finished one starts
         again. `interval_ms` overrides the replay's speed for this run.
         """
+        if order is not None:
+            self.set_level("operation")  # a custom order names operations
         if self.replayer.ensure(order):
             self.replay.play(interval_ms)
 
@@ -397,6 +403,8 @@ class GraphView(QGraphicsView):
 
         `order` starts a replay of that sequence (see `play_backward`).
         """
+        if order is not None:
+            self.set_level("operation")  # a custom order names operations
         return self.replayer.step(order)
 
     def stop_animation(self) -> None:
@@ -482,7 +490,7 @@ class GraphView(QGraphicsView):
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         scale = self._viewport_scale()
         self._style.lod = scale  # what the items' paint() reads
-        if self._level == "network":
+        if self.levels.shown == "network":
             self.network.fit_headers(scale)
         else:
             self.operations.set_zoom(scale)
@@ -547,7 +555,9 @@ class GraphView(QGraphicsView):
 
     # --- overlays: the key, the replay bar, the mini-map, the placeholder ---------------
     def _make_overlays(self) -> None:
-        self.overlays = overlays = GraphOverlays(self)
+        self.overlays = overlays = GraphOverlays(self, self.levels, self.replay,
+                                                 self.play_action, self.step_action)
+        overlays.sample_label = self.sample_label()
         self.legend, self.replay_bar, self.minimap = (overlays.legend, overlays.replay_bar,
                                                       overlays.minimap)
         # a click on the key is the user's choice from now on
@@ -630,7 +640,7 @@ class GraphView(QGraphicsView):
             self.details_changed.emit(text)
 
     def _click(self, point: QPointF, double: bool) -> None:
-        if self._level == "operation":
+        if self.levels.shown == "operation":
             hit = self.operations.node_at(point)
             if hit is not None and double and self.operations.toggle_group(hit):
                 self._open_in_place(hit)
