@@ -178,3 +178,33 @@ def test_numbers_that_json_cannot_hold_cross_as_text() -> None:
     _stage, case = report.first_failure  # type: ignore[misc]
     assert case.graph is not None
     assert any(math.isnan(n.grad) for n in case.graph.nodes)
+
+
+# --- a file part of the way through the stages ---------------------------------------------
+def _without(source: str, *pieces: str) -> str:
+    for piece in pieces:
+        assert source.count(piece) == 1, piece
+        source = source.replace(piece, "")
+    return source
+
+
+NN = CORRECT[CORRECT.index("class Module:"):]
+FREEING = ("        if not retain_graph:\n            for node in topo:\n"
+           "                if node._prev and node._op != '+':\n"
+           "                    node._backward = _freed\n")
+ZERO_GRAD = "def zero_grad(values):\n    for v in values:\n        v.grad = 0.0\n"
+BACKWARD = CORRECT[CORRECT.index("    def backward(self"):CORRECT.index("    def __repr__")]
+
+
+@pytest.mark.parametrize(("source", "fails_at", "mistake"), [
+    (_without(CORRECT, NN, ZERO_GRAD, BACKWARD), 5, "missing-name"),
+    (_without(CORRECT, NN, FREEING, ZERO_GRAD), 7, "missing-name"),
+    (_without(CORRECT, NN, FREEING), 8, "backward-twice-silent"),
+    (_without(CORRECT, NN), 9, "missing-name"),
+], ids=["after stage 4", "after stage 6", "after stage 7", "after stage 8"])
+def test_a_file_part_of_the_way_passes_every_stage_before_its_next(source: str, fails_at: int,
+                                                                  mistake: str) -> None:
+    report = check_source(source, timeout=TIMEOUT)
+    assert [s.stage for s in report.stages if s.passed] == list(range(fails_at))
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert (_stage.stage, case.mistake) == (fails_at, mistake), case.message

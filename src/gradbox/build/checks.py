@@ -306,8 +306,11 @@ class _Run:
             if right is not None and all(close(values[e], right[e]) for e in grads):
                 continue  # this variant is right here: it names nothing
             if all(close(mine[e], values[e]) for e in grads):
-                words = {"assign-not-accumulate": "A `_backward` assigns (`=`) where it "
-                         "must add (`+=`): a value used twice keeps only the last share",
+                ops = self.first_wrong_consumers()
+                which = f"for `{ops[0]}`" if len(ops) == 1 else "(one of them)"
+                words = {"assign-not-accumulate": f"Your `_backward` {which} assigns (`=`) "
+                         "where it must add (`+=`): a value used twice keeps only the last "
+                         "share",
                          "not-topological": "Your `backward` fires a node before all of "
                          "its consumers have added their share (not reverse topological "
                          "order)"}[mistake]
@@ -315,6 +318,17 @@ class _Run:
         if all(v == 0.0 for v in mine.values()):
             return self.nothing_arrived()
         return None, self.first_wrong_words()
+
+    def first_wrong_consumers(self) -> list[str]:
+        """The ops that hand the first wrong node (in backward order) its gradient."""
+        try:
+            graph = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
+                               self.ns, self.ref)
+        except Exception:
+            return []
+        if graph is None or graph.first_wrong is None:
+            return []
+        return sorted({n.op for n in graph.nodes if graph.first_wrong in n.parents})
 
     def first_wrong_words(self) -> str:
         try:
@@ -511,11 +525,12 @@ def _order(run: _Run) -> CaseResult:
         seen.add(node_id)
         early = [c for c in consumers.get(node_id, []) if c not in fired[:i]]
         if early:
-            waiting = ", ".join(f"`{names.get(c, 'a node')}`" for c in early)
+            waiting = " and ".join(f"`{names.get(c, 'a node')}`" for c in early)
+            uses = "which uses it, has" if len(early) == 1 else "which use it, have"
             return run.result(False, f"Your `backward` fires `{name}` before {waiting}, "
-                              f"which uses it, has passed its gradient to it: not reverse "
-                              f"topological order{_see('not-topological')}.",
-                              "not-topological")
+                              f"{uses} passed {'its' if len(early) == 1 else 'their'} "
+                              f"gradient to it: not reverse topological order"
+                              f"{_see('not-topological')}.", "not-topological")
     missing = [names.get(id(n), "a node") for n in nodes
                if parents_of(n) and id(n) not in seen]
     if missing:
