@@ -122,6 +122,9 @@ class MainWindow(QMainWindow):
         self._shown_once = False
         # The run controls the learner had before a lesson set its own (None: no lesson did).
         self._learner_run_controls: tuple[float | None, str, float] | None = None
+        # The fields the lesson's step names, and the configuration they were shown for.
+        self._step_fields: list[str] = []
+        self._fields_config: TrainingConfig | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -346,13 +349,34 @@ class MainWindow(QMainWindow):
         """The Lesson workspace shows what the step names; the loop's line a step quotes
         comes into view ("beside optimizer.step()")."""
         lesson = self.lessons.lesson
+        self._step_fields = []
         if lesson is not None:
             self.workspaces.follow_step(presented(lesson, step))
+            # The fields the step names, scrolled into view once its layout has settled
+            # (the Momentum box was below the Designer's fold at 1366 x 768).
+            self._step_fields = [n for n in lesson.steps[step].panels if n in lessons.FIELDS]
+            if self._step_fields:
+                self._bring_into_view(self._step_fields, passes=3)
         if lesson is not None and lesson.steps[step].loop_line:
             line = lesson.steps[step].loop_line
             self.training_loop.show_line(line)
             # and again once teacher mode's layout for the step has settled
             QTimer.singleShot(0, lambda: self.training_loop.show_line(line))
+
+    def _bring_into_view(self, names: Sequence[str], passes: int) -> None:
+        """Scroll each named field into its scroll area's view, after each of the next
+        `passes` turns of the event loop (teacher mode and the docks settle in them)."""
+        def again() -> None:
+            for name in names:
+                for field in self.findChildren(QWidget, name):
+                    area = field.parentWidget()
+                    while area is not None and not isinstance(area, QScrollArea):
+                        area = area.parentWidget()
+                    if area is not None and field.isVisible():
+                        area.ensureWidgetVisible(field, 8, 8)
+            if passes > 1:
+                self._bring_into_view(names, passes - 1)
+        QTimer.singleShot(0, again)
 
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
                         retain_graph: bool, tab: str = "variables") -> None:
@@ -474,6 +498,11 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.messages.recheck()
+        if self._step_fields and snapshot.config != self._fields_config:
+            # The lesson's run arrived (its Designer laid out anew): the step's fields
+            # into view again; a run going on moves nothing.
+            self._fields_config = snapshot.config
+            self._bring_into_view(self._step_fields, passes=2)
         self.banner.show_state(snapshot)
         self.lessons.show_run(snapshot)
         # A regression's plot is the fit of a function, not a boundary between classes.
