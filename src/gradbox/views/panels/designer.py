@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from gradbox.autograd import features, losses
 from gradbox.autograd.nn import ACTIVATIONS, INIT_LABELS, INITIALIZERS, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching import lessons as lesson_names
 from gradbox.training import datasets, limits
 from gradbox.training.config import (
@@ -32,7 +33,6 @@ from gradbox.training.config import (
     TrainingConfig,
 )
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number
@@ -72,7 +72,7 @@ class DesignerPanel(QWidget):
     refused = Signal(str)  # a committed edit was not applied: why, in the user's words
     checked = Signal()  # the settings were checked again: the status line may say otherwise
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._loading = False

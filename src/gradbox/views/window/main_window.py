@@ -21,10 +21,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.layouts.docks import DockRoom
 from gradbox.views.layouts.presentation import Presentation
@@ -109,7 +110,7 @@ def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: SessionController, settings: QSettings | None = None,
+    def __init__(self, controller: SessionPort, settings: QSettings | None = None,
                  autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
@@ -290,8 +291,8 @@ class MainWindow(QMainWindow):
 
         self.undo_action = m("&Edit", "&Undo", self.undo, "Ctrl+Z",
                              "Bring back the run the last action replaced")
-        self.redo_action = m("&Edit", "&Redo", self.controller.redo, "Ctrl+Shift+Z",
-                             "Replace it again")
+        self.redo_action = m("&Edit", "&Redo", lambda: self.controller.send(Session.redo),
+                             "Ctrl+Shift+Z", "Replace it again")
         self.controller.undo_changed.connect(self._on_undo_changed)
         self._on_undo_changed("", "")
 
@@ -316,7 +317,7 @@ class MainWindow(QMainWindow):
         training.addSeparator()
         m("&Training", "&Pin this run", self.controller.pin_run, "Ctrl+P",
           "Keep this run's loss and accuracy curves, dotted, to compare the next run with")
-        m("&Training", "&Unpin", self.controller.unpin_run, None,
+        m("&Training", "&Unpin", lambda: self.controller.send(Session.unpin), None,
           "Stop showing the pinned run's curves")
 
         view = self.menus["&View"]
@@ -390,7 +391,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(page if page is not None else self.boundary)
         if self.controller.running:
             self.controller.pause()
-        self.controller.start_lesson(config, forget_zero_grad, ghost)
+        self.controller.send(Session.start_lesson, config, forget_zero_grad, ghost)
 
     def use_run_controls(self, speed: float | None, stop: str, value: float) -> None:
         """A lesson's run speed and stop condition. The learner's are kept, once, to be
@@ -424,7 +425,7 @@ class MainWindow(QMainWindow):
         if self.designer.cancel_pending():
             self.controller.message.emit("Undid the Designer edit (it was not applied yet)")
             return
-        self.controller.undo()
+        self.controller.send(Session.undo)
 
     @Slot(str, str)
     def _on_undo_changed(self, undo: str, redo: str) -> None:
@@ -479,7 +480,7 @@ class MainWindow(QMainWindow):
 
     def continue_training(self) -> None:
         """A new training process, from the last whole state of the run (see
-        SessionController.continue_training); a failure to start is said in words."""
+        SessionPort.continue_training); a failure to start is said in words."""
         try:
             self.controller.continue_training()
         except Exception as error:  # the window stays: it still shows the run
