@@ -208,3 +208,13 @@ def test_a_file_part_of_the_way_passes_every_stage_before_its_next(source: str, 
     assert [s.stage for s in report.stages if s.passed] == list(range(fails_at))
     _stage, case = report.first_failure  # type: ignore[misc]
     assert (_stage.stage, case.mistake) == (fails_at, mistake), case.message
+
+
+def test_what_the_learners_code_forks_is_ended_with_the_check() -> None:
+    forking = CORRECT.replace(
+        "        self.grad = 1.0\n        for node in reversed(topo)",
+        "        import os, time\n        if os.fork() == 0:\n            time.sleep(1000)\n"
+        "        self.grad = 1.0\n        for node in reversed(topo)")
+    handle = start_check(forking, timeout=10.0, stages=ONE_STAGE)
+    report = handle.wait()  # returns: the sleeping fork held the pipes, and was killed
+    assert report.passed
