@@ -77,6 +77,8 @@ def test_the_failing_case_shows_the_learners_and_the_expected_gradient_at_each_n
     assert all(n.expected_grad is not None and n.expected_data is not None
                for n in graph.nodes)
     assert CheckReport.from_json(report.to_json()) == report
+    # The Playground can show it beside the broken variant it matches.
+    assert (case.playground, case.playground_variant) == ("a = 3.0\nb = a * a", "assign")
 
 
 def test_a_random_expression_that_fails_is_shrunk_to_a_small_one() -> None:

@@ -45,6 +45,31 @@ CASE_MISTAKE = {
 }
 
 
+# The Playground's broken variants (gradbox.teaching.playground) that show a mistake.
+PLAYGROUND_VARIANT = {"assign-not-accumulate": "assign", "not-topological": "wrong order"}
+_LEAF = re.compile(r"^(\w+) = Value\((-?[\d.]+(?:e-?\d+)?)\)$")
+_NOT_AN_EXPRESSION = re.compile(r"(\.backward\(|\._backward\(|\.grad = |^pass_gradients\()")
+
+
+def playground_text(code: str) -> str | None:
+    """A case's code as the Playground's expression text, or None when it is more than
+    an expression (a loop, a network, zero_grad): `a = Value(3.0)` becomes `a = 3.0`, the
+    calls of backward are left out (the Playground has its own button)."""
+    from gradbox.teaching.expression import ExpressionError, parse
+    lines = []
+    for line in code.splitlines():
+        if _NOT_AN_EXPRESSION.search(line):
+            continue
+        leaf = _LEAF.match(line)
+        lines.append(f"{leaf.group(1)} = {leaf.group(2)}" if leaf else line)
+    text = "\n".join(lines)
+    try:
+        parse(text)
+    except (ExpressionError, ValueError, TypeError):
+        return None
+    return text
+
+
 class Capture(io.TextIOBase):
     """The learner's prints, kept up to `cap` characters (the rest counted, not kept)."""
 
@@ -182,9 +207,11 @@ class _Run:
                                self.ns, self.ref)
             except Exception:  # a graph we cannot read is not drawn
                 g = None
+        text = playground_text(self.case.code) if not passed and g is not None else None
+        variant = None if text is None else PLAYGROUND_VARIANT.get(mistake or "", "engine")
         return CaseResult(self.case.name, passed, self.case.code,
                           message or ("passed: " + self.case.about), mistake, line,
-                          self.capture.text(), g)
+                          self.capture.text(), g, text, variant)
 
     def failed(self, explained: Explained) -> CaseResult:
         return self.result(False, explained.message, explained.mistake, explained.line)
