@@ -6,8 +6,9 @@ import pytest
 
 from qt_waits import settle
 
-FULL = ["Decision boundary", "Computation graph", "Layers", "Landscape", "Playground"]
-SHORT = ["Boundary", "Graph", "Layers", "Landscape", "Playground"]
+FULL = ["Decision boundary", "Computation graph", "Layers", "Landscape", "Playground",
+        "Build it yourself"]
+SHORT = ["Boundary", "Graph", "Layers", "Landscape", "Playground", "Build"]
 
 
 @pytest.mark.parametrize("size", [(1024, 700), (1366, 768), (1920, 1080)])

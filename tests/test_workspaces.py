@@ -72,7 +72,7 @@ def test_a_workspace_remembers_its_arrangement_and_reset_designs_it_again(  # ty
 def test_the_workspace_shortcuts_are_in_the_view_menu(open_window) -> None:  # type: ignore[no-untyped-def]
     win = open_window()
     texts = {a.shortcut().toString() for a in win.workspaces.actions.values()}
-    assert texts == {"Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+4"}
+    assert texts == {"Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+4", "Ctrl+5"}
     view_actions = [a.text() for a in win.menus["&View"].actions()]
     assert "&Workspace" in view_actions
 

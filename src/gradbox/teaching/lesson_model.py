@@ -20,9 +20,8 @@ from gradbox.training.config import TrainingConfig
 
 __all__ = [
     "ALL_CONTROLS",
-    "FIELDS",
+    "BUILD_TAB",
     "PLAYGROUND_CONTROLS",
-    "STEP_NAMES",
     "TRAINING_CONTROLS",
     "Lesson",
     "Setup",
@@ -59,6 +58,7 @@ LOSS_CURVE = "loss_curve"
 BOUNDARY = "boundary"
 GRAPH_TAB = "graph_panel"
 PLAYGROUND_TAB = "playground"
+BUILD_TAB = "build"  # Build it yourself: the learner's own engine, stage by stage
 TRAINING_LOOP = "training_loop"
 PHASE_INDICATOR = "phase_indicator"
 LAYERS_TAB = "layer_stats"
@@ -66,17 +66,7 @@ LANDSCAPE_TAB = "landscape"
 TRAINING_CONTROLS = (TRAINING_TOOLBAR, FORGET_ZERO_GRAD, GHOST, DESIGNER, PARAMETERS,
                      LOSS_CURVE, BOUNDARY, GRAPH_TAB, TRAINING_LOOP, LAYERS_TAB, LANDSCAPE_TAB)
 
-ALL_CONTROLS = (*PLAYGROUND_CONTROLS, *TRAINING_CONTROLS, PLAYGROUND_TAB)
-
-# Fields inside a panel that a step's words name ("set momentum to 0.9"): teacher mode
-# never hides them, the window scrolls them into view, and the tests check them whole at
-# every step (the Momentum box was scrolled out of the Designer at 1366 x 768).
-DESIGNER_ACTIVATION = "designer_activation"
-DESIGNER_INPUTS = "designer_inputs"
-DESIGNER_INIT = "designer_init"
-DESIGNER_MOMENTUM = "designer_momentum"
-FIELDS = (DESIGNER_ACTIVATION, DESIGNER_INPUTS, DESIGNER_INIT, DESIGNER_MOMENTUM)
-STEP_NAMES = (*ALL_CONTROLS, *FIELDS)  # what a step's `panels` may name
+ALL_CONTROLS = (*PLAYGROUND_CONTROLS, *TRAINING_CONTROLS, PLAYGROUND_TAB, BUILD_TAB)
 
 
 @dataclass(frozen=True)

@@ -124,9 +124,13 @@ class Style:
     before fit's zoom limit stops it.
     """
 
-    def __init__(self, scale: float = 1.0) -> None:
+    def __init__(self, scale: float = 1.0, lines: int = 3) -> None:
         self.scale = scale
-        self.node_h = NODE_H * scale
+        # Title, data, grad: three lines. A view that writes more into each node (the
+        # Build workspace's expected numbers, in `free_rect`) asks for taller nodes; the
+        # rows of the layout move apart with them.
+        self.lines = max(3, lines)
+        self.node_h = NODE_H * scale * self.lines / 3
         self.font = font(NODE_PT * scale)
         self.bold = font(NODE_PT * scale, bold=True)
         # parameter names are long ('layers.1.neurons.12.w.15'): regular weight
@@ -162,10 +166,12 @@ class Style:
         self.node_w = width
         self.dx, self.dy = self.node_w + DX - NODE_W, self.node_h + DY - NODE_H
         self.rect = QRectF(-self.node_w / 2, -self.node_h / 2, self.node_w, self.node_h)
-        r, third = self.rect, self.node_h / 3
-        self.title_rect = r.adjusted(4, 1, -4, -2 * third)
-        self.value_rect = r.adjusted(4, third, -4, -third)
-        self.grad_rect = r.adjusted(4, 2 * third - 1, -4, -1)
+        r, third = self.rect, NODE_H * self.scale / 3
+        below = self.node_h - 3 * third  # the room of the lines past the third
+        self.title_rect = r.adjusted(4, 1, -4, -2 * third - below)
+        self.value_rect = r.adjusted(4, third, -4, -third - below)
+        self.grad_rect = r.adjusted(4, 2 * third - 1, -4, -1 - below)
+        self.free_rect = r.adjusted(4, 3 * third - 1, -4, -1)  # empty with three lines
         self.fanout_rect = r.adjusted(-4, -4, 4, 4)
         self.title_width = int(self.title_rect.width())
 

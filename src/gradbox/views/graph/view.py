@@ -66,9 +66,9 @@ class GraphView(QGraphicsView):
     level_changed = Signal(str)
     replay_state_changed = Signal()  # a replay started, paused, resumed, ended
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, lines: int = 3) -> None:
         super().__init__(parent)
-        self._style = Style()
+        self._style = Style(lines=lines)  # lines: of text per node (see Style)
         # The view does not own a scene it shows: keep references so they live as long.
         self.operations = OperationScene(self._style, self)
         self.network = NetworkScene(self._style, self)
@@ -231,7 +231,7 @@ class GraphView(QGraphicsView):
         scale = max(0.5, min(float(scale), 4.0))
         if abs(scale - self._style.scale) < 1e-6:
             return
-        self._style = Style(scale)
+        self._style = Style(scale, self._style.lines)
         self.legend.set_point_size(8.5 * scale)
         self.overlays.fold_if_crowded()
         # Items take their sizes when built: build them again, keeping what is shown.

@@ -123,7 +123,7 @@ class DockRoom:
         none of the training panels; the computation graph needs the room the Designer
         and the panels below take (at 1024 x 700 they left it 360 x 115 pixels)."""
         w = self.window
-        if page is w.playground_page():
+        if page is w.playground_page() or page is w.build:  # Build it yourself: also
             names: tuple[str, ...] = ("Designer", "Parameters && gradients", "Loss curve",
                                       "Training loop")
         elif page is not None and page is w.graph:
@@ -140,8 +140,8 @@ class DockRoom:
         the ones an earlier tab put away that this one does not."""
         w = self.window
         page = w.tabs.currentWidget()
-        # The big numbers are the training run's: the playground needs the height.
-        w.headline.setVisible(page is not w.playground_page())
+        # The big numbers are the training run's: the playground and Build need the height.
+        w.headline.setVisible(page is not w.playground_page() and page is not w.build)
         if w.presentation.active or w.workspaces.switching:
             return  # teacher mode or the workspace decides which panels show
         wanted = self._put_away_for(page)

@@ -1,8 +1,9 @@
 """Workspaces: the window arranged for what a person is doing, not every panel at once.
 
 Train (designer, boundary, loss, parameters, the loop), Graph (the graph large, the
-parameters beside it), Playground (the playground alone) and Lesson (the lesson's text
-large beside the boundary, the loop, loss and parameters it talks about). Each is designed
+parameters beside it), Playground (the playground alone), Lesson (the lesson's text
+large beside the boundary, the loop, loss and parameters it talks about) and Build (the
+learner's own engine, stage by stage, the whole window). Each is designed
 for 1024 x 700 first and grows with the window. Docks stay movable; each workspace
 remembers its own arrangement in the settings (versioned: a layout saved by another
 version of the window is ignored), and Reset layout brings back the designed one.
@@ -19,6 +20,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from gradbox.teaching import lessons as names
+from gradbox.views.build import BUILD_TAB
 from gradbox.views.panels.lesson_panel import REGIONS, presented
 
 if TYPE_CHECKING:
@@ -54,6 +56,9 @@ WORKSPACES = (
               ("Lessons", "Loss curve", "Training loop"),
               "A lesson's text large beside the views it talks about (the View menu "
               "brings the others back)"),
+    Workspace("build", "&Build it yourself", "Ctrl+5", BUILD_TAB, (),
+              "Write the engine yourself, stage by stage: gradbox checks it, draws your "
+              "graph and trains on it"),
 )
 
 

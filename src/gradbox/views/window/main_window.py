@@ -21,11 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradbox.port.protocol import SessionPort
+from gradbox.build.stages import load_stages
 from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
-from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
+from gradbox.views.build.panel import BuildPanel
+from gradbox.views.controller import SessionController
 from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.layouts.docks import DockRoom
 from gradbox.views.layouts.presentation import Presentation
@@ -71,6 +72,9 @@ SHORTCUTS = """<table>
 <tr><td><b>Shift+click</b></td><td>add a point of the next class</td></tr>
 <tr><td><b>Right-click</b></td><td>remove the nearest point</td></tr>
 <tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save a session</td></tr>
+<tr><td><b>Ctrl+1 … Ctrl+5</b></td><td>workspaces: Train, Graph, Playground, Lesson, Build</td></tr>
+<tr><td><b>Ctrl+Enter</b></td><td>in Build it yourself: check your code</td></tr>
+<tr><td><b>Tab / Shift+Tab</b></td><td>in your code: indent / dedent the selected lines</td></tr>
 </table>"""
 
 
@@ -110,7 +114,7 @@ def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: SessionPort, settings: QSettings | None = None,
+    def __init__(self, controller: SessionController, settings: QSettings | None = None,
                  autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
@@ -123,9 +127,6 @@ class MainWindow(QMainWindow):
         self._shown_once = False
         # The run controls the learner had before a lesson set its own (None: no lesson did).
         self._learner_run_controls: tuple[float | None, str, float] | None = None
-        # The fields the lesson's step names, and the configuration they were shown for.
-        self._step_fields: list[str] = []
-        self._fields_config: TrainingConfig | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -167,6 +168,11 @@ class MainWindow(QMainWindow):
         self.tabs.add(self.landscape, "Landscape")
         self.playground = PlaygroundPanel(controller)
         self.tabs.add(_scrolling(self.playground), "Playground")
+        # Build it yourself: the learner's code per stage in the data folder, beside
+        # the autosave (kept in memory only where there is none: tests, screenshots)
+        self.build = BuildPanel(load_stages(), autosave_path.parent / "build"
+                                if autosave_path else None, settings)
+        self.tabs.add(self.build, "Build it yourself", "Build")
         self.headline = Headline(controller)
         central = QWidget()
         column = QVBoxLayout(central)
@@ -239,6 +245,8 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self.messages.recheck)
         for dock in self.docks.values():
             dock.visibilityChanged.connect(self.messages.recheck)
+        self.build.message.connect(self._on_message)
+        self.build.open_playground.connect(self._show_mistake_in_playground)
         controller.error.connect(self._on_error)
         controller.training_died.connect(self._on_training_died)
         controller.stopped.connect(self._on_stopped)
@@ -291,8 +299,8 @@ class MainWindow(QMainWindow):
 
         self.undo_action = m("&Edit", "&Undo", self.undo, "Ctrl+Z",
                              "Bring back the run the last action replaced")
-        self.redo_action = m("&Edit", "&Redo", lambda: self.controller.send(Session.redo),
-                             "Ctrl+Shift+Z", "Replace it again")
+        self.redo_action = m("&Edit", "&Redo", self.controller.redo, "Ctrl+Shift+Z",
+                             "Replace it again")
         self.controller.undo_changed.connect(self._on_undo_changed)
         self._on_undo_changed("", "")
 
@@ -317,7 +325,7 @@ class MainWindow(QMainWindow):
         training.addSeparator()
         m("&Training", "&Pin this run", self.controller.pin_run, "Ctrl+P",
           "Keep this run's loss and accuracy curves, dotted, to compare the next run with")
-        m("&Training", "&Unpin", lambda: self.controller.send(Session.unpin), None,
+        m("&Training", "&Unpin", self.controller.unpin_run, None,
           "Stop showing the pinned run's curves")
 
         view = self.menus["&View"]
@@ -350,39 +358,25 @@ class MainWindow(QMainWindow):
         """The Lesson workspace shows what the step names; the loop's line a step quotes
         comes into view ("beside optimizer.step()")."""
         lesson = self.lessons.lesson
-        self._step_fields = []
         if lesson is not None:
             self.workspaces.follow_step(presented(lesson, step))
-            # The fields the step names, scrolled into view once its layout has settled
-            # (the Momentum box was below the Designer's fold at 1366 x 768).
-            self._step_fields = [n for n in lesson.steps[step].panels if n in lessons.FIELDS]
-            if self._step_fields:
-                self._bring_into_view(self._step_fields, passes=3)
         if lesson is not None and lesson.steps[step].loop_line:
             line = lesson.steps[step].loop_line
             self.training_loop.show_line(line)
             # and again once teacher mode's layout for the step has settled
             QTimer.singleShot(0, lambda: self.training_loop.show_line(line))
 
-    def _bring_into_view(self, names: Sequence[str], passes: int) -> None:
-        """Scroll each named field into its scroll area's view, after each of the next
-        `passes` turns of the event loop (teacher mode and the docks settle in them)."""
-        def again() -> None:
-            for name in names:
-                for field in self.findChildren(QWidget, name):
-                    area = field.parentWidget()
-                    while area is not None and not isinstance(area, QScrollArea):
-                        area = area.parentWidget()
-                    if area is not None and field.isVisible():
-                        area.ensureWidgetVisible(field, 8, 8)
-            if passes > 1:
-                self._bring_into_view(names, passes - 1)
-        QTimer.singleShot(0, again)
-
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
                         retain_graph: bool, tab: str = "variables") -> None:
         self.tabs.setCurrentWidget(self.playground_page())
         self.playground.setup(expression, values, variant, retain_graph, tab)
+
+    def _show_mistake_in_playground(self, expression: str, values: dict[str, float],
+                                    variant: str, retain_graph: bool, tab: str) -> None:
+        """The Build workspace's "Open in Playground": gradbox's engine making the
+        learner's mistake, beside the correct one."""
+        self.workspaces.switch("playground")
+        self.show_playground(expression, values, variant, retain_graph, tab)
 
     def show_training(self, config: TrainingConfig, forget_zero_grad: bool,
                       ghost: bool, tab: str = "") -> None:
@@ -391,7 +385,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(page if page is not None else self.boundary)
         if self.controller.running:
             self.controller.pause()
-        self.controller.send(Session.start_lesson, config, forget_zero_grad, ghost)
+        self.controller.start_lesson(config, forget_zero_grad, ghost)
 
     def use_run_controls(self, speed: float | None, stop: str, value: float) -> None:
         """A lesson's run speed and stop condition. The learner's are kept, once, to be
@@ -425,7 +419,7 @@ class MainWindow(QMainWindow):
         if self.designer.cancel_pending():
             self.controller.message.emit("Undid the Designer edit (it was not applied yet)")
             return
-        self.controller.send(Session.undo)
+        self.controller.undo()
 
     @Slot(str, str)
     def _on_undo_changed(self, undo: str, redo: str) -> None:
@@ -480,7 +474,7 @@ class MainWindow(QMainWindow):
 
     def continue_training(self) -> None:
         """A new training process, from the last whole state of the run (see
-        SessionPort.continue_training); a failure to start is said in words."""
+        SessionController.continue_training); a failure to start is said in words."""
         try:
             self.controller.continue_training()
         except Exception as error:  # the window stays: it still shows the run
@@ -499,11 +493,6 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.messages.recheck()
-        if self._step_fields and snapshot.config != self._fields_config:
-            # The lesson's run arrived (its Designer laid out anew): the step's fields
-            # into view again; a run going on moves nothing.
-            self._fields_config = snapshot.config
-            self._bring_into_view(self._step_fields, passes=2)
         self.banner.show_state(snapshot)
         self.lessons.show_run(snapshot)
         # A regression's plot is the fit of a function, not a boundary between classes.
@@ -599,4 +588,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt's name)
         """Quit never loses work (see quitting.py)."""
         if self.quitting.may_close(event):
+            self.build.flush()  # the learner's code, written before the app ends
             super().closeEvent(event)

@@ -1,0 +1,285 @@
+"""The Build workspace: write the engine, Ctrl+Enter checks it off the UI thread, the first
+failing case and its named mistake show, the learner's graph is drawn yours vs expected,
+the code per stage survives a restart, stages open one after another."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QTextCursor
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from gradbox.build import sandbox
+from gradbox.build.report import CaseGraph, CaseResult, CheckReport, GraphNode, StageResult
+from gradbox.build.stages import load_stages
+from gradbox.views.build import BUILD_TAB
+from gradbox.views.build.case_graph import CaseGraphView
+from gradbox.views.build.checking import sandbox_start
+from gradbox.views.build.panel import BuildPanel
+from qt_waits import settle
+
+STAGES = load_stages()
+CORRECT = (Path(__file__).parent / "build_solutions" / "correct.py").read_text("utf-8")
+
+# a * a with `grad = ...`: a's gradient is 3, where it should be 6; the product agrees.
+A_TIMES_A = CaseGraph((GraphNode(0, "", "a", (), 3.0, 3.0, 3.0, 6.0),
+                       GraphNode(1, "*", "b", (0, 0), 9.0, 1.0, 9.0, 1.0)), first_wrong=0)
+
+
+def assign_report(stage: int) -> CheckReport:
+    failing = CaseResult("a * a", False, "a = Value(3.0)\nb = a * a\nb.backward()",
+                         "a.grad is 3.0; it should be 6.0", "assign-not-accumulate", line=12,
+                         output="hello from your code\n", graph=A_TIMES_A)
+    passing = tuple(StageResult(s.number, s.title, True, (CaseResult("ok", True, "", ""),))
+                    for s in STAGES if s.number < stage)
+    return CheckReport(False, (*passing, StageResult(stage, STAGES[stage].title, False, (
+        CaseResult("a + a", True, "", ""), failing))))
+
+
+def passing_report(stage: int) -> CheckReport:
+    return CheckReport(True, tuple(StageResult(s.number, s.title, True,
+                                               (CaseResult("ok", True, "", ""),))
+                                   for s in STAGES if s.number <= stage))
+
+
+class FakeCheck:
+    """The sandbox's handle as the panel sees it: answers after `polls` polls."""
+
+    def __init__(self, report: CheckReport | None, polls: int = 2) -> None:
+        self.report, self.polls, self.cancelled = report, polls, False
+
+    def poll(self) -> CheckReport | None:
+        self.polls -= 1
+        return self.report if self.polls <= 0 else None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeSandbox:
+    """Judges the source the way the real checks would for these two engines."""
+
+    def __init__(self) -> None:
+        self.sources: list[tuple[str, int]] = []
+        self.handles: list[FakeCheck] = []
+
+    def __call__(self, source: str, stage: int) -> FakeCheck:
+        self.sources.append((source, stage))
+        report = assign_report(stage) if "grad = " in source else passing_report(stage)
+        self.handles.append(FakeCheck(report))
+        return self.handles[-1]
+
+
+def _panel(qtbot, show_widget, tmp_path, sandbox=None, settings=None):  # type: ignore[no-untyped-def]
+    panel = BuildPanel(STAGES, tmp_path / "build", settings, sandbox or FakeSandbox())
+    return show_widget(panel, 1000, 650)
+
+
+def _type(qtbot, panel: BuildPanel, text: str) -> None:  # type: ignore[no-untyped-def]
+    panel.editor.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is panel.editor)
+    panel.editor.moveCursor(QTextCursor.MoveOperation.End)
+    for k, line in enumerate(text.split("\n")):
+        if k:
+            QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+        QTest.keyClicks(QApplication.focusWidget(), line)
+
+
+def test_the_workspace_shortcut_shows_the_build_workspace(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window(size=(1024, 700))
+    QTest.keyClick(win, Qt.Key.Key_5, Qt.KeyboardModifier.ControlModifier)
+    settle()
+    assert win.tabs.currentWidget().objectName() == BUILD_TAB
+    assert win.workspaces.current is not None and win.workspaces.current.key == "build"
+    assert not any(dock.isVisible() for dock in win.docks.values())
+    assert win.size().toTuple() == (1024, 700)  # the page fits the smallest window
+    assert win.build.editor.isVisible() and win.build.check_button.isVisible()
+
+
+def test_typing_a_classic_mistake_and_ctrl_enter_name_it(qtbot, show_widget, tmp_path  # type: ignore[no-untyped-def]
+                                                         ) -> None:
+    """The real sandbox: tanh's slope typed from the input, as the article warns."""
+    panel = _panel(qtbot, show_widget, tmp_path, sandbox_start)
+    panel.unlock_all.setChecked(True)
+    panel.go_to(4)
+    panel.editor.setPlainText(CORRECT)
+    panel.editor.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is panel.editor)
+    panel.editor.setTextCursor(panel.editor.document().find("t * t"))
+    QTest.keyClicks(QApplication.focusWidget(), "self.data * self.data")
+    assert "(1 - self.data * self.data) * out.grad" in panel.editor.toPlainText()
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return,
+                   Qt.KeyboardModifier.ControlModifier)
+    assert panel.checker.is_running() and panel.busy.isVisible()
+    qtbot.waitUntil(lambda: not panel.checker.is_running(), timeout=30_000)
+    feedback = panel.feedback
+    assert feedback.status.text().startswith("Stage 4")
+    assert feedback.case is not None and feedback.case.mistake == "tanh-slope-from-input"
+    assert "from the input" in feedback.mistake_shown()
+    assert "tanh" in feedback.code.toPlainText()
+    assert panel.graph.wrong  # its graph drawn, the wrong node found
+
+
+def test_an_endless_loop_ends_in_a_message_and_the_window_answers(qtbot, show_widget,  # type: ignore[no-untyped-def]
+                                                                 tmp_path) -> None:
+    def start(source: str, stage: int):  # type: ignore[no-untyped-def]
+        return sandbox.start_check(source, up_to_stage=stage, timeout=2.0)
+
+    panel = _panel(qtbot, show_widget, tmp_path, start)
+    panel.editor.setPlainText("def numerical_derivative(f, x, h=1e-6):\n"
+                              "    while True:\n        pass\n")
+    ticks = []
+    timer = QTimer(interval=50)
+    timer.timeout.connect(lambda: ticks.append(time.monotonic()))
+    timer.start()
+    started = time.monotonic()
+    panel.check()
+    assert panel.cancel_button.isVisible()
+    qtbot.waitUntil(lambda: not panel.checker.is_running(), timeout=20_000)
+    timer.stop()
+    assert "stopped after 2 s" in panel.feedback.status.text() + panel.feedback.message.text()
+    # the event loop ran all along: no gap between ticks near the check's length
+    gaps = [b - a for a, b in itertools.pairwise([started, *ticks])]
+    assert len(ticks) > 10 and max(gaps) < 1.0, max(gaps)
+    assert panel.check_button.isEnabled() and not panel.busy.isVisible()
+
+
+def test_cancel_ends_a_check_at_once(qtbot, show_widget, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, show_widget, tmp_path, sandbox_start)
+    panel.editor.setPlainText("import time\ntime.sleep(60)\n")
+    panel.check()
+    qtbot.waitUntil(lambda: panel.cancel_button.isVisible())
+    panel.cancel_button.click()
+    assert not panel.checker.is_running() and panel.check_button.isEnabled()
+    assert "cancelled" in panel.feedback.status.text()
+
+
+def test_ctrl_enter_shows_the_first_failing_case_its_mistake_and_the_prints(  # type: ignore[no-untyped-def]
+        qtbot, show_widget, tmp_path) -> None:
+    sandbox = FakeSandbox()
+    panel = _panel(qtbot, show_widget, tmp_path, sandbox, )
+    panel.unlock_all.setChecked(True)
+    panel.go_to(3)
+    _type(qtbot, panel, "\nx.grad = out.grad")
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return,
+                   Qt.KeyboardModifier.ControlModifier)
+    assert sandbox.sources and sandbox.sources[-1][1] == 3
+    assert sandbox.sources[-1][0].endswith("x.grad = out.grad")
+    assert panel.busy.isVisible() and panel.cancel_button.isVisible()  # while it runs
+    qtbot.waitUntil(lambda: not panel.checker.is_running())
+    feedback = panel.feedback
+    assert feedback.case_title.text() == "Case “a * a”, the code that ran:"  # the first only
+    assert feedback.code.toPlainText() == "a = Value(3.0)\nb = a * a\nb.backward()"
+    assert "assigns (`=`)" in feedback.mistake_shown()
+    assert "gradients accumulate" in feedback.mistake_shown()
+    assert feedback.playground_button.isVisibleTo(feedback)
+    assert feedback.output.toPlainText() == "hello from your code\n"  # prints apart
+    assert panel.editor.marked_line() == 12
+    assert not panel.busy.isVisible()
+    with qtbot.waitSignal(panel.open_playground) as opened:
+        feedback.playground_button.click()
+    assert opened.args[:3] == ["a + a", {"a": 3.0}, "assign"]
+
+
+def test_the_failing_cases_graph_shows_yours_vs_expected_and_marks_the_first_wrong(  # type: ignore[no-untyped-def]
+        qtbot, show_widget) -> None:
+    view = show_widget(CaseGraphView(), 700, 450)
+    case = CaseGraph((
+        GraphNode(0, "", "a", (), 2.0, 1.0, 2.0, 5.0),
+        GraphNode(1, "", "b", (), 3.0, 2.0, 3.0, 2.0),
+        GraphNode(2, "*", "c", (0, 1), 6.0, 1.0, 6.0, 1.0),
+        GraphNode(3, "+", "d", (2, 0), 8.0, 1.0, 8.0, 1.0)), first_wrong=0)
+    view.set_case(case, "a reused")
+    ops = view.view.operations
+    assert len(ops.nodes) == 4
+    # each node: the learner's numbers in its box, the expected ones under them
+    assert [n.grad_text for n in ops.nodes] == ["grad 1", "grad 2", "grad 1", "grad 1"]
+    assert view.texts == {0: "want grad 5", 1: "✓ want grad 2", 2: "✓ want grad 1",
+                          3: "✓ want grad 1"}
+    assert view.wrong == [0]
+    assert "Look at “a” first" in view.caption.text()
+    tag = [m for m in view.marks if getattr(m, "text", lambda: "")() == "look here first"]
+    assert tag and ops.nodes[0].sceneBoundingRect().intersects(tag[0].sceneBoundingRect()
+                                                               .adjusted(0, 0, 0, 30))
+    view.set_case(None)
+    assert view.view.is_empty() and not view.marks
+
+
+def test_the_panel_draws_the_failing_cases_graph_after_a_check(qtbot, show_widget, tmp_path  # type: ignore[no-untyped-def]
+                                                              ) -> None:
+    panel = _panel(qtbot, show_widget, tmp_path)
+    panel.unlock_all.setChecked(True)
+    panel.go_to(3)
+    panel.editor.setPlainText("a.grad = 1")
+    panel.check()
+    qtbot.waitUntil(lambda: panel.graph.case is A_TIMES_A)
+    assert panel.graph.wrong == [0] and panel.feedback.table.rowCount() == 2
+    assert "look here" in panel.feedback.table.item(1, 0).text()  # a, last in backward
+
+
+def test_the_code_of_each_stage_survives_a_restart(qtbot, show_widget, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    panel = _panel(qtbot, show_widget, tmp_path, settings=settings)
+    panel.unlock_all.setChecked(True)
+    panel.go_to(1)
+    _type(qtbot, panel, "\n# mine, stage 1")
+    one = panel.editor.toPlainText()
+    panel.go_to(2)  # the engine grows: stage 1's code, stage 2's starter at its end
+    assert panel.editor.toPlainText().startswith(one)
+    assert STAGES[2].starter.strip() in panel.editor.toPlainText()
+    _type(qtbot, panel, "\n# mine, stage 2")
+    two = panel.editor.toPlainText()
+    assert panel.flush()  # what the window does as it closes
+    panel.close()
+    again = _panel(qtbot, show_widget, tmp_path, settings=settings)
+    assert again.stage.number == 2 and again.editor.toPlainText() == two
+    again.go_to(1)
+    assert again.editor.toPlainText() == one
+
+
+def test_passing_a_stage_opens_the_next(qtbot, show_widget, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, show_widget, tmp_path)
+    box = panel.stage_box
+    assert not box.model().item(1).isEnabled()  # closed until stage 0 passes
+    panel.go_to(1)
+    assert panel.stage.number == 0
+    panel.editor.setPlainText("def numerical_derivative(f, x, h=1e-6):\n    return 0\n")
+    panel.check()
+    qtbot.waitUntil(lambda: box.model().item(1).isEnabled())
+    assert "passes" in panel.feedback.status.text()
+    assert panel.feedback.next_button.isVisible()
+    panel.feedback.next_button.click()
+    assert panel.stage.number == 1 and panel.text.title.text() == STAGES[1].title
+
+
+def test_the_predict_box_holds_the_answer_until_predicted(qtbot, show_widget, tmp_path  # type: ignore[no-untyped-def]
+                                                         ) -> None:
+    panel = _panel(qtbot, show_widget, tmp_path)
+    panel.unlock_all.setChecked(True)
+    panel.go_to(6)  # accumulation: "predict a.grad first"
+    assert panel.text.predict_box.isVisible()
+    panel.editor.setPlainText("self.grad = out.grad")
+    panel.check()
+    qtbot.waitUntil(lambda: not panel.checker.is_running())
+    assert panel.feedback.case is None and "Predict" in panel.feedback.status.text()
+    panel.text.predict_entry.setFocus()
+    QTest.keyClicks(panel.text.predict_entry, "1")
+    QTest.keyClick(panel.text.predict_entry, Qt.Key.Key_Return)
+    assert "You said 1; gradbox's engine gives 2" in panel.text.predict_answer.text()
+    assert panel.feedback.case is not None and panel.feedback.case.name == "a * a"
+
+
+def test_hints_open_one_at_a_time(qtbot, show_widget, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, show_widget, tmp_path)
+    hints = STAGES[0].hints
+    assert panel.text.hint_texts() == []
+    panel.text.hint_button.click()
+    assert panel.text.hint_texts() == [f"Hint 1: {hints[0]}"]
+    for _ in hints:
+        panel.text.hint_button.click()
+    assert len(panel.text.hint_texts()) == len(hints)
+    assert not panel.text.hint_button.isEnabled()
