@@ -35,8 +35,9 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
 from bench_app import W1, StallMeter, settle, spin
+from gradbox.app import freeze_what_lives_now, set_window_process_policy
+from gradbox.port.controller import SessionController
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController, freeze_what_lives_now
 from gradbox.views.window.main_window import MainWindow
 
 
@@ -89,6 +90,7 @@ def main() -> None:
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication([])
+    set_window_process_policy()  # as the app does before its window
     trainer = Trainer(W1)
     for _ in range(args.steps):
         trainer.step()

@@ -54,9 +54,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
+from gradbox.app import freeze_what_lives_now, set_window_process_policy
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController, freeze_what_lives_now
 from gradbox.views.window import main_window as main_window_module
 from gradbox.views.window.main_window import MainWindow
 
@@ -168,7 +169,7 @@ def instrument() -> None:
             setattr(cls, name, RECORDER.timed(source, getattr(cls, name)))
     # A whole display frame: the FramePacer's (its handlers; the repaint follows in
     # the event loop's next turn).
-    from gradbox.views.frame_pacer import FramePacer
+    from gradbox.port.frame_pacer import FramePacer
     owner = FramePacer if hasattr(FramePacer, "_draw_frame") else SessionController
     draw = owner._draw_frame
 
@@ -466,6 +467,7 @@ def main() -> None:
 
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication([])
+    set_window_process_policy()  # as the app does before its window
     instrument()
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"

@@ -107,9 +107,9 @@ def _panel_case(app: QApplication, hidden: tuple[int, ...], case: str, seconds: 
     """Train for `seconds` in the main window; one line of results."""
     from PySide6.QtCore import QTimer
 
+    from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
-    from gradbox.views.controller import SessionController
     from gradbox.views.window.main_window import MainWindow
 
     controller = SessionController(Trainer(TrainingConfig(hidden=hidden)))

@@ -97,7 +97,7 @@ def run_rate(state: TrainingState, seconds: float, folder: Path) -> tuple[float,
     """Steps/s of a headless Run with autosave on, and how long a Pause then takes."""
     from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
 
-    from gradbox.views.controller import SessionController
+    from gradbox.port.controller import SessionController
     from gradbox.views.window.files.autosave import Autosaver
 
     app = QCoreApplication.instance() or QCoreApplication([])

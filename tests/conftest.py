@@ -7,6 +7,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _window_process_policy(request):  # type: ignore[no-untyped-def]
+    """A test with Qt runs under the window's process-wide policy, as the app does
+    (`gradbox.app.set_window_process_policy`: the cyclic collector on the UI thread
+    alone, numpy's BLAS threads capped, Qt's paint pool off)."""
+    if "qtbot" in request.fixturenames:
+        request.getfixturevalue("qapp")
+        from gradbox.app import set_window_process_policy
+
+        set_window_process_policy()
+
+
 @pytest.fixture(scope="session")
 def qapp(qapp):  # type: ignore[no-untyped-def]
     """pytest-qt's QApplication with the app's own fonts and style, as `gradbox.app.main`
@@ -20,13 +32,42 @@ def qapp(qapp):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def controller(qtbot):  # type: ignore[no-untyped-def]
     """A SessionController on the default configuration; its worker thread is stopped after."""
+    from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
-    from gradbox.views.controller import SessionController
 
     session = SessionController(Trainer(TrainingConfig()))
     yield session
     session.shutdown()
+
+
+@pytest.fixture
+def port(qtbot):  # type: ignore[no-untyped-def]
+    """An InProcessPort on the default configuration: the session runs on the UI thread,
+    no training process (for a test of one widget); stopped after the test."""
+    from gradbox.port.in_process import InProcessPort
+
+    session = InProcessPort()
+    yield session
+    session.shutdown()
+
+
+@pytest.fixture
+def make_port(qtbot):  # type: ignore[no-untyped-def]
+    """`make_port(**config)`: an InProcessPort on `TrainingConfig(**config)`, as
+    `make_session` but with no training process; stopped after the test."""
+    from gradbox.port.in_process import InProcessPort
+    from gradbox.training.config import TrainingConfig
+
+    ports = []
+
+    def make(**config):  # type: ignore[no-untyped-def]
+        ports.append(InProcessPort(TrainingConfig(**config)))
+        return ports[-1]
+
+    yield make
+    for session in ports:
+        session.shutdown()
 
 
 @pytest.fixture
@@ -74,9 +115,9 @@ def show_widget(qtbot):  # type: ignore[no-untyped-def]
 def make_session(qtbot):  # type: ignore[no-untyped-def]
     """`make_session(**config)`: a SessionController on `TrainingConfig(**config)`, for a
     test that needs another network or data than `controller`'s; stopped after the test."""
+    from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
-    from gradbox.views.controller import SessionController
 
     sessions = []
 
@@ -99,9 +140,9 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     window in the tests."""
     from PySide6.QtCore import QSettings
 
+    from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
-    from gradbox.views.controller import SessionController
     from gradbox.views.window.main_window import MainWindow
 
     controllers = []
@@ -164,9 +205,11 @@ def drained(qtbot, settle):  # type: ignore[no-untyped-def]
     run, and what it sent back to the UI thread has been handled (a question queued
     behind them is answered last)."""
 
+    from gradbox.training.session import Session
+
     def run(controller) -> None:  # type: ignore[no-untyped-def]
         answered: list[object] = []
-        controller.ask("timeline_view", callback=answered.append)
+        controller.ask(Session.timeline_view, callback=answered.append)
         qtbot.waitUntil(lambda: bool(answered), timeout=10000)
         settle()
 

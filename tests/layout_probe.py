@@ -39,9 +39,9 @@ def main() -> None:
     from PySide6.QtCore import QPoint, QSettings
     from PySide6.QtWidgets import QApplication, QWidget
 
+    from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
-    from gradbox.views.controller import SessionController
     from gradbox.views.fonts import install_fonts
     from gradbox.views.window.main_window import MainWindow
 

@@ -16,9 +16,9 @@ import pytest
 from PIL import Image
 
 from gradbox.files import animation
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.plots.animation_frames import FrameLayout, nice_ceiling, render_frame
 from gradbox.views.window.files.class_exports import AnimationDialog
 from gradbox.views.window.main_window import MainWindow

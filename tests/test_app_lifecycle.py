@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from gradbox.files import sessions as persistence
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.window.files.quitting import ENDED_BY_KEY
 from gradbox.views.window.main_window import MainWindow
 

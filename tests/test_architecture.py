@@ -12,6 +12,8 @@ Layers, lowest first. A module may import its own layer and the layers below it:
                       (so the window never builds or holds a second copy of a run)
     build             Build it yourself: the learner's engine checked in a sandboxed child
                       (beside runner: neither imports the other)
+    port              the views' port onto a session (Qt, no widget): over the training
+                      process, or in this process for widget tests
     views             Qt
     app               main(): the application, the window, the command line
 """
@@ -34,9 +36,10 @@ LAYERS: dict[str, int] = {
     "teaching": 4,
     "runner": 5,
     "build": 5,
-    "views": 6,
-    "app": 7,
-    "__main__": 8,
+    "port": 6,
+    "views": 7,
+    "app": 8,
+    "__main__": 9,
     "__init__": 1,
 }
 MAX_LINES = 700
@@ -186,7 +189,7 @@ def test_every_package_says_what_it_holds_and_may_import() -> None:
 def test_only_the_controller_imports_the_trainer_on_the_view_side() -> None:
     importers = sorted(
         name for name, path in all_modules().items()
-        if layer_of(name) in ("views", "app")
+        if layer_of(name) in ("port", "views", "app")
         and "gradbox.training.trainer" in imports(path, top_level_only=False)
     )
-    assert importers == ["gradbox.views.controller"], importers
+    assert importers == ["gradbox.port.controller"], importers

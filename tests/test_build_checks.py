@@ -77,6 +77,8 @@ def test_the_failing_case_shows_the_learners_and_the_expected_gradient_at_each_n
     assert all(n.expected_grad is not None and n.expected_data is not None
                for n in graph.nodes)
     assert CheckReport.from_json(report.to_json()) == report
+    # The Playground can show it beside the broken variant it matches.
+    assert (case.playground, case.playground_variant) == ("a = 3.0\nb = a * a", "assign")
 
 
 def test_a_random_expression_that_fails_is_shrunk_to_a_small_one() -> None:
@@ -178,3 +180,43 @@ def test_numbers_that_json_cannot_hold_cross_as_text() -> None:
     _stage, case = report.first_failure  # type: ignore[misc]
     assert case.graph is not None
     assert any(math.isnan(n.grad) for n in case.graph.nodes)
+
+
+# --- a file part of the way through the stages ---------------------------------------------
+def _without(source: str, *pieces: str) -> str:
+    for piece in pieces:
+        assert source.count(piece) == 1, piece
+        source = source.replace(piece, "")
+    return source
+
+
+NN = CORRECT[CORRECT.index("class Module:"):]
+FREEING = ("        if not retain_graph:\n            for node in topo:\n"
+           "                if node._prev and node._op != '+':\n"
+           "                    node._backward = _freed\n")
+ZERO_GRAD = "def zero_grad(values):\n    for v in values:\n        v.grad = 0.0\n"
+BACKWARD = CORRECT[CORRECT.index("    def backward(self"):CORRECT.index("    def __repr__")]
+
+
+@pytest.mark.parametrize(("source", "fails_at", "mistake"), [
+    (_without(CORRECT, NN, ZERO_GRAD, BACKWARD), 5, "missing-name"),
+    (_without(CORRECT, NN, FREEING, ZERO_GRAD), 7, "missing-name"),
+    (_without(CORRECT, NN, FREEING), 8, "backward-twice-silent"),
+    (_without(CORRECT, NN), 9, "missing-name"),
+], ids=["after stage 4", "after stage 6", "after stage 7", "after stage 8"])
+def test_a_file_part_of_the_way_passes_every_stage_before_its_next(source: str, fails_at: int,
+                                                                  mistake: str) -> None:
+    report = check_source(source, timeout=TIMEOUT)
+    assert [s.stage for s in report.stages if s.passed] == list(range(fails_at))
+    _stage, case = report.first_failure  # type: ignore[misc]
+    assert (_stage.stage, case.mistake) == (fails_at, mistake), case.message
+
+
+def test_what_the_learners_code_forks_is_ended_with_the_check() -> None:
+    forking = CORRECT.replace(
+        "        self.grad = 1.0\n        for node in reversed(topo)",
+        "        import os, time\n        if os.fork() == 0:\n            time.sleep(1000)\n"
+        "        self.grad = 1.0\n        for node in reversed(topo)")
+    handle = start_check(forking, timeout=10.0, stages=ONE_STAGE)
+    report = handle.wait()  # returns: the sleeping fork held the pipes, and was killed
+    assert report.passed

@@ -22,7 +22,8 @@ def _imported_modules(path: Path) -> set[str]:
 def core_modules() -> list[Path]:
     return [
         p for p in PACKAGE.rglob("*.py")
-        if p.name not in ("app.py", "__main__.py") and "views" not in p.relative_to(PACKAGE).parts
+        if p.name not in ("app.py", "__main__.py")
+        and not {"views", "port"} & set(p.relative_to(PACKAGE).parts)
     ]
 
 
@@ -35,3 +36,12 @@ def test_no_core_module_imports_qt() -> None:
     for path in core_modules():
         for module in _imported_modules(path):
             assert not module.startswith(QT_MODULES), f"{path.name} imports {module}"
+
+
+def test_the_port_uses_qt_core_but_no_widget() -> None:
+    # The views' port (gradbox.port) is Qt's event loop and signals, never a widget: a
+    # test or a benchmark can drive a session through it without drawing anything.
+    for path in (PACKAGE / "port").glob("*.py"):
+        for module in _imported_modules(path):
+            assert not module.startswith(("PySide6.QtWidgets", "PySide6.QtGui", "pyqtgraph")), (
+                f"{path.name} imports {module}")

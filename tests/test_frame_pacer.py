@@ -8,10 +8,10 @@ import weakref
 
 from PySide6.QtCore import QObject, Signal
 
+from gradbox.port.frame_pacer import FramePacer, Rate
 from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
-from gradbox.views.frame_pacer import FramePacer, Rate
 
 
 class FakeController(QObject):

@@ -15,10 +15,11 @@ import time
 import numpy as np
 import pytest
 
+from gradbox.port import frame_pacer as pacer_module
+from gradbox.port.controller import SessionController
 from gradbox.training.config import SLOW_WORK, TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
-from gradbox.views import frame_pacer as pacer_module
-from gradbox.views.controller import SessionController
 from gradbox.views.panels.parameters import TABLE_INTERVAL_S
 from gradbox.views.plots.heatmap import output_colours
 
@@ -59,7 +60,7 @@ def test_snapshots_coming_faster_than_frames_are_drawn_once(  # type: ignore[no-
     frames = controller.frames
     assert drawn == [1]
     for _ in range(3):
-        controller.command("step")
+        controller.send(Session.step)
     qtbot.waitUntil(lambda: controller.newest.step == 4, timeout=10000)
     drained(controller)  # every step's snapshot has reached the UI thread: no frame yet
     assert controller.frames == frames and drawn == [1]  # within the frame: not yet
@@ -209,8 +210,8 @@ import glob, os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ.pop("QT_NO_GUI_THREADPOOL", None)
 if sys.argv[1] == "window":
-    from gradbox.views.controller import leave_cores_for_the_threads
-    leave_cores_for_the_threads()  # (what the window's controller does when it starts)
+    from gradbox.app import leave_cores_for_the_threads
+    leave_cores_for_the_threads()  # (what the app does before its window)
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QWidget

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradbox.training.session import trace_last_step_again
+from gradbox.training.session import Session, trace_last_step_again
 from gradbox.training.trainer import Trainer, TrainingConfig
 from gradbox.views.graph.panel import graph_is_current
 
@@ -56,8 +56,8 @@ def test_the_graph_tab_after_undo_shows_the_steps_graph(qtbot, open_window,  # t
     win = open_window((1366, 768))
     win.tabs.setCurrentWidget(win.graph)
     step_session(win.controller, 6)
-    after_snapshot(win.controller, win.controller.reset)
-    after_snapshot(win.controller, win.controller.undo)
+    after_snapshot(win.controller, win.controller.send, Session.reset)
+    after_snapshot(win.controller, win.controller.send, Session.undo)
     snapshot = win.controller.snapshot
     assert snapshot.step == 6
     assert snapshot.graph is not None and graph_is_current(snapshot)

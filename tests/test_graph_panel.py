@@ -13,9 +13,10 @@ from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 from gradbox import graph
 from gradbox.autograd.nn import numpy_layer_outputs, unflatten
 from gradbox.formatting import fmt
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.graph.items import OpNode
 from gradbox.views.graph.panel import (
     GraphPanel,
@@ -308,7 +309,7 @@ def test_a_command_that_changes_nothing_does_not_stop_the_replay(
     panel.view.set_level("operation")
     panel.view.step_backward()
     with qtbot.waitSignal(controller.snapshot_changed):
-        controller.command("unpin")  # a command that changes nothing shown
+        controller.send(Session.unpin)  # a command that changes nothing shown
     assert panel.view.animation_position() == 1
 
 
@@ -365,7 +366,7 @@ def test_reset_clears_the_old_graph(qtbot, controller: SessionController,  # typ
     step(qtbot, controller)
     assert panel.view.graph() is not None
     with qtbot.waitSignal(controller.snapshot_changed):
-        controller.reset()
+        controller.send(Session.reset)
     assert controller.snapshot.graph is None
     assert panel.view.graph() is None
     assert "press Step or Sub-step" in panel.caption.text()
@@ -457,7 +458,7 @@ def test_export_from_a_hidden_panel_shows_the_current_model(qtbot, tmp_path) -> 
         panel.hide()
         small = TrainingConfig(hidden=(2,))
         with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-            controller.new_run(small, "A smaller network")
+            controller.send(Session.new_run, small, "A smaller network")
         controller.set_graph_wanted(True)  # as if the tab were showing again
         controller.step()
         # (the tracing asked for above publishes a snapshot of its own first)
@@ -575,7 +576,7 @@ def test_a_network_too_big_to_draw_says_so_and_a_small_one_is_drawn_again(  # ty
     assert panel.view.level() == "network" and not panel.view.is_empty()
     big = TrainingConfig(hidden=(150, 150))
     with qtbot.waitSignal(controller.snapshot_changed, timeout=20000):
-        controller.new_run(big, "a big network")
+        controller.send(Session.new_run, big, "a big network")
     qtbot.waitUntil(lambda: len(controller.snapshot.params) > MAX_DRAWN_PARAMETERS,
                     timeout=20000)
     qtbot.waitUntil(lambda: panel.view.is_empty(), timeout=10000)
@@ -585,6 +586,6 @@ def test_a_network_too_big_to_draw_says_so_and_a_small_one_is_drawn_again(  # ty
     panel.network_action.trigger()  # back: still said
     assert panel.view.is_empty() and panel.view.placeholder_text() == text
     with qtbot.waitSignal(controller.snapshot_changed, timeout=20000):
-        controller.new_run(TrainingConfig(), "a small one again")
+        controller.send(Session.new_run, TrainingConfig(), "a small one again")
     qtbot.waitUntil(lambda: not panel.view.is_empty(), timeout=10000)
     assert "too many" not in panel.view.placeholder_text()

@@ -225,9 +225,9 @@ def test_select_parameter_from_outside_selects_silently(qtbot, view: GraphView) 
 
 
 def test_selection_follows_the_parameters_panel_both_ways(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
-    from gradbox.views.controller import SessionController
     from gradbox.views.panels.parameters import ParametersView
 
     trainer = Trainer(TrainingConfig())

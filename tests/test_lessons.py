@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.nn import parameter_count, unflatten
+from gradbox.port.controller import SessionController
 from gradbox.teaching import lessons
 from gradbox.teaching.demonstrations import forgetting_claim
 from gradbox.teaching.expression import parse
@@ -28,8 +29,8 @@ from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesso
 from gradbox.teaching.pitfalls import microbatch_demo
 from gradbox.teaching.playground import PLAYGROUND_VARIANTS, Playground
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.panels.lesson_panel import (
     LessonPanel,
     apply_teacher_mode,
@@ -385,8 +386,8 @@ class MiniWindow(QMainWindow):
         self.controller.apply_config(config)
         self.forget.setChecked(forget_zero_grad)
         self.ghost.setChecked(ghost)
-        self.controller.set_forget_zero_grad(forget_zero_grad)
-        self.controller.set_ghost(ghost)
+        self.controller.send(Session.set_forget_zero_grad, forget_zero_grad)
+        self.controller.send(Session.set_ghost, ghost)
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
         apply_teacher_mode(self, needed_controls, on)

@@ -21,6 +21,7 @@ from gradbox.training.config import (
     TrainingConfig,
     network_problems,
 )
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
 
 
@@ -99,7 +100,7 @@ def test_a_network_too_big_for_memory_is_refused_in_words_and_training_goes_on(
     """The memory check runs where the network would be built: in the training process.
     Its refusal comes back in words, and the run there stays."""
     with qtbot.waitSignal(controller.error, timeout=30000) as signal:
-        controller.new_run(TrainingConfig(hidden=(700, 700), n_samples=100_000),
+        controller.send(Session.new_run, TrainingConfig(hidden=(700, 700), n_samples=100_000),
                            "A huge network")
     text, _detail = signal.args
     assert "of memory for each step" in text and "free" in text

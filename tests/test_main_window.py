@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.window.files.resume import START_FRESH_KEY
 from gradbox.views.window.main_window import MainWindow
 
@@ -313,7 +314,7 @@ def test_editing_a_weight_changes_model_and_boundary(qtbot, window: MainWindow) 
     name = window.controller.snapshot.param_names[1]
     image_before = window.boundary.image.image.copy()
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
-        window.controller.set_parameter(name, 4.0)
+        window.controller.send(Session.set_parameter, name, 4.0)
     snapshot = window.controller.snapshot
     assert snapshot.params[1] == 4.0
     assert snapshot.edits[-1].name == name

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from gradbox.autograd.engine import FREED_GRAPH_MESSAGE
 from gradbox.teaching.expression import MAX_DEPTH, parse
 from gradbox.teaching.pitfalls import backward_wrong_order, microbatch_demo
+from gradbox.training.session import Session
 from gradbox.views.graph.framing import READABLE_PT
 from gradbox.views.panels.playground import (
     C_ERROR,
@@ -470,7 +471,7 @@ def test_the_network_check_runs_on_the_sessions_network(qtbot, controller) -> No
     assert panel.network_check.button.isEnabled()
     # The check leaves the trainer as it was: the next snapshot's gradients are the same.
     with qtbot.waitSignal(controller.snapshot_changed):
-        controller.command("unpin")  # a command that changes nothing: a new snapshot
+        controller.send(Session.unpin)  # a command that changes nothing: a new snapshot
     assert (controller.snapshot.grads == snapshot.grads).all()
     assert (controller.snapshot.params == snapshot.params).all()
 

@@ -13,9 +13,9 @@ from PySide6.QtCore import QSettings
 from gradbox.files import sessions as persistence
 from gradbox.files.session_controls import SessionControls, parse_controls
 from gradbox.files.session_json import SessionError
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.window.files.autosave import set_aside
 from gradbox.views.window.files.resume import (
     START_FRESH_KEY,

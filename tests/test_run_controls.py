@@ -8,6 +8,7 @@ import pytest
 
 from gradbox.training.goals import RunGoal, divergence
 from gradbox.training.history import StepRecord
+from gradbox.training.session import Session
 from gradbox.views.window.main_window import MainWindow
 from gradbox.views.window.run_controls import SPEEDS, WATCHABLE_SPEED
 
@@ -115,7 +116,7 @@ def test_the_banner_goes_when_the_learning_rate_is_fixed(qtbot, open_window) -> 
     run_until_it_stops(qtbot, win)
     assert win.banner.isVisible()
     with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
-        win.controller.set_lr(0.05)
+        win.controller.send(Session.set_lr, 0.05)
     assert not win.banner.isVisible()
 
 

@@ -6,14 +6,16 @@ import gc
 import os
 import signal
 
+from gradbox.training.session import Session
+
 
 def test_the_cyclic_collector_runs_only_from_the_ui_thread(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.views import controller as session
+    from gradbox import app
 
     # Automatic collection is off in the window's process (it could start in another
     # thread); a timer collects from the UI thread instead.
     assert not gc.isenabled()
-    assert session._collector is not None and session._collector.isActive()
+    assert app._collector is not None and app._collector.isActive()
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
         controller.step()
     assert not gc.isenabled()  # a training step pauses and restores, never re-enables
@@ -22,11 +24,11 @@ def test_the_cyclic_collector_runs_only_from_the_ui_thread(qtbot, controller) ->
 def test_a_question_sends_no_snapshot_but_a_command_does(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
     answers: list[object] = []
     with qtbot.assertNotEmitted(controller.snapshot_changed, wait=300):
-        controller.ask("state", callback=answers.append)
+        controller.ask(Session.state, callback=answers.append)
         qtbot.waitUntil(lambda: len(answers) == 1, timeout=5000)
     assert answers[0].step == 0
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
-        controller.command("step")
+        controller.send(Session.step)
     assert controller.snapshot.step == 1
 
 
@@ -34,7 +36,7 @@ def test_a_command_the_session_does_not_have_is_refused_in_words(qtbot, controll
     # Only named commands reach the training process (the controller takes no closure);
     # a name the session does not have is said in words, and the run goes on.
     with qtbot.waitSignal(controller.error, timeout=5000) as blocker:
-        controller.command("replace_run", "x")
+        controller.send(Session.replace_run, "x")
     assert "no session command" in blocker.args[0]
     with qtbot.waitSignal(controller.snapshot_changed, timeout=5000):
         controller.step()
@@ -89,7 +91,7 @@ def test_a_rewind_queued_behind_a_reset_is_checked_against_the_reset_run(
     controller.message.connect(messages.append)
     controller.error.connect(lambda text, _detail: errors.append(text))
     release = _busy(controller)
-    controller.reset()
+    controller.send(Session.reset)
     controller.rewind(6)  # the timeline still shows 10 steps
     release.set()
     qtbot.waitUntil(lambda: any("Not moved to step 6" in m for m in messages), timeout=5000)

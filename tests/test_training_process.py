@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from gradbox.runner.shared import SHM_FOLDER
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
 from gradbox.views.window.files.autosave import signature
 
@@ -19,7 +20,7 @@ def test_a_killed_training_process_is_said_in_words_and_training_continues(  # t
     controller = window.controller
     step_session(controller, 3)
     states: list[object] = []
-    controller.ask("whole_run", callback=states.append)  # as the autosave does
+    controller.ask(Session.whole_run, callback=states.append)  # as the autosave does
     qtbot.waitUntil(lambda: bool(states), timeout=10000)
     step_session(controller, 2)
     with qtbot.waitSignal(controller.training_died, timeout=10000):
@@ -54,10 +55,10 @@ def test_once_a_file_holds_the_run_the_window_keeps_no_copy_and_a_death_continue
     window.autosaver.autosave_now()
     qtbot.waitUntil(lambda: window.autosaver._autosaved_signature
                     == signature(controller.snapshot), timeout=20000)
-    qtbot.waitUntil(lambda: controller._link.process.last_step == 3, timeout=10000)
+    qtbot.waitUntil(lambda: controller._process.last_step == 3, timeout=10000)
     gc.collect()
     qtbot.waitUntil(lambda: whole_run_blocks(controller) == [], timeout=5000)
-    assert controller._link.process.last_start == str(tmp_path / "autosave.gradbox")
+    assert controller._process.last_start == str(tmp_path / "autosave.gradbox")
     step_session(controller, 2)
     with qtbot.waitSignal(controller.training_died, timeout=10000):
         os.kill(controller.training_pid, signal.SIGKILL)
@@ -68,7 +69,7 @@ def test_once_a_file_holds_the_run_the_window_keeps_no_copy_and_a_death_continue
 
 def whole_run_blocks(controller) -> list[str]:  # type: ignore[no-untyped-def]
     """The shared blocks of whole runs (lazy answers) this process still maps."""
-    prefix = os.path.join(SHM_FOLDER, controller._link.process.prefix + "b")
+    prefix = os.path.join(SHM_FOLDER, controller._process.prefix + "b")
     with open("/proc/self/maps", encoding="utf-8") as maps:
         return [line.split()[5] for line in maps if prefix in line]
 

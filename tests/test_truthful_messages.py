@@ -12,6 +12,7 @@ from gradbox.teaching.playground import Playground
 from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import identical_layers, symmetry
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
 
 
@@ -82,7 +83,7 @@ def test_a_point_added_after_a_full_batch_step_frames_nothing(
     view = show_widget(DecisionBoundaryView(controller))
     step_session(controller, 2)
     with qtbot.waitSignal(controller.snapshot_changed):
-        controller.add_point(0.3, 0.3, 1)
+        controller.send(Session.add_point, 0.3, 0.3, 1)
     assert view.batch.full
     assert len(view.batch.frames.getData()[0]) == 0
 
@@ -97,7 +98,7 @@ def test_mini_batch_frames_stay_on_their_points_after_a_removal(
     framed = s.points[s.batch]
     gone = s.points[s.batch[0]]
     with qtbot.waitSignal(controller.snapshot_changed):
-        controller.remove_point(*gone)
+        controller.send(Session.remove_point, *gone)
     xs, ys = view.batch.frames.getData()
     np.testing.assert_array_equal(np.column_stack([xs, ys]), framed[1:])
 

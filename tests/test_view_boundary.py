@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtSvg import QSvgRenderer
 
+from gradbox.training.session import Session
 from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.heatmap import heatmap_resolution, output_colours
 from gradbox.views.plots.plotting import CLASS_COLOURS
@@ -108,7 +109,7 @@ def test_a_big_networks_heatmap_comes_from_its_own_thread_and_is_the_same(  # ty
 def test_the_heatmap_is_not_recomputed_for_the_same_model_nor_while_hidden(  # type: ignore[no-untyped-def]
         qtbot, controller, view, after_snapshot) -> None:
     computed = view.heatmaps_computed
-    after_snapshot(controller, controller.command, "unpin")  # a snapshot, same weights
+    after_snapshot(controller, controller.send, Session.unpin)  # a snapshot, same weights
     assert view.heatmaps_computed == computed
     view.hide()
     after_snapshot(controller, controller.step)
@@ -251,7 +252,7 @@ def test_points_added_while_hidden_are_drawn_when_shown(  # type: ignore[no-unty
     before = len(view.scatter.data)
     view.hide()
     x, y = 0.1234, -0.4321
-    after_snapshot(controller, controller.add_point, x, y, 1)
+    after_snapshot(controller, controller.send, Session.add_point, x, y, 1)
     assert len(view.scatter.data) == before  # nobody would see it
     view.show()
     assert len(view.scatter.data) == before + 1

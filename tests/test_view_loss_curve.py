@@ -11,6 +11,7 @@ from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
 from gradbox.training.history import history_arrays
+from gradbox.training.session import Session
 from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.plots.plotting import nice_ceiling, weight
 
@@ -53,7 +54,7 @@ def test_rewind_shortens_the_curve(controller, view, step_session, after_snapsho
     step_session(controller, 5)
     after_snapshot(controller, controller.rewind, 2)
     np.testing.assert_array_equal(view.curves["loss"].getData()[0], [1, 2])
-    after_snapshot(controller, controller.reset)
+    after_snapshot(controller, controller.send, Session.reset)
     assert view.empty_text.isVisible()
 
 
@@ -63,8 +64,8 @@ def test_ghost_loss_is_dashed_and_only_shown_with_a_ghost_run(  # type: ignore[n
     step_session(controller)
     assert not ghost.isVisible()
     assert view.loss_legend.getLabel(ghost) is None
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
-    after_snapshot(controller, controller.set_ghost, True)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_ghost, True)
     step_session(controller, 3)
     assert ghost.isVisible()
     assert view.loss_legend.getLabel(ghost) is not None
@@ -122,7 +123,7 @@ def test_rewinding_under_the_mouse_moves_the_readout_into_the_run(  # type: igno
     after_snapshot(controller, controller.rewind, 2)  # used to index past the shortened run
     assert "Step 2" in view.readout.text()
     assert all(line.value() == 2 for line in view.crosshairs)
-    after_snapshot(controller, controller.reset)
+    after_snapshot(controller, controller.send, Session.reset)
     assert view.readout.text() == "No steps yet" and not view.crosshairs[0].isVisible()
 
 
@@ -170,7 +171,7 @@ def test_an_edit_shows_a_marker_until_rewound_past(  # type: ignore[no-untyped-d
     step_session(controller, 3)
     name = "layers.0.neurons.1.w.0"
     old = float(controller.snapshot.params[controller.snapshot.param_names.index(name)])
-    after_snapshot(controller, controller.set_parameter, name, 2.0)
+    after_snapshot(controller, controller.send, Session.set_parameter, name, 2.0)
     # Between step 3, which the edit followed, and step 4, the first to train with it.
     assert list(view.edit_markers) == [3]
     marker = view.edit_markers[3]
@@ -202,11 +203,13 @@ def test_an_edit_shows_a_marker_until_rewound_past(  # type: ignore[no-untyped-d
 def test_the_legend_entry_hides_and_shows_the_edit_markers(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
     step_session(controller)
-    after_snapshot(controller, controller.set_parameter, controller.snapshot.param_names[0], 1.0)
+    after_snapshot(controller, controller.send, Session.set_parameter,
+                   controller.snapshot.param_names[0], 1.0)
     view._edit_sample.hide()  # what a click on its legend entry does
     assert not view.edit_markers[1].isVisible()
     step_session(controller)
-    after_snapshot(controller, controller.set_parameter, controller.snapshot.param_names[0], 2.0)
+    after_snapshot(controller, controller.send, Session.set_parameter,
+                   controller.snapshot.param_names[0], 2.0)
     assert not view.edit_markers[2].isVisible()  # a new marker follows the legend
     view._edit_sample.show()
     assert all(m.isVisible() for m in view.edit_markers.values())
@@ -225,21 +228,21 @@ def test_edits_after_the_same_step_share_one_marker(  # type: ignore[no-untyped-
         controller, view, step_session, after_snapshot) -> None:
     step_session(controller)
     names = controller.snapshot.param_names
-    after_snapshot(controller, controller.set_parameter, names[0], 1.0)
-    after_snapshot(controller, controller.set_parameter, names[1], -1.0)
+    after_snapshot(controller, controller.send, Session.set_parameter, names[0], 1.0)
+    after_snapshot(controller, controller.send, Session.set_parameter, names[1], -1.0)
     step_session(controller)
-    after_snapshot(controller, controller.set_parameter, names[0], 0.5)
+    after_snapshot(controller, controller.send, Session.set_parameter, names[0], 0.5)
     assert sorted(view.edit_markers) == [1, 2]
     tip = view.edit_markers[1].toolTip()
     assert f"{names[0]}: " in tip and f"{names[1]}: " in tip and "→ -1.0" in tip
-    after_snapshot(controller, controller.reset)
+    after_snapshot(controller, controller.send, Session.reset)
     assert view.edit_markers == {}
 
 
 def test_an_edit_before_the_first_step_is_marked_too(  # type: ignore[no-untyped-def]
         controller, view, after_snapshot) -> None:
     name = controller.snapshot.param_names[0]
-    after_snapshot(controller, controller.set_parameter, name, 0.75)
+    after_snapshot(controller, controller.send, Session.set_parameter, name, 0.75)
     assert list(view.edit_markers) == [0]
     assert "No steps yet" in view.readout.text() and "0.75" in view.readout.text()
     assert "Reset to undo" in view.edit_markers[0].toolTip()
@@ -286,7 +289,7 @@ def test_the_steps_that_skipped_zero_grad_are_marked_from_the_step_it_began(  # 
     marker = view.skipped
     step_session(controller, 3)
     assert marker.shown == [] and marker.bands == []
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
     step_session(controller, 2)  # steps 4 and 5 skip zero_grad
     assert [r.zero_grad_skipped for r in controller.snapshot.history] == [False] * 3 + [True] * 2
     assert marker.shown == [(4, None)]
@@ -303,7 +306,7 @@ def test_the_steps_that_skipped_zero_grad_are_marked_from_the_step_it_began(  # 
     assert calls == [] and marker.shown == [(4, None)]
     monkeypatch.undo()
     # Switched off: the band ends at the last step that skipped it.
-    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, False)
     step_session(controller, 2)
     assert marker.shown == [(4, 8)] and band.getRegion() == (3.5, 8.5)
     assert "Steps 4–8" in band.toolTip()

@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit
 
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.state import ParameterEdit
 from gradbox.training.trainer import Trainer
 from gradbox.views.panels.parameter_table import GHOST, GRAD, NAME, VALUE, ParameterTableModel
@@ -70,8 +71,8 @@ def test_table_shows_the_snapshots_values_and_gradients(controller, view, step_s
 def test_forgotten_zero_grad_makes_the_shown_gradient_grow(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
     # The weights stay put: only the accumulation changes.
-    after_snapshot(controller, controller.set_lr, 0.0)
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_lr, 0.0)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
     shown = _first_gradient_over_steps(controller, view, step_session, 4)
     assert shown[0] != 0
     # Each step adds the same gradient again: 1x, 2x, 3x, 4x.
@@ -82,7 +83,7 @@ def test_forgotten_zero_grad_makes_the_shown_gradient_grow(  # type: ignore[no-u
 
 def test_normal_mode_keeps_the_shown_gradient_bounded(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
-    after_snapshot(controller, controller.set_lr, 0.0)
+    after_snapshot(controller, controller.send, Session.set_lr, 0.0)
     shown = _first_gradient_over_steps(controller, view, step_session, 4)
     assert shown[0] != 0
     np.testing.assert_allclose(shown, [shown[0]] * 4, rtol=1e-3)
@@ -92,8 +93,8 @@ def test_normal_mode_keeps_the_shown_gradient_bounded(  # type: ignore[no-untype
 def test_ghost_column_shows_the_correct_runs_gradient(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
     assert view.table.isColumnHidden(GHOST)
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
-    after_snapshot(controller, controller.set_ghost, True)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_ghost, True)
     step_session(controller, 3)
     assert not view.table.isColumnHidden(GHOST)
     snapshot = controller.snapshot
@@ -214,7 +215,7 @@ def test_gradient_bars_are_coloured_by_sign(controller, view, step_session) -> N
 
 
 def test_export_csv(controller, view, tmp_path, step_session, after_snapshot) -> None:  # type: ignore[no-untyped-def]
-    after_snapshot(controller, controller.set_ghost, True)
+    after_snapshot(controller, controller.send, Session.set_ghost, True)
     step_session(controller)
     path = tmp_path / "params.csv"
     view.export_csv(path)
@@ -424,7 +425,7 @@ def test_rewinding_past_an_edit_brings_the_hint_back(  # type: ignore[no-untyped
         controller, view, step_session, after_snapshot) -> None:
     step_session(controller, 2)
     name = controller.snapshot.param_names[0]
-    after_snapshot(controller, controller.set_parameter, name, 1.25)
+    after_snapshot(controller, controller.send, Session.set_parameter, name, 1.25)
     assert "1.25" in view.edit_status.text()
     step_session(controller)
     after_snapshot(controller, controller.rewind, 1)
@@ -460,7 +461,7 @@ def test_history_shows_an_edit_as_a_jump_at_its_step(  # type: ignore[no-untyped
     _click_row(qtbot, view, 5)
     name = controller.snapshot.param_names[5]
     old = float(controller.snapshot.params[5])
-    after_snapshot(controller, controller.set_parameter, name, 1.5)
+    after_snapshot(controller, controller.send, Session.set_parameter, name, 1.5)
     step_session(controller)
     qtbot.waitUntil(lambda: len(view.history_data()[1]) == 6)
     steps, values, _, _ = view.history_data()
@@ -481,9 +482,10 @@ def test_forgetting_shows_passes_held_and_the_ratio_to_the_true_gradient(  # typ
         controller, view, step_session, after_snapshot) -> None:
     from gradbox.views.panels.parameter_table import HELD
 
-    after_snapshot(controller, controller.set_lr, 0.0)  # weights still: ratio = passes
+    # weights still: ratio = passes
+    after_snapshot(controller, controller.send, Session.set_lr, 0.0)
     assert view.table.isColumnHidden(HELD) and not view.fixed_scale.isChecked()
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
     assert view.fixed_scale.isChecked()  # on by default while zero_grad is skipped
     step_session(controller, 3)
     assert not view.table.isColumnHidden(HELD)
@@ -496,7 +498,7 @@ def test_forgetting_shows_passes_held_and_the_ratio_to_the_true_gradient(  # typ
     assert "sum of 3 backward passes" in view.warning.text()
     assert "median 3× the true one" in view.warning.text()
     # Untick: zero_grad runs at the next step, one pass again.
-    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, False)
     assert not view.fixed_scale.isChecked()
     step_session(controller, 1)
     assert model.passes == 1 and view.table.isColumnHidden(HELD)
@@ -506,13 +508,13 @@ def test_fixed_scale_bars_keep_the_runs_largest_gradient(  # type: ignore[no-unt
         controller, view, step_session, after_snapshot) -> None:
     from gradbox.views.panels.parameter_table import BAR_ROLE
 
-    after_snapshot(controller, controller.set_lr, 0.0)
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_lr, 0.0)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
     step_session(controller, 4)  # the gradients hold 4 passes: 4 × the true ones
     i = int(np.argmax(np.abs(controller.snapshot.grads)))
     row = view.model.row_of(i)
     assert abs(view.model.index(row, GRAD).data(BAR_ROLE)) == pytest.approx(1.0)
-    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, False)
     step_session(controller, 1)  # zero_grad again: 1 × the true gradient
     view.fixed_scale.setChecked(True)
     # Against the run's largest gradient so far the bar shows the drop to a quarter;

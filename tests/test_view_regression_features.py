@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
+from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
-from gradbox.views.controller import SessionController
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.heatmap import VALUE_TINT, value_colours, value_scale

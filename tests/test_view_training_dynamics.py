@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QThread
 
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
 from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.landscape_view import LandscapeView
@@ -70,7 +71,7 @@ def test_landscape_is_computed_off_the_ui_thread_and_holds_the_current_loss(  # 
     ui = QThread.currentThread()
     assert threads and all(t is not ui for t in threads)
     states = []
-    controller.ask("state", callback=states.append)
+    controller.ask(Session.state, callback=states.append)
     qtbot.waitUntil(lambda: bool(states))
     # The whole run continues bit for bit here: its training loss is the one over there.
     expected = [Trainer.from_state(states[0]).training_loss()]

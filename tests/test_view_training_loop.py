@@ -7,6 +7,7 @@ import pytest
 
 from gradbox.teaching.loop_code import loop_lines
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.views.panels.training_loop import TrainingLoopPanel
 
 
@@ -46,7 +47,7 @@ def test_the_line_just_run_is_highlighted_at_each_sub_step(panel, controller,  #
 def test_a_skipped_zero_grad_is_struck_through(panel, controller, after_snapshot,  # type: ignore[no-untyped-def]
                                                step_session) -> None:
     step_session(controller, 1)
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
     assert panel.struck_through() == ["optimizer.zero_grad()"]
     assert "<s" in panel._html
     after_snapshot(controller, controller.substep)  # forward
@@ -55,7 +56,7 @@ def test_a_skipped_zero_grad_is_struck_through(panel, controller, after_snapshot
     assert panel.figure("zero_grad") == "skipped: .grad keeps 1 backward pass"
     after_snapshot(controller, controller.substep)  # backward adds a second pass
     assert "the sum of 2 passes" in panel.figure("backward")
-    after_snapshot(controller, controller.set_forget_zero_grad, False)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, False)
     assert panel.struck_through() == []
 
 

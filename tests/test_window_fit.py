@@ -16,6 +16,7 @@ from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSettings, Qt
 from gradbox import __version__
 from gradbox.formatting import fmt
 from gradbox.training.history import History
+from gradbox.training.session import Session
 from gradbox.views.window.main_window import MainWindow
 from qt_waits import settle
 
@@ -205,8 +206,8 @@ def test_a_full_legend_wraps_inside_the_loss_panel_at_1024x700(  # type: ignore[
     win = shown_at(qtbot, open_window, 1024, 700)
     controller, view = win.controller, win.loss_curve
     step_session(controller, 2)
-    after_snapshot(controller, controller.set_forget_zero_grad, True)
-    after_snapshot(controller, controller.set_ghost, True)
+    after_snapshot(controller, controller.send, Session.set_forget_zero_grad, True)
+    after_snapshot(controller, controller.send, Session.set_ghost, True)
     step_session(controller, 2)
     labels = [label.text for _, label in view.loss_legend.items]
     assert {"train", "test", "correct run (ghost)", "zero_grad skipped"} <= set(labels)

@@ -25,6 +25,80 @@ log = logging.getLogger("gradbox")
 ICON = "gradbox.svg"
 
 
+# --- the window's process: how it shares its cores and collects its garbage ---------------
+_collector: Any = None  # the QTimer that runs the cyclic collector (see below)
+
+
+def collect_garbage_on_the_ui_thread() -> None:
+    """Run Python's cyclic collector only from the UI thread, on a timer: left automatic,
+    a collection may start in another thread (the session writer's, the landscape's)
+    and destroy Qt objects of the UI thread from there. Before any second Python thread
+    exists; needs the application."""
+    global _collector
+    if _collector is None:
+        import gc
+
+        from PySide6.QtCore import QTimer
+        gc.disable()
+        _collector = QTimer()
+        _collector.setInterval(500)
+        _collector.timeout.connect(_collect_young)
+        _collector.start()
+
+
+def _collect_young() -> None:
+    import gc
+    threshold0, threshold1, threshold2 = gc.get_threshold()
+    young, middle, old = gc.get_count()
+    if young <= threshold0:
+        return
+    gc.collect(0)
+    if middle > threshold1:
+        gc.collect(1)
+        if old > threshold2:
+            gc.collect(2)
+
+
+def leave_cores_for_the_threads() -> None:
+    """Cap numpy's BLAS threads in the window's process at one per core beyond two, and
+    have Qt paint on the UI thread alone. (The training process keeps its own threads.)
+
+    OpenBLAS starts a thread per core and keeps them spinning after each product: on two
+    cores they took turns with the UI thread and training, and the heat map's small
+    products (10,000 x 16 x 16) took 4.8 ms a frame, 13 ms at worst, under load; with one
+    BLAS thread 2.4 and 4.2 ms.
+
+    Qt's raster engine splits a large fill (a scaled heat map, an antialiased axis, a
+    scroll bar's groove) over a pool of threads and waits for them: on two cores shared
+    with training they were seldom free, and a repaint of the whole W1 window took
+    6.8-11 ms of wall time and 7-8 ms of the process's CPU; painted by the UI thread
+    alone, 2.7-5.1 ms and 2.6-3.3 ms (load ~4). Qt reads QT_NO_GUI_THREADPOOL at its
+    first large fill: this runs before the window paints.
+    """
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(limits=max(1, (os.cpu_count() or 1) - 2), user_api="blas")
+    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
+
+
+def set_window_process_policy() -> None:
+    """The window's process-wide policy (both above), once the application exists and
+    before the window or a second thread: `main` sets it, so do the tests and the
+    benchmarks that build windows. Safe to call again."""
+    collect_garbage_on_the_ui_thread()
+    leave_cores_for_the_threads()
+
+
+def freeze_what_lives_now() -> None:
+    """Once the window is up: collect, then put every object alive into the collector's
+    permanent generation. The app's ~100,000 long-lived objects (modules, widgets, plot
+    items) were scanned again by each full collection, which took 50 ms on the UI thread
+    about once a minute; frozen, a full collection scans only what came later. (What is
+    frozen and later becomes cyclic garbage stays: they live as long as the app.)"""
+    import gc
+    gc.collect()
+    gc.freeze()
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gradbox", description="A desktop sandbox that makes automatic differentiation "
@@ -105,13 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from gradbox.files import sessions as persistence
+    from gradbox.port.controller import SessionController
     from gradbox.runner.process import CommandError
     from gradbox.training import calibration
-    from gradbox.views.controller import (
-        SessionController,
-        collect_garbage_on_the_ui_thread,
-        freeze_what_lives_now,
-    )
     from gradbox.views.fonts import install_fonts
     from gradbox.views.window.errors import install_excepthook, log_to_file
     from gradbox.views.window.files.autosave import crash_copy, default_autosave_path
@@ -124,9 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     install_fonts(app)  # the same text metrics (and so layout) on every desktop
     app.setApplicationName("gradbox")
     app.setOrganizationName("gradbox")
-    # Before any second Python thread exists: the cyclic collector runs on this thread
-    # only (a collection started in another thread may destroy Qt objects of this one).
-    collect_garbage_on_the_ui_thread()
+    # Before any second Python thread exists (the cyclic collector runs on this thread
+    # only) and before the window paints (Qt's paint pool is off).
+    set_window_process_policy()
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("gradbox")  # the .desktop file (and its icon) on Wayland
     from PySide6.QtGui import QIcon

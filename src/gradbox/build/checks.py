@@ -45,6 +45,31 @@ CASE_MISTAKE = {
 }
 
 
+# The Playground's broken variants (gradbox.teaching.playground) that show a mistake.
+PLAYGROUND_VARIANT = {"assign-not-accumulate": "assign", "not-topological": "wrong order"}
+_LEAF = re.compile(r"^(\w+) = Value\((-?[\d.]+(?:e-?\d+)?)\)$")
+_NOT_AN_EXPRESSION = re.compile(r"(\.backward\(|\._backward\(|\.grad = |^pass_gradients\()")
+
+
+def playground_text(code: str) -> str | None:
+    """A case's code as the Playground's expression text, or None when it is more than
+    an expression (a loop, a network, zero_grad): `a = Value(3.0)` becomes `a = 3.0`, the
+    calls of backward are left out (the Playground has its own button)."""
+    from gradbox.teaching.expression import ExpressionError, parse
+    lines = []
+    for line in code.splitlines():
+        if _NOT_AN_EXPRESSION.search(line):
+            continue
+        leaf = _LEAF.match(line)
+        lines.append(f"{leaf.group(1)} = {leaf.group(2)}" if leaf else line)
+    text = "\n".join(lines)
+    try:
+        parse(text)
+    except (ExpressionError, ValueError, TypeError):
+        return None
+    return text
+
+
 class Capture(io.TextIOBase):
     """The learner's prints, kept up to `cap` characters (the rest counted, not kept)."""
 
@@ -182,9 +207,11 @@ class _Run:
                                self.ns, self.ref)
             except Exception:  # a graph we cannot read is not drawn
                 g = None
+        text = playground_text(self.case.code) if not passed and g is not None else None
+        variant = None if text is None else PLAYGROUND_VARIANT.get(mistake or "", "engine")
         return CaseResult(self.case.name, passed, self.case.code,
                           message or ("passed: " + self.case.about), mistake, line,
-                          self.capture.text(), g)
+                          self.capture.text(), g, text, variant)
 
     def failed(self, explained: Explained) -> CaseResult:
         return self.result(False, explained.message, explained.mistake, explained.line)
@@ -306,8 +333,11 @@ class _Run:
             if right is not None and all(close(values[e], right[e]) for e in grads):
                 continue  # this variant is right here: it names nothing
             if all(close(mine[e], values[e]) for e in grads):
-                words = {"assign-not-accumulate": "A `_backward` assigns (`=`) where it "
-                         "must add (`+=`): a value used twice keeps only the last share",
+                ops = self.first_wrong_consumers()
+                which = f"for `{ops[0]}`" if len(ops) == 1 else "(one of them)"
+                words = {"assign-not-accumulate": f"Your `_backward` {which} assigns (`=`) "
+                         "where it must add (`+=`): a value used twice keeps only the last "
+                         "share",
                          "not-topological": "Your `backward` fires a node before all of "
                          "its consumers have added their share (not reverse topological "
                          "order)"}[mistake]
@@ -315,6 +345,17 @@ class _Run:
         if all(v == 0.0 for v in mine.values()):
             return self.nothing_arrived()
         return None, self.first_wrong_words()
+
+    def first_wrong_consumers(self) -> list[str]:
+        """The ops that hand the first wrong node (in backward order) its gradient."""
+        try:
+            graph = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
+                               self.ns, self.ref)
+        except Exception:
+            return []
+        if graph is None or graph.first_wrong is None:
+            return []
+        return sorted({n.op for n in graph.nodes if graph.first_wrong in n.parents})
 
     def first_wrong_words(self) -> str:
         try:
@@ -511,11 +552,12 @@ def _order(run: _Run) -> CaseResult:
         seen.add(node_id)
         early = [c for c in consumers.get(node_id, []) if c not in fired[:i]]
         if early:
-            waiting = ", ".join(f"`{names.get(c, 'a node')}`" for c in early)
+            waiting = " and ".join(f"`{names.get(c, 'a node')}`" for c in early)
+            uses = "which uses it, has" if len(early) == 1 else "which use it, have"
             return run.result(False, f"Your `backward` fires `{name}` before {waiting}, "
-                              f"which uses it, has passed its gradient to it: not reverse "
-                              f"topological order{_see('not-topological')}.",
-                              "not-topological")
+                              f"{uses} passed {'its' if len(early) == 1 else 'their'} "
+                              f"gradient to it: not reverse topological order"
+                              f"{_see('not-topological')}.", "not-topological")
     missing = [names.get(id(n), "a node") for n in nodes
                if parents_of(n) and id(n) not in seen]
     if missing:

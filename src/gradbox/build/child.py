@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import math
 import os
 import sys
 import time
@@ -67,8 +68,24 @@ class Emitter:
         self.out = out
 
     def __call__(self, event: str, **fields: Any) -> None:
-        self.out.write(json.dumps({"event": event, **fields}, allow_nan=False) + "\n")
+        record = {"event": event, **fields}
+        try:
+            line = json.dumps(record, allow_nan=False)
+        except ValueError:  # nan or inf somewhere (a diverged loss): as text, 'nan'
+            line = json.dumps(_finite(record), allow_nan=False)
+        self.out.write(line + "\n")
         self.out.flush()
+
+
+def _finite(x: Any) -> Any:
+    """`x` with every non-finite float written as text ('nan', 'inf', '-inf')."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return repr(x)
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
 
 
 def load_learner(source: str, filename: str) -> tuple[Any, Any]:

@@ -120,6 +120,11 @@ def explain_error(error: BaseException, filename: str) -> Explained:
             return Explained(f"TypeError: {text}: in this API `_backward` takes no "
                              f"arguments; it reads `out.grad` itself{where}.", "contract",
                              line)
+        if "unhashable type" in text:
+            return Explained(f"TypeError: {text}: a Value goes into sets (`_prev`, the "
+                             "walk's visited set) by identity; defining `__eq__` takes "
+                             f"Python's `__hash__` away: remove `__eq__`{where}.", "contract",
+                             line)
         if "object is not callable" in text or "not iterable" in text:
             return Explained(f"TypeError: {text}{where}.", "contract", line)
     if isinstance(error, AttributeError):

@@ -18,7 +18,8 @@ is the issue's, plus what a view needs (`line`, `output`, `graph`; a report's `e
                             "graph": {"first_wrong": int | null,
                                       "nodes": [{"id", "op", "label", "parents", "data",
                                                  "grad", "expected_data",
-                                                 "expected_grad"}]} | null}]}]}
+                                                 "expected_grad"}]} | null,
+                            "playground": str | null, "playground_variant": str | null}]}]}
 
 `MISTAKES` lists the stable mistake ids, each with the rule it breaks in the article's
 words; docs/build-it-yourself.md prints the same list.
@@ -133,6 +134,10 @@ def _wire(x: float | None) -> float | str | None:
     return x if math.isfinite(x) else repr(float(x))  # 'nan', 'inf', '-inf'
 
 
+def _text(x: Any) -> str | None:
+    return None if x is None else str(x)
+
+
 @dataclass(frozen=True)
 class GraphNode:
     """One node of the graph the learner's engine built, as plain data.
@@ -214,12 +219,18 @@ class CaseResult:
     line: int | None = None
     output: str = ""
     graph: CaseGraph | None = None
+    # The case as the Playground's text ("a = 3.0\nb = a * a") and the broken variant to
+    # show beside the engine ('assign', 'wrong order', or 'engine'); None when the case
+    # is not an expression the Playground can hold (a loop, a network).
+    playground: str | None = None
+    playground_variant: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "passed": self.passed, "code": self.code,
                 "message": self.message, "mistake": self.mistake, "line": self.line,
                 "output": self.output,
-                "graph": None if self.graph is None else self.graph.to_json()}
+                "graph": None if self.graph is None else self.graph.to_json(),
+                "playground": self.playground, "playground_variant": self.playground_variant}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> CaseResult:
@@ -229,7 +240,8 @@ class CaseResult:
         return cls(str(d["name"]), bool(d["passed"]), str(d["code"]), str(d["message"]),
                    None if mistake is None else str(mistake),
                    None if line is None else int(line), str(d.get("output", "")),
-                   None if graph is None else CaseGraph.from_json(graph))
+                   None if graph is None else CaseGraph.from_json(graph),
+                   _text(d.get("playground")), _text(d.get("playground_variant")))
 
 
 @dataclass(frozen=True)

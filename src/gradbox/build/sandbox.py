@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -107,14 +108,20 @@ class SandboxProcess:
         self.killed_for_time = False
         self.cancelled = False
         job = {**job, "timeout": timeout, "memory_limit": MEMORY_LIMIT}
+        # A session of its own (POSIX): a kill reaches whatever the learner's code started
+        # too (a fork, a subprocess), not only the child itself.
         self.proc = subprocess.Popen(
             child_command(module), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=self.workdir, env=child_environment(),
-            close_fds=True)
+            close_fds=True, start_new_session=os.name == "posix")
+        self._ended = threading.Event()
         self._threads = [threading.Thread(target=self._read_stdout, daemon=True),
                          threading.Thread(target=self._read_stderr, daemon=True)]
         for t in self._threads:
             t.start()
+        # The reaper waits for the end and tidies up (the pipes' readers, the temporary
+        # directory), so poll() on a UI thread only ever reads a flag.
+        threading.Thread(target=self._reap, daemon=True).start()
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.write(json.dumps(job).encode("utf-8"))
@@ -177,44 +184,46 @@ class SandboxProcess:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
-    def finished(self) -> bool:
-        """True once the child has ended (killing it past the wall limit)."""
-        if self.proc.poll() is None:
-            if self._left() > 0:
-                return False
-            self.killed_for_time = True
-            self.kill()
-        self._join()
-        return True
-
-    def wait(self) -> None:
-        """Block until the child has ended or been killed past the wall limit."""
-        while True:
-            try:
-                self.proc.wait(timeout=max(self._left(), 0.0))
-                break
-            except subprocess.TimeoutExpired:
-                if self._left() > 0:  # a new case started meanwhile: its own limit
-                    continue
-                self.killed_for_time = True
-                self.kill()
-                break
-        self._join()
-
-    def _join(self) -> None:
+    def _reap(self) -> None:
         self.proc.wait()
+        self._kill_group()  # anything the learner's code left running
         for t in self._threads:
             t.join(timeout=5.0)
         shutil.rmtree(self.workdir, ignore_errors=True)
+        self._ended.set()
+
+    def finished(self) -> bool:
+        """True once the child has ended and its pipes are read (killing it past the
+        wall limit). Never blocks."""
+        if self._ended.is_set():
+            return True
+        if self.proc.poll() is None and self._left() <= 0:
+            self.killed_for_time = True
+            self.kill()
+        return False
+
+    def wait(self) -> None:
+        """Block until the child has ended or been killed past the wall limit."""
+        while not self._ended.wait(timeout=max(self._left(), 0.0) + 0.05):
+            if self.proc.poll() is None and self._left() <= 0:
+                self.killed_for_time = True
+                self.kill()
+
+    def _kill_group(self) -> None:
+        if os.name == "posix":
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
 
     def kill(self) -> None:
+        self._kill_group()
         with contextlib.suppress(OSError):
             self.proc.kill()
 
     def cancel(self) -> None:
+        """End the child now and wait for it to be reaped (a few milliseconds)."""
         self.cancelled = True
         self.kill()
-        self._join()
+        self._ended.wait(timeout=10.0)
 
 
 class CheckHandle:

@@ -84,7 +84,7 @@ from gradbox.training.trainer import Trainer
 PAUSE_SIGNAL = getattr(signal, "SIGUSR1", None)
 # While a Run goes on, a step's graph is traced (which costs about a step) at most this
 # often: the window's graph tab is refreshed at most ten times a second while running
-# (gradbox.views.frame_pacer, its TEN_HZ tier). Tracing every published step took a
+# (gradbox.port.frame_pacer, its TEN_HZ tier). Tracing every published step took a
 # third of W1's training time on the graph tab.
 GRAPH_EVERY_S = 0.1
 
@@ -101,6 +101,18 @@ def make_trainer(start: TrainingState | TrainingConfig | str | None) -> Trainer:
     if isinstance(start, TrainingState):
         return Trainer.from_state(start)
     return Trainer(start)
+
+
+def open_session_file(session: Session, path: str, what: str) -> int:
+    """Continue the run saved in session file `path`, replacing `session`'s undoably;
+    its step count. Read and built here, in the training process: the window only checks
+    the file (and says what is wrong with it) -- it never builds the run nor sends it
+    across, which froze it for 1.9 s on a 1000x1000 session (five seconds of building,
+    then the state pickled on its UI thread). A file that cannot be read or built
+    (changed since, or too big for this process's memory) leaves the run as it was."""
+    state, _controls = load_state_with_controls(path)
+    session.open_run(state, what)
+    return state.step
 
 
 class Child:
@@ -194,7 +206,7 @@ class Child:
         pickled into shared memory (see `wire.LazyAnswer`)."""
         try:
             if name == "open_file":
-                result = self.open_file(*args, **kwargs)
+                result = open_session_file(self.session, *args, **kwargs)
             else:
                 result = self.session.command(name, *args, **kwargs)
         except Exception as error:  # a command's failure must not end the process
@@ -221,17 +233,6 @@ class Child:
             except Exception as error:  # an answer that cannot cross: say so, go on
                 self.send("failed", number, f"the answer to {name} cannot be sent: {error}",
                           "".join(traceback.format_exception(error)))
-
-    def open_file(self, path: str, what: str) -> int:
-        """Continue the run saved in session file `path`, replacing this one undoably;
-        its step count. Read and built here: the window only checks the file (and says
-        what is wrong with it) -- it never builds the run nor sends it across, which
-        froze it for 1.9 s on a 1000x1000 session (five seconds of building, then the
-        state pickled on its UI thread). A file that cannot be read or built (changed
-        since, or too big for this process's memory) leaves the run as it was."""
-        state, _controls = load_state_with_controls(path)
-        self.session.open_run(state, what)
-        return state.step
 
     # --- a run ----------------------------------------------------------------------------
     def start_run(self, number: int, goal: RunGoal | None, interval_s: float) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 from gradbox.autograd.phases import PHASES
 from gradbox.teaching.claims import OPS, QUANTITIES, Claim
-from gradbox.teaching.lesson_model import ALL_CONTROLS, Lesson, Setup, Step
+from gradbox.teaching.lesson_model import ALL_CONTROLS, STEP_NAMES, Lesson, Setup, Step
 from gradbox.teaching.lesson_text import (
     MAX_BYTES,
     LessonFileError,
@@ -430,7 +430,7 @@ def _step(r: _Reader, value: Any, path: str, setup: Setup) -> Step:
                    for i, item in enumerate(raw_claims, start=1))
     return Step(do=r.string(obj["do"], f"{path}.do", empty=False),
                 look=r.string(obj["look"], f"{path}.look", empty=False),
-                panels=r.strings(obj.get("panels", []), f"{path}.panels", ALL_CONTROLS),
+                panels=r.strings(obj.get("panels", []), f"{path}.panels", STEP_NAMES),
                 loop_line=r.string(obj.get("loop_line", ""), f"{path}.loop_line", LOOP_LINES),
                 claims=claims)
 

@@ -21,7 +21,9 @@ from gradbox.training.config import TrainingConfig
 __all__ = [
     "ALL_CONTROLS",
     "BUILD_TAB",
+    "FIELDS",
     "PLAYGROUND_CONTROLS",
+    "STEP_NAMES",
     "TRAINING_CONTROLS",
     "Lesson",
     "Setup",
@@ -67,6 +69,16 @@ TRAINING_CONTROLS = (TRAINING_TOOLBAR, FORGET_ZERO_GRAD, GHOST, DESIGNER, PARAME
                      LOSS_CURVE, BOUNDARY, GRAPH_TAB, TRAINING_LOOP, LAYERS_TAB, LANDSCAPE_TAB)
 
 ALL_CONTROLS = (*PLAYGROUND_CONTROLS, *TRAINING_CONTROLS, PLAYGROUND_TAB, BUILD_TAB)
+
+# Fields inside a panel that a step's words name ("set momentum to 0.9"): teacher mode
+# never hides them, the window scrolls them into view, and the tests check them whole at
+# every step (the Momentum box was scrolled out of the Designer at 1366 x 768).
+DESIGNER_ACTIVATION = "designer_activation"
+DESIGNER_INPUTS = "designer_inputs"
+DESIGNER_INIT = "designer_init"
+DESIGNER_MOMENTUM = "designer_momentum"
+FIELDS = (DESIGNER_ACTIVATION, DESIGNER_INPUTS, DESIGNER_INIT, DESIGNER_MOMENTUM)
+STEP_NAMES = (*ALL_CONTROLS, *FIELDS)  # what a step's `panels` may name
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""The Qt side: widgets that observe snapshots and send named commands.
+"""The Qt side: widgets that observe snapshots and send named commands, each built on a
+`gradbox.port.protocol.SessionPort` (never on a concrete session).
 
-    controller  the controller views call: named commands to the training process
     palette     the app's colours, each named once by what it means
     fit_text    numbers rounded to fit a cell, names shortened from their shared prefix
     named       a widget named once for lessons, screen readers and people (tooltip)

@@ -33,9 +33,9 @@ from PySide6.QtWidgets import (
 
 from gradbox.autograd.phases import Phase
 from gradbox.graph import network_level
+from gradbox.port.frame_pacer import Rate
+from gradbox.port.protocol import SessionPort
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
-from gradbox.views.frame_pacer import Rate
 from gradbox.views.graph.view import GraphView
 from gradbox.views.plots.heatmap import PADDING
 
@@ -57,7 +57,7 @@ NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
 # While training runs, the graph is refreshed by the window's FramePacer at its TEN_HZ
 # tier: at most 10 times a second, in a turn of its own after a frame, and after a
 # refresh that (with its repaint) took t, not before 3 t: the boundary, loss curve and
-# parameters want their share of the frames too (gradbox.views.frame_pacer).
+# parameters want their share of the frames too (gradbox.port.frame_pacer).
 MAPS_EVERY_S = 0.5
 REPLAY_MS = 60
 
@@ -218,9 +218,9 @@ class _FlowLayout(QLayout):
 
 
 class GraphPanel(QWidget):
-    """Toolbar, caption, `GraphView` and details pane, fed by a `SessionController`."""
+    """Toolbar, caption, `GraphView` and details pane, fed by a `SessionPort`."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.view = GraphView()

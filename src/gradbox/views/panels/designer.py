@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 from gradbox.autograd import features, losses
 from gradbox.autograd.nn import ACTIVATIONS, INIT_LABELS, INITIALIZERS, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
+from gradbox.port.protocol import SessionPort
+from gradbox.teaching import lessons as lesson_names
 from gradbox.training import datasets, limits
 from gradbox.training.config import (
     MAX_HIDDEN_LAYERS,
@@ -31,7 +33,6 @@ from gradbox.training.config import (
     TrainingConfig,
 )
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number
@@ -71,7 +72,7 @@ class DesignerPanel(QWidget):
     refused = Signal(str)  # a committed edit was not applied: why, in the user's words
     checked = Signal()  # the settings were checked again: the status line may say otherwise
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._loading = False
@@ -145,9 +146,12 @@ class DesignerPanel(QWidget):
         form = _compact(QFormLayout())
         self.activation = _tip(QComboBox(), "Activation", "Non-linearity of the hidden neurons")
         self.activation.addItems(ACTIVATIONS)
+        self.activation.setObjectName(lesson_names.DESIGNER_ACTIVATION)
         self.activation.currentTextChanged.connect(self._on_edit)
         form.addRow("Activation", self.activation)
-        form.addRow("Inputs", self._features_grid())
+        inputs = self._features_grid()
+        inputs.setObjectName(lesson_names.DESIGNER_INPUTS)
+        form.addRow("Inputs", inputs)
         self.init = _tip(QComboBox(), "Initialization", "How the weights start (biases start "
                          "at 0): zeros or a constant make every neuron of a layer the same")
         for name in INITIALIZERS:
@@ -158,10 +162,13 @@ class DesignerPanel(QWidget):
         self.init_scale.setRange(0.0, 100.0)
         self.init_scale.setDecimals(3)
         self.init_scale.setSingleStep(0.1)
-        init_row = QHBoxLayout()
-        init_row.addWidget(self.init, 1)
-        init_row.addWidget(QLabel("scale"))
-        init_row.addWidget(self.init_scale)
+        init_row = QWidget()  # one named place for "Init: constant (scale 0.5)"
+        init_row.setObjectName(lesson_names.DESIGNER_INIT)
+        row = QHBoxLayout(init_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.init, 1)
+        row.addWidget(QLabel("scale"))
+        row.addWidget(self.init_scale)
         form.addRow("Init", init_row)
         self.init.currentIndexChanged.connect(self._on_edit)
         self._commit_on_finish(self.init_scale)
@@ -208,6 +215,7 @@ class DesignerPanel(QWidget):
                               "number. A learning rate applies from the next step on")
         self.momentum = _tip(QDoubleSpinBox(), "Momentum", "SGD momentum (0 = plain SGD)")
         self.momentum.setRange(0.0, 0.999)
+        self.momentum.setObjectName(lesson_names.DESIGNER_MOMENTUM)
         self.momentum.setSingleStep(0.1)
         self.schedule = _tip(QComboBox(), "Schedule", "How the learning rate changes over "
                              "steps: constant, linear decay to 10% (micrograd's demo), or "

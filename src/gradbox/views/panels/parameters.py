@@ -45,11 +45,12 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.phases import Phase
+from gradbox.port.frame_pacer import TEN_HZ_S, Rate
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching.loop_code import shown_step_skipped, switch_note
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
-from gradbox.views.controller import SessionController
-from gradbox.views.frame_pacer import TEN_HZ_S, Rate
 from gradbox.views.label_holder import LabelHolder
 from gradbox.views.palette import ALARM
 from gradbox.views.panels.parameter_cells import (
@@ -91,7 +92,7 @@ HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while runni
 # costliest part of a frame (6 of 12 ms on W1), so most frames skip it. A single Step,
 # every step of a Run slow enough to watch (10 steps/s or fewer), and the end of a run
 # show at once.
-TABLE_INTERVAL_S = TEN_HZ_S  # (gradbox.views.frame_pacer paces the table)
+TABLE_INTERVAL_S = TEN_HZ_S  # (gradbox.port.frame_pacer paces the table)
 FETCH_PATIENCE = 2.0  # seconds to wait for a history answer before asking again
 
 
@@ -105,7 +106,7 @@ History = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[Param
 class ParametersView(QWidget):
     """The parameter table above a small plot of the selected parameter's history."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Parameters and gradients")
@@ -279,7 +280,8 @@ class ParametersView(QWidget):
         self.fixed_scale.toggled.connect(self._on_fixed_scale_toggled)
         self.table.selectionModel().currentRowChanged.connect(self._on_current_row)
         self.table.doubleClicked.connect(self._on_double_clicked)
-        self.model.edit_requested.connect(controller.set_parameter)
+        self.model.edit_requested.connect(
+            lambda name, value: controller.send(Session.set_parameter, name, value))
         self.model.edit_rejected.connect(self._on_edit_rejected)
         self.value_delegate.closeEditor.connect(self._on_editor_closed)
         self.value_delegate.text_edited.connect(self._on_edit_text_changed)
@@ -608,7 +610,7 @@ class ParametersView(QWidget):
         self._history_key = self._key(snapshot)
         name = snapshot.param_names[index]
         # (None back if the network changed since the question was sent.)
-        self.controller.ask("parameter_history", index, name, callback=self._on_history)
+        self.controller.ask(Session.parameter_history, index, name, callback=self._on_history)
 
     def _on_history(self, result: History | None) -> None:
         if not shiboken6.isValid(self):  # the answer came back after the view was closed

@@ -34,10 +34,10 @@ from PySide6.QtWidgets import (
 
 from gradbox.formatting import MISSING, fmt, number
 from gradbox.graph import trace
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching import lessons as names
 from gradbox.teaching.expression import ExpressionError
 from gradbox.teaching.playground import CHECK_TOLERANCE, PLAYGROUND_VARIANTS, Outcome, Playground
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.graph.view import GraphView
 from gradbox.views.named import named
@@ -97,7 +97,7 @@ class PlaygroundPanel(QWidget):
     expression_changed = Signal(str)
     outcome_shown = Signal(object)  # the Outcome now in the message area
 
-    def __init__(self, controller: SessionController | None = None,
+    def __init__(self, controller: SessionPort | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         # The expression graphs are the playground's own and never touch the training

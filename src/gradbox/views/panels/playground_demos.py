@@ -29,9 +29,10 @@ from PySide6.QtWidgets import (
 from gradbox.autograd.gradcheck import GradCheck
 from gradbox.autograd.nn import short_parameter_name
 from gradbox.formatting import fmt
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching.pitfalls import ForgetZeroGrad, microbatch_demo
 from gradbox.teaching.playground import CHECK_TOLERANCE
-from gradbox.views.controller import SessionController
+from gradbox.training.session import Session
 from gradbox.views.named import named
 from gradbox.views.palette import HIGHLIGHT
 from gradbox.views.panels.parameter_cells import FittedTextDelegate
@@ -222,7 +223,7 @@ class ForgetZeroGradPage(QWidget):
 class NetworkCheckPage(QWidget):
     """The gradient check on the session's network, asked of the training side."""
 
-    def __init__(self, controller: SessionController | None,
+    def __init__(self, controller: SessionPort | None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
@@ -255,7 +256,7 @@ class NetworkCheckPage(QWidget):
         self.summary.setText("Checking…")
         # The training side alone touches the trainer; the result (a frozen GradCheck)
         # comes back here.
-        self.controller.ask("gradient_check", callback=self._show)
+        self.controller.ask(Session.gradient_check, callback=self._show)
 
     def _show(self, check: GradCheck) -> None:
         self.button.setEnabled(True)

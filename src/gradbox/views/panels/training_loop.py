@@ -14,9 +14,9 @@ from PySide6.QtGui import QFontMetricsF, QShowEvent
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gradbox.autograd.phases import Phase
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.fonts import code_font
 from gradbox.views.palette import ALARM, HIGHLIGHT, NEXT
 
@@ -33,7 +33,7 @@ PENDING = {Phase.FORWARD: "loss = …", Phase.ZERO_GRAD: "…", Phase.BACKWARD: 
 class TrainingLoopPanel(QWidget):
     """PyTorch-shaped code of the loop the app runs, following every sub-step."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setObjectName("training_loop_panel")

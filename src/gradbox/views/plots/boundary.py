@@ -22,9 +22,10 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gradbox.formatting import fmt
+from gradbox.port.protocol import SessionPort
 from gradbox.training.datasets import ONE_D_KINDS
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.plots.batch_overlay import BatchOverlay
 from gradbox.views.plots.heatmap import (
@@ -53,7 +54,7 @@ def _swatch(colour: str) -> QIcon:
 class DecisionBoundaryView(QWidget):
     """Heatmap of the model's output over the plane; points, selection and editing on top."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Decision boundary")
@@ -444,11 +445,11 @@ class DecisionBoundaryView(QWidget):
                     target = 2.0 * label - 1.0
                 elif self.mode == "curve":
                     target, label = y, int(y > 0)
-                self.controller.add_point(x, y, label, target=target)
+                self.controller.send(Session.add_point, x, y, label, target=target)
             event.accept()
         elif button == Qt.MouseButton.RightButton and pixels <= REMOVE_PIXELS:
             px, py = self._points[index]
-            self.controller.remove_point(float(px), float(py))
+            self.controller.send(Session.remove_point, float(px), float(py))
             event.accept()
 
     # --- export ---------------------------------------------------------------------------

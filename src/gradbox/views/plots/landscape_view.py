@@ -28,12 +28,13 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.formatting import fmt
+from gradbox.port.frame_pacer import Rate
+from gradbox.port.protocol import SessionPort
 from gradbox.training import landscape
 from gradbox.training.landscape import Landscape, LandscapeError, Request
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_combo import FittingComboBox
-from gradbox.views.frame_pacer import Rate
 from gradbox.views.plots.plotting import export_plot, style_plot
 
 CONTOURS = 10  # contour lines, evenly spaced in log(loss)
@@ -52,7 +53,7 @@ PATH_COLOUR, NOW_COLOUR = "#ffffff", "#d62728"
 class LandscapeView(QWidget):
     """Heat map of log(loss) over the plane, contours, and the path from step 0 to now."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Loss landscape")
@@ -173,7 +174,7 @@ class LandscapeView(QWidget):
         shown = self._describe(self.result) if self.result is not None else ""
         self.status.setText(f"{shown} · <i>updating…</i>" if shown
                             else "Computing the landscape…")
-        self.controller.ask("landscape_request", mode, axes, seed, callback=self._submit)
+        self.controller.ask(Session.landscape_request, mode, axes, seed, callback=self._submit)
 
     def _submit(self, request: Request | str) -> None:
         def work() -> object:

@@ -19,9 +19,9 @@ from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from gradbox.formatting import number
+from gradbox.port.protocol import SessionPort
 from gradbox.training.history import QUANTILES, History, layer_names
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.plots.log_axis import LogAxis
 from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot
 from gradbox.views.too_small import TooSmall
@@ -69,7 +69,7 @@ def _short(value: float) -> str:
 
 
 class LayerStatsView(QWidget):
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Per-layer statistics")

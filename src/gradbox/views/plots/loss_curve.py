@@ -22,11 +22,11 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.formatting import counted, number, percent
+from gradbox.port.frame_pacer import Rate
+from gradbox.port.protocol import SessionPort
 from gradbox.training.history import History
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
-from gradbox.views.controller import SessionController
-from gradbox.views.frame_pacer import Rate
 from gradbox.views.label_holder import LabelHolder
 from gradbox.views.plots.pinned_overlay import PinnedOverlay
 from gradbox.views.plots.plotting import (
@@ -71,7 +71,7 @@ def _edit_pen() -> QPen:
 class LossCurveView(QWidget):
     """Three stacked plots sharing the step axis: loss, accuracy, gradient norm."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.setAccessibleName("Loss curve")

@@ -16,10 +16,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPen
 from PySide6.QtWidgets import QPushButton
 
+from gradbox.port.protocol import SessionPort
 from gradbox.training.config import describe, differences
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import PinnedRun
-from gradbox.views.controller import SessionController
 from gradbox.views.plots.plotting import TEST, TRAIN
 
 _FIELDS = {"loss": TRAIN, "test_loss": TEST}
@@ -33,7 +34,7 @@ def _pen(colour: str) -> QPen:
 
 
 class PinnedOverlay:
-    def __init__(self, controller: SessionController, loss_plot: pg.PlotItem,
+    def __init__(self, controller: SessionPort, loss_plot: pg.PlotItem,
                  accuracy_plot: pg.PlotItem, legend: pg.LegendItem) -> None:
         self.controller = controller
         self.legend = legend
@@ -55,7 +56,7 @@ class PinnedOverlay:
         self.unpin_button = QPushButton("Unpin")
         self.unpin_button.setAccessibleName("Remove the pinned run")
         self.unpin_button.setToolTip("Stop showing the pinned run's curves")
-        self.unpin_button.clicked.connect(controller.unpin_run)
+        self.unpin_button.clicked.connect(lambda: controller.send(Session.unpin))
         self.unpin_button.setEnabled(False)
         self._label = ""
 

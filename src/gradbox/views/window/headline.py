@@ -10,8 +10,8 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QWidget
 
 from gradbox.formatting import MISSING, number, percent
+from gradbox.port.protocol import SessionPort
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.label_holder import LabelHolder
 from gradbox.views.plots.plotting import TEST, TRAIN, penalty_text
 
@@ -42,7 +42,7 @@ def _reserve(key: str, text: str) -> str:
 class Headline(QWidget):
     """Four captions over four big numbers, for the step on screen."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Current loss and accuracy")
         layout = QGridLayout(self)

@@ -22,11 +22,12 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.build.stages import load_stages
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching import lessons
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.build.panel import BuildPanel
-from gradbox.views.controller import SessionController
 from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.layouts.docks import DockRoom
 from gradbox.views.layouts.presentation import Presentation
@@ -114,7 +115,7 @@ def _scrolling(widget: QWidget, vertical_only: bool = False) -> QScrollArea:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: SessionController, settings: QSettings | None = None,
+    def __init__(self, controller: SessionPort, settings: QSettings | None = None,
                  autosave_path: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
@@ -127,6 +128,9 @@ class MainWindow(QMainWindow):
         self._shown_once = False
         # The run controls the learner had before a lesson set its own (None: no lesson did).
         self._learner_run_controls: tuple[float | None, str, float] | None = None
+        # The fields the lesson's step names, and the configuration they were shown for.
+        self._step_fields: list[str] = []
+        self._fields_config: TrainingConfig | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI or the training thread.
         self.saver = SessionSaver(controller, self)
@@ -299,8 +303,8 @@ class MainWindow(QMainWindow):
 
         self.undo_action = m("&Edit", "&Undo", self.undo, "Ctrl+Z",
                              "Bring back the run the last action replaced")
-        self.redo_action = m("&Edit", "&Redo", self.controller.redo, "Ctrl+Shift+Z",
-                             "Replace it again")
+        self.redo_action = m("&Edit", "&Redo", lambda: self.controller.send(Session.redo),
+                             "Ctrl+Shift+Z", "Replace it again")
         self.controller.undo_changed.connect(self._on_undo_changed)
         self._on_undo_changed("", "")
 
@@ -325,7 +329,7 @@ class MainWindow(QMainWindow):
         training.addSeparator()
         m("&Training", "&Pin this run", self.controller.pin_run, "Ctrl+P",
           "Keep this run's loss and accuracy curves, dotted, to compare the next run with")
-        m("&Training", "&Unpin", self.controller.unpin_run, None,
+        m("&Training", "&Unpin", lambda: self.controller.send(Session.unpin), None,
           "Stop showing the pinned run's curves")
 
         view = self.menus["&View"]
@@ -358,13 +362,34 @@ class MainWindow(QMainWindow):
         """The Lesson workspace shows what the step names; the loop's line a step quotes
         comes into view ("beside optimizer.step()")."""
         lesson = self.lessons.lesson
+        self._step_fields = []
         if lesson is not None:
             self.workspaces.follow_step(presented(lesson, step))
+            # The fields the step names, scrolled into view once its layout has settled
+            # (the Momentum box was below the Designer's fold at 1366 x 768).
+            self._step_fields = [n for n in lesson.steps[step].panels if n in lessons.FIELDS]
+            if self._step_fields:
+                self._bring_into_view(self._step_fields, passes=3)
         if lesson is not None and lesson.steps[step].loop_line:
             line = lesson.steps[step].loop_line
             self.training_loop.show_line(line)
             # and again once teacher mode's layout for the step has settled
             QTimer.singleShot(0, lambda: self.training_loop.show_line(line))
+
+    def _bring_into_view(self, names: Sequence[str], passes: int) -> None:
+        """Scroll each named field into its scroll area's view, after each of the next
+        `passes` turns of the event loop (teacher mode and the docks settle in them)."""
+        def again() -> None:
+            for name in names:
+                for field in self.findChildren(QWidget, name):
+                    area = field.parentWidget()
+                    while area is not None and not isinstance(area, QScrollArea):
+                        area = area.parentWidget()
+                    if area is not None and field.isVisible():
+                        area.ensureWidgetVisible(field, 8, 8)
+            if passes > 1:
+                self._bring_into_view(names, passes - 1)
+        QTimer.singleShot(0, again)
 
     def show_playground(self, expression: str, values: dict[str, float] | None, variant: str,
                         retain_graph: bool, tab: str = "variables") -> None:
@@ -385,7 +410,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(page if page is not None else self.boundary)
         if self.controller.running:
             self.controller.pause()
-        self.controller.start_lesson(config, forget_zero_grad, ghost)
+        self.controller.send(Session.start_lesson, config, forget_zero_grad, ghost)
 
     def use_run_controls(self, speed: float | None, stop: str, value: float) -> None:
         """A lesson's run speed and stop condition. The learner's are kept, once, to be
@@ -419,7 +444,7 @@ class MainWindow(QMainWindow):
         if self.designer.cancel_pending():
             self.controller.message.emit("Undid the Designer edit (it was not applied yet)")
             return
-        self.controller.undo()
+        self.controller.send(Session.undo)
 
     @Slot(str, str)
     def _on_undo_changed(self, undo: str, redo: str) -> None:
@@ -474,7 +499,7 @@ class MainWindow(QMainWindow):
 
     def continue_training(self) -> None:
         """A new training process, from the last whole state of the run (see
-        SessionController.continue_training); a failure to start is said in words."""
+        SessionPort.continue_training); a failure to start is said in words."""
         try:
             self.controller.continue_training()
         except Exception as error:  # the window stays: it still shows the run
@@ -493,6 +518,11 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         self.messages.recheck()
+        if self._step_fields and snapshot.config != self._fields_config:
+            # The lesson's run arrived (its Designer laid out anew): the step's fields
+            # into view again; a run going on moves nothing.
+            self._fields_config = snapshot.config
+            self._bring_into_view(self._step_fields, passes=2)
         self.banner.show_state(snapshot)
         self.lessons.show_run(snapshot)
         # A regression's plot is the fit of a function, not a boundary between classes.

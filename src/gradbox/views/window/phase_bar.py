@@ -10,16 +10,16 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Slot
 from PySide6.QtWidgets import QLabel, QToolBar, QWidget
 
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching.loop_code import phase_summary
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.palette import ALARM, NEXT
 
 STYLE = f"QLabel {{ font-size: 22pt; font-weight: bold; color: {NEXT}; padding: 2px 8px; }}"
 
 
 class PhaseBar(QToolBar):
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__("Phase", parent)
         self.setObjectName("phase_bar")
         self.setMovable(False)

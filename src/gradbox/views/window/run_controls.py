@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QWidget
 
+from gradbox.port.protocol import SessionPort
 from gradbox.training.goals import RunGoal
-from gradbox.views.controller import SessionController
 
 # Steps per second a Run can take; None: as fast as the machine allows.
 SPEEDS: tuple[float | None, ...] = (1, 2, 5, 10, 30, None)
@@ -31,7 +31,7 @@ class RunControls(QWidget):
     """A speed menu and a stop condition; both apply to the controller at once (a change
     while running takes effect from the next step)."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         layout = QHBoxLayout(self)

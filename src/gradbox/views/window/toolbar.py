@@ -22,9 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from gradbox.autograd.phases import Phase
+from gradbox.port.protocol import SessionPort
 from gradbox.teaching.loop_code import phase_done, phase_summary
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
-from gradbox.views.controller import SessionController
 from gradbox.views.label_holder import LabelHolder
 from gradbox.views.palette import ALARM
 from gradbox.views.window.run_controls import RunControls
@@ -64,7 +65,7 @@ class JumpToClickStyle(QProxyStyle):
 class TrainingToolbar(QToolBar):
     """Drives the session; every action is also offered in the main window's menus."""
 
-    def __init__(self, controller: SessionController, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
         super().__init__("Training", parent)
         self.setObjectName("training_toolbar")
         self.controller = controller
@@ -140,11 +141,12 @@ class TrainingToolbar(QToolBar):
         self.step_action.triggered.connect(controller.step)
         self.substep_action.triggered.connect(controller.substep)
         self.run_action.triggered.connect(self._on_run_triggered)
-        self.reset_action.triggered.connect(controller.reset)
-        self.reinit_action.triggered.connect(controller.reinitialize)
-        self.forget_zero_grad.toggled.connect(controller.set_forget_zero_grad)
+        self.reset_action.triggered.connect(lambda: controller.send(Session.reset))
+        self.reinit_action.triggered.connect(lambda: controller.send(Session.reinitialize))
+        self.forget_zero_grad.toggled.connect(
+            lambda on: controller.send(Session.set_forget_zero_grad, on))
         self.forget_zero_grad.toggled.connect(self._on_forget_toggled)
-        self.ghost.toggled.connect(controller.set_ghost)
+        self.ghost.toggled.connect(lambda on: controller.send(Session.set_ghost, on))
         self.timeline.sliderReleased.connect(self._on_timeline_released)
         self.timeline.actionTriggered.connect(self._on_timeline_action)
         controller.snapshot_changed.connect(self._on_snapshot)

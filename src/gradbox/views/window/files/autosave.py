@@ -27,9 +27,9 @@ import numpy as np
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal, Slot
 
 from gradbox.files import sessions as persistence
+from gradbox.port.protocol import SessionPort
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.views.controller import SessionController
 from gradbox.views.window.files.saving import SessionSaver
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class Autosaver(QObject):
     dirty_changed = Signal(bool)
     failed = Signal(str)  # once per run of failures: what went wrong, in words
 
-    def __init__(self, controller: SessionController, path: Path | None = None,
+    def __init__(self, controller: SessionPort, path: Path | None = None,
                  delay_ms: int = AUTOSAVE_DELAY_MS, parent: QObject | None = None,
                  saver: SessionSaver | None = None) -> None:
         super().__init__(parent)

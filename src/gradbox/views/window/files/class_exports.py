@@ -43,6 +43,7 @@ from gradbox.runner.worker import WorkerCancelledError, WorkerProcess
 from gradbox.teaching.claim_checks import false_claims
 from gradbox.teaching.lesson_files import LessonFileError, read_lesson
 from gradbox.teaching.lessons import Lesson
+from gradbox.training.session import Session
 from gradbox.training.state import TrainingState
 from gradbox.views.plots.animation_frames import recording
 from gradbox.views.window.files.autosave import failure_reason
@@ -198,7 +199,7 @@ class ClassExports(QObject):
                 if done is not None:
                     done(path if error is None else None)
             self._start(work, finished)
-        self.window.controller.ask("state", callback=taken)
+        self.window.controller.ask(Session.state, callback=taken)
 
     def _start(self, work: Callable[..., Any],
                finished: Callable[[Any, BaseException | None], None],
@@ -274,7 +275,7 @@ class ClassExports(QObject):
             if cancelled_early.is_set():
                 job.cancel()
 
-        self.window.controller.ask_lazily("whole_state", callback=taken)
+        self.window.controller.ask_lazily(Session.whole_state, callback=taken)
 
         def cancel_all() -> None:
             cancelled_early.set()

@@ -19,11 +19,12 @@ from PySide6.QtCore import QEventLoop, QObject, Signal, Slot
 
 from gradbox.files.session_controls import SessionControls
 from gradbox.files.session_writer import SessionWriter
+from gradbox.port.protocol import SessionPort
 from gradbox.runner.wire import LazyAnswer
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
 from gradbox.training.timeline import Timeline
-from gradbox.views.controller import SessionController
 
 # done(snapshot written, error or None), called on the UI thread.
 SaveDone = Callable[[Snapshot, BaseException | None], None]
@@ -35,7 +36,7 @@ class SessionSaver(QObject):
     # (callback, snapshot, error, (answer, path, run) written or None), any thread
     _written = Signal(object, object, object, object)
 
-    def __init__(self, controller: SessionController, parent: QObject | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.writer = SessionWriter()
@@ -77,7 +78,7 @@ class SessionSaver(QObject):
                 mine = (answer, path, run) if run and error is None else None
                 self._written.emit(done, last[2] if last else None, error, mine)
             self.writer.submit(read, path, written, placed)
-        self.controller.ask_lazily("whole_run", callback=taken)
+        self.controller.ask_lazily(Session.whole_run, callback=taken)
 
     @Slot(object, object, object, object)
     def _on_written(self, done: SaveDone, snapshot: Snapshot, error: BaseException | None,

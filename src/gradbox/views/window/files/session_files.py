@@ -19,6 +19,7 @@ from gradbox.files import export_torch, exports, points_csv
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.window.files.autosave import describe, set_aside
@@ -105,7 +106,8 @@ class SessionFiles(QObject):
     @Slot()
     def new_session(self) -> None:
         self.window.session_path = None
-        self.controller.new_run(TrainingConfig(), "New session with the default settings")
+        self.controller.send(Session.new_run, TrainingConfig(),
+                             "New session with the default settings")
 
     @Slot()
     def open_session_dialog(self) -> None:
@@ -180,7 +182,7 @@ class SessionFiles(QObject):
             try:
                 if task.cancel_pressed:
                     self._mark_saved_at = None
-                    self.controller.command("undo")
+                    self.controller.send(Session.undo)
                 elif not task.cancelled:  # (cancelled, not pressed: the window is closing)
                     opened()
             finally:  # after: whoever waits for the task's end sees it whole
@@ -375,7 +377,7 @@ class SessionFiles(QObject):
             if error is not None:
                 raise error  # a bug: the unexpected-error dialog, with its traceback
             assert dataset is not None
-            self.controller.import_points(dataset, f"Imported {len(dataset)} points "
+            self.controller.send(Session.import_points, dataset, f"Imported {len(dataset)} points "
                                           f"from {path.name}")
         self.read(f"Reading {path.name}…", lambda progress: points_csv.load_csv(
             path, test_ratio, progress=progress), done)
@@ -436,7 +438,7 @@ class SessionFiles(QObject):
             self.controller.message.emit(f"Exported {path.name}")
 
         if kind == "pytorch":
-            self.controller.ask("state", callback=lambda state: write(
+            self.controller.ask(Session.state, callback=lambda state: write(
                 export_torch.pytorch_script_of(state)))
         elif kind == "history":
             write(exports.history_csv(s.history))

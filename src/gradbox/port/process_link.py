@@ -8,8 +8,6 @@ UI thread only the small metadata: a snapshot's arrays are views of shared memor
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, QSocketNotifier, Signal, Slot
 
 from gradbox.runner.process import (
@@ -22,14 +20,11 @@ from gradbox.runner.process import (
     Stopped,
     TrainingProcess,
 )
-from gradbox.training.config import TrainingConfig
-from gradbox.training.goals import RunGoal
-from gradbox.training.snapshots import Snapshot
-from gradbox.training.state import TrainingState
 
 
 class ProcessLink(QObject):
-    """One training process, watched from the UI thread."""
+    """One training process's events as signals, on the UI thread. It only listens:
+    commands go to the `TrainingProcess` itself."""
 
     snapshot_arrived = Signal(object)  # Snapshot
     replied = Signal(int, object)  # (the call's number, its answer)
@@ -39,36 +34,12 @@ class ProcessLink(QObject):
     note = Signal(str)
     died = Signal(str)  # the process ended unasked, in words
 
-    def __init__(self, start: TrainingState | TrainingConfig | str | None = None,
-                 parent: QObject | None = None) -> None:
+    def __init__(self, process: TrainingProcess, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.process = TrainingProcess(start)
+        self.process = process
         self._notifier: QSocketNotifier | None = QSocketNotifier(
-            self.process.fileno(), QSocketNotifier.Type.Read, self)
+            process.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._read)
-
-    @property
-    def latest(self) -> Snapshot | None:
-        return self.process.latest
-
-    @property
-    def alive(self) -> bool:
-        return self.process.alive
-
-    def call(self, command: str, /, *args: Any, **kwargs: Any) -> int:
-        return self.process.call(command, *args, **kwargs)
-
-    def run(self, number: int, goal: RunGoal | None, interval_s: float) -> None:
-        self.process.run(number, goal, interval_s)
-
-    def set_speed(self, interval_s: float) -> None:
-        self.process.set_speed(interval_s)
-
-    def pause(self, upto: int) -> None:
-        self.process.pause(upto)
-
-    def want_snapshot(self) -> None:
-        self.process.want_snapshot()
 
     @Slot()
     def _read(self) -> None:
@@ -91,7 +62,7 @@ class ProcessLink(QObject):
                 self.died.emit(event.text)
 
     def close(self) -> None:
-        """End the process and free its shared memory. Safe to call twice."""
+        """Stop listening (before the process is closed). Safe to call twice."""
         notifier, self._notifier = self._notifier, None
         if notifier is not None:
             # Gone now, while the application is: a notifier left to Qt's teardown, on
@@ -99,4 +70,3 @@ class ProcessLink(QObject):
             notifier.setEnabled(False)
             notifier.setParent(None)
             del notifier
-        self.process.close()

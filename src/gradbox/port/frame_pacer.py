@@ -1,11 +1,11 @@
 """The window's frames: one display-paced timer hands each new snapshot to the views, at
 the rate each view asked for, and heavy numpy work runs off the UI thread.
 
-The controller offers every snapshot that arrives (`offer`); the pacer draws a frame as
+The port (its `FrameHost`) offers every snapshot that arrives (`offer`); the pacer draws a frame as
 soon as the last one is a frame old -- at once after a pause, so a single Step shows
 without waiting for a tick, else at the display's rate; while running, the next frame
 also waits until the UI thread has been idle as long as it worked. A frame sets the
-controller's `snapshot`, emits its `snapshot_changed` (the views that redraw every frame
+host's `snapshot`, emits its `snapshot_changed` (the views that redraw every frame
 listen there) and hands the snapshot to the subscribers of each tier; the window's
 repaint follows in the event loop's next turn (the frame's handlers and its repaint are
 two shorter waits for clicks and timers, not one long one):
@@ -42,15 +42,12 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, SignalInstance, Slot
 
 from gradbox.training.snapshots import Snapshot
-
-if TYPE_CHECKING:
-    from gradbox.views.controller import SessionController
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +82,31 @@ class _Subscriber:
     run_id: int | None = None
 
 
+class FrameHost(Protocol):
+    """What the pacer draws frames for (a `SessionPort`): it reads the run's state and
+    hands each frame's snapshot back through `present`."""
+
+    running: bool
+    speed: float | None  # a Run's steps per second (None: as fast as it can)
+    snapshot: Snapshot  # the one on screen
+    running_changed: SignalInstance
+
+    def present(self, snapshot: Snapshot, timeline: Any) -> None:
+        """A frame: `snapshot` goes on screen."""
+
+    def frame_drawn(self) -> None:
+        """A frame is over (while running, the next snapshot may come)."""
+
+
 class FramePacer(QObject):
-    """Draws the controller's frames and hands snapshots to views by tier."""
+    """Draws the host's frames and hands snapshots to views by tier."""
 
     # (owner's key, done, result): a job finished on a worker thread; queued to this one
     _finished = Signal(object, object, object)
 
-    def __init__(self, controller: SessionController) -> None:
-        super().__init__(controller)
-        self.controller = controller
+    def __init__(self, host: FrameHost, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
         self._subscribers: list[_Subscriber] = []
         self.frames = 0  # frames drawn: each hands one snapshot to every view
         self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
@@ -113,7 +126,7 @@ class FramePacer(QObject):
         self._turns.setTimerType(Qt.TimerType.PreciseTimer)
         self._turns.setInterval(TURN_DELAY_MS)
         self._turns.timeout.connect(self._take_turns)
-        controller.running_changed.connect(self._on_running_changed)
+        host.running_changed.connect(self._on_running_changed)
         self._pool: ThreadPoolExecutor | None = None
         self._jobs: dict[int, tuple[Callable[[], Any], Callable[[Any], None]] | None] = {}
         self._finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
@@ -163,7 +176,7 @@ class FramePacer(QObject):
             return  # reached from inside a frame's event pass: that frame goes on
         snapshot, timeline = self._pending
         self._pending = None
-        controller = self.controller
+        host = self.host
         start = time.perf_counter()
         # The UI thread's CPU time since the last frame began: that frame's handlers,
         # its repaint, and whatever else ran (clicks, paced views' turns).
@@ -172,7 +185,7 @@ class FramePacer(QObject):
         self._drawing = True
         try:
             self.frames += 1
-            controller.present(snapshot, timeline)
+            host.present(snapshot, timeline)
             # The window's repaint is the event loop's next turn, not this one: two
             # shorter waits for clicks and timers, not one long one.
             self._hand_out(snapshot)
@@ -184,17 +197,17 @@ class FramePacer(QObject):
         # their share however heavy the views are. (At most SLOWEST_FRAME_S: the work
         # counted may have been a dialog's.)
         period = (min(worked + max(FRAME_MS / 1000, worked), SLOWEST_FRAME_S)
-                  if controller.running else FRAME_MS / 1000)
+                  if host.running else FRAME_MS / 1000)
         self._next_frame = max(start + period, time.perf_counter())
-        controller.frame_drawn()
+        host.frame_drawn()
         if self._pending is not None:
             self._schedule()
 
     # --- tiers ----------------------------------------------------------------------------
     def _fast(self, interval: float) -> bool:
         """A Run is going faster than a view paced at `interval` is refreshed."""
-        speed = self.controller.speed
-        return self.controller.running and (speed is None or speed * interval > 1)
+        speed = self.host.speed
+        return self.host.running and (speed is None or speed * interval > 1)
 
     def paces(self, rate: Rate) -> bool:
         """Views of tier `rate` are handed fewer snapshots than the frames show now (a
@@ -202,7 +215,7 @@ class FramePacer(QObject):
         if rate is Rate.EVERY_FRAME:
             return False
         if rate is Rate.ON_DEMAND:
-            return bool(self.controller.running)
+            return bool(self.host.running)
         return self._fast(_INTERVAL_S[rate])
 
     def _hand(self, sub: _Subscriber, snapshot: Snapshot) -> bool:
@@ -221,7 +234,7 @@ class FramePacer(QObject):
             if sub.rate is Rate.EVERY_FRAME or new_run:
                 self._hand(sub, snapshot)
             elif sub.rate is Rate.ON_DEMAND:
-                if self.controller.running:
+                if self.host.running:
                     sub.behind = True
                 else:
                     self._hand(sub, snapshot)
@@ -250,7 +263,7 @@ class FramePacer(QObject):
         if not sub.behind:
             return
         start = time.thread_time()
-        if self._hand(sub, self.controller.snapshot):
+        if self._hand(sub, self.host.snapshot):
             # Its repaint is the event loop's next turn, as a frame's is (forced here, it
             # took the window's other pending repaints along: 16-25 ms blocks, W1).
             sub.cost = time.thread_time() - start
@@ -263,7 +276,7 @@ class FramePacer(QObject):
         for sub in list(self._subscribers):
             sub.cost = 0.0
             if sub.behind:
-                self._hand(sub, self.controller.snapshot)
+                self._hand(sub, self.host.snapshot)
 
     # --- off the UI thread ---------------------------------------------------------------
     def off_thread(self, owner: QObject, work: Callable[[], Any],

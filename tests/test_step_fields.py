@@ -1,0 +1,57 @@
+"""What a lesson step's words name is on screen (issue 32, item 2): 'set momentum to 0.9'
+with the Momentum box scrolled out of the Designer's view at 1366 x 768 and 1024 x 768.
+Every field a step names is listed in its panels (lessons.FIELDS) and scrolled into view,
+in teacher mode and out of it."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QWidget
+
+from gradbox.teaching import lessons
+from gradbox.teaching.lessons import LESSONS
+from gradbox.views.window.main_window import MainWindow
+from qt_waits import settle
+
+STEPS = [(lesson.key, k, name) for lesson in LESSONS for k, step in enumerate(lesson.steps)
+         for name in step.panels if name in lessons.FIELDS]
+
+
+def _whole_on_screen(win: MainWindow, widget: QWidget) -> bool:
+    rect = QRect(widget.mapTo(win, QPoint(0, 0)), widget.size())
+    shown = QRect(rect)
+    parent = widget.parentWidget()
+    while parent is not None and parent is not win:
+        shown = shown.intersected(QRect(parent.mapTo(win, QPoint(0, 0)), parent.size()))
+        parent = parent.parentWidget()
+    return widget.isVisible() and shown.intersected(win.rect()) == rect
+
+
+def test_the_steps_that_name_a_field_list_it() -> None:
+    said = {"momentum": lessons.DESIGNER_MOMENTUM, "activation": lessons.DESIGNER_ACTIVATION,
+            "Init": lessons.DESIGNER_INIT, "Inputs": lessons.DESIGNER_INPUTS}
+    for lesson in LESSONS:
+        for step in lesson.steps:
+            if "Designer" in step.do:
+                for word, name in said.items():
+                    if word in step.do:
+                        assert name in step.panels, (lesson.key, step.do)
+    assert {name for _key, _k, name in STEPS} == set(lessons.FIELDS)
+
+
+@pytest.mark.parametrize("teacher", [True, False])
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (1024, 768)])
+def test_each_field_a_step_names_is_scrolled_into_view(qtbot, open_window, width: int,  # type: ignore[no-untyped-def]
+                                                       height: int, teacher: bool) -> None:
+    win = open_window((width, height))
+    qtbot.waitUntil(lambda: win.size().toTuple() == (width, height))
+    if teacher:
+        win.lessons.set_teacher_mode(True)
+    for key, k, name in STEPS:
+        win.lessons.apply_key(key)
+        win.lessons.go_to_step(k)
+        settle()
+        fields = win.findChildren(QWidget, name)
+        assert fields, name
+        qtbot.waitUntil(lambda f=fields[0]: _whole_on_screen(win, f), timeout=2000)
