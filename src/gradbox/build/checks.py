@@ -24,7 +24,7 @@ from gradbox.build import reference
 from gradbox.build.cases import Case
 from gradbox.build.explain import Explained, close, explain_error, number, variant_values
 from gradbox.build.graphs import as_number, case_graph, parents_of, topological
-from gradbox.build.report import CaseResult, describe_mistake
+from gradbox.build.report import CaseGraph, CaseResult, describe_mistake
 
 __all__ = ["OUTPUT_CAP", "Capture", "Learner", "helpers", "run_case", "run_code"]
 
@@ -45,10 +45,33 @@ CASE_MISTAKE = {
 }
 
 
+# Where to look for a mistake shown only by wrong numbers: the closure that passed the
+# first wrong gradient on, or (owner, attribute) of the learner's names.
+CLOSURE_MISTAKES = ("assign-not-accumulate", "wrong-local-derivative", "tanh-slope-from-input")
+FUNCTION_MISTAKES = {
+    "not-topological": ("Value", "backward"), "seed-not-one": ("Value", "backward"),
+    "grad-reset-in-backward": ("Value", "backward"),
+    "backward-twice-silent": ("Value", "backward"),
+    "retain-graph-ignored": ("Value", "backward"), "freed-too-much": ("Value", "backward"),
+    "grad-not-reset": ("zero_grad", ""), "wrong-derivative": ("numerical_derivative", ""),
+    "module-zero-grad": ("Module", "zero_grad"), "parameters-order": ("Neuron", "parameters"),
+    "contract": ("Value", "__init__"),
+    "number-not-wrapped": ("Value", "__add__"),
+}
 # The Playground's broken variants (gradbox.teaching.playground) that show a mistake.
 PLAYGROUND_VARIANT = {"assign-not-accumulate": "assign", "not-topological": "wrong order"}
 _LEAF = re.compile(r"^(\w+) = Value\((-?[\d.]+(?:e-?\d+)?)\)$")
 _NOT_AN_EXPRESSION = re.compile(r"(\.backward\(|\._backward\(|\.grad = |^pass_gradients\()")
+
+
+def _op_method(op: Any) -> str:
+    """The Value method that makes a node with this `_op` label ('' if none is known)."""
+    if not isinstance(op, str):
+        return ""
+    if op.startswith("**"):
+        return "__pow__"
+    return {"+": "__add__", "*": "__mul__", "tanh": "tanh", "exp": "exp",
+            "relu": "relu"}.get(op, "")
 
 
 def playground_text(code: str) -> str | None:
@@ -209,9 +232,48 @@ class _Run:
                 g = None
         text = playground_text(self.case.code) if not passed and g is not None else None
         variant = None if text is None else PLAYGROUND_VARIANT.get(mistake or "", "engine")
+        if not passed and line is None and mistake is not None:
+            line = self.look_here(mistake, g)
         return CaseResult(self.case.name, passed, self.case.code,
                           message or ("passed: " + self.case.about), mistake, line,
                           self.capture.text(), g, text, variant)
+
+    def look_here(self, mistake: str, graph: CaseGraph | None) -> int | None:
+        """The line of the learner's file a wrong number points to: the `_backward` that
+        handed the first wrong node its gradient, or the function the mistake is in."""
+        if mistake in CLOSURE_MISTAKES and graph is not None and graph.first_wrong is not None:
+            nodes = topological(self.ns.get(self.case.root)) or []
+            consumers = [nodes[n.id] for n in graph.nodes
+                         if graph.first_wrong in n.parents and n.id < len(nodes)]
+            for node in consumers:
+                # The closure itself while the graph is kept; once backward has freed it
+                # (its _backward replaced), the method of the op that made the node.
+                closure = getattr(node, "_backward", None)
+                code = getattr(closure, "__code__", None)
+                if code is not None and "<locals>" in code.co_qualname:
+                    line = self.line_of(closure)
+                    if line is not None:
+                        return line
+                method = _op_method(getattr(node, "_op", ""))
+                line = self.line_of(getattr(self.ns.get("Value"), method, None))
+                if line is not None:
+                    return line
+        owner, name = FUNCTION_MISTAKES.get(mistake, ("", ""))
+        if not owner:
+            return None
+        if owner == "Module":  # the learner's class of the model the case built
+            model = self.ns.get("m")
+            return self.line_of(getattr(type(model), name, None)) if model is not None \
+                else None
+        thing = self.ns.get(owner)
+        return self.line_of(getattr(thing, name, None) if name else thing)
+
+    def line_of(self, function: Any) -> int | None:
+        code = getattr(function, "__code__", None) or getattr(
+            getattr(function, "__func__", None), "__code__", None)
+        if code is None or code.co_filename != self.learner.filename:
+            return None
+        return int(code.co_firstlineno)
 
     def failed(self, explained: Explained) -> CaseResult:
         return self.result(False, explained.message, explained.mistake, explained.line)
@@ -384,11 +446,9 @@ FREED_TOO_MUCH = ("backward-twice-adds", "zero-grad-then-backward")
 def _compare(run: _Run) -> CaseResult:
     error = run.run()
     if isinstance(error, RuntimeError) and run.case.name in FREED_TOO_MUCH:
-        explained = explain_error(error, run.learner.filename)
         return run.result(False, "`+` saved nothing for its backward, so a second backward "
                           "through it works in PyTorch (and adds again); your code raised "
-                          f"RuntimeError: {error}{_see('freed-too-much')}.", "freed-too-much",
-                          explained.line)
+                          f"RuntimeError: {error}{_see('freed-too-much')}.", "freed-too-much")
     if error is not None:
         return run.error(error)
     return run.compare()
@@ -592,8 +652,9 @@ def _raises(run: _Run) -> CaseResult:
                      "graph: with retain_graph the second call must work",
                      "freed-too-much": "`+` saved nothing for its backward, so a second "
                      "backward through it works in PyTorch (and adds again)"}.get(mistake, "")
+            # Where it raised is the freeing; the place to look is backward itself.
             return run.result(False, f"{words}. Your code raised RuntimeError: {error}"
-                              f"{_see(mistake)}.", mistake, explained.line)
+                              f"{_see(mistake)}.", mistake)
         return run.failed(explained)
     return run.compare()
 
