@@ -42,9 +42,11 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from gradbox.autograd import features, losses
-from gradbox.autograd.optim import SGD
-from gradbox.training.trainer import Trainer, TrainingConfig
+from gradbox.autograd.collector import in_a_training_process
+from gradbox.autograd.order import OrderCache
+from gradbox.training import network
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
 
 try:
     import torch
@@ -77,43 +79,33 @@ WORKLOADS = (
 # --- gradbox's engine, as the Trainer drives it --------------------------------------------
 class EngineStep:
     """The Trainer's forward, zero_grad, backward and update with nothing around them:
-    no history, checkpoints, statistics or snapshots."""
+    no history, checkpoints, statistics or snapshots. `kept_order`: the topological order
+    sorted once per shape, as the Trainer does since issue 34 (else sorted every step)."""
 
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: Trainer, kept_order: bool = True) -> None:
         self.trainer = trainer
         self.config = trainer.config
-        self.model = trainer.config.make_model(seed=0)
+        self.run = network.build(self.config, trainer.initial_params)
         self.initial = trainer.initial_params
-        self.model.set_flat(self.initial)
-        self.params = self.model.parameters()
-        self.optimizer = SGD(self.params, self.config.lr)
-        data = trainer.dataset
-        self.points, self.truth = data.points, data.truth
+        self.dataset = trainer.dataset
+        self.batch = trainer.batch_indices(0)
+        self.orders = OrderCache() if kept_order else None
         self.k = 0
 
     def reset(self) -> None:
-        self.model.set_flat(self.initial)
+        self.run.set_values(self.initial)
         self.k = 0
-
-    def loss(self):  # -> Value
-        c = self.config
-        output = self.model(features.input_nodes(self.points, c.effective_features))
-        loss = self.trainer.data_loss(output, self.truth)
-        if c.l2:
-            loss = loss + c.l2 * losses.l2_penalty(self.params)
-        if c.l1:
-            loss = loss + c.l1 * losses.l1_penalty(self.params)
-        return loss
 
     def step(self) -> float:
         was = gc.isenabled()
         gc.disable()  # as the Trainer does (its graphs hold no cycles)
         try:
-            loss = self.loss()
-            self.optimizer.zero_grad()
-            loss.backward()
-            self.optimizer.lr = self.trainer.schedule.lr_at(self.k)
-            self.optimizer.step()
+            loss, _, order = network.forward(self.config, self.dataset, self.run, self.batch,
+                                             self.orders)
+            self.run.optimizer.zero_grad()
+            loss.backward(order=order)
+            self.run.optimizer.lr = self.trainer.schedule.lr_at(self.k)
+            self.run.optimizer.step()
         finally:
             if was:
                 gc.enable()
@@ -122,10 +114,10 @@ class EngineStep:
 
     def first(self) -> tuple[float, np.ndarray]:
         self.reset()
-        loss = self.loss()
-        self.optimizer.zero_grad()
+        loss, _, _ = network.forward(self.config, self.dataset, self.run, self.batch)
+        self.run.optimizer.zero_grad()
         loss.backward()
-        grads = np.array([p.grad for p in self.params])
+        grads = self.run.grads()
         self.reset()
         return float(loss.data), grads
 
@@ -326,6 +318,9 @@ def main() -> None:
         torch.set_num_threads(1)
     # One BLAS thread for numpy too: an idle BLAS thread spins, and CPU time counts it.
     threadpool_limits(1)
+    # The Trainer is timed as the app's training process runs it (what lives is frozen,
+    # each step's young objects too: see gradbox.autograd.collector).
+    in_a_training_process()
     load = os.getloadavg()
     print(f"Python {platform.python_version()}, numpy {np.__version__}, torch "
           f"{torch.__version__ if torch is not None else '(not installed)'}; "
@@ -337,7 +332,8 @@ def main() -> None:
         if wanted and workload.name not in wanted:
             continue
         trainer = Trainer(workload.config)
-        steppers: dict[str, object] = {"gradbox engine": EngineStep(trainer)}
+        steppers: dict[str, object] = {"gradbox engine": EngineStep(trainer),
+                                       "engine, sorting": EngineStep(trainer, False)}
         if torch is not None:
             steppers["PyTorch f64"] = TorchStep(trainer)
         steppers["numpy by hand"] = NumpyStep(trainer)
@@ -358,14 +354,15 @@ def main() -> None:
         rows.append((workload.name, medians))
         del engine
     print()
-    print("| workload | gradbox engine (ms) | PyTorch f64 (ms) | numpy by hand (ms) | "
-          "engine / PyTorch | engine / numpy | Trainer.step / engine |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | gradbox engine (ms) | sorting every step (ms) | PyTorch f64 (ms) | "
+          "numpy by hand (ms) | engine / PyTorch | engine / numpy | Trainer.step / engine |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, m in rows:
         engine = m["gradbox engine"]
         torch_ms = m.get("PyTorch f64")
         trainer_ms = m.get("Trainer.step")
-        print(f"| {name} | {engine:.3f} | {torch_ms if torch_ms is None else f'{torch_ms:.3f}'}"
+        print(f"| {name} | {engine:.3f} | {m['engine, sorting']:.3f} | "
+              f"{torch_ms if torch_ms is None else f'{torch_ms:.3f}'}"
               f" | {m['numpy by hand']:.3f} | "
               f"{'-' if torch_ms is None else f'{engine / torch_ms:.1f}x'} | "
               f"{engine / m['numpy by hand']:.1f}x | "

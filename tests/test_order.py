@@ -162,3 +162,84 @@ def test_recording_sees_only_its_own_thread() -> None:
         b = a * 2
     assert made == [a, made[1], b] and len(made) == 3  # a, the constant 2, the product
     assert other and all(v is not other[0] for v in made)
+
+
+# --- in the Trainer ------------------------------------------------------------------------
+from gradbox.training import datasets, network  # noqa: E402
+from gradbox.training.config import TrainingConfig  # noqa: E402
+from gradbox.training.trainer import Trainer  # noqa: E402
+
+SMALL = TrainingConfig(n_samples=30, hidden=(4, 3), test_ratio=0.2, l2=1e-4)
+TRAINER_CHANGES = {
+    "network": {"hidden": (4, 4)},
+    "activation": {"activation": "relu"},
+    "features": {"features": ("x1", "x2", "x1*x2")},
+    "loss": {"loss": "logistic"},
+    "penalties": {"l1": 1e-3},
+    "no L2": {"l2": 0.0},
+    "batch size": {"batch_size": 8},
+    "regression": {"dataset": "sine", "loss": "mse"},
+    "classes": {"dataset": "blobs", "classes": 3},
+}
+
+
+def test_the_trainers_shape_key_changes_with_each_kind_of_change() -> None:
+    batch = np.arange(24)
+    base = network.shape_key(SMALL, batch)
+    keys = {kind: network.shape_key(SMALL.with_changes(**change), batch)
+            for kind, change in TRAINER_CHANGES.items()}
+    keys["batch size"] = network.shape_key(SMALL, np.arange(8))  # what a batch holds
+    assert all(key != base for key in keys.values())
+    assert len(set(keys.values())) == len(keys)
+    assert network.shape_key(SMALL.with_changes(lr=0.3, seed=5), batch) == base
+
+
+def fresh_sorts(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every step sorted afresh, as before issue 34."""
+    keep = OrderCache.order
+
+    def order(self, key, root, made):  # type: ignore[no-untyped-def]
+        self.invalidate()
+        return keep(self, key, root, made)
+    monkeypatch.setattr(OrderCache, "order", order)
+
+
+def steps(trainer: Trainer, count: int) -> list[np.ndarray]:
+    out = []
+    for _ in range(count):
+        assert trainer.step() is not None, trainer.stop_reason
+        out.append(trainer.state().current.run.params)
+    return out
+
+
+def test_a_trainer_sorts_once_per_shape_and_again_when_it_changes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    trainer = Trainer(SMALL)  # (its first construction measures the engine: it sorts)
+    trainer.set_ghost(True)  # the ghost's graph has the run's shape: the same order
+    sorts = []
+    topological_order = Value.topological_order
+    monkeypatch.setattr(Value, "topological_order",
+                        lambda self: sorts.append(1) or topological_order(self))
+    steps(trainer, 4)
+    assert len(sorts) == 1
+    trainer.rewind(2)  # a replay too
+    steps(trainer, 1)
+    assert len(sorts) == 1
+    more = datasets.make("moons", 40, 0.1, seed=3, test_ratio=0.2)
+    trainer.replace_dataset(more)  # more points: a bigger batch, sorted again
+    steps(trainer, 2)
+    assert len(sorts) == 2
+
+
+def test_the_trainer_gives_a_fresh_sorts_numbers_for_each_kind_of_change(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for kind, change in [("start", {}), *TRAINER_CHANGES.items()]:
+        config = SMALL.with_changes(**change)
+        kept = Trainer(config)
+        kept.set_forget_zero_grad(kind == "penalties")  # gradients held across steps too
+        kept_steps = steps(kept, 3)
+        with monkeypatch.context() as patch:
+            fresh_sorts(patch)
+            fresh = Trainer(config)
+            fresh.set_forget_zero_grad(kind == "penalties")
+            fresh_steps = steps(fresh, 3)
+        for a, b in zip(kept_steps, fresh_steps):
+            assert np.array_equal(a, b), kind

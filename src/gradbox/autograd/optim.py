@@ -24,16 +24,26 @@ class Optimizer:
         for p in self.params:
             p.grad = 0.0
 
-    def _values_and_grads(self) -> tuple[np.ndarray, np.ndarray]:
-        values = np.fromiter((p.data for p in self.params), np.float64, len(self.params))
-        grads = np.fromiter((p.grad for p in self.params), np.float64, len(self.params))
+    def _values_and_grads(self, values: np.ndarray | None, grads: np.ndarray | None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """The parameters' values and gradients: as given (a trainer that has just read
+        them), or read from the parameters."""
+        n = len(self.params)
+        if values is None:
+            values = np.fromiter((p.data for p in self.params), np.float64, n)
+        if grads is None:
+            grads = np.fromiter((p.grad for p in self.params), np.float64, n)
         return values, grads
 
-    def _write(self, values: np.ndarray) -> None:
+    def _write(self, values: np.ndarray) -> np.ndarray:
         for p, v in zip(self.params, values.tolist()):
             p.data = v
+        return values
 
-    def step(self) -> None:
+    def step(self, values: np.ndarray | None = None, grads: np.ndarray | None = None
+             ) -> np.ndarray:
+        """Move every parameter; return their new values. `values` and `grads`, if given,
+        must be what the parameters hold now (saves reading them again)."""
         raise NotImplementedError
 
     def state_dict(self) -> dict[str, np.ndarray | int]:
@@ -52,12 +62,13 @@ class SGD(Optimizer):
         self.velocity = np.zeros(len(self.params))
         self.steps = 0
 
-    def step(self) -> None:
-        values, grads = self._values_and_grads()
+    def step(self, values: np.ndarray | None = None, grads: np.ndarray | None = None
+             ) -> np.ndarray:
+        values, grads = self._values_and_grads(values, grads)
         # The buffer starts at zero, so the first step is plain SGD, as in PyTorch.
         self.velocity = self.momentum * self.velocity + grads
         self.steps += 1
-        self._write(values - self.lr * self.velocity)
+        return self._write(values - self.lr * self.velocity)
 
     def state_dict(self) -> dict[str, np.ndarray | int]:
         return {"velocity": self.velocity.copy(), "steps": self.steps}
@@ -79,15 +90,16 @@ class Adam(Optimizer):
         self.v = np.zeros(len(self.params))
         self.steps = 0
 
-    def step(self) -> None:
-        values, grads = self._values_and_grads()
+    def step(self, values: np.ndarray | None = None, grads: np.ndarray | None = None
+             ) -> np.ndarray:
+        values, grads = self._values_and_grads(values, grads)
         b1, b2 = self.betas
         self.steps += 1
         self.m = b1 * self.m + (1 - b1) * grads
         self.v = b2 * self.v + (1 - b2) * grads * grads
         m_hat = self.m / (1 - b1**self.steps)
         v_hat = self.v / (1 - b2**self.steps)
-        self._write(values - self.lr * m_hat / (np.sqrt(v_hat) + self.eps))
+        return self._write(values - self.lr * m_hat / (np.sqrt(v_hat) + self.eps))
 
     def state_dict(self) -> dict[str, np.ndarray | int]:
         return {"m": self.m.copy(), "v": self.v.copy(), "steps": self.steps}

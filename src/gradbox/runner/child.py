@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from gradbox.autograd.collector import freeze_big_young_generation
+from gradbox.autograd.collector import freeze_big_young_generation, in_a_training_process
 from gradbox.files.sessions import load_state_with_controls
 from gradbox.runner.leftovers import Leftovers
 from gradbox.runner.shared import Segment
@@ -392,6 +392,7 @@ def main(conn: Connection, prefix: str, control_name: str,
                    "".join(traceback.format_exception(error))))
         return
     child = Child(conn, prefix, control, Session(trainer))
+    in_a_training_process()
     if PAUSE_SIGNAL is not None:
         signal.signal(PAUSE_SIGNAL, child.on_pause_signal)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the window's to handle

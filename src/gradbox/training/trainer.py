@@ -20,13 +20,14 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from gradbox.autograd.collector import cyclic_gc_paused
-from gradbox.autograd.engine import Value, release_graph
+from gradbox.autograd.engine import Value
 from gradbox.autograd.optim import Schedule
+from gradbox.autograd.order import OrderCache
 from gradbox.autograd.phases import PHASES, Phase
 from gradbox.graph import Graph, trace
 from gradbox.training import datasets, limits, network
@@ -82,6 +83,7 @@ class Trainer:
         # Tracing costs about as much as a step, so it is done only when a view wants it.
         self.capture_graph = False
         self.pinned: PinnedRun | None = None  # kept across reset, reinitialize, with_config
+        self._orders = OrderCache()  # one shape's order serves the run, ghost and replays
         self._build(initial_params)
 
     # --- construction -----------------------------------------------------------------
@@ -115,6 +117,7 @@ class Trainer:
         """Forget what the phases of a half-done (or dropped) step measured."""
         self._mid_passes: int | None = None  # passes held, once this step's zero_grad ran
         self._step_grads: np.ndarray | None = None
+        self._grads_read: np.ndarray | None = None  # the run's gradients, read by backward
         self._update_norm = math.nan
 
     @property
@@ -128,6 +131,7 @@ class Trainer:
         self._clear_step_state()
         self.last_root: Value | None = None
         self.last_output: Value | list[Value] | None = None
+        self._last_order: Sequence[Value] | None = None  # last_root's topological order
         self.last_batch: np.ndarray = np.arange(0)
         self._traced: Graph | None = None
         self._traced_root: Value | None = None
@@ -237,8 +241,8 @@ class Trainer:
         return network.data_loss(self.config, output, truth)
 
     def _forward(self, run: ModelAndOptimizer, batch: np.ndarray,
-                 ) -> tuple[Value, Value | list[Value]]:
-        return network.forward(self.config, self._dataset, run, batch)
+                 ) -> tuple[Value, Value | list[Value], Sequence[Value] | None]:
+        return network.forward(self.config, self._dataset, run, batch, self._orders)
 
     def substep(self, capture_every_phase: bool = True) -> str:
         """Run the next phase and return its name; after 'update' a step is complete."""
@@ -304,21 +308,21 @@ class Trainer:
             self._stop("there are no training points: add some, or hold fewer out for testing")
             return
         self._release_last_graph()
-        self.last_root, self.last_output = self._forward(self.run, self.last_batch)
+        self.last_root, self.last_output, self._last_order = self._forward(self.run,
+                                                                           self.last_batch)
         if not math.isfinite(self.last_root.data):
             self._stop(f"the loss became {self.last_root.data} at step {step + 1}: "
                        "the learning rate is probably too large. Rewind or lower it.")
 
     def _release_last_graph(self) -> None:
-        """Free the last step's graph in slices (see `release_graph`) before the next one
-        is built, rather than all at once when its last reference goes."""
-        old = self.last_root
+        """Let go of the last step's graph (a big one in slices: `network.release`)."""
+        old, order = self.last_root, self._last_order
         if old is None:
             return
-        self.last_root = self.last_output = None
+        self.last_root = self.last_output = self._last_order = None
         if self._traced_root is old:
             self._traced = self._traced_root = None
-        release_graph(old)
+        network.release(old, order)
 
     def _phase_zero_grad(self) -> None:
         self._zero_grad_skipped = self.forget_zero_grad
@@ -331,8 +335,8 @@ class Trainer:
     def _phase_backward(self) -> None:
         assert self.last_root is not None
         held = self.run.grads() if self._mid_passes else None
-        self.last_root.backward()
-        grads = self.run.grads()
+        self.last_root.backward(order=self._last_order)
+        self._grads_read = grads = self.run.grads()
         # This pass's own gradient: what is in .grad now, less what was already there.
         self._step_grads = grads if held is None else grads - held
         self._mid_passes = (self._mid_passes or 0) + 1
@@ -343,35 +347,36 @@ class Trainer:
     def _train_ghost(self, batch: np.ndarray, lr: float) -> float:
         """One correct step of the ghost run on the same batch; its loss."""
         assert self.ghost is not None
-        ghost_root, _ = self._forward(self.ghost, batch)
+        ghost_root, _, order = self._forward(self.ghost, batch)
         self.ghost.optimizer.zero_grad()
-        ghost_root.backward()
+        ghost_root.backward(order=order)
         self.ghost.optimizer.lr = lr
         self.ghost.optimizer.step()
         loss = ghost_root.data
-        release_graph(ghost_root)
+        network.release(ghost_root, order)
         return loss
 
     def _phase_update(self) -> None:
         assert self.last_root is not None
         step = self.step_count
         lr = self.schedule.lr_at(step)
-        grads = self.run.grads()
+        grads = self._grads_read if self._grads_read is not None else self.run.grads()
         ghost_loss = math.nan
         if self.ghost is not None:
             ghost_loss = self._train_ghost(self.last_batch, lr)
-        test_loss, test_acc = network.evaluate(self.config, self._dataset, self.run.values(),
+        # The weights the forward pass used, read at the step's start: nothing moves them
+        # before the optimizer does (an edit first rewinds a half-done step).
+        start = self._record.checkpoints.start
+        before = start.run.params if start is not None else self.run.values()
+        test_loss, test_acc = network.evaluate(self.config, self._dataset, before,
                                               self._dataset.is_test)
-        # From the weights the forward pass used, before the optimizer moves them.
-        before = self.run.values()
         stats = measure_layers(before, grads, self.config.layer_sizes,
                                     self.config.activation,
                                     self.config.inputs(self._dataset.points[self.last_batch]))
         output = self.last_output
         out_data = [o.data for o in output] if isinstance(output, list) else output.data
         self.run.optimizer.lr = lr
-        self.run.optimizer.step()
-        after = self.run.values()
+        after = self.run.optimizer.step(before, grads)
         if not np.all(np.isfinite(after)):
             self._stop(f"a weight became non-finite in the update of step {step + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
@@ -403,12 +408,13 @@ class Trainer:
     def step(self) -> StepRecord | None:
         """One whole iteration (finishing a partly sub-stepped one); None if it stopped
         (`stop_reason` says why)."""
-        while True:
-            phase = self.substep(capture_every_phase=False)
-            if self.stop_reason:
-                return None
-            if phase == Phase.UPDATE:
-                return self._record.history.last()
+        with cyclic_gc_paused():  # once for the whole step, not after each phase
+            while True:
+                phase = self.substep(capture_every_phase=False)
+                if self.stop_reason:
+                    return None
+                if phase == Phase.UPDATE:
+                    return self._record.history.last()
 
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
                   stop_diverging: bool = True) -> str:
@@ -460,10 +466,10 @@ class Trainer:
             for s in range(cp.step, step):
                 record = history[s]
                 batch = self.batch_indices(s)
-                root, _ = self._forward(self.run, batch)
+                root, _, order = self._forward(self.run, batch)
                 if not record.zero_grad_skipped:
                     self.run.optimizer.zero_grad()
-                root.backward()
+                root.backward(order=order)
                 if self.ghost is not None:
                     self._train_ghost(batch, record.lr)
                 self.run.optimizer.lr = record.lr
@@ -686,12 +692,7 @@ class Trainer:
     def training_loss(self) -> float:
         """The loss backward would differentiate at the current weights, on the whole
         training set (penalties included), computed by the engine."""
-        train = np.flatnonzero(~self._dataset.is_test)
-        if len(train) == 0:
-            return math.nan
-        with np.errstate(all="ignore"), cyclic_gc_paused():
-            loss, _ = self._forward(self.run, train)
-        return float(loss.data)
+        return network.training_loss(self.config, self._dataset, self.run)
 
 
 def _nothing() -> None:
