@@ -96,6 +96,8 @@ def report_after_end(events: list[dict[str, Any]], stderr: str, returncode: int 
                    "the check finished: does your code call os._exit or exit()?")
         mistake, line = "crashed", None
     if running is None:
+        if cancelled:
+            return CheckReport(False, tuple(stages), message)
         if not started:
             return CheckReport.failed_to_run(f"the check could not start: {message}",
                                              mistake=mistake, line=line)
