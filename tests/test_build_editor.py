@@ -69,7 +69,13 @@ def test_tab_without_a_selection_indents_to_the_next_four_and_enter_keeps_the_in
     editor.undo()
     editor.undo()
     assert editor.toPlainText().endswith("return y"), editor.toPlainText()
-    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home)
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_End)
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home, SHIFT)  # the code, not
+    assert editor.textCursor().selectedText() == "return y"  # its indent
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home)  # at the code: column 0
+    assert editor.textCursor().positionInBlock() == 0
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Home)  # and back to the code
+    assert editor.textCursor().positionInBlock() == 8
     QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab, SHIFT)
     assert editor.toPlainText().endswith("\n    return y")
     editor.setPlainText("ab")

@@ -33,7 +33,8 @@ A_TIMES_A = CaseGraph((GraphNode(0, "", "a", (), 3.0, 3.0, 3.0, 6.0),
 def assign_report(stage: int) -> CheckReport:
     failing = CaseResult("a * a", False, "a = Value(3.0)\nb = a * a\nb.backward()",
                          "a.grad is 3.0; it should be 6.0", "assign-not-accumulate", line=12,
-                         output="hello from your code\n", graph=A_TIMES_A)
+                         output="hello from your code\n", graph=A_TIMES_A,
+                         playground="a = 3.0\nb = a * a", playground_variant="assign")
     passing = tuple(StageResult(s.number, s.title, True, (CaseResult("ok", True, "", ""),))
                     for s in STAGES if s.number < stage)
     return CheckReport(False, (*passing, StageResult(stage, STAGES[stage].title, False, (
@@ -98,6 +99,21 @@ def test_the_workspace_shortcut_shows_the_build_workspace(qtbot, open_window) ->
     assert not any(dock.isVisible() for dock in win.docks.values())
     assert win.size().toTuple() == (1024, 700)  # the page fits the smallest window
     assert win.build.editor.isVisible() and win.build.check_button.isVisible()
+
+
+def test_open_in_playground_shows_gradboxs_engine_making_the_same_mistake(  # type: ignore[no-untyped-def]
+        qtbot, open_window) -> None:
+    win = open_window(size=(1024, 700))
+    win.workspaces.switch("build")
+    win.build.show_report(assign_report(3))
+    button = win.build.feedback.playground_button
+    assert button.isVisible()
+    button.click()
+    settle()
+    assert win.workspaces.current is not None and win.workspaces.current.key == "playground"
+    assert win.tabs.currentWidget() is win.playground_page()
+    assert win.playground.expression.text() == "a = 3.0; b = a * a"
+    assert win.playground.current_variant() == "assign"
 
 
 def test_typing_a_classic_mistake_and_ctrl_enter_name_it(qtbot, show_widget, tmp_path  # type: ignore[no-untyped-def]
@@ -182,7 +198,7 @@ def test_ctrl_enter_shows_the_first_failing_case_its_mistake_and_the_prints(  # 
     assert not panel.busy.isVisible()
     with qtbot.waitSignal(panel.open_playground) as opened:
         feedback.playground_button.click()
-    assert opened.args[:3] == ["a + a", {"a": 3.0}, "assign"]
+    assert opened.args[:3] == ["a = 3.0; b = a * a", {}, "assign"]
 
 
 def test_the_failing_cases_graph_shows_yours_vs_expected_and_marks_the_first_wrong(  # type: ignore[no-untyped-def]

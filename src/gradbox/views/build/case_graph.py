@@ -73,6 +73,8 @@ class CaseGraphView(QWidget):
         self.view = GraphView(lines=4)
         self.view.set_level("operation")
         self.view.set_replay_bar_visible(False)
+        # the key's colours are the graph tab's; here it only covered the small graphs
+        self.view.set_legend_visible(False)
         self.view.set_placeholder_text("Check your code: the graph of the first failing "
                                        "case is drawn here, your numbers beside the right ones.")
         self.caption = QLabel()
@@ -100,6 +102,9 @@ class CaseGraphView(QWidget):
         self.view.set_graph(graph_of(case))
         self._mark(case)
         self.view.fit()
+        if self.marks:
+            # fit frames the boxes; the tag above the first wrong one needs a little more
+            self.view.zoom(0.85)
         self.caption.show()
         self.caption.setText(self._caption(case, what))
 

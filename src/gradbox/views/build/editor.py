@@ -105,6 +105,10 @@ class CodeEditor(QPlainTextEdit):
             return
         if key == Qt.Key.Key_Backspace and not event.modifiers() and self._back_to_stop():
             return
+        if key == Qt.Key.Key_Home and event.modifiers() in (
+                Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.ShiftModifier):
+            self._home(bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier))
+            return
         super().keyPressEvent(event)
 
     def focusNextPrevChild(self, _next: bool) -> bool:  # noqa: N802 (Qt's name)
@@ -176,6 +180,18 @@ class CodeEditor(QPlainTextEdit):
                             (column - 1) % len(INDENT) + 1)
         cursor.removeSelectedText()
         return True
+
+    def _home(self, select: bool) -> None:
+        """Home goes to the line's first character past its indent (again: column 0),
+        so Shift+Home selects the code and leaves the indent."""
+        cursor = self.textCursor()
+        text = cursor.block().text()
+        indent = len(text) - len(text.lstrip(" "))
+        column = cursor.positionInBlock()
+        target = 0 if column == indent else indent
+        mode = QTextCursor.MoveMode.KeepAnchor if select else QTextCursor.MoveMode.MoveAnchor
+        cursor.setPosition(cursor.block().position() + target, mode)
+        self.setTextCursor(cursor)
 
     def _new_line(self) -> None:
         """Enter keeps the line's indent, one more after a line ending in ':'."""

@@ -9,7 +9,9 @@ prints apart, capped. Everything the learner's code or a file wrote is plain tex
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+import html
+
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -34,16 +36,8 @@ SHOWN_OUTPUT = 4000  # characters of the learner's prints shown (the sandbox cap
 PASSED_BACK = "#e3f3e5"
 PASSED_TEXT = "#1e5a26"
 
-# A broken variant of gradbox's engine the Playground runs beside the correct one, per
-# mistake it demonstrates: (expression, values, variant, retain_graph, tab).
-PLAYGROUND: dict[str, tuple[str, dict[str, float], str, bool, str]] = {
-    "assign-not-accumulate": ("a + a", {"a": 3.0}, "assign", False, "variables"),
-    "not-topological": ("a = 1; b = a + a; c = b + b", {}, "wrong order", False, "variables"),
-    "backward-twice-silent": ("a * b", {"a": 2.0, "b": -3.0}, "engine", False, "variables"),
-    "retain-graph-ignored": ("a * b", {"a": 2.0, "b": -3.0}, "engine", True, "variables"),
-    "grad-not-reset": ("a * b", {"a": 2.0, "b": -3.0}, "engine", False, "forget zero_grad"),
-    "module-zero-grad": ("a * b", {"a": 2.0, "b": -3.0}, "engine", False, "forget zero_grad"),
-}
+# The broken variants of gradbox's engine the Playground runs beside the correct one.
+BROKEN_VARIANTS = ("assign", "wrong order")
 
 
 def _mono() -> QFont:
@@ -75,7 +69,8 @@ def mistake_text(mistake: str | None) -> str:
 class Feedback(QWidget):
     """The first failing case of a report, or what passed."""
 
-    open_playground = Signal(str, object, str, bool, str)  # expression, values, variant, ...
+    open_playground = Signal(str, object, str, bool, str)  # expression, values, variant,
+    # retain_graph, tab: as the Playground's setup takes them
     line_found = Signal(int)  # the line of the learner's code to mark (0: none)
     next_stage = Signal()  # "Go on to the next stage"
 
@@ -93,15 +88,21 @@ class Feedback(QWidget):
         self.code.setAccessibleName("The case that ran")
         self.code.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.message = plain_label()
+        # what the case found and the rule it breaks, together in one red box
         self.mistake_box = _box("build_mistake", ERROR_BOX)
         self.mistake = plain_label()
+        self.mistake.setObjectName("build_mistake_rule")
         self.playground_button = QPushButton("Open in Playground")
         self.playground_button.setToolTip("See gradbox's engine make the same mistake, "
                                           "beside the correct one")
         self.playground_button.clicked.connect(self._open_playground)
-        row = QHBoxLayout(self.mistake_box)
-        row.addWidget(self.mistake, 1)
-        row.addWidget(self.playground_button, 0, Qt.AlignmentFlag.AlignTop)
+        inside = QVBoxLayout(self.mistake_box)
+        inside.addWidget(self.message)
+        inside.addWidget(self.mistake)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.playground_button)
+        inside.addLayout(row)
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["node", "your data", "expected", "your grad",
                                               "expected"])
@@ -124,20 +125,19 @@ class Feedback(QWidget):
         column.setContentsMargins(6, 6, 6, 6)
         column.addWidget(self.status)
         column.addLayout(next_row)
-        for widget in (self.case_title, self.code, self.message,
-                       self.mistake_box, self.table, self.output_title, self.output):
+        for widget in (self.case_title, self.code, self.mistake_box, self.table,
+                       self.output_title, self.output):
             column.addWidget(widget)
         column.addStretch(1)
         self.case: CaseResult | None = None
-        self._mistake: str | None = None
         self.show_nothing("Press Check (Ctrl+Enter) to run this stage's cases on your code.")
 
     # --- what is shown --------------------------------------------------------------------
     def show_nothing(self, text: str) -> None:
         self.case = None
         self._set_status(text, None)
-        for widget in (self.case_title, self.code, self.message, self.mistake_box,
-                       self.table, self.output_title, self.output, self.next_button):
+        for widget in (self.case_title, self.code, self.mistake_box, self.table,
+                       self.output_title, self.output, self.next_button):
             widget.hide()
 
     def show_busy(self, text: str) -> None:
@@ -148,9 +148,7 @@ class Feedback(QWidget):
         self.show_nothing("")
         if report.error is not None and not report.stages:
             self._set_status("Your code could not be checked", False)
-            self.message.setText(report.error)
-            self.message.show()
-            self._show_mistake(report.mistake)
+            self._show_mistake(report.error, report.mistake)
             self.line_found.emit(report.line or 0)
             return
         failure = report.first_failure
@@ -167,10 +165,8 @@ class Feedback(QWidget):
 
     def show_case(self, stage: StageResult, case: CaseResult) -> None:
         self.case = case
-        passed = sum(c.passed for c in stage.cases)
-        self._set_status(f"Stage {stage.stage} ({stage.title}): {passed} of "
-                         f"{counted(len(stage.cases), 'case')} pass. The first that fails:",
-                         False)
+        self._set_status(f"Stage {stage.stage} does not pass yet: the first case that "
+                         "fails, and why.", False)
         self.case_title.setText(f"Case “{case.name}”, the code that ran:")
         self.case_title.show()
         if case.code:
@@ -180,9 +176,10 @@ class Feedback(QWidget):
             self.code.setFixedHeight(lines * self.code.fontMetrics().lineSpacing()
                                      + 2 * self.code.frameWidth() + 10)
             self.code.show()
-        self.message.setText(case.message)
-        self.message.setVisible(bool(case.message))
-        self._show_mistake(case.mistake)
+        self._show_mistake(case.message, case.mistake)
+        # where gradbox's own engine, broken the same way, gives the learner's numbers
+        self.playground_button.setVisible(bool(case.playground) and case.mistake is not None
+                                          and case.playground_variant in BROKEN_VARIANTS)
         self._fill_table(case)
         if case.output:
             text = case.output
@@ -194,17 +191,23 @@ class Feedback(QWidget):
             self.output.show()
         self.line_found.emit(case.line or 0)
 
-    def offer_next(self, title: str) -> None:
-        """A button to the stage the pass opened."""
-        self.next_button.setText(f"Go on to {title}  ▸")
+    def offer_next(self, number: int, title: str) -> None:
+        """A button to the stage the pass opened (its title, long, in the tooltip)."""
+        self.next_button.setText(f"Go on to stage {number}  ▸")
+        self.next_button.setToolTip(f"<p>{html.escape(title)}</p>")
         self.next_button.show()
 
-    def _show_mistake(self, mistake: str | None) -> None:
+    def _show_mistake(self, message: str, mistake: str | None) -> None:
+        """The case's words, and the mistake's rule unless they already name it."""
+        self.message.setText(message)
+        self.message.setVisible(bool(message))
         text = mistake_text(mistake)
-        self.mistake.setText(f"The mistake: {text}" if text else "")
-        self.mistake_box.setVisible(bool(text))
-        self.playground_button.setVisible(mistake in PLAYGROUND)
-        self._mistake = mistake
+        known = describe_mistake(mistake) if text and mistake else None
+        said = known is not None and bool(known.rule) and known.rule in message
+        self.mistake.setText(f"The mistake: {text}" if text and not said else "")
+        self.mistake.setVisible(bool(text) and not said)
+        self.mistake_box.setVisible(bool(message or text))
+        self.playground_button.hide()
 
     def _fill_table(self, case: CaseResult) -> None:
         graph = case.graph
@@ -247,10 +250,17 @@ class Feedback(QWidget):
             self.status.setStyleSheet(f"background: {back}; color: {fore}; padding: 4px;")
 
     def _open_playground(self) -> None:
-        setup = PLAYGROUND.get(self._mistake or "")
-        if setup is not None:
-            self.open_playground.emit(*setup)
+        case = self.case
+        if case is not None and case.playground and case.playground_variant:
+            # the Playground's one line names its steps with ';'
+            text = "; ".join(line.strip() for line in case.playground.splitlines()
+                             if line.strip())
+            self.open_playground.emit(text, {}, case.playground_variant, False, "variables")
 
     # --- for tests and screen readers ------------------------------------------------------
     def mistake_shown(self) -> str:
-        return self.mistake.text() if self.mistake_box.isVisibleTo(self) else ""
+        """What the red box says: the case's words and the rule."""
+        if not self.mistake_box.isVisibleTo(self):
+            return ""
+        return "\n".join(w.text() for w in (self.message, self.mistake)
+                         if w.isVisibleTo(self))

@@ -401,7 +401,7 @@ class BuildPanel(QWidget):
             self._unlock(self.stage.number + 1)
             following = next((s for s in self.stages if s.number > self.stage.number), None)
             if following is not None:
-                self.feedback.offer_next(following.title)
+                self.feedback.offer_next(following.number, following.title)
                 self.message.emit(f"Stage {self.stage.number} passes: stage "
                                   f"{following.number} ({following.title}) is open.")
 
