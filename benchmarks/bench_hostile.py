@@ -53,7 +53,7 @@ def read_lesson(path):
 
 def check_claims(lesson):
     try:  # as File > Open lesson checks them: in a capped child, with progress
-        from gradbox.teaching.claim_checks import check_in_child
+        from gradbox.runner.lesson_check import check_in_child
     except ImportError:  # before issue 31: in the window's own process
         return lesson_files.false_claims(lesson)
     return check_in_child(lesson)

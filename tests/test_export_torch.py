@@ -389,3 +389,26 @@ def test_a_half_done_step_is_left_out() -> None:
     trainer.substep()
     assert trainer.phase == "backward"
     assert pytorch_script(trainer) == before
+
+
+def test_the_window_builds_the_script_in_a_process_of_its_own(qtbot, window, tmp_path,  # type: ignore[no-untyped-def]
+                                                              monkeypatch) -> None:
+    """Issue 31 item 13: a 1000x1000 network's script was built on the UI thread (3.95 s
+    frozen). Building it in this process now fails the test: the export's own process
+    has its own copy of the module."""
+    import ast
+
+    from gradbox.files import export_torch
+
+    def not_here(*_: object) -> str:
+        raise AssertionError("the script was built in the window's process")
+    monkeypatch.setattr(export_torch, "pytorch_script", not_here)
+    monkeypatch.setattr(export_torch, "pytorch_script_of", not_here)
+    window.controller.step()
+    qtbot.waitUntil(lambda: window.controller.snapshot.step == 1, timeout=10000)
+    written: list[object] = []
+    window.class_exports.export_pytorch(tmp_path / "run.py", written.append)
+    qtbot.waitUntil(lambda: bool(written), timeout=60000)
+    assert written == [tmp_path / "run.py"], window.error_box and window.error_box.text()
+    ast.parse((tmp_path / "run.py").read_text())
+    assert "Exported run.py" in window.messages.text()

@@ -14,7 +14,8 @@ gradbox.teaching.claims'; this module trains and reads runs for it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from gradbox.teaching.claims import QUANTITIES, SYMBOLS, Claim, Observed
 from gradbox.teaching.lesson_model import Lesson, Setup
 from gradbox.training.config import TrainingConfig
+from gradbox.training.goals import Run, RunGoal
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 
@@ -45,8 +47,47 @@ def _trainer(setup: Setup, config: TrainingConfig) -> Trainer:
     return trainer
 
 
-def run_claims(setup: Setup, claims: Sequence[Claim], seed: int) -> list[bool | None]:
+Progress = Callable[[int, int], None]
+Cancelled = Callable[[], bool]
+
+
+class ChecksCancelledError(Exception):
+    """The check was cancelled before every claim had its verdict."""
+
+
+def _steps_to_train(claims: Sequence[Claim]) -> int:
+    """How many steps `run_claims` trains for these claims (a pinned run twice)."""
+    groups: dict[tuple[Any, ...], tuple[int, bool]] = {}
+    for claim in claims:
+        steps, pinned = groups.get(claim.key, (0, claim.pinned is not None))
+        groups[claim.key] = (max(steps, claim.at_step), pinned)
+    return sum(steps * (2 if pinned else 1) for steps, pinned in groups.values())
+
+
+def _train(trainer: Trainer, steps: int, done: list[int], total: int,
+           progress: Progress | None, cancelled: Cancelled | None) -> None:
+    """`trainer.run_steps(steps)`, telling progress (at most ten times a second) and
+    stopping at once if cancelled."""
+    run = Run(RunGoal(steps=steps))
+    told = 0.0
+    while True:
+        tick = run.tick(trainer)
+        done[0] += 1
+        if tick.over:
+            return
+        if cancelled is not None and cancelled():
+            raise ChecksCancelledError
+        if progress is not None and time.monotonic() - told > 0.1:
+            told = time.monotonic()
+            progress(done[0], total)
+
+
+def run_claims(setup: Setup, claims: Sequence[Claim], seed: int,
+               progress: Progress | None = None, cancelled: Cancelled | None = None,
+               ) -> list[bool | None]:
     """Each claim's verdict on `seed`, runs shared between claims read on the same run.
+    `progress(steps trained, steps to train)` is told as it goes; `cancelled()` is asked
+    each step (ChecksCancelledError).
 
     As in the app: a step's new settings start a fresh run of the lesson's seed (the
     Designer keeps the seed and so the initial weights), and a pinned run is trained
@@ -59,18 +100,19 @@ def run_claims(setup: Setup, claims: Sequence[Claim], seed: int) -> list[bool | 
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, claim in enumerate(claims):
         groups.setdefault(claim.key, []).append(index)
+    done, total = [0], _steps_to_train(claims)
     for indices in groups.values():
         first = claims[indices[0]]
         steps = max(claims[i].at_step for i in indices)
         reference = None
         if first.pinned is not None:
             reference = _trainer(setup, base.with_changes(**first.pinned))
-            reference.run_steps(steps)
+            _train(reference, steps, done, total, progress, cancelled)
             reference.pin()
             trainer = reference.with_config(base.with_changes(**first.run))
         else:
             trainer = _trainer(setup, base.with_changes(**first.run))
-        trainer.run_steps(steps)
+        _train(trainer, steps, done, total, progress, cancelled)
         observed = observe(trainer, reference)
         for i in indices:
             verdicts[i] = claims[i].holds(observed)
@@ -148,16 +190,20 @@ def _seen(claim: Claim, observed: Observed) -> str:
 
 
 # --- on the lesson's own setup ------------------------------------------------------------
-def false_claims(lesson: Lesson) -> list[str]:
+def false_claims(lesson: Lesson, progress: Progress | None = None,
+                 cancelled: Cancelled | None = None) -> list[str]:
     """What a teacher must hear before class: each of the lesson's claims that does not
     hold on the lesson's own setup (its seed), or cannot be read there, in a sentence
     naming its step. Empty when every claim holds. Trains the runs the claims speak of
-    (seconds for the built-in lessons): call it off the UI thread."""
+    (seconds for the built-in lessons; a lesson from a file may ask for hours): the app
+    runs it in a capped process of its own (gradbox.runner.lesson_check) with progress
+    and Cancel (see `run_claims`)."""
     claims = [(number, claim) for number, step in enumerate(lesson.steps, start=1)
               for claim in step.claims]
     if not claims or lesson.setup.config is None:
         return []
-    verdicts = run_claims(lesson.setup, [c for _, c in claims], lesson.setup.config.seed)
+    verdicts = run_claims(lesson.setup, [c for _, c in claims], lesson.setup.config.seed,
+                          progress, cancelled)
     out = []
     for (number, claim), verdict in zip(claims, verdicts):
         if verdict is False:

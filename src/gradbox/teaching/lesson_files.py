@@ -47,6 +47,7 @@ from gradbox.teaching.lesson_text import (
 )
 from gradbox.teaching.playground import PLAYGROUND_VARIANTS
 from gradbox.training.config import ConfigError, TrainingConfig
+from gradbox.training.goals import MAX_RUN_STEPS
 
 __all__ = ["LessonFileError", "dump_lesson", "field_lines", "load_lesson",
            "read_lesson"]
@@ -441,8 +442,9 @@ def _claim(r: _Reader, value: Any, path: str, setup: Setup) -> Claim:
     op = r.string(obj["op"], f"{path}.op", tuple(OPS))
     number = r.number(obj["value"], f"{path}.value")
     at_step = r.whole(obj["at_step"], f"{path}.at_step")
-    if at_step < 1:
-        raise r.error(f"{path}.at_step", f"a claim is read at step 1 or later, got {at_step}")
+    if not 1 <= at_step <= MAX_RUN_STEPS:
+        raise r.error(f"{path}.at_step", f"a claim is read at a step from 1 to "
+                      f"{MAX_RUN_STEPS:,} (the longest Run), got {at_step:,}")
     runs: dict[str, dict[str, Any] | None] = {"run": {}, "pinned": None}
     for name in runs:
         if name in obj:

@@ -24,6 +24,9 @@ from gradbox.training.history import History, StepRecord
 # A loss this far above its best (and above where it started), or past DIVERGED_LOSS, is
 # a run going the wrong way: Run pauses as it does for a non-finite loss.
 DIVERGED_RATIO = 100.0
+# The most steps a Run is asked for, however it is asked (the run controls' "for N
+# steps", a lesson's claim read at a step): one range.
+MAX_RUN_STEPS = 1_000_000
 DIVERGED_LOSS = 1e6
 
 

@@ -6,7 +6,7 @@ from PySide6.QtCore import Slot
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QHBoxLayout, QWidget
 
 from gradbox.port.protocol import SessionPort
-from gradbox.training.goals import RunGoal
+from gradbox.training.goals import MAX_RUN_STEPS, RunGoal
 
 # Steps per second a Run can take; None: as fast as the machine allows.
 SPEEDS: tuple[float | None, ...] = (1, 2, 5, 10, 30, None)
@@ -15,7 +15,7 @@ WATCHABLE_SPEED = 10  # the default: each step's change can be followed by eye
 # kind: (menu text, the value box's decimals, minimum, maximum, default, suffix)
 STOPS = {
     "never": ("until paused", 0, 0, 0, 0, ""),
-    "steps": ("for N steps", 0, 1, 1_000_000, 100, " steps"),
+    "steps": ("for N steps", 0, 1, MAX_RUN_STEPS, 100, " steps"),
     "loss": ("until loss ≤", 4, 0, 1e6, 0.05, ""),
     "accuracy": ("until accuracy ≥", 1, 0, 100, 95, " %"),
 }

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
-from gradbox.files import export_torch, exports, points_csv
+from gradbox.files import exports, points_csv
 from gradbox.files import sessions as persistence
 from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
@@ -438,8 +438,7 @@ class SessionFiles(QObject):
             self.controller.message.emit(f"Exported {path.name}")
 
         if kind == "pytorch":
-            self.controller.ask(Session.state, callback=lambda state: write(
-                export_torch.pytorch_script_of(state)))
+            self.window.class_exports.export_pytorch(path)
         elif kind == "history":
             write(exports.history_csv(s.history))
         elif kind == "parameters":
