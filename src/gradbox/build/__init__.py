@@ -8,7 +8,15 @@
     sandbox  the learner's code in a fresh child process with time and memory limits:
              `check_source` (blocking) and `start_check` (a handle to poll or cancel)
     child    what runs inside that child: reads the code, runs the cases, writes JSON
-    cases    the built-in checks of each stage (contract, named traps, random graphs)
+    ending   what to say when the child ended without its report (a hang, a crash)
+    cases    the built-in checks of each stage, by name, each with the code it runs
+    kinds    what each kind of case checks, and run_case
+    checks   one case's two runs (the learner's names, the reference's), compared and
+             the mistake named
+    explain  Python's errors and wrong numbers in the article's words
+    graphs   the learner's graph as plain records beside the expected numbers
+    randomgraphs  random expressions (Hypothesis), shrunk to the smallest that fails
+    reference  gradbox's own answer, written to the learner's API
     train    the last stage's payoff: moons trained on the learner's own MLP
     cli      `gradbox check [--stage N] [--json] FILE`
 

@@ -1,10 +1,13 @@
-"""Running one case on the learner's names, inside the sandbox's child.
+"""One case's two runs, inside the sandbox's child: the learner's names and gradbox's.
 
-`run_case(case, learner)` runs `case.code` with the learner's names and with gradbox's
-reference (`gradbox.build.reference`), checks what the case's kind asks (`gradbox.build.
-cases`), and returns a `CaseResult`: passed, or the message in the article's words, the
-mistake id, the line of the learner's file, the learner's prints and the failing case's
-graph (the learner's numbers beside the expected ones).
+A `Run` runs `case.code` with the learner's names and with gradbox's reference
+(`gradbox.build.reference`), compares what the case lists, names the mistake that wrong
+numbers point to (an op's local derivative, a variant of `gradbox.teaching.pitfalls`,
+the mistake a case is made to catch), finds the line of the learner's file to look at,
+and builds the `CaseResult`: passed, or the message in the article's words, the mistake
+id, the line, the learner's prints, the failing case's graph (the learner's numbers beside
+the expected ones) and the case as the Playground's text. What each kind of case checks,
+and `run_case`, are `gradbox.build.kinds`.
 
 Never imported in the caller's process to run learner code: the sandbox's child
 (`gradbox.build.child`) is the only caller.
@@ -16,17 +19,17 @@ import io
 import math
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from gradbox.build import reference
 from gradbox.build.cases import Case
 from gradbox.build.explain import Explained, close, explain_error, number, variant_values
-from gradbox.build.graphs import as_number, case_graph, parents_of, topological
+from gradbox.build.graphs import as_number, case_graph, topological
 from gradbox.build.report import CaseGraph, CaseResult, describe_mistake
 
-__all__ = ["OUTPUT_CAP", "Capture", "Learner", "helpers", "run_case", "run_code"]
+__all__ = ["OUTPUT_CAP", "Capture", "Learner", "Run", "case_line", "helpers", "run_code",
+           "see"]
 
 OUTPUT_CAP = 4000  # characters of the learner's prints kept per case
 CASE_FILE = "<case>"
@@ -164,7 +167,7 @@ def run_code(code: str, ns: dict[str, Any], capture: Capture | None = None,
     return None
 
 
-def _case_line(error: BaseException) -> int | None:
+def case_line(error: BaseException) -> int | None:
     tb = error.__traceback__
     line = None
     while tb is not None:
@@ -199,12 +202,12 @@ def _words(mistake: str) -> str:
     return m.description[0].upper() + m.description[1:]
 
 
-def _see(mistake: str) -> str:
+def see(mistake: str) -> str:
     rule = describe_mistake(mistake).rule
     return f" — see '{rule}'" if rule else ""
 
 
-class _Run:
+class Run:
     """One case's two runs (learner, reference) and the result built from them."""
 
     def __init__(self, case: Case, learner: Learner) -> None:
@@ -310,7 +313,7 @@ class _Run:
         mistake, why = self.name_mistake(wrong)
         if mistake is None:
             return self.result(False, said + (f". {why}" if why else "."))
-        return self.result(False, f"{why or _words(mistake)}: {said}{_see(mistake)}.",
+        return self.result(False, f"{why or _words(mistake)}: {said}{see(mistake)}.",
                            mistake)
 
     def name_mistake(self, wrong: list[tuple[str, Any, Any, Any]]) -> tuple[str | None, str]:
@@ -436,255 +439,3 @@ class _Run:
             sent = f", which gets it from {', '.join(f'`{o}`' for o in ops)}"
         return (f"The first wrong gradient, in backward order, is at {name} (yours "
                 f"{number(node.grad)}, expected {number(node.expected_grad or 0.0)}){sent}")
-
-
-# --- the kinds ------------------------------------------------------------------------------
-# A RuntimeError in these cases is a graph freed where PyTorch frees nothing (`+`).
-FREED_TOO_MUCH = ("backward-twice-adds", "zero-grad-then-backward")
-
-
-def _compare(run: _Run) -> CaseResult:
-    error = run.run()
-    if isinstance(error, RuntimeError) and run.case.name in FREED_TOO_MUCH:
-        return run.result(False, "`+` saved nothing for its backward, so a second backward "
-                          "through it works in PyTorch (and adds again); your code raised "
-                          f"RuntimeError: {error}{_see('freed-too-much')}.", "freed-too-much")
-    if error is not None:
-        return run.error(error)
-    return run.compare()
-
-
-def _derivative(run: _Run) -> CaseResult:
-    try:
-        mine = as_number(run_value(run, run.case.code))
-    except BaseException as error:
-        return run.error(error)
-    expected = float(run.case.option("expected"))  # type: ignore[arg-type]
-    tolerance = float(run.case.option("tolerance"))  # type: ignore[arg-type]
-    if abs(mine - expected) <= tolerance:
-        return run.result(True)
-    f, x, h = _derivative_parts(run.case.code)
-    words = ""
-    if f is not None and close(mine, (f(x + h) - f(x)) / h, 1e-9):
-        words = " That is the one-sided difference (f(x + h) − f(x)) / h: step to both " \
-                "sides, (f(x + h) − f(x − h)) / 2h."
-    return run.result(False, f"`{run.case.code}` gives {number(mine)} where it should give "
-                      f"{number(expected)} (to {tolerance:g}).{words}", "wrong-derivative",
-                      graph=False)
-
-
-def run_value(run: _Run, expression: str) -> Any:
-    saved = sys.stdout
-    sys.stdout = run.capture
-    try:
-        return eval(compile(expression, CASE_FILE, "eval"), run.ns)
-    finally:
-        sys.stdout = saved
-
-
-def _derivative_parts(code: str) -> tuple[Callable[[float], float] | None, float, float]:
-    """The f, x and h of a derivative case (for naming a one-sided difference)."""
-    probe: dict[str, Any] = {}
-    try:
-        exec("def numerical_derivative(f, x, h=1e-6):\n    return f, x, h\n"
-             f"parts = {code}", probe)
-        return probe["parts"]
-    except Exception:
-        return None, 0.0, 1e-6
-
-
-def _contract(run: _Run) -> CaseResult:
-    error = run.run()
-    if error is not None:
-        return run.error(error)
-    what = run.case.option("what")
-    cls = run.ns.get("Value")
-    problems: list[tuple[str, str]] = []  # (words, mistake)
-
-    def check_node(name: str, node: Any, parents: tuple[Any, ...], op: str | None,
-                   count: int | None = None) -> None:
-        if not isinstance(node, cls):
-            problems.append((f"`{name}` is a {type(node).__name__}, not a Value", "contract"))
-            return
-        for attr in ("data", "grad", "_prev", "_op", "_backward"):
-            if not hasattr(node, attr):
-                problems.append((f"`{name}` has no `{attr}`", "contract"))
-                return
-        prev = node._prev
-        if not isinstance(prev, set | frozenset):
-            problems.append((f"`{name}._prev` is a {type(prev).__name__}; it should be a "
-                             "set (`set(_children)`)", "contract"))
-            return
-        for p in prev:
-            if not isinstance(p, cls):
-                problems.append((f"`{name}._prev` holds {p!r}, a plain "
-                                 f"{type(p).__name__}: numbers must be wrapped as Values at "
-                                 "the door", "number-not-wrapped"))
-                return
-        for p in parents:
-            if not any(x is p for x in prev):
-                problems.append((f"`{name}._prev` does not hold the very object it was built "
-                                 "from (by identity)", "contract"))
-                return
-        count = len({id(p) for p in parents}) if count is None else count
-        if len(prev) != count:
-            problems.append((f"`{name}._prev` holds {len(prev)} values; it should hold "
-                             f"{count}", "contract"))
-            return
-        if not isinstance(node._op, str):
-            problems.append((f"`{name}._op` should be a string label", "contract"))
-        elif op is not None and node._op != op:
-            problems.append((f"`{name}._op` is {node._op!r}; it should be {op!r}", "contract"))
-        if not callable(node._backward):
-            problems.append((f"`{name}._backward` cannot be called", "contract"))
-
-    ns = run.ns
-    if what == "leaf":
-        a = ns["a"]
-        check_node("a", a, (), "")
-        if not problems:
-            if as_number(a.data) != 3.0:
-                problems.append(("`a.data` should be 3.0", "contract"))
-            elif not isinstance(a.grad, int | float) or a.grad != 0:
-                problems.append((f"`a.grad` is {a.grad!r}; a new Value's gradient is 0.0",
-                                 "contract"))
-            else:
-                try:
-                    a._backward()
-                except Exception as error:
-                    return run.failed(Explained(
-                        f"`a._backward()` raised {type(error).__name__}: {error}. A leaf's "
-                        "`_backward` takes no arguments and does nothing.", "contract",
-                        explain_error(error, run.learner.filename).line))
-    elif what == "children":
-        check_node("c", ns["c"], (ns["a"], ns["b"]), "+")
-    elif what == "op":
-        check_node("c", ns["c"], (ns["a"], ns["b"]), None)
-    elif what == "wrapped":
-        for name in ("c", "d"):
-            node = ns[name]
-            check_node(name, node, (ns["a"],), None, count=2)
-            if problems:
-                break
-    if problems:
-        words, mistake = problems[0]
-        return run.result(False, f"{words}.", mistake)
-    return run.compare()
-
-
-def _order(run: _Run) -> CaseResult:
-    """Which nodes `backward` fires, in which order: each after all of its consumers."""
-    lines = run.case.code.rstrip().split("\n")
-    build, last = "\n".join(lines[:-1]), lines[-1]
-    error = run_code(build, run.ns, run.capture)
-    if error is not None:
-        return run.error(error)
-    root = run.ns["L"]
-    nodes = topological(root) or []
-    fired: list[int] = []
-    names = {id(v): k for k, v in run.ns.items() if any(v is n for n in nodes)}
-    for node in nodes:
-        if not parents_of(node):
-            continue
-        original = node._backward
-
-        def wrapper(node: Any = node, original: Any = original) -> Any:
-            fired.append(id(node))
-            return original()
-        try:
-            node._backward = wrapper
-        except Exception:  # a node we cannot watch is not watched
-            continue
-    error = run_code(last, run.ns, run.capture)
-    if error is not None:
-        return run.error(error)
-    consumers: dict[int, list[int]] = {id(n): [] for n in nodes}
-    for n in nodes:
-        for p in parents_of(n):
-            consumers.setdefault(id(p), []).append(id(n))
-    seen: set[int] = set()
-    for i, node_id in enumerate(fired):
-        name = names.get(node_id, "a node")
-        if node_id in seen:
-            return run.result(False, f"Your `backward` fires `{name}` twice: a node must "
-                              "pass its gradient on once, after all its consumers"
-                              f"{_see('not-topological')}.", "not-topological")
-        seen.add(node_id)
-        early = [c for c in consumers.get(node_id, []) if c not in fired[:i]]
-        if early:
-            waiting = " and ".join(f"`{names.get(c, 'a node')}`" for c in early)
-            uses = "which uses it, has" if len(early) == 1 else "which use it, have"
-            return run.result(False, f"Your `backward` fires `{name}` before {waiting}, "
-                              f"{uses} passed {'its' if len(early) == 1 else 'their'} "
-                              f"gradient to it: not reverse topological order"
-                              f"{_see('not-topological')}.", "not-topological")
-    missing = [names.get(id(n), "a node") for n in nodes
-               if parents_of(n) and id(n) not in seen]
-    if missing:
-        return run.result(False, f"Your `backward` never fires `{missing[0]}`: every node's "
-                          "`_backward` must run once.", "not-topological")
-    return run.result(True)
-
-
-def _raises(run: _Run) -> CaseResult:
-    should_raise = bool(run.case.option("raises"))
-    error = run.run()
-    last = len(run.case.code.rstrip().split("\n"))
-    if should_raise:
-        if error is None:
-            return run.result(False, "The second `L.backward()` ran without a word. This op "
-                              "saved values for its backward, and backward frees them: a "
-                              "second call must raise RuntimeError (PyTorch's 'Trying to "
-                              "backward through the graph a second time')"
-                              f"{_see('backward-twice-silent')}.",
-                              "backward-twice-silent")
-        if isinstance(error, RuntimeError) and _case_line(error) == last:
-            return run.result(True)
-        if isinstance(error, RuntimeError):
-            return run.result(False, f"The first `backward` already raised: {error}.",
-                              "freed-too-much", explain_error(error, run.learner.filename).line)
-        return run.error(error)
-    if error is not None:
-        explained = explain_error(error, run.learner.filename)
-        if isinstance(error, RuntimeError):
-            mistake = CASE_MISTAKE.get(run.case.name, "error")
-            words = {"retain-graph-ignored": "`backward(retain_graph=True)` still freed the "
-                     "graph: with retain_graph the second call must work",
-                     "freed-too-much": "`+` saved nothing for its backward, so a second "
-                     "backward through it works in PyTorch (and adds again)"}.get(mistake, "")
-            # Where it raised is the freeing; the place to look is backward itself.
-            return run.result(False, f"{words}. Your code raised RuntimeError: {error}"
-                              f"{_see(mistake)}.", mistake)
-        return run.failed(explained)
-    return run.compare()
-
-
-KIND_RUNNERS: dict[str, Callable[[_Run], CaseResult]] = {
-    "compare": _compare, "contract": _contract, "order": _order, "raises": _raises,
-    "derivative": _derivative,
-}
-
-
-def run_case(case: Case, learner: Learner) -> CaseResult:
-    """Run one case on the learner's names; a CaseResult, whatever the learner's code does
-    (short of ending the process: the sandbox says what happened then)."""
-    missing = [n for n in case.needs if n not in learner.ns]
-    if missing:
-        return CaseResult(case.name, False, case.code,
-                          f"Your file defines no `{missing[0]}`: this stage needs it "
-                          "(docs/build-it-yourself.md lists the names).", "missing-name")
-    try:
-        if case.kind == "random":  # programs of its own, each run as an ordinary case
-            from gradbox.build.randomgraphs import random_case
-            return random_case(case, learner, run_case)
-        if case.kind == "train":
-            from gradbox.build.train import train_case
-            return train_case(case, learner)
-        return KIND_RUNNERS[case.kind](_Run(case, learner))
-    except MemoryError:
-        return CaseResult(case.name, False, case.code, "MemoryError: your code asked for "
-                          "more memory than the limit allows.", "memory")
-    except RecursionError as error:
-        explained = explain_error(error, learner.filename)
-        return CaseResult(case.name, False, case.code, explained.message, explained.mistake,
-                          explained.line)

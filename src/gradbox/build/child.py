@@ -136,7 +136,7 @@ def arm(limit: float) -> None:
 
 def run_job(job: dict[str, Any], emit: Emitter) -> Any:
     from gradbox.build.cases import CASES
-    from gradbox.build.checks import run_case
+    from gradbox.build.kinds import run_case
     from gradbox.build.report import CaseResult, CheckReport, StageResult
 
     timeout = float(job.get("timeout", 5.0))
