@@ -122,6 +122,9 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
                                  "        for node in topo:\n            node.grad = 0.0\n"
                                  "        self.grad = 1.0\n        for node in reversed(topo)")],
      7, "grad-reset-in-backward"),
+    ("seed-adds-up", [("        self.grad = 1.0\n        for node in reversed(topo)",
+                       "        self.grad += 1.0\n        for node in reversed(topo)")],
+     7, "seed-not-one"),
     ("no-zero-grad", [("def zero_grad(values):", "def zero_grads(values):")], 7, "missing-name"),
     ("frees-the-addition-too", [("if node._prev and node._op != '+':", "if node._prev:")],
      7, "freed-too-much"),

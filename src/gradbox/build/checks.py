@@ -326,6 +326,12 @@ class Run:
             if mistake == "wrong-network" and self.bias_first(wrong):
                 return "parameters-order", "Your `parameters()` lists each neuron's bias " \
                     "before its weights; the fixed order is the weights, then the bias"
+            if mistake == "grad-reset-in-backward" and all(
+                    isinstance(w[2], float) and isinstance(w[3], float) and w[2] > w[3]
+                    for w in wrong):
+                return "seed-not-one", ("The second `backward` passed more than 1 from the "
+                                        "output: each call starts from d out / d out = 1 "
+                                        "(set the output's grad to 1; do not add 1 to it)")
             if mistake != "seed-not-one":
                 return mistake, ""
             if not all(isinstance(w[2], float) and w[2] == 0.0 for w in wrong):
