@@ -226,3 +226,16 @@ def test_what_the_learners_code_forks_is_ended_with_the_check() -> None:
     handle = start_check(forking, timeout=10.0, stages=ONE_STAGE)
     report = handle.wait()  # returns: the sleeping fork held the pipes, and was killed
     assert report.passed
+
+
+def test_a_hang_after_much_writing_to_stderr_still_says_where_it_was() -> None:
+    noisy = CORRECT.replace(
+        "        self.grad = 1.0\n        for node in reversed(topo)",
+        "        import os\n        os.write(2, b'x' * 200000)\n        while True:\n"
+        "            pass\n        for node in reversed(topo)")
+    report = check_source(noisy, timeout=2.0, stages=ONE_STAGE)
+    case = report.stages[0].cases[0]
+    assert case.mistake == "timeout"
+    assert case.message.startswith("stopped after 2 s: your `backward` never returned")
+    assert case.line is not None and noisy.splitlines()[case.line - 1].strip() in (
+        "while True:", "pass")

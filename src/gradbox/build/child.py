@@ -140,8 +140,9 @@ def run_job(job: dict[str, Any], emit: Emitter) -> Any:
     from gradbox.build.report import CaseResult, CheckReport, StageResult
 
     timeout = float(job.get("timeout", 5.0))
-    emit("loading", limit=timeout)
-    arm(timeout)
+    # Loading may import what the file imports (numpy, say): three times a case's limit.
+    emit("loading", limit=3 * timeout)
+    arm(3 * timeout)
     learner, failed = load_learner(job["source"], job.get("filename") or "engine.py")
     if failed is not None:
         return failed

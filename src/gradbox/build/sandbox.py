@@ -85,8 +85,9 @@ class _Pipes:
     events: list[dict[str, Any]] = field(default_factory=list)
     deadline: float = 0.0  # the child is killed past it: the last limit it announced
     limit: float = 0.0
-    stderr: list[bytes] = field(default_factory=list)
+    stderr: list[bytes] = field(default_factory=list)  # the first bytes
     stderr_size: int = 0
+    stderr_tail: bytes = b""  # the last bytes
     stdout_size: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -153,13 +154,20 @@ class SandboxProcess:
                     self._pipes.deadline = arrived + float(limit) + GRACE
 
     def _read_stderr(self) -> None:
+        """Keep the first STDERR_CAP/4 bytes and the last 3/4: a hang's dump comes last,
+        after whatever the learner's code wrote there."""
         assert self.proc.stderr is not None
+        head_cap = STDERR_CAP // 4
         while chunk := self.proc.stderr.read1(65536):
             with self._pipes.lock:
-                room = STDERR_CAP - self._pipes.stderr_size
+                room = head_cap - self._pipes.stderr_size
                 if room > 0:
                     self._pipes.stderr.append(chunk[:room])
-                self._pipes.stderr_size += len(chunk)
+                    chunk = chunk[room:]
+                self._pipes.stderr_size += room if room > 0 else 0
+                if chunk:
+                    tail = self._pipes.stderr_tail + chunk
+                    self._pipes.stderr_tail = tail[-(STDERR_CAP - head_cap):]
 
     def events(self) -> list[dict[str, Any]]:
         """Every event the child wrote so far (JSON objects), in order."""
@@ -177,8 +185,10 @@ class SandboxProcess:
             return self._pipes.deadline - time.monotonic()
 
     def stderr(self) -> str:
+        """What the child wrote to stderr: its start and its end (a hang's dump)."""
         with self._pipes.lock:
-            return b"".join(self._pipes.stderr).decode("utf-8", "replace")
+            return (b"".join(self._pipes.stderr) + self._pipes.stderr_tail).decode(
+                "utf-8", "replace")
 
     @property
     def elapsed(self) -> float:
