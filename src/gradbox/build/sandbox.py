@@ -256,6 +256,12 @@ class CheckHandle:
         return self._process.elapsed
 
     @property
+    def startup_seconds(self) -> float | None:
+        """Seconds from spawning the child to its 'started' line (None before it)."""
+        return next((float(e["arrived"]) for e in self._process.events()
+                     if e.get("event") == "started"), None)
+
+    @property
     def running_case(self) -> tuple[int, str] | None:
         for event in reversed(self._process.events()):
             if event.get("event") == "case":
