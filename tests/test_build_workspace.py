@@ -217,12 +217,23 @@ def test_the_failing_cases_graph_shows_yours_vs_expected_and_marks_the_first_wro
     assert view.texts == {0: "want grad 5", 1: "✓ want grad 2", 2: "✓ want grad 1",
                           3: "✓ want grad 1"}
     assert view.wrong == [0]
-    assert "Look at “a” first" in view.caption.text()
+    assert "look at “a” first" in view.caption.text()
     tag = [m for m in view.marks if getattr(m, "text", lambda: "")() == "look here first"]
     assert tag and ops.nodes[0].sceneBoundingRect().intersects(tag[0].sceneBoundingRect()
                                                                .adjusted(0, 0, 0, 30))
     view.set_case(None)
     assert view.view.is_empty() and not view.marks
+
+
+def test_a_graph_too_wide_to_fit_is_shown_where_it_is_first_wrong(qtbot, show_widget  # type: ignore[no-untyped-def]
+                                                                  ) -> None:
+    view = show_widget(CaseGraphView(), 300, 250)
+    nodes = [GraphNode(0, "", "a", (), 1.0, 9.0, 1.0, 8.0)]
+    for k in range(1, 12):  # a long chain: its output, on the right, is framed first
+        nodes.append(GraphNode(k, "+", f"n{k}", (k - 1,), 1.0, 1.0, 1.0, 1.0))
+    view.set_case(CaseGraph(tuple(nodes), first_wrong=0), "a chain")
+    shown = view.view.mapToScene(view.view.viewport().rect()).boundingRect()
+    assert shown.contains(view.view.node_scene_pos(0))
 
 
 def test_the_panel_draws_the_failing_cases_graph_after_a_check(qtbot, show_widget, tmp_path  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ import html
 import math
 
 import numpy as np
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QPen
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -84,6 +84,7 @@ class CaseGraphView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.caption)
         column.addWidget(self.view, 1)
+        self.view.installEventFilter(self)
         self.case: CaseGraph | None = None
         self.marks: list[QGraphicsItem] = []
         self.wrong: list[int] = []  # record indices whose numbers differ
@@ -99,14 +100,32 @@ class CaseGraphView(QWidget):
             self.caption.setText("")
             self.caption.hide()
             return
+        self.caption.show()
+        self.caption.setText(self._caption(case, what))
+        self.layout().activate()  # the view at its size now: framed for it, not the old
         self.view.set_graph(graph_of(case))
         self._mark(case)
         self.view.fit()
-        if self.marks:
-            # fit frames the boxes; the tag above the first wrong one needs a little more
-            self.view.zoom(0.85)
-        self.caption.show()
-        self.caption.setText(self._caption(case, what))
+        self.show_first_wrong()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's)
+        if watched is self.view and event.type() == QEvent.Type.Resize:
+            # the view refits itself on a resize (on its output); then the place to look
+            QTimer.singleShot(0, self.show_first_wrong)
+        return False
+
+    def show_first_wrong(self) -> None:
+        """Bring the first wrong node into view: a graph too big to fit at a readable
+        zoom is framed on its output (the right), and the place to look may be off it."""
+        case = self.case
+        if case is None or case.first_wrong is None:
+            return
+        pos = self.view.node_scene_pos(case.first_wrong)
+        if pos is None:
+            return
+        shown = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
+        if not shown.contains(pos):  # its middle off screen (a fitted graph is left be)
+            self.view.centerOn(pos)
 
     def _caption(self, case: CaseGraph, what: str) -> str:
         name = f"“{what}”: " if what else ""
@@ -115,10 +134,10 @@ class CaseGraphView(QWidget):
                     "gradbox's (the case failed elsewhere).")
         node = case.nodes[case.first_wrong]
         title = node.label or node.op or "a leaf"
-        return (f"{name}your numbers in each box, the expected ones under them (red where "
-                f"they differ). Look at “{title}” first: backward reaches it before the "
-                f"other wrong ones ({len(self.wrong)} of {counted(len(case.nodes), 'node')} "
-                "differ).")
+        wrong = sum(n.wrong for n in case.nodes)
+        return (f"{name}yours in each box, the expected under them. {wrong} of "
+                f"{counted(len(case.nodes), 'node')} differ; look at “{title}” first "
+                "(backward reaches it first).")
 
     def _mark(self, case: CaseGraph) -> None:
         scene = self.view.operations
@@ -182,7 +201,10 @@ class CaseGraphView(QWidget):
             tag = QGraphicsSimpleTextItem("look here first")
             tag.setFont(scene.style.bold)
             tag.setBrush(QBrush(FIRST))
-            tag.setPos(x + r.left(), y + r.top() - tag.boundingRect().height() - 2)
+            # astride the frame's top edge, as the replay's badge sits: half in the gap
+            # (12 units: a tag above it covered the node over it), half on the title's
+            # left, which a centred title leaves free
+            tag.setPos(x + r.left() + 6, y + r.top() - tag.boundingRect().height() / 2)
             tag.setZValue(6)
             back = QGraphicsRectItem(QRectF(tag.boundingRect()).adjusted(-3, -1, 3, 1))
             back.setPos(tag.pos())

@@ -165,8 +165,7 @@ class Feedback(QWidget):
 
     def show_case(self, stage: StageResult, case: CaseResult) -> None:
         self.case = case
-        self._set_status(f"Stage {stage.stage} does not pass yet: the first case that "
-                         "fails, and why.", False)
+        self._set_status(f"Stage {stage.stage} does not pass yet", False)
         self.case_title.setText(f"Case “{case.name}”, the code that ran:")
         self.case_title.show()
         if case.code:

@@ -159,7 +159,8 @@ class BuildPanel(QWidget):
         watch_row.addWidget(self.stop_watch_button)
 
         left = QSplitter(Qt.Orientation.Vertical)
-        left.addWidget(_scrolled(self.text))
+        self.text_area = _scrolled(self.text)
+        left.addWidget(self.text_area)
         left.addWidget(self.editor)
         left.setStretchFactor(0, 2)
         left.setStretchFactor(1, 3)
@@ -205,7 +206,7 @@ class BuildPanel(QWidget):
     def _share_right(self, graph: bool) -> None:
         """The feedback above the graph: most of the height until there is a graph."""
         h = max(self.right.height(), 400)
-        share = 0.45 if graph else 0.8
+        share = 0.5 if graph else 0.8
         self.right.setSizes([int(h * share), int(h * (1 - share))])
 
     def _make_actions(self) -> None:
@@ -376,6 +377,9 @@ class BuildPanel(QWidget):
             self._held = report
             self.feedback.show_nothing("Checked. Predict the number first (in the yellow "
                                        "box), or Skip, to see what your engine did.")
+            # the box in view and its field ready: it is what the learner does next
+            self.text_area.ensureWidgetVisible(self.text.predict_box)
+            self.text.predict_entry.setFocus()
             return
         self.show_report(report)
 
@@ -388,9 +392,10 @@ class BuildPanel(QWidget):
         self.feedback.show_report(report, self.stage.number)
         failure = report.first_failure
         if failure is not None and failure[1].graph is not None:
-            self.graph.set_case(failure[1].graph, failure[1].name)
+            # the room first: the graph is framed for the size it is drawn at
             self.lower_tabs.setCurrentWidget(self.graph)
             self._share_right(graph=True)
+            self.graph.set_case(failure[1].graph, failure[1].name)
         else:
             self.graph.set_case(None)
             if self.lower_tabs.currentWidget() is self.graph:
@@ -438,7 +443,11 @@ class BuildPanel(QWidget):
         self._set_code(self.code_for(self.stage))
 
     def _on_watched_change(self, text: str) -> None:
+        # where the learner was looking stays in view (a save changes a line or two)
+        bar = self.editor.verticalScrollBar()
+        kept = bar.value()
         self._set_code(text)
+        bar.setValue(kept)
         self.check()
 
     # --- quitting ---------------------------------------------------------------------------
