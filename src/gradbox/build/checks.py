@@ -221,6 +221,12 @@ class Run:
             raise AssertionError(f"the reference fails its own case {case.name}: "
                                  f"{self.ref_error!r}")
 
+    def graph(self) -> CaseGraph | None:
+        """The failing case's graph; after two backward calls, leaves' gradients only."""
+        return case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
+                          self.ns, self.ref,
+                          leaves_only=self.case.code.count(".backward(") > 1)
+
     def run(self) -> BaseException | None:
         return run_code(self.case.code, self.ns, self.capture)
 
@@ -229,8 +235,7 @@ class Run:
         g = None
         if not passed and graph and self.case.root:
             try:
-                g = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
-                               self.ns, self.ref)
+                g = self.graph()
             except Exception:  # a graph we cannot read is not drawn
                 g = None
         text = playground_text(self.case.code) if not passed and g is not None else None
@@ -420,8 +425,7 @@ class Run:
     def first_wrong_consumers(self) -> list[str]:
         """The ops that hand the first wrong node (in backward order) its gradient."""
         try:
-            graph = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
-                               self.ns, self.ref)
+            graph = self.graph()
         except Exception:
             return []
         if graph is None or graph.first_wrong is None:
@@ -430,8 +434,7 @@ class Run:
 
     def first_wrong_words(self) -> str:
         try:
-            graph = case_graph(self.ns.get(self.case.root), self.ref.get(self.case.root),
-                               self.ns, self.ref)
+            graph = self.graph()
         except Exception:
             return ""
         if graph is None or graph.first_wrong is None:
