@@ -57,6 +57,8 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
      0, "wrong-derivative"),
     ("central-without-the-2", [("(f(x + h) - f(x - h)) / (2 * h)", "(f(x + h) - f(x - h)) / h")],
      0, "wrong-derivative"),
+    ("oracle-forgets-return", [("    return (f(x + h) - f(x - h)) / (2 * h)",
+                                "    (f(x + h) - f(x - h)) / (2 * h)")], 0, "wrong-derivative"),
     # stage 1: the container
     ("prev-is-a-tuple", [("self._prev = set(_children)", "self._prev = _children")],
      1, "contract"),
@@ -69,6 +71,9 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
                             "        out = Value(self.data + other.data",
                             "        out = Value(self.data + other.data")],
      2, "number-not-wrapped"),
+    ("add-forgets-return", [("        out._backward = _backward\n        return out\n\n"
+                             "    def __mul__", "        out._backward = _backward\n\n"
+                             "    def __mul__")], 2, "contract"),
     ("no-radd", [_method("__radd__", "return self + other")], 2, "missing-radd"),
     ("no-rmul", [_method("__rmul__", "return self * other")], 2, "missing-radd"),
     ("radd-as-other-plus-self", [("    def __radd__(self, other):\n        return self + other",

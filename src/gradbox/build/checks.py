@@ -28,8 +28,8 @@ from gradbox.build.explain import Explained, close, explain_error, number, varia
 from gradbox.build.graphs import as_number, case_graph, topological
 from gradbox.build.report import CaseGraph, CaseResult, describe_mistake
 
-__all__ = ["OUTPUT_CAP", "Capture", "Learner", "Run", "case_line", "helpers", "run_code",
-           "see"]
+__all__ = ["OUTPUT_CAP", "Capture", "Learner", "Run", "case_line", "helpers", "op_method",
+           "run_code", "see"]
 
 OUTPUT_CAP = 4000  # characters of the learner's prints kept per case
 CASE_FILE = "<case>"
@@ -67,7 +67,7 @@ _LEAF = re.compile(r"^(\w+) = Value\((-?[\d.]+(?:e-?\d+)?)\)$")
 _NOT_AN_EXPRESSION = re.compile(r"(\.backward\(|\._backward\(|\.grad = |^pass_gradients\()")
 
 
-def _op_method(op: Any) -> str:
+def op_method(op: Any) -> str:
     """The Value method that makes a node with this `_op` label ('' if none is known)."""
     if not isinstance(op, str):
         return ""
@@ -262,7 +262,7 @@ class Run:
                     line = self.line_of(closure)
                     if line is not None:
                         return line
-                method = _op_method(getattr(node, "_op", ""))
+                method = op_method(getattr(node, "_op", ""))
                 line = self.line_of(getattr(self.ns.get("Value"), method, None))
                 if line is not None:
                     return line
@@ -310,7 +310,10 @@ class Run:
         if not wrong:
             return self.result(True)
         expr, raw, mine, expected = wrong[0]
-        said = f"`{expr}` is {_show(mine)} where it should be {_show(expected)}"
+        said = f"`{expr}` is {'None' if raw is None else _show(mine)} where it should be " \
+            f"{_show(expected)}"
+        if raw is None:
+            return self.result(False, f"{said}: a number belongs there.", "contract")
         if hasattr(raw, "data") and hasattr(raw, "grad"):
             return self.result(False, f"`{expr}` holds a Value, not a number: a `_backward` "
                                "multiplies by a Value (`other`) where it needs its number "

@@ -131,6 +131,10 @@ def explain_error(error: BaseException, filename: str) -> Explained:
         m = re.search(r"'(\w+)' object has no attribute '(\w+)'", text)
         if m:
             owner, attr = m.groups()
+            if owner == "NoneType":
+                return Explained(f"AttributeError: {text}: something gave None where a "
+                                 "Value was expected -- does each op end with `return out`?"
+                                 f"{where}", "contract", line)
             if owner in ("int", "float") and attr in ("data", "grad", "_prev"):
                 return Explained(f"AttributeError: {text}: a plain number reached an op "
                                  f"that reads `.{attr}`: wrap numbers as Values at the door "

@@ -22,6 +22,7 @@ from gradbox.build.checks import (
     Learner,
     Run,
     case_line,
+    op_method,
     run_code,
     see,
 )
@@ -48,9 +49,14 @@ def _compare(run: Run) -> CaseResult:
 
 def _derivative(run: Run) -> CaseResult:
     try:
-        mine = as_number(run_value(run, run.case.code))
+        raw = run_value(run, run.case.code)
     except BaseException as error:
         return run.error(error)
+    if raw is None:
+        return run.result(False, f"`{run.case.code}` returned None: does "
+                          "`numerical_derivative` `return` the slope?", "wrong-derivative",
+                          graph=False)
+    mine = as_number(raw)
     expected = float(run.case.option("expected"))  # type: ignore[arg-type]
     tolerance = float(run.case.option("tolerance"))  # type: ignore[arg-type]
     if abs(mine - expected) <= tolerance:
@@ -95,6 +101,10 @@ def _contract(run: Run) -> CaseResult:
 
     def check_node(name: str, node: Any, parents: tuple[Any, ...], op: str | None,
                    count: int | None = None) -> None:
+        if node is None:
+            problems.append((f"`{name}` is None, not a Value: does the op's method end with "
+                             "`return out`?", "contract"))
+            return
         if not isinstance(node, cls):
             problems.append((f"`{name}` is a {type(node).__name__}, not a Value", "contract"))
             return
@@ -160,7 +170,10 @@ def _contract(run: Run) -> CaseResult:
                 break
     if problems:
         words, mistake = problems[0]
-        return run.result(False, f"{words}.", mistake)
+        op = run.case.option("op")
+        # An op's result that is wrong: look in the op's method, not in __init__.
+        line = run.line_of(getattr(cls, op_method(op), None)) if op else None
+        return run.result(False, words if words.endswith("?") else f"{words}.", mistake, line)
     return run.compare()
 
 
