@@ -176,3 +176,12 @@ def test_the_reference_frees_the_graph_as_gradboxs_engine_does() -> None:
         kept = a * b
         kept.backward(retain_graph=True)
         kept.backward()
+
+
+def test_the_starters_appended_stage_after_stage_stay_valid_python() -> None:
+    # The Build workspace opens a stage with its starter added at the end of the
+    # learner's code: the starters alone, in order, must always compile.
+    source = ""
+    for stage in load_stages():
+        source += ("\n" if source else "") + stage.starter
+        compile(source, "engine.py", "exec")
