@@ -239,3 +239,11 @@ def test_a_hang_after_much_writing_to_stderr_still_says_where_it_was() -> None:
     assert case.message.startswith("stopped after 2 s: your `backward` never returned")
     assert case.line is not None and noisy.splitlines()[case.line - 1].strip() in (
         "while True:", "pass")
+
+
+def test_numbers_that_differ_are_written_so_that_they_differ() -> None:
+    # Seen in the real window: a one-sided difference 'gives 6 where it should give 6'.
+    edits = next(w[1] for w in WRONG if w[0] == "forward-difference")
+    report = check_source(apply(CORRECT, edits), timeout=TIMEOUT, up_to_stage=0)
+    case = report.first_failure[1]  # type: ignore[index]
+    assert "gives 6.000003 where it should give 6 " in case.message, case.message

@@ -24,7 +24,14 @@ from typing import Any
 
 from gradbox.build import reference
 from gradbox.build.cases import Case
-from gradbox.build.explain import Explained, close, explain_error, number, variant_values
+from gradbox.build.explain import (
+    Explained,
+    close,
+    explain_error,
+    number,
+    numbers,
+    variant_values,
+)
 from gradbox.build.graphs import as_number, case_graph, topological
 from gradbox.build.report import CaseGraph, CaseResult, describe_mistake
 
@@ -310,8 +317,11 @@ class Run:
         if not wrong:
             return self.result(True)
         expr, raw, mine, expected = wrong[0]
-        said = f"`{expr}` is {'None' if raw is None else _show(mine)} where it should be " \
-            f"{_show(expected)}"
+        if isinstance(mine, float) and isinstance(expected, float):
+            shown, due = numbers(mine, expected)
+        else:
+            shown, due = _show(mine), _show(expected)
+        said = f"`{expr}` is {'None' if raw is None else shown} where it should be {due}"
         if raw is None:
             return self.result(False, f"{said}: a number belongs there.", "contract")
         if hasattr(raw, "data") and hasattr(raw, "grad"):

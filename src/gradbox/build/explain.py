@@ -24,7 +24,8 @@ from typing import Any
 
 from gradbox.formatting import fmt
 
-__all__ = ["Explained", "close", "explain_error", "learner_frames", "number", "variant_values"]
+__all__ = ["Explained", "close", "explain_error", "learner_frames", "number", "numbers",
+           "variant_values"]
 
 REFLECTED = {"+": "__radd__", "*": "__rmul__", "-": "__rsub__", "/": "__rtruediv__",
              "**": "__rpow__"}
@@ -34,6 +35,16 @@ FIELDS = ("data", "grad", "_prev", "_op", "_backward")
 def number(x: float) -> str:
     """How a number is written in feedback (six significant digits)."""
     return fmt(x, digits=6)
+
+
+def numbers(mine: float, expected: float) -> tuple[str, str]:
+    """Two numbers written with as many digits as it takes to tell them apart (six at
+    least): a one-sided difference gives 6.000003 where 6 is due, not '6' and '6'."""
+    for digits in range(6, 18):
+        a, b = fmt(mine, digits=digits), fmt(expected, digits=digits)
+        if a != b or mine == expected:
+            return a, b
+    return repr(float(mine)), repr(float(expected))
 
 
 def close(mine: float, expected: float, tol: float = 1e-6) -> bool:

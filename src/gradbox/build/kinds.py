@@ -26,7 +26,7 @@ from gradbox.build.checks import (
     run_code,
     see,
 )
-from gradbox.build.explain import Explained, close, explain_error, number
+from gradbox.build.explain import Explained, close, explain_error, numbers
 from gradbox.build.graphs import as_number, parents_of, topological
 from gradbox.build.report import CaseResult
 
@@ -66,8 +66,9 @@ def _derivative(run: Run) -> CaseResult:
     if f is not None and close(mine, (f(x + h) - f(x)) / h, 1e-9):
         words = " That is the one-sided difference (f(x + h) − f(x)) / h: step to both " \
                 "sides, (f(x + h) − f(x − h)) / 2h."
-    return run.result(False, f"`{run.case.code}` gives {number(mine)} where it should give "
-                      f"{number(expected)} (to {tolerance:g}).{words}", "wrong-derivative",
+    shown, due = numbers(mine, expected)
+    return run.result(False, f"`{run.case.code}` gives {shown} where it should give "
+                      f"{due} (to {tolerance:g}).{words}", "wrong-derivative",
                       graph=False)
 
 
