@@ -5,6 +5,7 @@ the code per stage survives a restart, stages open one after another."""
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from pathlib import Path
 
@@ -310,3 +311,26 @@ def test_hints_open_one_at_a_time(qtbot, show_widget, tmp_path) -> None:  # type
         panel.text.hint_button.click()
     assert len(panel.text.hint_texts()) == len(hints)
     assert not panel.text.hint_button.isEnabled()
+
+
+def test_a_watched_engine_is_checked_after_each_atomic_save(qtbot, show_widget, tmp_path  # type: ignore[no-untyped-def]
+                                                            ) -> None:
+    sandbox = FakeSandbox()
+    panel = _panel(qtbot, show_widget, tmp_path, sandbox)
+    engine = tmp_path / "mine" / "engine.py"
+    engine.parent.mkdir()
+    engine.write_text("# mine\nself.grad = out.grad\n")
+    panel.watch_file(engine)
+    assert sandbox.sources[-1] == ("# mine\nself.grad = out.grad\n", 0)
+    assert panel.editor.isReadOnly() and panel.watch_label.isVisible()
+    qtbot.waitUntil(lambda: panel.feedback.case is not None)
+    assert panel.feedback.case.mistake == "assign-not-accumulate"
+    swap = engine.with_name(".engine.py.swp")  # as an editor saves: a new file renamed over
+    swap.write_text("# mine\nself.grad += out.grad\n")
+    os.replace(swap, engine)
+    qtbot.waitUntil(lambda: sandbox.sources[-1][0] == "# mine\nself.grad += out.grad\n",
+                    timeout=5000)
+    qtbot.waitUntil(lambda: "passes" in panel.feedback.status.text())
+    panel.stop_watching()
+    assert not panel.editor.isReadOnly()
+    assert "mine" not in panel.editor.toPlainText()  # the stage's own code is back

@@ -161,11 +161,14 @@ class Feedback(QWidget):
                              f"{before}.", True)
             self.line_found.emit(0)
             return
-        self.show_case(*failure)
+        self.show_case(*failure, current=stage)
 
-    def show_case(self, stage: StageResult, case: CaseResult) -> None:
+    def show_case(self, stage: StageResult, case: CaseResult, current: int | None = None
+                  ) -> None:
         self.case = case
-        self._set_status(f"Stage {stage.stage} does not pass yet", False)
+        earlier = current is not None and stage.stage < current
+        self._set_status(f"Stage {stage.stage}, before this one, no longer passes" if earlier
+                         else f"Stage {stage.stage} does not pass yet", False)
         self.case_title.setText(f"Case “{case.name}”, the code that ran:")
         self.case_title.show()
         if case.code:

@@ -201,12 +201,13 @@ class BuildPanel(QWidget):
             w, h = max(self.width(), 600), max(self.height(), 400)
             self.splitter.setSizes([int(w * 0.58), int(w * 0.42)])
             self.left.setSizes([int(h * 0.36), int(h * 0.64)])
-            self._share_right(graph=False)
+            last = self.stage is self.stages[-1]
+            self._share_right(graph=last, share=0.3 if last else None)
 
-    def _share_right(self, graph: bool) -> None:
+    def _share_right(self, graph: bool, share: float | None = None) -> None:
         """The feedback above the graph: most of the height until there is a graph."""
         h = max(self.right.height(), 400)
-        share = 0.5 if graph else 0.8
+        share = share or (0.5 if graph else 0.8)
         self.right.setSizes([int(h * share), int(h * (1 - share))])
 
     def _make_actions(self) -> None:
@@ -261,13 +262,16 @@ class BuildPanel(QWidget):
         self._keep_setting("stage", number)
         self.stage_box.setCurrentIndex(self.stages.index(stage))
         self.text.set_stage(stage)
+        self.text_area.verticalScrollBar().setValue(0)  # a new stage is read from its top
         # the payoff opens with the last stage (Neuron, Layer, MLP are written by then)
         last = stage is self.stages[-1]
         self.lower_tabs.setTabEnabled(1, last)
         self.lower_tabs.setTabToolTip(1, "Train the moons on your own engine" if last else
                                       "Opens at the last stage, once your MLP is written")
         self.lower_tabs.setCurrentIndex(1 if last else 0)
-        if not last:
+        if last:
+            self._share_right(graph=True, share=0.3)  # the payoff: the curves get the room
+        else:
             self.training.stop()
         if not self.watch.is_watching():
             self._set_code(self.code_for(stage))
@@ -278,6 +282,8 @@ class BuildPanel(QWidget):
         self.feedback.show_nothing("Press Check (Ctrl+Enter) to run this stage's cases "
                                    "on your code.")
         self.graph.set_case(None)
+        if self.watch.is_watching():
+            self.check()  # the watched file is what the learner has: check it at once
 
     def code_for(self, stage: Stage) -> str:
         """The learner's code for `stage`. The first time: their latest code from a
@@ -398,8 +404,11 @@ class BuildPanel(QWidget):
             self.graph.set_case(failure[1].graph, failure[1].name)
         else:
             self.graph.set_case(None)
-            if self.lower_tabs.currentWidget() is self.graph:
-                self._share_right(graph=False)
+            if failure is not None or self.lower_tabs.currentWidget() is self.graph:
+                # words to read and nothing to draw: the feedback gets the room (at the
+                # last stage the training's curves keep some)
+                last = self.stage is self.stages[-1]
+                self._share_right(graph=False, share=0.6 if last else None)
         through = [s for s in report.stages if s.stage <= self.stage.number]
         if through and all(s.passed for s in through) and report.error is None \
                 and any(s.stage == self.stage.number for s in through):

@@ -30,8 +30,8 @@ from gradbox.views.plots.plotting import add_curve, style_plot
 
 POLL_MS = 200
 # (what the box says, the setup): micrograd's demo, and a quicker one to try first
-SETUPS = (("30 moons, 40 steps (quicker)", TrainSetup(n_samples=30, steps=40)),
-          ("100 moons, 100 steps (micrograd's demo)", TrainSetup()))
+SETUPS = (("30 moons × 40 steps", TrainSetup(n_samples=30, steps=40)),
+          ("100 moons × 100 steps (micrograd's demo)", TrainSetup()))
 
 
 def duration(seconds: float) -> str:
