@@ -260,7 +260,7 @@ def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: Ma
         win.files._save_to(tmp_path / "mine.gradbox.json")
     qtbot.waitUntil(lambda: not win.isWindowModified(), timeout=5000)
     assert win.windowTitle().startswith("mine.gradbox.json")
-    assert str((tmp_path / "mine.gradbox.json").resolve()) in win.files.recent()
+    assert str((tmp_path / "mine.gradbox.json").resolve()) in win.document.recent()
 
 
 def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
@@ -409,7 +409,7 @@ def test_closing_with_save_writes_from_the_writer_thread_once_the_window_is_gone
 
     win = saving_window
     step_once(qtbot, win)
-    win.session_path = tmp_path / "run.gradbox"
+    win.document.path = tmp_path / "run.gradbox"
     win.ask_unsaved = lambda: "save"  # type: ignore[method-assign]
     writes: list[tuple[str, bool]] = []  # (thread, window visible) of each write
     original = persistence.save_session
@@ -421,4 +421,4 @@ def test_closing_with_save_writes_from_the_writer_thread_once_the_window_is_gone
     assert win.close()
     assert writes and all(thread != threading.main_thread().name and not visible
                           for thread, visible in writes)
-    assert persistence.load_session(win.session_path).step_count == 1
+    assert persistence.load_session(win.document.path).step_count == 1

@@ -41,7 +41,7 @@ def test_opening_a_file_builds_the_run_in_the_training_process_only(  # type: ig
     saved = saved_run(path)
     window.files.open_session(path)
     qtbot.waitUntil(lambda: window.controller.snapshot.config.hidden == (4,)
-                    and window.session_path == path, timeout=10_000)
+                    and window.document.path == path, timeout=10_000)
     shown = window.controller.snapshot
     assert shown.step == 3
     np.testing.assert_array_equal(shown.params, saved.snapshot().params)
@@ -71,7 +71,7 @@ def test_a_file_the_training_process_cannot_read_leaves_the_run_and_says_why(  #
     assert "Your current session is unchanged." in text and "Traceback" not in text
     assert window.controller.snapshot.config == before.config
     assert window.controller.snapshot.step == before.step
-    assert window.session_path is None
+    assert window.document.path is None
 
 
 def test_a_crash_copy_restored_is_built_by_the_training_process(  # type: ignore[no-untyped-def]
@@ -139,4 +139,4 @@ def test_the_progress_stays_while_the_run_is_built_and_cancel_brings_the_last_ba
     qtbot.waitUntil(lambda: window.controller.snapshot.config == before.config
                     and "Opened run.gradbox" in window.controller.redo_text, timeout=10_000)
     assert window.controller.snapshot.step == before.step
-    assert window.session_path is None and "untitled" in window.windowTitle()
+    assert window.document.path is None and "untitled" in window.windowTitle()

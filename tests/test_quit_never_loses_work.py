@@ -69,7 +69,7 @@ def test_quit_whose_save_fails_keeps_the_window_and_the_crash_copy_has_every_ste
     win = windows()
     target = tmp_path / "run.gradbox"
     persistence.save_session(Trainer(TrainingConfig()), target)  # an older copy: step 0
-    win.session_path = target
+    win.document.path = target
     _steps(qtbot, win, 5)
     _full_disk(monkeypatch, target)
     win.ask_unsaved = lambda: "save"  # type: ignore[method-assign]
@@ -91,7 +91,7 @@ def test_when_the_crash_copy_fails_too_the_question_says_so_and_discard_closes(
         qtbot, windows, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     win = windows()
     target = tmp_path / "run.gradbox"
-    win.session_path = target
+    win.document.path = target
     _steps(qtbot, win, 3)
     _full_disk(monkeypatch, target, win.autosaver.path)
     win.ask_unsaved = lambda: "save"  # type: ignore[method-assign]
@@ -106,7 +106,7 @@ def test_save_as_after_a_failed_save_opens_the_dialog_and_the_window_stays(
         qtbot, windows, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     win = windows()
     target = tmp_path / "run.gradbox"
-    win.session_path = target
+    win.document.path = target
     _steps(qtbot, win, 2)
     _full_disk(monkeypatch, target)
     win.ask_unsaved = lambda: "save"  # type: ignore[method-assign]

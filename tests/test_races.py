@@ -118,7 +118,7 @@ def test_opening_a_slow_session_shows_progress_with_cancel_and_keeps_the_window_
     release.set()
     qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
     assert window.controller.snapshot.step == before.step + 1  # not replaced by the file
-    assert window.session_path != path
+    assert window.document.path != path
 
 
 def test_a_csv_import_can_be_cancelled_part_way(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]

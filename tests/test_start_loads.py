@@ -92,7 +92,7 @@ def test_a_slow_start_up_load_leaves_the_window_answering_and_lands_after(  # ty
         assert asked and "did not close normally" in asked[0]
         assert win.autosaver is not None and win.autosaver.enabled
     elif which == "named":
-        assert win.session_path == path
+        assert win.document.path == path
     else:
         qtbot.waitUntil(lambda: win.messages.text().startswith(
             "Picked up where you left off: untitled, 4 steps"), timeout=5000)
@@ -172,4 +172,4 @@ def test_a_named_file_that_cannot_be_read_is_said_in_words_and_the_fresh_run_sta
     assert "encrypted_flag.gradbox could not be opened: history/loss.npy is stored with " \
            "encrypted" in text
     assert "A fresh session is open instead." in text and "Traceback" not in text
-    assert win.controller.snapshot.config.hidden == (8, 8) and win.session_path is None
+    assert win.controller.snapshot.config.hidden == (8, 8) and win.document.path is None

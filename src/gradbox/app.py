@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         QTimer.singleShot(0, freeze_what_lives_now)
         # What saves killed mid-way (kill -9, a power cut) left beside the files the
         # user works with: removed at start, as the saving code promises.
-        kept_beside = [*window.files.recent()]
+        kept_beside = [*window.document.recent()]
         if autosave_path is not None:
             kept_beside.append(last_session_path(autosave_path))
         QTimer.singleShot(0, lambda: persistence.clean_in_background(kept_beside))

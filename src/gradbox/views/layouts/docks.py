@@ -6,13 +6,38 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QSize, Qt, QTimer, Slot
-from PySide6.QtWidgets import QDockWidget, QStyle, QWidget
+from PySide6.QtWidgets import QDockWidget, QStyle, QTabWidget, QWidget
 
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.panels.training_loop import TrainingLoopPanel
+from gradbox.views.window.message_bar import MessageBar
+
+
+class _Arranging(Protocol):
+    active: bool  # teacher mode (a Presentation) arranges the window itself
+
+
+class _Switching(Protocol):
+    switching: bool  # a workspace (Workspaces) is being put in place
+
+
+class DockWindow(DockedWindow, Protocol):
+    """What a `DockRoom` arranges: the main window's docks and the pages they serve."""
+
+    docks: dict[str, QDockWidget]
+    tabs: QTabWidget
+    training_loop: TrainingLoopPanel
+    graph: QWidget | None
+    headline: QWidget
+    messages: MessageBar
+    presentation: _Arranging
+    workspaces: _Switching
+
+    def playground_page(self) -> QWidget: ...
+
 
 # The loss curve beside the training loop needs this much width of its own; less, and it
 # goes under the Designer (see DockRoom.place_loss_curve), taking this share of its height.
@@ -23,7 +48,7 @@ LOSS_COLUMN_SHARE = 0.5
 class DockRoom:
     """Sizes the main window's docks and puts away the ones a tab needs the room of."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: DockWindow) -> None:
         self.window = window
         # docks a tab put away for its room, to bring back when another tab shows
         self.put_away: list[QDockWidget] = []

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QLayout, QTabWidget, QWidget
 
 from gradbox.teaching import lessons as names
-from gradbox.views.panels.lesson_panel import TEACHER_SCALE, apply_teacher_mode, put_away
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.panels.lesson_panel import (
+    TEACHER_SCALE,
+    LessonPanel,
+    apply_teacher_mode,
+    put_away,
+)
+from gradbox.views.panels.playground import PlaygroundPanel
+from gradbox.views.panels.training_loop import TrainingLoopPanel
+from gradbox.views.window.phase_bar import PhaseBar
+from gradbox.views.window.toolbar import TrainingToolbar
 
 # The font scale for a projector: TEACHER_SCALE from 1400 x 900 up, less in a smaller
 # window (at 1024 x 700, 1.5 left a 50 px plot), never below MIN_SCALE.
@@ -29,6 +36,24 @@ FULL_SCALE_SIZE = QSize(1400, 900)
 LESSON_SHARE = 0.32  # of the width, for the lesson's large text
 SIDE_SHARE = 0.30  # of the width, for the step's panels in the left column
 BOTTOM_SHARE = 0.40  # of the height, for the loss curve and the loop under a main view
+
+
+class _Growing(Protocol):
+    def grow_docks(self) -> None: ...  # a Room: each view too small grows to its size
+
+
+class PresentedWindow(DockedWindow, Protocol):
+    """What a `Presentation` arranges: the docks, the tabs and the panels a step names."""
+
+    docks: dict[str, QDockWidget]
+    tabs: QTabWidget
+    layout_version: int
+    lessons: LessonPanel
+    playground: PlaygroundPanel
+    training_loop: TrainingLoopPanel
+    toolbar: TrainingToolbar
+    phase_bar: PhaseBar
+    room: _Growing
 
 
 def teacher_scale(size: QSize) -> float:
@@ -50,7 +75,7 @@ class Before:
 class Presentation:
     """Shows a lesson step's regions in the main window, large; and undoes it."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PresentedWindow) -> None:
         self.window = window
         self.before: Before | None = None
         self.needed: tuple[str, ...] = ()

@@ -10,16 +10,21 @@ themselves (see docks.DockRoom); in teacher mode the next step arranges the wind
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from gradbox.views.panels.lesson_panel import presented
+from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.panels.lesson_panel import LessonPanel, presented
+from gradbox.views.panels.parameters import ParametersView
+from gradbox.views.panels.playground import PlaygroundPanel
+from gradbox.views.plots.boundary import DecisionBoundaryView
+from gradbox.views.plots.landscape_view import LandscapeView
+from gradbox.views.plots.layer_stats_view import LayerStatsView
+from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.too_small import TooSmall
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.message_bar import MessageBar
 
 # (what it is called, width, height): the smallest each view can be read at, in pixels.
 # A plot needs its axes' labels and some curve between them; a table three rows.
@@ -35,10 +40,47 @@ READABLE: dict[str, tuple[str, int, int]] = {
 LESSONS = "Lessons"
 
 
+class _Workspace(Protocol):
+    key: str
+    title: str
+
+
+class _Workspaces(Protocol):
+    @property
+    def current(self) -> _Workspace | None: ...
+    def switch(self, key: str) -> None: ...
+
+
+class _Arranging(Protocol):
+    active: bool  # teacher mode (a Presentation) arranges the window itself
+
+
+class _PuttingAway(Protocol):
+    def put_away_now(self, docks: list[QDockWidget]) -> None: ...  # a DockRoom
+
+
+class RoomWindow(DockedWindow, Protocol):
+    """The views a `Room` watches, and what it moves to give one room."""
+
+    docks: dict[str, QDockWidget]
+    boundary: DecisionBoundaryView
+    loss_curve: LossCurveView
+    layer_stats: LayerStatsView
+    landscape: LandscapeView
+    graph: QWidget | None
+    parameters: ParametersView
+    playground: PlaygroundPanel
+    lessons: LessonPanel
+    messages: MessageBar
+    workspaces: _Workspaces
+    presentation: _Arranging
+    dock_room: _PuttingAway
+
+
 class Room:
     """The main window's views, each watched against its readable size."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: RoomWindow) -> None:
         self.window = window
         self.guards: dict[str, TooSmall] = {}
         self.away: list[QDockWidget] = []  # what the last Enlarge put away

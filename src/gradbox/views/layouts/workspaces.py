@@ -13,18 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QDockWidget, QMenu, QTabWidget, QWidget
 
 from gradbox.teaching import lessons as names
 from gradbox.views.build import BUILD_TAB
-from gradbox.views.panels.lesson_panel import REGIONS, presented
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.panels.lesson_panel import REGIONS, LessonPanel, presented
+from gradbox.views.window.message_bar import MessageBar
 
 # The regions that are docks: a step naming one shows that dock, not a main view.
 _DOCK_REGIONS = frozenset({names.DESIGNER, names.PARAMETERS, names.LOSS_CURVE,
@@ -66,10 +65,42 @@ def settings_key(key: str) -> str:
     return f"workspaces/v{WORKSPACE_VERSION}/{key}"
 
 
+class _Presenting(Protocol):
+    """What a workspace asks of teacher mode (a Presentation)."""
+
+    @property
+    def active(self) -> bool: ...
+    def hand_over(self) -> None: ...
+    def arrange(self, needed: Sequence[str]) -> None: ...
+
+
+class _Growing(Protocol):
+    def grow_docks(self) -> None: ...  # a Room
+
+
+class _Docks(Protocol):
+    def fit(self) -> None: ...  # a DockRoom
+    def clear_put_away(self) -> None: ...
+
+
+class WorkspaceWindow(DockedWindow, Protocol):
+    """What `Workspaces` arranges: the docks, the tabs, the lesson, and the window's
+    other arrangers it hands the layout to."""
+
+    docks: dict[str, QDockWidget]
+    tabs: QTabWidget
+    layout_version: int
+    lessons: LessonPanel
+    messages: MessageBar
+    presentation: _Presenting
+    room: _Growing
+    dock_room: _Docks
+
+
 class Workspaces:
     """Switches the main window between workspaces and keeps each one's arrangement."""
 
-    def __init__(self, window: MainWindow, settings: QSettings | None) -> None:
+    def __init__(self, window: WorkspaceWindow, settings: QSettings | None) -> None:
         self.window = window
         self.settings = settings
         self.current: Workspace | None = None  # None: the window as the user left it

@@ -47,6 +47,7 @@ from gradbox.views.window.alerts import AlertBanner
 from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.files.autosave import Autosaver
 from gradbox.views.window.files.class_exports import ClassExports
+from gradbox.views.window.files.document import SessionDocument
 from gradbox.views.window.files.quitting import Quitting
 from gradbox.views.window.files.resume import Resume, current_controls
 from gradbox.views.window.files.saving import SessionSaver
@@ -120,7 +121,9 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.controller = controller
         self.settings = settings
-        self.session_path: Path | None = None
+        # Which file the session is, its title, its unsaved mark, the recent files.
+        self.document = SessionDocument(settings, self)
+        self.document.changed.connect(self.show_title)
         self.error_box: QMessageBox | None = None
         self.errors = ErrorReporter(self)
         self.quitting = Quitting(self)
@@ -139,6 +142,7 @@ class MainWindow(QMainWindow):
                           if autosave_path else None)
         if self.autosaver is not None:
             self.autosaver.dirty_changed.connect(self.setWindowModified)
+            self.autosaver.dirty_changed.connect(self.document.set_dirty)
             self.autosaver.failed.connect(
                 lambda text: self.show_error("Autosave failed", text))
         self.show_title()
@@ -533,8 +537,7 @@ class MainWindow(QMainWindow):
 
     def show_title(self) -> None:
         """The title names the session's file ("untitled" before it has one)."""
-        title = self.session_path.name if self.session_path else "untitled"
-        self.setWindowTitle(f"{title}[*] — gradbox")
+        self.setWindowTitle(f"{self.document.title()}[*] — gradbox")
 
     # --- files: see files/ ---------------------------------------------------------
     def is_ending(self) -> bool:

@@ -7,6 +7,8 @@
     class_exports   exports of the run as code, CSV, images
     quitting        Quit, a window closed, a signal: every write made before the run stops
     dialogs         where a file dialog opens, and the name it returns (suffix added)
+    document        the session as a document: its file, title, unsaved mark, recent files
 
-May import anything in gradbox below `views.window` (the main window only for type hints).
+May import anything in gradbox below `views.window`, never the main window: each helper
+declares what it needs of the window (a Protocol beside it) and the window has it.
 """

@@ -19,16 +19,18 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
+    QDockWidget,
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QProgressBar,
     QProgressDialog,
     QPushButton,
@@ -40,6 +42,7 @@ from PySide6.QtWidgets import (
 from gradbox.files import animation, export_torch
 from gradbox.files.notebook import notebook_text
 from gradbox.formatting import counted
+from gradbox.port.protocol import SessionPort
 from gradbox.runner import lesson_check
 from gradbox.runner.wire import LazyAnswer
 from gradbox.runner.worker import WorkerCancelledError, WorkerProcess
@@ -48,12 +51,11 @@ from gradbox.teaching.lesson_files import LessonFileError, read_lesson
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.session import Session
 from gradbox.training.state import TrainingState
+from gradbox.views.panels.lesson_panel import LessonPanel
 from gradbox.views.plots.animation_frames import recording
 from gradbox.views.window.files.autosave import failure_reason
 from gradbox.views.window.files.dialogs import ask_open, ask_save
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.files.document import SessionDocument
 
 log = logging.getLogger(__name__)
 
@@ -100,10 +102,23 @@ class Job(QObject):
             self.finished.emit(result, error)
 
 
+class ExportsWindow(Protocol):
+    """What the class exports read and add to: the document, the training process, the
+    File menu, the lesson panel and its dock."""
+
+    controller: SessionPort
+    document: SessionDocument
+    menus: dict[str, QMenu]
+    lessons: LessonPanel
+    docks: dict[str, QDockWidget]
+
+    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
+
+
 class ClassExports(QObject):
     """The window's animation and notebook exports."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ExportsWindow) -> None:
         super().__init__(window)
         self.window = window
         self.dialog: AnimationDialog | None = None
@@ -131,7 +146,7 @@ class ClassExports(QObject):
     @Slot()
     def open_lesson_dialog(self) -> None:
         path = ask_open(self.window, "Open lesson", "gradbox lessons (*.toml)",
-                        self.window.session_path)
+                        self.window.document.path)
         if path:
             self.open_lesson(path)
 
@@ -251,14 +266,14 @@ class ClassExports(QObject):
     @Slot()
     def export_notebook_dialog(self) -> None:
         path = ask_save(self.window, "Export notebook", "Jupyter notebooks (*.ipynb)",
-                        self.window.session_path, (".ipynb",))
+                        self.window.document.path, (".ipynb",))
         if path:
             self.export_notebook(path)
 
     def export_notebook(self, path: Path, done: Callable[[Path | None], None] | None = None,
                         ) -> None:
         """Write the run on screen as a notebook, off the UI thread; says when written."""
-        title = self.window.session_path.stem if self.window.session_path else "untitled"
+        title = self.window.document.path.stem if self.window.document.path else "untitled"
 
         def taken(state: TrainingState) -> None:
             def work(_progress: object, _cancelled: object) -> int:
@@ -509,7 +524,7 @@ class AnimationDialog(QDialog):
     def choose_file(self) -> None:
         kind = str(self.kind.currentData())
         suffix = animation.SUFFIXES[kind]
-        near = self.exports.window.session_path
+        near = self.exports.window.document.path
         if kind == "png":
             path = ask_save(self, "Export PNG frames into a new folder",
                             "Folder of PNG frames (*)", near)

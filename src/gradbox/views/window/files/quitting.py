@@ -10,27 +10,71 @@ stay in the crash copy and are offered next time, saying which signal ended the 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication
 
 from gradbox.files import sessions as persistence
-from gradbox.views.window.files.autosave import failure_reason
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.port.protocol import SessionPort
+from gradbox.views.window.files.autosave import Autosaver, failure_reason
+from gradbox.views.window.files.document import SessionDocument
+from gradbox.views.window.files.saving import SessionSaver
 
 log = logging.getLogger(__name__)
 
 ENDED_BY_KEY = "ended_by_signal"  # settings: the signal that ended a run with unsaved work
 
 
+class _Keeping(Protocol):
+    """Resume: the session kept for the next start."""
+
+    enabled: bool
+    path: Path
+
+    def keep(self) -> BaseException | None: ...
+
+
+class _FileSide(Protocol):
+    """The File menu's side (a SessionFiles)."""
+
+    offering_restore: bool
+
+    def save_session_as(self) -> None: ...
+    def cancel_reading(self) -> None: ...
+
+
+class _Stopping(Protocol):
+    def shutdown(self) -> None: ...  # the loss landscape's worker
+
+
+class QuittingWindow(Protocol):
+    """What quitting writes with and asks through: the document, the writers, the
+    training process, the questions the window puts."""
+
+    controller: SessionPort
+    document: SessionDocument
+    saver: SessionSaver
+    autosaver: Autosaver | None
+    resume: _Keeping | None
+    files: _FileSide
+    landscape: _Stopping
+    settings: QSettings | None
+
+    def hide(self) -> None: ...
+    def show(self) -> None: ...
+    def close(self) -> bool: ...
+    def save_settings(self) -> None: ...
+    def ask_unsaved(self) -> str: ...
+    def ask_save_failed(self, text: str) -> str: ...
+
+
 class Quitting:
     """Decides whether the main window may close, making every write first."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QuittingWindow) -> None:
         self.window = window
         self.ended_by = ""  # the signal that is ending the app, if one is
 
@@ -68,18 +112,19 @@ class Quitting:
             return True
         if w.autosaver is not None and w.autosaver.dirty:
             answer = w.ask_unsaved()
-            if answer == "cancel" or (answer == "save" and w.session_path is None):
+            path = w.document.path
+            if answer == "cancel" or (answer == "save" and path is None):
                 event.ignore()
                 if answer == "save":
                     w.files.save_session_as()
                 return False
             if answer == "save":
-                assert w.session_path is not None
+                assert path is not None
                 w.controller.pause()
                 w.hide()  # the window goes first: the app, not a person, waits
-                error = w.saver.save_and_wait(w.session_path)
+                error = w.saver.save_and_wait(path)
                 if error is not None and not self._write_failed(
-                        event, f"{w.session_path.name} could not be saved: "
+                        event, f"{path.name} could not be saved: "
                         f"{failure_reason(error)}."):
                     return False
         self._finish()

@@ -13,24 +13,67 @@ about unsaved changes as before.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QTabWidget
 
 from gradbox.files import sessions as persistence
 from gradbox.files.session_controls import SessionControls
 from gradbox.formatting import counted
-from gradbox.views.layouts.workspaces import WORKSPACES
-from gradbox.views.window.files.autosave import set_aside
+from gradbox.port.protocol import SessionPort
+from gradbox.views.background import BackgroundTask, Progress
+from gradbox.views.layouts.workspaces import WORKSPACES, Workspaces
+from gradbox.views.panels.lesson_panel import LessonPanel
+from gradbox.views.window.files.autosave import Autosaver, set_aside
+from gradbox.views.window.files.document import SessionDocument
+from gradbox.views.window.files.saving import SessionSaver
+from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.run_controls import speed_text
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.toolbar import TrainingToolbar
 
 log = logging.getLogger(__name__)
+
+ShowError = Callable[..., None]  # (title, text, detail=""): a message that stays until read
+
+
+class ControlsWindow(Protocol):
+    """Where the run controls a session file keeps are shown: the toolbar's speed and
+    stop condition, the tab, teacher mode, the workspace, the timeline's place."""
+
+    controller: SessionPort
+    toolbar: TrainingToolbar
+    tabs: QTabWidget
+    lessons: LessonPanel
+    workspaces: Workspaces
+
+
+class _Reading(Protocol):
+    """What Resume asks of the File menu's side (a SessionFiles)."""
+
+    def read(self, label: str, work: Callable[[Progress], object],
+             done: Callable[..., None]) -> BackgroundTask: ...
+    def hand_over(self, task: BackgroundTask, path: Path, what: str,
+                  shown: Callable[[], None], cannot: Callable[[str], None]) -> None: ...
+    def expect_saved(self, controls: SessionControls | None, end: int,
+                     saved: bool) -> None: ...
+    def show_controls(self, controls: SessionControls | None, end: int,
+                      mark: bool = True) -> None: ...
+
+
+class ResumeWindow(Protocol):
+    """What `Resume` works with: the document, the writers, the File menu's side."""
+
+    document: SessionDocument
+    saver: SessionSaver
+    autosaver: Autosaver | None
+    files: _Reading
+    messages: MessageBar
+
+    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
 
 LAST_SESSION_NAME = "last-session.gradbox"
 START_FRESH_KEY = "start_fresh"  # settings: True -> every start is a fresh run
@@ -51,7 +94,7 @@ def _flag(value: object) -> bool:
     return value is True or str(value).lower() == "true"
 
 
-def current_controls(window: MainWindow) -> SessionControls:
+def current_controls(window: ControlsWindow) -> SessionControls:
     """What the window's run controls show now (the position is the saver's to fill)."""
     run = window.toolbar.run_controls
     return SessionControls(
@@ -62,7 +105,7 @@ def current_controls(window: MainWindow) -> SessionControls:
         workspace=window.workspaces.current.key if window.workspaces.current else "")
 
 
-def apply_controls(window: MainWindow, controls: SessionControls) -> None:
+def apply_controls(window: ControlsWindow, controls: SessionControls) -> None:
     """Show the controls a file kept; the timeline goes to its step once the run is in."""
     window.toolbar.run_controls.set_controls(controls.speed, controls.stop,
                                              controls.stop_value)
@@ -119,7 +162,7 @@ def unreadable(path: Path, error: object) -> str:
 class Resume:
     """Keeps the session on quit and brings it back at the next start."""
 
-    def __init__(self, window: MainWindow, settings: QSettings, autosave_path: Path) -> None:
+    def __init__(self, window: ResumeWindow, settings: QSettings, autosave_path: Path) -> None:
         self.window = window
         self.settings = settings
         self.path = last_session_path(autosave_path)
@@ -195,9 +238,9 @@ class Resume:
         if failure is not None:
             log.error("keeping the session in %s failed: %s", self.path, failure)
             return failure
-        dirty = w.autosaver is not None and w.autosaver.dirty
-        self.settings.setValue(FILE_KEY, str(w.session_path) if w.session_path else "")
-        self.settings.setValue(DIRTY_KEY, dirty)
+        path = w.document.path
+        self.settings.setValue(FILE_KEY, str(path) if path else "")
+        self.settings.setValue(DIRTY_KEY, w.document.dirty)
         self.settings.sync()
         return None
 
@@ -206,11 +249,9 @@ class Resume:
         unsaved mark back as they were, and say so."""
         w = self.window
         file = str(self.settings.value(FILE_KEY, "") or "")
-        w.session_path = Path(file) if file else None
+        w.document.path = Path(file) if file else None
         unsaved = _flag(self.settings.value(DIRTY_KEY, False))
         w.files.show_controls(controls, end, mark=False)
         if unsaved and w.autosaver is not None:
             w.autosaver.mark_unsaved()
-        w.show_title()
-        name = w.session_path.name if w.session_path else "untitled"
-        w.messages.show_message(describe(controls, end, name))
+        w.messages.show_message(describe(controls, end, w.document.title()))

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction
@@ -22,13 +22,12 @@ from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
-from gradbox.views.window.files.autosave import describe, set_aside
+from gradbox.views.window.files.autosave import Autosaver, describe, set_aside
 from gradbox.views.window.files.dialogs import ask_open, ask_save
-from gradbox.views.window.files.resume import apply_controls
-from gradbox.views.window.message_bar import plain_tip
-
-if TYPE_CHECKING:
-    from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.files.document import SessionDocument
+from gradbox.views.window.files.resume import ControlsWindow, apply_controls
+from gradbox.views.window.files.saving import SessionSaver
+from gradbox.views.window.message_bar import MessageBar, plain_tip
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +41,35 @@ TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
 MenuAction = Callable[..., QAction]  # MainWindow._menu_action: (menu, text, slot, keys, tip)
 
 
+class _Reopening(Protocol):
+    """Resume: the session kept at the last quit."""
+
+    enabled: bool
+
+    def reopen(self) -> None: ...
+
+
+class FilesWindow(ControlsWindow, Protocol):
+    """What the File menu's side reads and writes through: the document, the writers,
+    the views it exports, the message bar, and the run controls a file keeps."""
+
+    document: SessionDocument
+    saver: SessionSaver
+    autosaver: Autosaver | None
+    resume: _Reopening | None
+    boundary: QWidget
+    loss_curve: QWidget
+    graph: QWidget | None
+    messages: MessageBar
+
+    def is_ending(self) -> bool: ...
+    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
+
+
 class SessionFiles(QObject):
     """The window's files: which session is open, and every dialog that reads or writes."""
 
-    def __init__(self, window: MainWindow, settings: QSettings | None) -> None:
+    def __init__(self, window: FilesWindow, settings: QSettings | None) -> None:
         super().__init__(window)
         self.window = window
         self.controller = window.controller
@@ -105,7 +129,7 @@ class SessionFiles(QObject):
 
     @Slot()
     def new_session(self) -> None:
-        self.window.session_path = None
+        self.window.document.path = None
         self.controller.send(Session.new_run, TrainingConfig(),
                              "New session with the default settings")
 
@@ -113,7 +137,7 @@ class SessionFiles(QObject):
     def open_session_dialog(self) -> None:
         path = ask_open(self.window, "Open session",
                         "gradbox sessions (*.gradbox *.gradbox.json *.json)",
-                        self.window.session_path)
+                        self.window.document.path)
         if path:
             self.open_session(path)
 
@@ -162,8 +186,7 @@ class SessionFiles(QObject):
             steps, controls = result
 
             def opened() -> None:
-                self.window.session_path = path
-                self.window.show_title()
+                self.window.document.path = path
                 self._remember_recent(path)
                 self.show_controls(controls, steps, mark=False)
             self.expect_saved(controls, steps)  # before its snapshot can arrive
@@ -230,20 +253,20 @@ class SessionFiles(QObject):
 
     @Slot()
     def save_session(self) -> None:
-        if self.window.session_path is None:
+        if self.window.document.path is None:
             self.save_session_as()
         else:
-            self._save_to(self.window.session_path)
+            self._save_to(self.window.document.path)
 
     @Slot()
     def save_session_as(self) -> None:
         path = ask_save(self.window, "Save session", "gradbox sessions (*.gradbox)",
-                        self.window.session_path, (".gradbox", ".json"))
+                        self.window.document.path, (".gradbox", ".json"))
         if path:
             self._save_to(path)
 
     def _save_to(self, path: Path) -> None:
-        self.window.session_path = path
+        self.window.document.path = path
         self._remember_recent(path)
 
         def done(written: Snapshot, error: BaseException | None) -> None:
@@ -257,26 +280,16 @@ class SessionFiles(QObject):
                 return
             if self.window.autosaver is not None:
                 self.window.autosaver.mark_saved(written)
-            self.window.show_title()
             self.controller.message.emit(f"Saved {path.name}")
         self.window.saver.save(path, done)
 
     def _remember_recent(self, path: Path) -> None:
-        if self.settings is None:
-            return
-        recent = [str(path.resolve())] + [p for p in self.recent() if p != str(path.resolve())]
-        self.settings.setValue("recent_sessions", recent[:8])
+        self.window.document.remember(path)
         self._refresh_recent_menu()
-
-    def recent(self) -> list[str]:
-        if self.settings is None:
-            return []
-        value = self.settings.value("recent_sessions", [])
-        return [str(v) for v in (value if isinstance(value, list) else [value]) if v]
 
     def _refresh_recent_menu(self) -> None:
         self.recent_menu.clear()
-        for text in self.recent():
+        for text in self.window.document.recent():
             action = self.recent_menu.addAction(Path(text).name)
             action.setToolTip(plain_tip(text))
             action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
@@ -357,7 +370,7 @@ class SessionFiles(QObject):
     @Slot()
     def import_csv_dialog(self) -> None:
         path = ask_open(self.window, "Import dataset", "CSV files (*.csv)",
-                        self.window.session_path)
+                        self.window.document.path)
         if path:
             self.import_csv(path)
 
@@ -385,7 +398,7 @@ class SessionFiles(QObject):
     @Slot()
     def export_csv_dialog(self) -> None:
         path = ask_save(self.window, "Export dataset", "CSV files (*.csv)",
-                        self.window.session_path)
+                        self.window.document.path)
         if path:
             self.export_csv(path)
 
@@ -403,7 +416,7 @@ class SessionFiles(QObject):
 
     def export_plot_dialog(self, view: QWidget) -> None:
         path = ask_save(self.window, "Export image", "PNG image (*.png);;SVG image (*.svg)",
-                        self.window.session_path)
+                        self.window.document.path)
         if path:
             self.export_plot(view, path)
 
@@ -420,7 +433,7 @@ class SessionFiles(QObject):
 
     def export_text_dialog(self, kind: str) -> None:
         title, pattern, suffix = TEXT_EXPORTS[kind]
-        path = ask_save(self.window, title, pattern, self.window.session_path, (suffix,))
+        path = ask_save(self.window, title, pattern, self.window.document.path, (suffix,))
         if path:
             self.export_text(kind, path)
 
@@ -449,7 +462,7 @@ class SessionFiles(QObject):
     def export_graph_dialog(self) -> None:
         path = ask_save(self.window, "Export computation graph",
                         "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)",
-                        self.window.session_path)
+                        self.window.document.path)
         if path and self.window.graph is not None:
             suffix = path.suffix.lower()
             exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
