@@ -51,7 +51,7 @@ def check(source: str, up_to: int | None) -> tuple[float, float, bool]:
 
 def per_case() -> list[tuple[str, float]]:
     from gradbox.build.cases import CASES
-    from gradbox.build.child import load_learner
+    from gradbox.build.checks import load_learner
     from gradbox.build.kinds import run_case
     from gradbox.build.stages import load_stages
     learner, _ = load_learner(CORRECT, "engine.py")

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -461,3 +463,46 @@ class Run:
             sent = f", which gets it from {', '.join(f'`{o}`' for o in ops)}"
         return (f"The first wrong gradient, in backward order, is at {name} (yours "
                 f"{number(node.grad)}, expected {number(node.expected_grad or 0.0)}){sent}")
+
+
+# --- the learner's file, run as a module (in the sandbox child only) -----------------------
+API_NAMES = ("numerical_derivative", "Value", "zero_grad", "Module", "Neuron", "Layer", "MLP")
+
+
+def load_learner(source: str, filename: str) -> tuple[Any, Any]:
+    """Run the learner's file as a module: (Learner, None) or (None, CheckReport)."""
+    from gradbox.build.report import CheckReport
+
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as error:
+        line = error.lineno
+        text = f"SyntaxError: {error.msg}" + (f" (line {line})" if line else "")
+        return None, CheckReport.failed_to_run(text, mistake="syntax-error", line=line)
+    except ValueError as error:  # a NUL byte in the file
+        return None, CheckReport.failed_to_run(f"not a Python file: {error}",
+                                               mistake="syntax-error")
+    module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0] or "engine")
+    module.__file__ = filename
+    sys.modules[module.__name__] = module
+    capture = Capture()
+    ns = module.__dict__
+    saved = sys.stdout
+    sys.stdout = capture
+    try:
+        exec(code, ns)  # the learner's file, in this child only
+        error = None
+    except BaseException as caught:
+        error = caught
+    finally:
+        sys.stdout = saved
+    if error is not None:
+        explained = explain_error(error, filename)
+        return None, CheckReport.failed_to_run(
+            f"Your file raised an error while it was run: {explained.message}",
+            mistake=explained.mistake, line=explained.line)
+    if not any(name in ns for name in API_NAMES):
+        return None, CheckReport.failed_to_run(
+            "Your file defines none of the names the stages check (`numerical_derivative`, "
+            "`Value`, ...): nothing to check.", mistake="missing-name")
+    return Learner({k: v for k, v in ns.items()}, filename, capture.text()), None

@@ -29,10 +29,8 @@ import math
 import os
 import sys
 import time
-import types
 from typing import IO, Any
 
-API_NAMES = ("numerical_derivative", "Value", "zero_grad", "Module", "Neuron", "Layer", "MLP")
 SLOW_KINDS = ("random", "train")  # cases that run the learner's code many times: 3x the limit
 
 
@@ -88,47 +86,6 @@ def _finite(x: Any) -> Any:
     return x
 
 
-def load_learner(source: str, filename: str) -> tuple[Any, Any]:
-    """Run the learner's file as a module: (Learner, None) or (None, CheckReport)."""
-    from gradbox.build.checks import Capture, Learner
-    from gradbox.build.explain import explain_error
-    from gradbox.build.report import CheckReport
-
-    try:
-        code = compile(source, filename, "exec")
-    except SyntaxError as error:
-        line = error.lineno
-        text = f"SyntaxError: {error.msg}" + (f" (line {line})" if line else "")
-        return None, CheckReport.failed_to_run(text, mistake="syntax-error", line=line)
-    except ValueError as error:  # a NUL byte in the file
-        return None, CheckReport.failed_to_run(f"not a Python file: {error}",
-                                               mistake="syntax-error")
-    module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0] or "engine")
-    module.__file__ = filename
-    sys.modules[module.__name__] = module
-    capture = Capture()
-    ns = module.__dict__
-    saved = sys.stdout
-    sys.stdout = capture
-    try:
-        exec(code, ns)  # the learner's file, in this child only
-        error = None
-    except BaseException as caught:
-        error = caught
-    finally:
-        sys.stdout = saved
-    if error is not None:
-        explained = explain_error(error, filename)
-        return None, CheckReport.failed_to_run(
-            f"Your file raised an error while it was run: {explained.message}",
-            mistake=explained.mistake, line=explained.line)
-    if not any(name in ns for name in API_NAMES):
-        return None, CheckReport.failed_to_run(
-            "Your file defines none of the names the stages check (`numerical_derivative`, "
-            "`Value`, ...): nothing to check.", mistake="missing-name")
-    return Learner({k: v for k, v in ns.items()}, filename, capture.text()), None
-
-
 def arm(limit: float) -> None:
     """Dump where the code is and exit after `limit` seconds, unless re-armed first."""
     faulthandler.dump_traceback_later(limit, exit=True, file=sys.__stderr__)
@@ -136,6 +93,7 @@ def arm(limit: float) -> None:
 
 def run_job(job: dict[str, Any], emit: Emitter) -> Any:
     from gradbox.build.cases import CASES
+    from gradbox.build.checks import load_learner
     from gradbox.build.kinds import run_case
     from gradbox.build.report import CaseResult, CheckReport, StageResult
 

@@ -227,7 +227,7 @@ def train_case(case: Any, learner: Any) -> CaseResult:
 # --- in the child ----------------------------------------------------------------------------
 def run_training(job: dict[str, Any], emit: Callable[..., None]) -> None:
     """The child's side of `start_training`: gradbox's curve first, then the learner's."""
-    from gradbox.build.child import load_learner
+    from gradbox.build.checks import load_learner
     from gradbox.build.explain import explain_error
     setup = TrainSetup(**{**job["setup"], "hidden": tuple(job["setup"]["hidden"])})
     emit("ghost", points=[asdict(p) for p in gradbox_curve(setup)])
