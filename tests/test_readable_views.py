@@ -7,7 +7,7 @@ view's zoom); a view given less than its readable size says so and offers the ro
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QLabel, QStyleOptionViewItem
 
@@ -111,7 +111,11 @@ def test_a_squeezed_view_says_so_and_enlarge_gives_it_room(qtbot, open_window) -
     assert table.height() < overlay.minimum.height()  # 56 px: two rows
     qtbot.waitUntil(overlay.isVisible, timeout=3000)
     assert "too small" in overlay.label.text() and overlay.button.text() == "Enlarge"
-    assert table.rect().contains(overlay.geometry())  # a child over it, not past it
+    # a band beside the table, over none of its rows (issue 32, item 3: over it, it hid
+    # the rows the step pointed at)
+    band = QRect(overlay.mapTo(win, QPoint(0, 0)), overlay.size())
+    assert not band.intersects(QRect(table.mapTo(win, QPoint(0, 0)), table.size()))
+    assert overlay.parentWidget() is table.parentWidget()
     qtbot.mouseClick(overlay.button, Qt.MouseButton.LeftButton)
     settle()
     qtbot.waitUntil(lambda: not overlay.isVisible(), timeout=3000)
@@ -170,7 +174,9 @@ def test_layer_plots_without_room_say_so_and_get_it(qtbot, open_window) -> None:
     band = view.too_small
     assert band.isVisible() and not view.activations_shown()  # hidden, but not silently
     assert "small plots" in band.label.text()
-    assert band.geometry().bottom() == view.height() - 1  # along the bottom: over no curve
+    # under the readout, over no curve and not over the readout (issue 32, item 8)
+    assert band.geometry().top() >= view.readout.geometry().bottom()
+    assert band.geometry().top() >= view.graphics.geometry().bottom()
     qtbot.mouseClick(band.button, Qt.MouseButton.LeftButton)
     settle()
     qtbot.waitUntil(view.activations_shown, timeout=3000)

@@ -1,7 +1,10 @@
 """A view given less room than it can be read in says so, and offers the room.
 
-`TooSmall` is a child widget laid over the view (not painted in drawForeground: a child
-takes clicks, a screen reader reads it, and the view's own painting stays the view's).
+`TooSmall` is a band of its own (not painted in drawForeground: a widget takes clicks, a
+screen reader reads it, and the view's own painting stays the view's). Where the view
+sits in a box layout the band takes a row of that layout beside it, so it covers
+nothing: laid over the view it hid what little there was to read (the parameter table's
+rows, the Layers tab's readout line). Elsewhere it lies over the view's edge.
 It shows while the view is smaller than its readable size, and its Enlarge button asks
 for room (`enlarge_requested`); whoever arranges the window answers (see
 gradbox.views.layouts.room).
@@ -10,7 +13,7 @@ gradbox.views.layouts.room).
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSize, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
 
 ENLARGE = "Enlarge"
 
@@ -26,7 +29,10 @@ class TooSmall(QFrame):
 
     enlarge_requested = Signal(QWidget)  # the view that asks for room
 
-    def __init__(self, view: QWidget, minimum: QSize, what: str, bottom: bool = False) -> None:
+    def __init__(self, view: QWidget, minimum: QSize, what: str, bottom: bool = False,
+                 row: QBoxLayout | None = None) -> None:
+        """`row`: the layout to take a row of (after its last, or beside the view if
+        it holds it); by default the one the view sits in, if it is a box layout."""
         super().__init__(view)
         self.view = view
         self.bottom = bottom  # a band along the view's bottom edge, not its top
@@ -45,11 +51,15 @@ class TooSmall(QFrame):
         self.button.setToolTip(f"Give {what} the room it needs: the panels beside it are "
                                "put away (the View menu brings them back)")
         self.button.clicked.connect(lambda: self.enlarge_requested.emit(self.view))
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 2, 6, 2)
-        row.addWidget(self.label, 1)
-        row.addWidget(self.button)
+        band = QHBoxLayout(self)
+        band.setContentsMargins(6, 2, 6, 2)
+        band.addWidget(self.label, 1)
+        band.addWidget(self.button)
         self.hide()
+        self.row = row if row is not None else _box_of(view)
+        if self.row is not None:
+            index = self.row.indexOf(view)
+            self.row.insertWidget(index + (1 if bottom else 0) if index >= 0 else -1, self)
         view.installEventFilter(self)
         self.check()
 
@@ -67,6 +77,11 @@ class TooSmall(QFrame):
         if small:
             self.label.setText(too_small_text(self.what, self.view.size(), self.minimum))
             self.label.setToolTip(self.label.text())
+        if self.row is not None:  # a row of its own: the layout places it
+            if small == self.isHidden():
+                self.setVisible(small)
+            return
+        if small:
             # A band over the view's top (or bottom), as tall as its text needs; the
             # whole view when that is all there is.
             width, room = self.view.width(), self.view.height()
@@ -83,3 +98,10 @@ class TooSmall(QFrame):
         if watched is self.view and event.type() in (QEvent.Type.Resize, QEvent.Type.Show):
             self.check()
         return False
+
+
+def _box_of(view: QWidget) -> QBoxLayout | None:
+    """The box layout `view` sits in, if any."""
+    parent = view.parentWidget()
+    layout = parent.layout() if parent is not None else None
+    return layout if isinstance(layout, QBoxLayout) and layout.indexOf(view) >= 0 else None

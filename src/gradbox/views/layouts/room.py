@@ -167,8 +167,7 @@ class Room:
         turn of the event loop: the panels put away and the message said move the
         docks once more when laid out."""
         w = self.window
-        overlay = next((g for g in view.findChildren(TooSmall) if g.parentWidget() is view),
-                       None)
+        overlay = next((g for g in w.findChildren(TooSmall) if g.view is view), None)
         if overlay is None:
             return
         need = overlay.minimum

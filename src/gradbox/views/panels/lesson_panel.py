@@ -422,9 +422,8 @@ class LessonPanel(QWidget):
         if self._teacher_action is not None and self._teacher_action.isChecked() != on:
             self._teacher_action.setChecked(on)
         if self.host is not None:
-            # Without a lesson, teacher mode only enlarges: nothing is known to be unneeded.
-            needed = (presented(self.lesson, self.step) if self.lesson is not None
-                      else ALL_CONTROLS)
+            # Without a lesson nothing is named: the host presents what is on show.
+            needed = presented(self.lesson, self.step) if self.lesson is not None else ()
             self.host.set_teacher_mode(on, needed)
         self._render()
         self.teacher_mode_changed.emit(on)

@@ -121,8 +121,10 @@ class LayerStatsView(QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.readout)
-        # Said over the view's bottom while the small plots do not fit (see _fit_rows).
-        self.too_small = TooSmall(self, QSize(0, 0), "The layers' small plots", bottom=True)
+        # Said under the readout while the small plots do not fit (see _fit_rows); over
+        # the view's bottom it hid the readout line.
+        self.too_small = TooSmall(self, QSize(0, 0), "The layers' small plots", bottom=True,
+                                  row=layout)
         # The plots' height changes with the legend's lines too, not only the view's.
         self.graphics.installEventFilter(self)
         controller.snapshot_changed.connect(self._on_snapshot)

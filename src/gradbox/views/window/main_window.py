@@ -432,7 +432,16 @@ class MainWindow(QMainWindow):
             self._learner_run_controls = None
 
     def set_teacher_mode(self, on: bool, needed_controls: Sequence[str]) -> None:
-        """Present the lesson step (see presentation.py), or give the layout back."""
+        """Present the lesson step (see presentation.py), or give the layout back. With
+        no lesson (nothing named) the main view on show is presented, with its controls:
+        every panel at once, enlarged, left the boundary 95 px high at 1024 x 700 under
+        'too small' banners."""
+        if on and not needed_controls:
+            page = self.tabs.currentWidget().objectName()
+            needed_controls = (page, *(lessons.PLAYGROUND_CONTROLS
+                                       if page == lessons.PLAYGROUND_TAB else
+                                       (lessons.TRAINING_TOOLBAR, lessons.FORGET_ZERO_GRAD,
+                                        lessons.GHOST)))
         if on and not self.presentation.active:
             self.presentation.remember()  # the layout as the user has it, to give back
             self.dock_room.before_teacher_mode()
