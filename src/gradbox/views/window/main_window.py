@@ -80,7 +80,9 @@ SHORTCUTS = """<table>
 </table>"""
 
 
-LAYOUT_VERSION = 2  # of the docks and toolbars saved in the settings: 2 has the timeline row
+# Of the docks and toolbars saved in the settings: 2 has the timeline row, 3 the phase
+# bar on a row of its own.
+LAYOUT_VERSION = 3
 
 def load_saved_config(settings: QSettings) -> TrainingConfig | None:
     """The configuration of the last launch, or None if there is none or it is unusable."""
@@ -157,6 +159,9 @@ class MainWindow(QMainWindow):
         self.phase_bar = PhaseBar(controller, self)  # teacher mode's large phase indicator
         self.addToolBar(Qt.TopToolBarArea, self.phase_bar)
         self.phase_bar.hide()
+        # A row of its own for the timeline: beside teacher mode's phase bar it went into
+        # the » overflow with the Ghost run switch (1024 x 768, lesson 4).
+        self.addToolBarBreak(Qt.TopToolBarArea)
         self.addToolBar(Qt.TopToolBarArea, self.toolbar.timeline_bar)
 
         self.boundary = DecisionBoundaryView(controller)
