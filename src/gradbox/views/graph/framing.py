@@ -209,6 +209,10 @@ class Framer:
                 and drawing.height() * readable <= port.height() - 8:
             # Whole at the readable zoom, only not with fit's margins: centred, whole.
             view.centerOn(drawing.center())
+        elif (focus := ops_scene.focus_point()) is not None:
+            # A neuron opened by a double-click: its operations, not the loss end (they
+            # showed only after Fit).
+            view.centerOn(focus)
         else:
             root = nodes[shown.root].pos()
             right = root.x() + ops_scene.style.node_w / 2 + 24 / readable

@@ -231,6 +231,21 @@ class OperationScene(QGraphicsScene):
             return node
         return shown.original_ids[node]
 
+    def focus_point(self) -> QPointF | None:
+        """The middle of the opened neuron's operations (what a double-click on it asked
+        to see), or None when none is opened."""
+        if self.expanded is None or self.graph is None or not len(self.node_xy):
+            return None
+        neuron = g.neuron_nodes(self.graph, *self.expanded)
+        if neuron is None:
+            return None
+        shown = [self.to_shown(n) for n in (*neuron.ops, *neuron.weights)]
+        xy = self.node_xy[[k for k in shown if k is not None and k < len(self.node_xy)]]
+        if not len(xy):
+            return None
+        middle = (xy.min(axis=0) + xy.max(axis=0)) / 2
+        return QPointF(float(middle[0]), float(middle[1]))
+
     def node_at(self, point: QPointF) -> int | None:
         """The shown node under a scene point (by geometry: zoomed out the items hide)."""
         if not len(self.node_xy):
