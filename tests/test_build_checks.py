@@ -80,9 +80,10 @@ def test_the_failing_case_shows_the_learners_and_the_expected_gradient_at_each_n
     assert all(n.expected_grad is not None and n.expected_data is not None
                for n in graph.nodes)
     assert CheckReport.from_json(report.to_json()) == report
-    # The line to look at: the op whose backward handed `a` its gradient (the closure was
-    # freed by backward, so its method).
-    assert apply(CORRECT, edits).splitlines()[case.line - 1].strip() == "def __mul__(self, other):"
+    # The line to look at: the first line of the closure that handed `a` its gradient
+    # (found through its op's method: backward has freed the closure itself).
+    assert apply(CORRECT, edits).splitlines()[case.line - 1].strip() == \
+        "self.grad = other.data * out.grad"
     # The Playground can show it beside the broken variant it matches.
     assert (case.playground, case.playground_variant) == ("a = 3.0\nb = a * a", "assign")
 

@@ -22,6 +22,7 @@ import re
 import sys
 import types
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any
 
 from gradbox.build import reference
@@ -84,6 +85,18 @@ def op_method(op: Any) -> str:
         return "__pow__"
     return {"+": "__add__", "*": "__mul__", "tanh": "tanh", "exp": "exp",
             "relu": "relu"}.get(op, "")
+
+
+def _nested_backward(method: Any) -> CodeType | None:
+    """The code of the closure an op's method defines (`_backward` by name, else the only
+    function it defines), read from the method's constants: still there after backward
+    has freed the closures themselves."""
+    code = getattr(method, "__code__", None)
+    if code is None:
+        return None
+    nested = [c for c in code.co_consts if isinstance(c, CodeType)]
+    named = [c for c in nested if c.co_name == "_backward"]
+    return (named or nested or [None])[0] if len(named) == 1 or len(nested) == 1 else None
 
 
 def playground_text(code: str) -> str | None:
@@ -268,11 +281,13 @@ class Run:
                 closure = getattr(node, "_backward", None)
                 code = getattr(closure, "__code__", None)
                 if code is not None and "<locals>" in code.co_qualname:
-                    line = self.line_of(closure)
+                    line = self.line_of(closure, body=True)
                     if line is not None:
                         return line
-                method = op_method(getattr(node, "_op", ""))
-                line = self.line_of(getattr(self.ns.get("Value"), method, None))
+                method = getattr(self.ns.get("Value"), op_method(getattr(node, "_op", "")),
+                                 None)
+                line = self.line_of(_nested_backward(method), body=True) or \
+                    self.line_of(method)
                 if line is not None:
                     return line
         owner, name = FUNCTION_MISTAKES.get(mistake, ("", ""))
@@ -285,11 +300,19 @@ class Run:
         thing = self.ns.get(owner)
         return self.line_of(getattr(thing, name, None) if name else thing)
 
-    def line_of(self, function: Any) -> int | None:
-        code = getattr(function, "__code__", None) or getattr(
-            getattr(function, "__func__", None), "__code__", None)
+    def line_of(self, function: Any, *, body: bool = False) -> int | None:
+        """Where `function` (or a code object) is in the learner's file: its `def`, or
+        with `body` its first statement (the line to fix in a two-line closure)."""
+        code = function if isinstance(function, CodeType) else (
+            getattr(function, "__code__", None)
+            or getattr(getattr(function, "__func__", None), "__code__", None))
         if code is None or code.co_filename != self.learner.filename:
             return None
+        if body:
+            lines = [ln for _s, _e, ln in code.co_lines()
+                     if ln is not None and ln > code.co_firstlineno]
+            if lines:
+                return min(lines)
         return int(code.co_firstlineno)
 
     def failed(self, explained: Explained) -> CaseResult:

@@ -10,8 +10,9 @@ Each stage is one TOML file in `stages/` (the built-in ones are `stages/NN-key.t
     hints    opened one at a time, on request; none gives the answer away
     cases    the built-in checks this stage runs, by name (`gradbox.build.cases`);
              the checks themselves are built in, a file only chooses and orders them
-    [predict]  optional: question, code, answer -- "predict `a.grad` first", asked before
-             the answer is shown (the accumulation and zero_grad stages)
+    [predict]  optional: question, code, expression, answer -- "predict `a.grad` first",
+             asked before the answer is shown (the accumulation and zero_grad stages);
+             `answer` is the value of `expression` after `code` runs
 
 Reading is strict and bounded: a file larger than `MAX_STAGE_BYTES`, a syntax error, a
 missing or unknown field, a value of the wrong kind or an unknown case is a
@@ -50,7 +51,7 @@ MAX_STAGE_BYTES = 256 * 1024  # a stage is a page of text and a screen of code
 BUILTIN = Path(__file__).resolve().parent / "stages"
 KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 STAGE_FIELDS = ("number", "key", "title", "text", "starter", "hints", "cases", "predict")
-PREDICT_FIELDS = ("question", "code", "answer")
+PREDICT_FIELDS = ("question", "code", "answer", "expression")
 
 
 class StageFileError(ValueError):
@@ -64,12 +65,14 @@ class StageFileError(ValueError):
 
 @dataclass(frozen=True)
 class Predict:
-    """'Predict it first': a question about `code`, whose true answer is `answer`
-    (a test runs `code` on gradbox's engine and checks it)."""
+    """'Predict it first': a question about `code` (shown as it is), whose true answer is
+    `answer`, the value of `expression` once `code` has run (a test runs it on gradbox's
+    engine and checks)."""
 
     question: str
     code: str
     answer: float
+    expression: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,8 @@ def load_stage(text: str, source: str = "stage") -> Stage:
                 or not math.isfinite(answer):
             raise r.error("predict.answer", f"must be a finite number, got {_kind(answer)}")
         predict = Predict(r.string(raw, "predict.question"), r.string(raw, "predict.code"),
-                          float(answer))
+                          float(answer), r.string(raw, "predict.expression", required=False,
+                                                  empty=True))
     return Stage(number, key, title, body.strip(), starter.lstrip("\n"), hints, cases,
                  predict)
 
