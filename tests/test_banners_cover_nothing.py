@@ -5,11 +5,14 @@ rather than every panel at once under banners."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtWidgets import QWidget
 
 from gradbox.teaching.lessons import LESSONS
 from gradbox.views.window.main_window import MainWindow
 from qt_waits import settle
+
+FIND_DIRECT = Qt.FindChildOption.FindDirectChildrenOnly
 
 
 def _covered(win: MainWindow) -> list[str]:
@@ -17,9 +20,15 @@ def _covered(win: MainWindow) -> list[str]:
     for band in win.room.shown_too_small():
         if band.row is None:
             continue  # a view in no box layout (the landscape): a band over its edge
-        view = QRect(band.view.mapTo(win, QPoint(0, 0)), band.view.size())
-        if QRect(band.mapTo(win, QPoint(0, 0)), band.size()).intersects(view):
-            found.append(band.what)
+        # what it must leave readable: its view, or (a band inside the view it is about:
+        # the Layers tab's) every other part of that view -- the plots, the readout
+        inside = band.parentWidget() is band.view
+        parts = ([w for w in band.view.findChildren(QWidget, options=FIND_DIRECT)
+                  if w is not band and w.isVisible()] if inside else [band.view])
+        rect = QRect(band.mapTo(win, QPoint(0, 0)), band.size())
+        for part in parts:
+            if rect.intersects(QRect(part.mapTo(win, QPoint(0, 0)), part.size())):
+                found.append(f"{band.what} over {part.objectName() or type(part).__name__}")
     return found
 
 
