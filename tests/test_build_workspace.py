@@ -334,3 +334,22 @@ def test_a_watched_engine_is_checked_after_each_atomic_save(qtbot, show_widget, 
     panel.stop_watching()
     assert not panel.editor.isReadOnly()
     assert "mine" not in panel.editor.toPlainText()  # the stage's own code is back
+
+
+def test_the_learners_code_survives_closing_the_window_and_undo_stays_the_editors(  # type: ignore[no-untyped-def]
+        qtbot, open_window, tmp_path) -> None:
+    settings = QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat)
+    autosave = tmp_path / "data" / "autosave.gradbox"
+    autosave.parent.mkdir()
+    win = open_window(size=(1024, 700), settings=settings, autosave_path=autosave)
+    win.workspaces.switch("build")
+    _type(qtbot, win.build, "\n# kept")
+    typed = win.build.editor.toPlainText()
+    win.build.editor.document().clearUndoRedoStacks()  # what Undo takes back: the X alone
+    QTest.keyClicks(QApplication.focusWidget(), "X")
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert win.build.editor.toPlainText() == typed  # the editor's own Undo, not the run's
+    win.close()  # no wait for the debounce: closing writes what is kept
+    assert (tmp_path / "data" / "build" / "stage-00.py").read_text() == typed
+    again = open_window(size=(1024, 700), settings=settings, autosave_path=autosave)
+    assert again.build.editor.toPlainText() == typed

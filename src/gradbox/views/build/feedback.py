@@ -205,7 +205,9 @@ class Feedback(QWidget):
         self.message.setVisible(bool(message))
         text = mistake_text(mistake)
         known = describe_mistake(mistake) if text and mistake else None
-        said = known is not None and bool(known.rule) and known.rule in message
+        # the case's words already say it: the rule named in them, or no rule to name
+        # (a timeout's, a memory blow-up's message is the whole story)
+        said = known is not None and (not known.rule or known.rule in message)
         self.mistake.setText(f"The mistake: {text}" if text and not said else "")
         self.mistake.setVisible(bool(text) and not said)
         self.mistake_box.setVisible(bool(message or text))

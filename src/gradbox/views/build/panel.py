@@ -358,7 +358,9 @@ class BuildPanel(QWidget):
             widget.show()
         self.check_button.setEnabled(False)
         self.busy_label.setText("Checking…")
-        self.feedback.show_busy(f"Checking stage {self.stage.number}…")
+        shown = " (below, the last check's answer until this one's comes)" \
+            if self.feedback.case is not None else ""
+        self.feedback.show_busy(f"Checking stage {self.stage.number}…{shown}")
         self._ticker.start()
 
     def _show_elapsed(self) -> None:
