@@ -84,6 +84,10 @@ def explain_error(error: BaseException, filename: str) -> Explained:
     kind = type(error).__name__
     if isinstance(error, RecursionError):
         names = [f.name for f in frames]
+        if frames:  # the line that calls itself: the one most frames stand on
+            lines = [f.lineno for f in frames]
+            line = max(set(lines), key=lines.count)
+            where = f" (line {line} in `{max(set(names), key=names.count)}`)"
         looping = [n for n in ("__radd__", "__rmul__", "__rsub__", "__rtruediv__",
                                "__add__", "__mul__") if names.count(n) > 20]
         if looping:
