@@ -75,7 +75,8 @@ def main() -> None:
         bare = bare_step_ms(config, 20 if config is W1 else 2)
         process = TrainingProcess(config)
         process.wait_for(NewSnapshot, timeout=600)
-        process.set_graph_wanted(graph)
+        process.tell("set_graph_wanted", graph)
+        process.tell("capture_graph")  # (a snapshot follows)
         process.wait_for(NewSnapshot, timeout=600)
         process.request("step", timeout=600)
         snapshot = process.latest

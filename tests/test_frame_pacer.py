@@ -22,7 +22,7 @@ class FakeController(QObject):
         super().__init__()
         self.snapshot, self.running, self.speed = snapshot, False, None
 
-    def present(self, snapshot: Snapshot, _timeline: object) -> None:
+    def present(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self.snapshot_changed.emit(snapshot)
 
@@ -31,7 +31,7 @@ class FakeController(QObject):
 
     def frame(self, snapshot: Snapshot) -> None:
         """A snapshot arrives, and its frame is drawn now."""
-        self.pacer.offer(snapshot, None)  # type: ignore[attr-defined]
+        self.pacer.offer(snapshot)  # type: ignore[attr-defined]
         self.pacer.flush_then(lambda: None)  # type: ignore[attr-defined]
 
     def set_running(self, running: bool) -> None:

@@ -193,11 +193,11 @@ def test_a_run_ending_while_a_frame_draws_is_heard_after_its_last_snapshot(  # t
 
     def inside_a_frame(snapshot):  # type: ignore[no-untyped-def]
         if snapshot is not last and not heard:
-            controller.pacer._pending = (last, (None, "", ""))
+            controller.pacer._pending = last
             controller._on_running_changed(False, controller._runs_asked)
             heard.append(controller.running)
     controller.snapshot_changed.connect(inside_a_frame)
-    controller.pacer._pending = (dataclasses.replace(controller.snapshot), (None, "", ""))
+    controller.pacer._pending = dataclasses.replace(controller.snapshot)
     controller.pacer._next_frame = 0.0
     controller.pacer._schedule()
     assert heard == [True]  # not stopped yet: the snapshot on screen is not the last

@@ -246,7 +246,7 @@ def test_a_stale_graph_is_shown_as_such_and_offers_no_replay(
     trainer.capture_graph = False  # a run traces only the steps it shows
     trainer.step()
     # as the training process would send it, drawn by the next frame
-    controller.pacer.offer(trainer.snapshot(), (None, "", ""))
+    controller.pacer.offer(trainer.snapshot())
     controller.pacer.flush_then(lambda: None)
     assert panel.view.graph() is trainer.snapshot().graph
     assert "earlier step" in panel.caption.text()

@@ -132,7 +132,8 @@ def test_a_run_to_a_goal_matches_the_in_process_run(start) -> None:
 
 def test_the_graph_crosses_with_the_engine_numbers(start) -> None:
     process = start()
-    process.set_graph_wanted(True)
+    process.tell("set_graph_wanted", True)  # as a graph view that opens
+    process.tell("capture_graph")
     process.wait_for(NewSnapshot)
     for _ in range(2):
         process.request("step")

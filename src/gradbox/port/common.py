@@ -98,8 +98,9 @@ class PortBase(QObject):
     # --- the named commands --------------------------------------------------------------
     def send(self, command: Callable[Concatenate[Session, P], Any], *args: P.args,
              **kwargs: P.kwargs) -> None:
-        """Send the session's command `command` (a method of `Session`, e.g.
-        `Session.reset`) with plain-data arguments; a new snapshot follows."""
+        """Send the session's command or setting `command` (a method of `Session`, e.g.
+        `Session.reset`) with plain-data arguments; a new snapshot follows a command.
+        Nobody waits for its answer, so none comes back (a failure is said: `error`)."""
         self._call(command.__name__, args, kwargs)
 
     def ask(self, question: Callable[..., R], *args: Any, callback: Callable[[R], None],
@@ -202,8 +203,16 @@ class PortBase(QObject):
                   failed: Callable[[str], None]) -> None:
         """Continue the run saved in session file `path`, undoably: then `opened(steps)`
         (its snapshot has come first), or `failed(why)` and the current run stays."""
-        number = self._call("open_file", (str(path), what), {}, waited=True)
+        number = self._call(Session.open_file.__name__, (str(path), what), {}, waited=True)
         self._callbacks[number], self._failures[number] = opened, failed
+
+    def set_graph_wanted(self, wanted: bool) -> None:
+        """A graph view is showing (or no longer): trace the graph with each shown step
+        (costs time)."""
+        self.graph_wanted = wanted
+        self.send(Session.set_graph_wanted, wanted)
+        if wanted:
+            self.send(Session.capture_graph)  # the last forward pass's graph, now
 
     # --- selection (UI-side state shared by the views) -----------------------------------
     def select_sample(self, index: int) -> None:
@@ -216,11 +225,11 @@ class PortBase(QObject):
             self.parameter_selected.emit(name)
 
     # --- frames -----------------------------------------------------------------------
-    def present(self, snapshot: Snapshot, timeline: tuple[Any, str, str]) -> None:
+    def present(self, snapshot: Snapshot) -> None:
         """A frame (the pacer's): `snapshot` becomes the one on screen."""
         self.snapshot = snapshot
-        ahead, undo, redo = timeline
-        self.ahead = ahead
+        self.ahead = snapshot.ahead
+        undo, redo = snapshot.undo_text, snapshot.redo_text
         if (undo, redo) != (self.undo_text, self.redo_text):
             self.undo_text, self.redo_text = undo, redo
             self.undo_changed.emit(undo, redo)
@@ -237,9 +246,12 @@ class PortBase(QObject):
         return self.pacer.frames
 
     # --- what happened (the transport calls these) ---------------------------------------
-    def _on_snapshot(self, snapshot: Snapshot, timeline: tuple[Any, str, str]) -> None:
+    @Slot(object)
+    def _on_snapshot(self, snapshot: Snapshot) -> None:
+        if snapshot is self.snapshot:
+            return  # the first one, shown already
         self._rewinding_to = None
-        self.pacer.offer(snapshot, timeline)
+        self.pacer.offer(snapshot)
 
     @Slot(int, object)
     def _on_replied(self, number: int, result: Any) -> None:

@@ -103,7 +103,7 @@ class SessionController(PortBase):
             process.close()
             raise
         link = ProcessLink(process, self)
-        link.snapshot_arrived.connect(self._on_snapshot_arrived)
+        link.snapshot_arrived.connect(self._on_snapshot)
         link.replied.connect(self._on_replied)
         link.failed.connect(self._on_failed)
         link.running_changed.connect(self._on_running_changed)
@@ -111,7 +111,8 @@ class SessionController(PortBase):
         link.note.connect(self.message)
         link.died.connect(self._on_died)
         if self.graph_wanted:
-            process.set_graph_wanted(True)
+            process.tell(Session.set_graph_wanted.__name__, True)
+            process.tell(Session.capture_graph.__name__)
         if self.speed is not None:
             process.set_speed(interval_ms(self.speed) / 1000)
         return process, link
@@ -120,6 +121,9 @@ class SessionController(PortBase):
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
               waited: bool = False, lazy: bool = False) -> int:
         process = self._process
+        if not waited:
+            process.tell(name, *args, **kwargs)  # no answer crosses back
+            return 0
         return (process.call_lazily if lazy else process.call)(name, *args, **kwargs)
 
     def _start_run(self, number: int, goal: RunGoal, interval_s: float) -> None:
@@ -133,17 +137,6 @@ class SessionController(PortBase):
 
     def _want_snapshot(self) -> None:
         self._process.want_snapshot()
-
-    def set_graph_wanted(self, wanted: bool) -> None:
-        """A graph view is showing: capture the graph with each shown step (costs time)."""
-        self.graph_wanted = wanted
-        self._process.set_graph_wanted(wanted)
-
-    @Slot(object)
-    def _on_snapshot_arrived(self, snapshot: Snapshot) -> None:
-        if snapshot is self.snapshot:
-            return  # the first one, shown already
-        self._on_snapshot(snapshot, self._process.timeline)
 
     # --- saving -------------------------------------------------------------------------
     def whole_run_written(self, answer: LazyAnswer, path: Path, step: int) -> None:
@@ -186,7 +179,7 @@ class SessionController(PortBase):
         self.died = ""
         latest = self._process.latest
         assert latest is not None
-        self.pacer.offer(latest, self._process.timeline)
+        self.pacer.offer(latest)
         self.message.emit(f"Training continues from step {latest.step}")
 
     @property

@@ -91,7 +91,7 @@ class FrameHost(Protocol):
     snapshot: Snapshot  # the one on screen
     running_changed: SignalInstance
 
-    def present(self, snapshot: Snapshot, timeline: Any) -> None:
+    def present(self, snapshot: Snapshot) -> None:
         """A frame: `snapshot` goes on screen."""
 
     def frame_drawn(self) -> None:
@@ -112,7 +112,7 @@ class FramePacer(QObject):
         self._next_frame = 0.0  # time.perf_counter() before which no frame is drawn
         self._drawing = False
         self._cpu_at_frame = time.thread_time()
-        self._pending: tuple[Snapshot, Any] | None = None
+        self._pending: Snapshot | None = None
         # The display-paced timer: the only thing that hands snapshots to the views.
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -141,12 +141,12 @@ class FramePacer(QObject):
     @property
     def pending(self) -> Snapshot | None:
         """A snapshot offered and not drawn yet."""
-        return self._pending[0] if self._pending is not None else None
+        return self._pending
 
-    def offer(self, snapshot: Snapshot, timeline: Any) -> None:
-        """A new snapshot (and the timeline as it came with it): drawn at the next frame,
-        at once if the last frame is a frame old."""
-        self._pending = (snapshot, timeline)
+    def offer(self, snapshot: Snapshot) -> None:
+        """A new snapshot: drawn at the next frame, at once if the last frame is a frame
+        old."""
+        self._pending = snapshot
         self._schedule()
 
     def _schedule(self) -> None:
@@ -174,8 +174,7 @@ class FramePacer(QObject):
     def _draw_frame(self) -> None:
         if self._drawing or self._pending is None:
             return  # reached from inside a frame's event pass: that frame goes on
-        snapshot, timeline = self._pending
-        self._pending = None
+        snapshot, self._pending = self._pending, None
         host = self.host
         start = time.perf_counter()
         # The UI thread's CPU time since the last frame began: that frame's handlers,
@@ -185,7 +184,7 @@ class FramePacer(QObject):
         self._drawing = True
         try:
             self.frames += 1
-            host.present(snapshot, timeline)
+            host.present(snapshot)
             # The window's repaint is the event loop's next turn, not this one: two
             # shorter waits for clicks and timers, not one long one.
             self._hand_out(snapshot)

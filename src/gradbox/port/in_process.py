@@ -19,12 +19,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
+from gradbox.files.sessions import load_state
 from gradbox.port.common import PortBase
-from gradbox.runner.child import open_session_file
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
-from gradbox.training.session import QUESTIONS, Session
+from gradbox.training.session import COMMANDS, Session
 from gradbox.training.timeline import Timeline
 
 
@@ -46,6 +46,7 @@ class InProcessPort(PortBase):
         super().__init__(parent)
         self.session = session if isinstance(session, Session) else Session.fresh(session)
         self.session.view = self
+        self.session.read_file = self.session.read_file or load_state
         self._numbers = itertools.count(1)
         self._run_number = 0  # the run going on (0: none)
         self._wanted = False  # a frame was drawn since the last snapshot of a Run
@@ -65,17 +66,14 @@ class InProcessPort(PortBase):
               waited: bool = False, lazy: bool = False) -> int:
         number = next(self._numbers) if waited else 0
         try:
-            if name == "open_file":
-                result = open_session_file(self.session, *args, **kwargs)
-            else:
-                result = self.session.command(name, *args, **kwargs)
+            result = self.session.command(name, *args, **kwargs)
         except Exception as error:  # as in the training process: said, and nothing lost
             self._publish()
             failure = (number, describe_error(error),
                        "".join(traceback.format_exception(error)))
             QTimer.singleShot(0, self, lambda: self._on_failed(*failure))
             return number
-        if name not in QUESTIONS:
+        if name in COMMANDS:
             self._publish()
         if waited:
             answer = _Loaded(result) if lazy else result
@@ -85,7 +83,7 @@ class InProcessPort(PortBase):
     def _publish(self) -> None:
         self._wanted = False
         self.newest = self.session.snapshot()
-        self._on_snapshot(self.newest, self.session.timeline_view())
+        self._on_snapshot(self.newest)
 
     def _start_run(self, number: int, goal: RunGoal, interval_s: float) -> None:
         if self._paused_upto >= number:
@@ -130,12 +128,6 @@ class InProcessPort(PortBase):
 
     def _want_snapshot(self) -> None:
         self._wanted = True
-
-    def set_graph_wanted(self, wanted: bool) -> None:
-        """A graph view is showing: capture the graph with each shown step."""
-        self.graph_wanted = self.session.graph_wanted = wanted
-        if wanted:
-            self._call("capture_graph", (), {})
 
     # --- saving, and the end --------------------------------------------------------------
     def whole_run_written(self, answer: Any, path: Path, step: int) -> None:

@@ -13,7 +13,7 @@ offers:
                     `running_changed`, `pause_requested`, `stopped`
     selection       `selected_sample`, `selected_parameter`, `select_sample`,
                     `select_parameter` and their signals: UI-side state the views share
-    commands        `send(Session.x, ...)` for any of the session's commands,
+    commands        `send(Session.x, ...)` for any of the session's commands and settings,
                     `ask(Session.y, ..., callback=)` for its questions; and the few that
                     are the window's own: `step`, `substep`, `run`, `pause`, `set_speed`,
                     `rewind`, `move_timeline`, `apply_config`, `pin_run`, `open_file`,
@@ -111,7 +111,7 @@ class SessionPort(Protocol):
     def select_parameter(self, name: str) -> None: ...
 
     # The frames (the pacer calls these).
-    def present(self, snapshot: Snapshot, timeline: Any) -> None: ...
+    def present(self, snapshot: Snapshot) -> None: ...
     def frame_drawn(self) -> None: ...
 
     # A death, and the end.

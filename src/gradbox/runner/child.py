@@ -15,8 +15,8 @@ in 0.25 s (forkserver), and Pause abandons a step.
 `main` is what `TrainingProcess` starts in a child process (forkserver where there is
 one, else spawn). It reads messages from its end of the pipe -- commands by name with
 plain-data arguments, Run, quit -- and answers with replies, notes and snapshots (see
-gradbox.runner.wire). It also opens session files itself (`open_file`): the window only
-checks a file, so it never builds a second copy of a run nor sends one across.
+gradbox.runner.wire). It also opens session files itself (`Session.open_file`): the
+window only checks a file, so it never builds a second copy of a run nor sends one across.
 
 A Run is this process's own loop: a step, then the window's messages, then the next.
 A snapshot is published only when the window asked for one (its `WANTED` mark: at most
@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from gradbox.autograd.collector import freeze_big_young_generation, in_a_training_process
-from gradbox.files.sessions import load_state_with_controls
+from gradbox.files.sessions import load_state, load_state_with_controls
 from gradbox.runner.leftovers import Leftovers
 from gradbox.runner.shared import Segment
 from gradbox.runner.wire import (
@@ -76,7 +76,7 @@ from gradbox.training import limits
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
-from gradbox.training.session import QUESTIONS, Session
+from gradbox.training.session import COMMANDS, QUESTIONS, SETTINGS, Session
 from gradbox.training.snapshots import start_revisions_at
 from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
@@ -101,18 +101,6 @@ def make_trainer(start: TrainingState | TrainingConfig | str | None) -> Trainer:
     if isinstance(start, TrainingState):
         return Trainer.from_state(start)
     return Trainer(start)
-
-
-def open_session_file(session: Session, path: str, what: str) -> int:
-    """Continue the run saved in session file `path`, replacing `session`'s undoably;
-    its step count. Read and built here, in the training process: the window only checks
-    the file (and says what is wrong with it) -- it never builds the run nor sends it
-    across, which froze it for 1.9 s on a 1000x1000 session (five seconds of building,
-    then the state pickled on its UI thread). A file that cannot be read or built
-    (changed since, or too big for this process's memory) leaves the run as it was."""
-    state, _controls = load_state_with_controls(path)
-    session.open_run(state, what)
-    return state.step
 
 
 class Child:
@@ -162,9 +150,7 @@ class Child:
         """Send the session's snapshot; `answer` (a command's reply) rides in the same
         message, after it (see `call`)."""
         self.control[WANTED] = 0
-        session = self.session
-        session.trainer.capture_graph = session.graph_wanted
-        meta = self.publisher.message(session.snapshot(), session.timeline_view())
+        meta = self.publisher.message(self.session.snapshot())
         # The steps' compute times go to the window, whose estimates they correct.
         meta["observed"], self.observed = self.observed, []
         if answer is not None:
@@ -191,10 +177,6 @@ class Child:
             self.start_run(number, goal, interval_s)
         elif kind == "speed":
             self.interval_s = float(message[1])
-        elif kind == "graph":
-            self.session.graph_wanted = bool(message[1])
-            if message[1]:
-                self.call(0, "capture_graph", (), {})
         elif kind == "quit":
             self.quit = True
 
@@ -202,13 +184,10 @@ class Child:
              kwargs: dict[str, Any], lazy: bool = False) -> None:
         """Run command `name`. Its snapshot and its answer go in one message, the
         snapshot first: a window that has the answer has the snapshot too, and a Step
-        wakes the window once, not twice. Questions publish nothing. A `lazy` answer is
+        wakes the window once, not twice. Questions and settings publish nothing. A `lazy` answer is
         pickled into shared memory (see `wire.LazyAnswer`)."""
         try:
-            if name == "open_file":
-                result = open_session_file(self.session, *args, **kwargs)
-            else:
-                result = self.session.command(name, *args, **kwargs)
+            result = self.session.command(name, *args, **kwargs)
         except Exception as error:  # a command's failure must not end the process
             self.publish()
             self.send("failed", number, describe_error(error),
@@ -225,7 +204,7 @@ class Child:
             except Exception as error:  # an answer that cannot cross: say so, go on
                 answer = ("failed", number, f"the answer to {name} cannot be sent: {error}",
                           "".join(traceback.format_exception(error)))
-        if name not in QUESTIONS:
+        if name in COMMANDS:
             self.publish(answer)
         elif answer is not None:
             try:
@@ -369,7 +348,7 @@ def answered_beside_leftovers(message: tuple[Any, ...]) -> bool:
     a speed, quit): handled while an abandoned step's graph is still being freed."""
     kind = message[0]
     if kind in ("call", "lazy call"):
-        return message[2] in QUESTIONS and message[2] != "gradient_check"
+        return (message[2] in QUESTIONS | SETTINGS) and message[2] != "gradient_check"
     return kind in ("run", "speed", "quit")
 
 
@@ -391,7 +370,7 @@ def main(conn: Connection, prefix: str, control_name: str,
         conn.send(("failed", 0, describe_error(error),
                    "".join(traceback.format_exception(error))))
         return
-    child = Child(conn, prefix, control, Session(trainer))
+    child = Child(conn, prefix, control, Session(trainer, read_file=load_state))
     in_a_training_process()
     if PAUSE_SIGNAL is not None:
         signal.signal(PAUSE_SIGNAL, child.on_pause_signal)

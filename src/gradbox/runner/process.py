@@ -232,6 +232,11 @@ class TrainingProcess:
         self._send("call", number, command, args, kwargs)
         return number
 
+    def tell(self, command: str, /, *args: Any, **kwargs: Any) -> None:
+        """As `call`, when nobody waits for the answer: none crosses back (a failure
+        does, numbered 0)."""
+        self._send("call", 0, command, args, kwargs)
+
     def call_lazily(self, command: str, /, *args: Any, **kwargs: Any) -> int:
         """As `call`, for a large answer (a whole run): its Reply holds a `LazyAnswer`,
         pickled in shared memory, which `load()` reads on whichever thread needs it."""
@@ -273,10 +278,6 @@ class TrainingProcess:
             return self._last_file[1] if self._last_file is not None else None
         state = self.last_state
         return None if state is None else state.step
-
-    def set_graph_wanted(self, wanted: bool) -> None:
-        """A graph view shows: trace the graph with the steps that are shown."""
-        self._send("graph", wanted)
 
     def run(self, number: int, goal: RunGoal | None = None, interval_s: float = 0.0) -> None:
         """Start run `number` (numbers grow; a Pause names the runs it stops)."""
@@ -416,12 +417,6 @@ class TrainingProcess:
                         raise CommandError(event.text, "")
         finally:
             self._backlog = kept + self._backlog
-
-    @property
-    def timeline(self) -> tuple[Any, str, str]:
-        """(the steps kept ahead or None, what Undo would do, what Redo would do), as the
-        newest message had them."""
-        return self._receiver.timeline
 
     def wait_for_snapshot(self, timeout: float = 60.0) -> Snapshot:
         """The first snapshot (blocking; events that came with it are kept for the next

@@ -67,7 +67,7 @@ CONTROL_CELLS = HELD + SLOTS
 ARRAY_FIELDS = ("params", "grads", "ghost_grads", "step_grads", "batch", "graph_batch")
 # Pickled only when changed (compared by identity: the trainer reuses these objects).
 CACHED_FIELDS = ("config", "param_names", "points", "labels", "is_test", "targets",
-                 "edits", "pinned", "layer_sizes")
+                 "edits", "pinned", "layer_sizes", "ahead")
 HISTORY_MIN_ROWS = 1024
 GRAPH_ARRAYS = ("graph_data", "graph_grad", "graph_data_per_sample", "graph_grad_per_sample")
 
@@ -167,11 +167,8 @@ class Publisher:
         self._graph_version = 0  # one more for each new graph traced
         self.published = 0
 
-    def message(self, snapshot: Snapshot, timeline: tuple[Any, str, str] = (None, "", ""),
-                ) -> dict[str, Any]:
-        """Write `snapshot`'s arrays to shared memory; the message that announces them.
-        `timeline` (the steps kept ahead, what Undo and Redo would do) goes with it,
-        pickled only when it changed."""
+    def message(self, snapshot: Snapshot) -> dict[str, Any]:
+        """Write `snapshot`'s arrays to shared memory; the message that announces them."""
         arrays = {name: getattr(snapshot, name) for name in ARRAY_FIELDS
                   if getattr(snapshot, name) is not None}
         arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
@@ -186,10 +183,6 @@ class Publisher:
             if name not in self._sent or self._sent[name] is not value:
                 changed[name] = value
                 self._sent[name] = value
-        if self._sent.get("timeline") != (id(timeline[0]), *timeline[1:]):
-            self._sent["timeline"] = (id(timeline[0]), *timeline[1:])
-            self._sent["timeline object"] = timeline[0]  # (so its id is not reused)
-            changed["timeline"] = timeline
         meta["changed"] = changed
         meta["history"] = self._history.publish(snapshot.history)
         meta["graph"] = self._graph(snapshot.graph, arrays)
@@ -322,7 +315,7 @@ class Receiver:
         self._segments: dict[str, Segment] = {}
         self._slot_names: dict[int, str] = {}
         self._history_name = ""
-        self._cached: dict[str, Any] = {"timeline": (None, "", "")}
+        self._cached: dict[str, Any] = {}
         self._origin: tuple[int, object] = (0, object())
         self._structure: Graph | None = None
         self._graph: tuple[int, Graph] | None = None  # the last graph built, by version
@@ -357,12 +350,6 @@ class Receiver:
         """The objects of `NAMED_FIELDS` as of the last message absorbed: what an answer
         that came after it names (`LazyAnswer`)."""
         return {name: self._cached[name] for name in NAMED_FIELDS if name in self._cached}
-
-    @property
-    def timeline(self) -> tuple[Any, str, str]:
-        """(the steps kept ahead or None, what Undo would do, what Redo would do), as of
-        the last message absorbed."""
-        return self._cached["timeline"]
 
     def snapshot(self, meta: dict[str, Any]) -> Snapshot:
         """The snapshot of an absorbed message, its arrays viewing shared memory."""

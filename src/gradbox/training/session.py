@@ -6,6 +6,12 @@ arguments and results are plain data -- numbers, strings, configurations, states
 snapshots -- never a closure over the trainer. A command can therefore be sent to the
 thread that owns the session, or to another process.
 
+The vocabulary is named once, here: a method marked `@command` may change the session
+(a snapshot follows it to the window), one marked `@question` only answers, one marked
+`@setting` changes how the session works but nothing on show (no snapshot follows).
+`COMMANDS`, `QUESTIONS` and `SETTINGS`, the training process's dispatch and the window's
+`port.send(Session.x)` all follow from the marks.
+
 What the session has to say it tells its view (`SessionView`): a note to read (what a
 change replaced and how to get it back, a goal reached), or that training stopped
 itself (a non-finite loss or gradient, a diverging loss). This is the shape of mu's
@@ -19,7 +25,9 @@ tick (one phase for a big network, see `splits_steps`), with the stop rules of
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -36,7 +44,7 @@ from gradbox.training.state import ParameterEdit, TrainingState, edit_text
 from gradbox.training.timeline import Timeline
 from gradbox.training.trainer import Trainer
 
-__all__ = ["COMMANDS", "QUESTIONS", "ParameterHistory", "Session", "SessionView",
+__all__ = ["COMMANDS", "QUESTIONS", "SETTINGS", "ParameterHistory", "Session", "SessionView",
            "record_key"]
 
 # What parameter_history answers: (name, steps, values, gradient steps, gradients, edits).
@@ -62,6 +70,30 @@ class _NoView:
         pass
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def command(method: F) -> F:
+    """Mark a `Session` method as a command: it may change the session, and a snapshot
+    follows it."""
+    method.session_verb = "command"  # type: ignore[attr-defined]
+    return method
+
+
+def question(method: F) -> F:
+    """Mark a `Session` method as a question: it answers, and changes nothing (nothing
+    is redrawn after it)."""
+    method.session_verb = "question"  # type: ignore[attr-defined]
+    return method
+
+
+def setting(method: F) -> F:
+    """Mark a `Session` method as a setting: it changes how the session works from now
+    on, not what is on show, so no snapshot follows it."""
+    method.session_verb = "setting"  # type: ignore[attr-defined]
+    return method
+
+
 def record_key(record: StepRecord) -> tuple[int, float, float]:
     """What tells one run's step from another's (same numbers: the same state)."""
     return record.step, record.loss, record.grad_norm
@@ -71,9 +103,12 @@ class Session:
     """Owns the timeline and its trainer; changed only through its named commands."""
 
     def __init__(self, trainer: Trainer | None = None, view: SessionView | None = None,
-                 ) -> None:
+                 read_file: Callable[[str], TrainingState] | None = None) -> None:
         self.timeline = Timeline(trainer if trainer is not None else Trainer(TrainingConfig()))
         self.view: SessionView = view if view is not None else _NoView()
+        # Reads a session file for `open_file` (gradbox.files.sessions.load_state: files
+        # sit above this layer, so whoever hosts the session hands it over).
+        self.read_file = read_file
         # A graph view is showing: trace the graph with the steps that are shown.
         self.graph_wanted = False
         self._run: Run | None = None
@@ -88,20 +123,17 @@ class Session:
         """The run on show (for code in the same thread that owns the session)."""
         return self.timeline.trainer
 
-    def command(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """Run the command `name` (one of COMMANDS or QUESTIONS) with plain-data arguments."""
-        if name not in COMMANDS and name not in QUESTIONS:
-            raise KeyError(f"there is no session command named {name!r}")
-        self.trainer.capture_graph = self.graph_wanted
-        result = getattr(self, name)(*args, **kwargs)
-        if name in _LOSES_THE_GRAPH and self.graph_wanted:
-            self.capture_graph()  # traced again: a graph view is open
-        return result
-
     # --- what is on show --------------------------------------------------------------------
+    @question
     def snapshot(self) -> Snapshot:
-        return self.trainer.snapshot()
+        """The run on show, with what the timeline holds beside it (the steps kept ahead,
+        what Undo and Redo would do): one parcel for the window."""
+        t = self.timeline
+        return dataclasses.replace(self.trainer.snapshot(), ahead=t.ahead_history,
+                                   undo_text=t.undo_stack.undo_text,
+                                   redo_text=t.undo_stack.redo_text)
 
+    @question
     def timeline_view(self) -> tuple[History | None, str, str]:
         """(the whole run's record while the timeline is back or None, what Undo would do,
         what Redo would do), for the window beside each snapshot."""
@@ -109,6 +141,7 @@ class Session:
         return t.ahead_history, t.undo_stack.undo_text, t.undo_stack.redo_text
 
     # --- questions: nothing changes ---------------------------------------------------------
+    @question
     def parameter_history(self, index: int, name: str) -> ParameterHistory | None:
         """One parameter's weights and gradients along the run, with the edits typed into
         it; None if parameter `index` is no longer called `name` (the network changed
@@ -121,6 +154,7 @@ class Session:
         edits = tuple(e for e in trainer.edits if e.name == name)
         return name, steps, values, grad_steps, grads, edits
 
+    @question
     def gradient_check(self) -> GradCheck:
         """The network's gradients beside finite differences, on its training points and
         the loss it trains on (penalties included)."""
@@ -132,6 +166,7 @@ class Session:
                                       trainer.dataset.truth[train], trainer.data_loss,
                                       c.l1, c.l2)
 
+    @question
     def landscape_request(self, mode: str, axes: tuple[int, int], seed: int,
                           ) -> Request | str:
         """What the loss landscape is computed from (the run's path and loss, copied), or
@@ -149,20 +184,24 @@ class Session:
                           regression=snapshot.targets is not None)
         return Request(problem, snapshot.params, steps, path, mode, axes, seed)
 
+    @question
     def whole_run(self) -> tuple[TrainingState, int | None, Snapshot]:
         """The run to its end, the step the timeline stands at (None at the end) and the
         snapshot on show: what a saved file keeps."""
         state, position = self.timeline.whole_run()
         return state, position, self.trainer.snapshot()
 
+    @question
     def whole_state(self) -> TrainingState:
         """The run to its end, alone (what an animation export replays)."""
         return self.timeline.whole_run()[0]
 
+    @question
     def state(self) -> TrainingState:
         return self.trainer.state()
 
     # --- training ---------------------------------------------------------------------------
+    @command
     def step(self) -> StepRecord | None:
         """One whole step (finishing a sub-stepped one); None if it stopped (said)."""
         self.diverge("Step")
@@ -171,6 +210,7 @@ class Session:
             self.view.show_stop(self.trainer.stop_reason)
         return record
 
+    @command
     def substep(self) -> str:
         """The next phase; returns its name."""
         self.diverge("Sub-step")
@@ -179,26 +219,35 @@ class Session:
             self.view.show_stop(self.trainer.stop_reason)
         return phase
 
+    @command
     def start_run(self, goal: RunGoal | None = None) -> None:
         """A Run begins: `tick()` goes on until `goal` or a stop rule says it is over."""
         self.diverge("Run")
         self._run = Run(goal if goal is not None else RunGoal())
 
+    @command
     def tick(self, capture_graph: bool | None = None) -> Tick:
         """One step of the Run (one phase for a big network). `capture_graph`: trace this
         step's graph (default: whenever a graph view shows)."""
         if self._run is None:
             self._run = Run(RunGoal())
-        trainer = self.trainer
-        trainer.capture_graph = self.graph_wanted if capture_graph is None else capture_graph
+        trainer = self._traced(capture_graph)
         return self._run.tick(trainer, split=splits_steps(trainer.config))
 
+    @command
     def finish_run(self) -> None:
         """The Run is over: the graph of the last step, if steps went by untraced."""
         self._run = None
         if self.graph_wanted:
             self.trainer.capture_current_graph()
 
+    @setting
+    def set_graph_wanted(self, wanted: bool) -> None:
+        """A graph view shows (or no longer does): trace the graph with the steps that
+        are shown (`capture_graph` traces the last forward pass's now)."""
+        self.graph_wanted = wanted
+
+    @command
     def capture_graph(self) -> None:
         """A graph view opened: the last forward pass's graph, now -- traced again if
         none is kept (after a rewind, an Undo or a reopened run)."""
@@ -207,6 +256,7 @@ class Session:
             trace_last_step_again(self.trainer)
 
     # --- the timeline -----------------------------------------------------------------------
+    @command
     def rewind(self, step: int, mark: tuple[int, float, float] | None = None) -> bool:
         """Move the timeline to `step` (back, or forward to steps it still holds). `mark`
         is `record_key` of what the window showed for that step: a request that reaches
@@ -220,10 +270,12 @@ class Session:
         self.timeline.move_to(step)
         return True
 
+    @command
     def undo(self) -> str:
         """Bring back the run the last run-replacing action replaced; what it was ('')."""
         return self._undo_redo(True)
 
+    @command
     def redo(self) -> str:
         return self._undo_redo(False)
 
@@ -241,6 +293,7 @@ class Session:
             self.view.show_message(text)
 
     # --- changes to the run ----------------------------------------------------------------
+    @command
     def set_parameter(self, name: str, value: float) -> ParameterEdit:
         """A weight typed in by hand, from the next step on."""
         self.diverge("A weight typed in")
@@ -249,27 +302,33 @@ class Session:
                                "rewind past it to undo)")
         return change
 
+    @command
     def set_forget_zero_grad(self, on: bool) -> None:
         self.diverge("Forget zero_grad")
         self.trainer.set_forget_zero_grad(on)
 
+    @command
     def set_ghost(self, on: bool) -> None:
         self.diverge("Ghost run")
         self.trainer.set_ghost(on)
 
+    @command
     def set_lr(self, lr: float) -> None:
         self.diverge("A new learning rate")
         self.trainer.set_lr(lr)
 
+    @command
     def pin(self) -> None:
         """Keep this run's curves to compare the next one with (replaces an older pin)."""
         self.diverge("A change")
         self.trainer.pin()
 
+    @command
     def unpin(self) -> None:
         self.diverge("A change")
         self.trainer.unpin()
 
+    @command
     def add_point(self, x: float, y: float, label: int, test: bool = False,
                   target: float | None = None) -> None:
         """Add a point; a regression point over the plane needs its `target`."""
@@ -278,6 +337,7 @@ class Session:
         dataset.add_point(x, y, label, test, target)
         self.trainer.replace_dataset(dataset)
 
+    @command
     def remove_point(self, x: float, y: float) -> None:
         self.diverge("A point removed")
         dataset = self.trainer.dataset.copy()
@@ -291,13 +351,16 @@ class Session:
         hint = self.timeline.replace(what, change)
         self.view.show_message(f"{what}: {hint}")
 
+    @command
     def reset(self) -> None:
         """Back to step 0 with the same initial weights."""
         self.replace_run("Reset to the same initial weights", lambda t: t.reset())
 
+    @command
     def reinitialize(self) -> None:
         self.replace_run("Re-initialized with new random weights", lambda t: t.reinitialize())
 
+    @command
     def set_config(self, config: TrainingConfig) -> None:
         """Use a new configuration, keeping whatever it does not change (see
         `plan_config_change`: a new rate from the next step, a restart from the same
@@ -312,14 +375,32 @@ class Session:
         self.replace_run(change.message + (f". Warning: {warning}" if warning else ""),
                          lambda t: t.with_config(config))
 
+    @command
     def new_run(self, config: TrainingConfig, what: str) -> None:
         """A fresh run of `config`, replacing this one (File → New)."""
         self.replace_run(what, lambda _old: Trainer(config))
 
+    @command
     def open_run(self, state: TrainingState, what: str) -> None:
         """Continue the run `state` (a file opened, a session restored), replacing this one."""
         self.replace_run(what, lambda _old: Trainer.from_state(state))
 
+    @command
+    def open_file(self, path: str, what: str) -> int:
+        """Continue the run saved in session file `path`, replacing this one undoably;
+        its step count. Read and built where the session lives: in the app, the training
+        process -- the window only checks the file (and says what is wrong with it) and
+        never builds the run nor sends it across, which froze it for 1.9 s on a 1000x1000
+        session (five seconds of building, then the state pickled on its UI thread). A
+        file that cannot be read or built (changed since, or too big for this process's
+        memory) leaves the run as it was."""
+        if self.read_file is None:
+            raise RuntimeError("this session was given no way to read files")
+        state = self.read_file(path)
+        self.open_run(state, what)
+        return state.step
+
+    @command
     def import_points(self, dataset: Dataset, what: str) -> None:
         """Train on imported points: the same run on new points if the configuration can
         take them, otherwise a new run of the nearest configuration that can."""
@@ -331,6 +412,7 @@ class Session:
             return Trainer(config, dataset, init_seed=old.init_seed)
         self.replace_run(what, replace)
 
+    @command
     def start_lesson(self, config: TrainingConfig, forget_zero_grad: bool = False,
                      ghost: bool = False) -> None:
         """A lesson starts from its own step 0, whatever ran before it."""
@@ -341,6 +423,25 @@ class Session:
             return trainer
         self.replace_run("Lesson set up on a fresh run", fresh)
 
+
+    # --- the dispatch (last in the class: above it, `@command` is the module's mark) --------
+    def command(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """Run the command, question or setting `name` (one of COMMANDS, QUESTIONS or
+        SETTINGS) with plain-data arguments."""
+        if name not in COMMANDS and name not in QUESTIONS and name not in SETTINGS:
+            raise KeyError(f"there is no session command named {name!r}")
+        self._traced()
+        result = getattr(self, name)(*args, **kwargs)
+        if name in _LOSES_THE_GRAPH and self.graph_wanted:
+            self.capture_graph()  # traced again: a graph view is open
+        return result
+
+    def _traced(self, capture: bool | None = None) -> Trainer:
+        """The run on show, set to trace its graph with the next phases as asked (by
+        default: whenever a graph view shows). The one place the trainer's flag is set."""
+        trainer = self.trainer
+        trainer.capture_graph = self.graph_wanted if capture is None else capture
+        return trainer
 
 # Past this many parameters a graph lost to a rewind is not traced again (a replay of
 # the step costs as much as the step; the network level draws up to 20,000 anyway).
@@ -367,15 +468,13 @@ def trace_last_step_again(trainer: Trainer) -> None:
 
 
 # The commands after which the run on show has no forward pass kept.
-_LOSES_THE_GRAPH = frozenset({"rewind", "undo", "redo", "open_run"})
+_LOSES_THE_GRAPH = frozenset({"rewind", "undo", "redo", "open_run", "open_file"})
 
 # The commands that may change the session (a snapshot follows each), and the questions
-# (nothing changes, nothing is redrawn): a command's name must be in one of them.
-COMMANDS = frozenset({
-    "step", "substep", "start_run", "tick", "finish_run", "capture_graph", "rewind",
-    "undo", "redo", "set_parameter", "set_forget_zero_grad", "set_ghost", "set_lr", "pin",
-    "unpin", "add_point", "remove_point", "reset", "reinitialize", "set_config",
-    "new_run", "open_run", "import_points", "start_lesson"})
-QUESTIONS = frozenset({
-    "snapshot", "timeline_view", "parameter_history", "gradient_check",
-    "landscape_request", "whole_run", "whole_state", "state"})
+# (nothing changes, nothing is redrawn), as marked: a command's name must be in one of them.
+COMMANDS = frozenset(name for name, f in vars(Session).items()
+                     if getattr(f, "session_verb", None) == "command")
+QUESTIONS = frozenset(name for name, f in vars(Session).items()
+                      if getattr(f, "session_verb", None) == "question")
+SETTINGS = frozenset(name for name, f in vars(Session).items()
+                     if getattr(f, "session_verb", None) == "setting")

@@ -88,6 +88,12 @@ class Snapshot:
     run_id: int = 0
     params_rev: int = 0
     graph_rev: int = 0
+    # What the timeline holds beside the run on show (a Session's snapshot fills them):
+    # the whole run's record while it is moved back (later steps drawn faded), and what
+    # Undo and Redo would do ('' for nothing).
+    ahead: History | None = None
+    undo_text: str = ""
+    redo_text: str = ""
 
     @property
     def history_len(self) -> int:

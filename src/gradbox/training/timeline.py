@@ -162,7 +162,6 @@ class Timeline:
             trainer.rewind(step)
         else:
             self.ahead = None  # back at the end: nothing is held any more
-        trainer.capture_graph = self.trainer.capture_graph
         self.trainer = trainer
 
     def diverge(self, what: str) -> str:
@@ -206,6 +205,5 @@ class Timeline:
         if entry is None:
             return ""
         trainer = Trainer.from_state(entry.state, policy=self.trainer.policy)
-        trainer.capture_graph = self.trainer.capture_graph
         self.trainer, self.ahead = trainer, entry.ahead
         return entry.text
