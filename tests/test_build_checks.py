@@ -248,3 +248,11 @@ def test_numbers_that_differ_are_written_so_that_they_differ() -> None:
     report = check_source(apply(CORRECT, edits), timeout=TIMEOUT, up_to_stage=0)
     case = report.first_failure[1]  # type: ignore[index]
     assert "gives 6.000001 where it should give 6 " in case.message, case.message  # 6 + h
+
+
+@pytest.mark.parametrize("filename", ["hypothesis.py", "json.py"])
+def test_a_learners_file_named_like_a_module_the_checker_uses_is_checked(filename: str) -> None:
+    # hypothesis.py registered as the module 'hypothesis' broke the random cases: "gradbox's
+    # checker failed: cannot import name 'HealthCheck' from 'hypothesis'".
+    report = check_source(CORRECT, up_to_stage=4, timeout=TIMEOUT, filename=filename)
+    assert report.passed, report.first_failure

@@ -15,6 +15,7 @@ Never imported in the caller's process to run learner code: the sandbox's child
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import math
 import os
@@ -492,6 +493,19 @@ class Run:
 API_NAMES = ("numerical_derivative", "Value", "zero_grad", "Module", "Neuron", "Layer", "MLP")
 
 
+def _module_name(filename: str) -> str:
+    """The learner's module's name: the file's, unless that would stand in for a module
+    the checker itself imports (a learner's json.py, random.py, hypothesis.py)."""
+    stem = os.path.splitext(os.path.basename(filename))[0]
+    if not stem.isidentifier() or stem in sys.modules or stem in sys.stdlib_module_names:
+        return "engine_under_check"
+    try:
+        importable = importlib.util.find_spec(stem) is not None  # hypothesis.py, numpy.py
+    except (ImportError, ValueError):
+        importable = True
+    return "engine_under_check" if importable else stem
+
+
 def load_learner(source: str, filename: str) -> tuple[Any, Any]:
     """Run the learner's file as a module: (Learner, None) or (None, CheckReport)."""
     from gradbox.build.report import CheckReport
@@ -505,7 +519,7 @@ def load_learner(source: str, filename: str) -> tuple[Any, Any]:
     except ValueError as error:  # a NUL byte in the file
         return None, CheckReport.failed_to_run(f"not a Python file: {error}",
                                                mistake="syntax-error")
-    module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0] or "engine")
+    module = types.ModuleType(_module_name(filename))
     module.__file__ = filename
     sys.modules[module.__name__] = module
     capture = Capture()
