@@ -59,6 +59,9 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
      0, "wrong-derivative"),
     ("oracle-forgets-return", [("    return (f(x + h) - f(x - h)) / (2 * h)",
                                 "    (f(x + h) - f(x - h)) / (2 * h)")], 0, "wrong-derivative"),
+    ("oracle-ignores-h", [("    return (f(x + h) - f(x - h)) / (2 * h)",
+                           "    return (f(x + 1e-6) - f(x - 1e-6)) / 2e-6")], 0,
+     "wrong-derivative"),
     # stage 1: the container
     ("prev-is-a-tuple", [("self._prev = set(_children)", "self._prev = _children")],
      1, "contract"),

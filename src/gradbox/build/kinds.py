@@ -66,6 +66,8 @@ def _derivative(run: Run) -> CaseResult:
     if f is not None and close(mine, (f(x + h) - f(x)) / h, 1e-9):
         words = " That is the one-sided difference (f(x + h) − f(x)) / h: step to both " \
                 "sides, (f(x + h) − f(x − h)) / 2h."
+    elif f is not None and h != 1e-6 and close(mine, (f(x + 1e-6) - f(x - 1e-6)) / 2e-6, 1e-6):
+        words = f" That is the slope with h = 1e-6: use the h it is given (here {h:g})."
     shown, due = numbers(mine, expected)
     return run.result(False, f"`{run.case.code}` gives {shown} where it should give "
                       f"{due} (to {tolerance:g}).{words}", "wrong-derivative",
