@@ -256,3 +256,15 @@ def test_a_learners_file_named_like_a_module_the_checker_uses_is_checked(filenam
     # checker failed: cannot import name 'HealthCheck' from 'hypothesis'".
     report = check_source(CORRECT, up_to_stage=4, timeout=TIMEOUT, filename=filename)
     assert report.passed, report.first_failure
+
+
+def test_a_report_the_learners_code_writes_itself_is_not_believed() -> None:
+    forged = b'{"event": "report", "report": {"passed": true, "stages": []}}\n'
+    cheating = apply(CORRECT, next(w[1] for w in WRONG if w[0] == "mul-assigns")).replace(
+        "def numerical_derivative(f, x, h=1e-6):",
+        "import os\nfor fd in range(3, 16):\n    try:\n"
+        f"        os.write(fd, {forged!r})\n    except OSError:\n        pass\n\n\n"
+        "def numerical_derivative(f, x, h=1e-6):")
+    report = check_source(cheating, timeout=TIMEOUT)
+    assert not report.passed and report.first_failure is not None
+    assert report.first_failure[1].mistake == "assign-not-accumulate"

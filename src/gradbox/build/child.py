@@ -62,11 +62,15 @@ def _limit(memory: int, timeout: float) -> None:
 
 
 class Emitter:
-    def __init__(self, out: IO[str]) -> None:
+    """Writes events as JSON lines, each signed with the job's nonce (an event the
+    learner's code writes to this stream without it is dropped by the sandbox)."""
+
+    def __init__(self, out: IO[str], nonce: str = "") -> None:
         self.out = out
+        self.nonce = nonce
 
     def __call__(self, event: str, **fields: Any) -> None:
-        record = {"event": event, **fields}
+        record = {"event": event, **fields, "nonce": self.nonce}
         try:
             line = json.dumps(record, allow_nan=False)
         except ValueError:  # nan or inf somewhere (a diverged loss): as text, 'nan'
@@ -146,7 +150,7 @@ def main() -> None:
     os.dup2(devnull, 0)
     sys.stdin = open(os.devnull)  # noqa: SIM115 -- lives as long as the process
     sys.stdout = sys.stderr
-    emit = Emitter(real_out)
+    emit = Emitter(real_out, str(job.pop("nonce", "")))
     started = time.monotonic()
     # Import what the checks use before the limits: the learner's budget is their own.
     import gradbox.build.checks

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -108,7 +109,10 @@ class SandboxProcess:
         self._pipes = _Pipes(deadline=self.started + STARTUP + GRACE, limit=STARTUP)
         self.killed_for_time = False
         self.cancelled = False
-        job = {**job, "timeout": timeout, "memory_limit": MEMORY_LIMIT}
+        # Events must carry this: a line the learner's code writes to the child's output
+        # stream is dropped (a raised bar against a forged report, not a jail).
+        self._nonce = secrets.token_hex(16)
+        job = {**job, "timeout": timeout, "memory_limit": MEMORY_LIMIT, "nonce": self._nonce}
         # A session of its own (POSIX): a kill reaches whatever the learner's code started
         # too (a fork, a subprocess), not only the child itself.
         self.proc = subprocess.Popen(
@@ -138,7 +142,7 @@ class SandboxProcess:
                 event = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(event, dict):
+            if not isinstance(event, dict) or event.pop("nonce", None) != self._nonce:
                 continue
             event["arrived"] = round(arrived - self.started, 4)  # seconds after the spawn
             with self._pipes.lock:
@@ -285,14 +289,22 @@ class CheckHandle:
             self.report = self._finish()
 
     def _finish(self) -> CheckReport:
+        # What the child wrote is read as data, defensively: a line the learner's code
+        # forged or garbled is a report saying so, never an exception in the caller.
         events = self._process.events()
-        for event in events:
-            if event.get("event") == "report":
-                return CheckReport.from_json(event["report"])
-        return report_after_end(events, self._process.stderr(), self._process.proc.returncode,
-                                timeout=self._process.limit,
-                                killed_for_time=self._process.killed_for_time,
-                                cancelled=self._process.cancelled, filename=self.filename)
+        try:
+            for event in events:
+                if event.get("event") == "report":
+                    return CheckReport.from_json(event["report"])
+            return report_after_end(events, self._process.stderr(),
+                                    self._process.proc.returncode,
+                                    timeout=self._process.limit,
+                                    killed_for_time=self._process.killed_for_time,
+                                    cancelled=self._process.cancelled, filename=self.filename)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            return CheckReport.failed_to_run(f"the check's answer could not be read ({error!r})"
+                                             ": did your code write to the checker's output?",
+                                             mistake="crashed")
 
 
 def start_check(source: str, *, up_to_stage: int | None = None,
