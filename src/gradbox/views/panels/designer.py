@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from PySide6.QtCore import QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
@@ -274,6 +276,11 @@ class DesignerPanel(QWidget):
             self.layers_box.addWidget(spin)
         for spin, size in zip(self.layer_spins, sizes):
             spin.setValue(size)
+        # Tab goes through the layers where they stand, after the data's Seed (made
+        # later, they came after L2: Tab left the Network group and came back last).
+        chain = [self.data_seed, *self.layer_spins, self.add_layer]
+        for before, after in itertools.pairwise(chain):
+            QWidget.setTabOrder(before, after)
         self.remove_layer.setEnabled(bool(sizes))
         full = len(sizes) >= MAX_HIDDEN_LAYERS
         self.add_layer.setEnabled(not full)

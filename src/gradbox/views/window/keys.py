@@ -5,6 +5,8 @@ a line edit claims every printable key, so Space, N and R stop stepping the mome
 learner has typed into the Seed box. This module sets one rule for every field of the
 window, including the ones panels add later:
 
+- A **button or switch** with the focus keeps Space: Space presses it (it ran a Step
+  through the window's shortcut, leaving the focused check box as it was).
 - A **text field** (a line edit, the expression editor, a cell being edited) keeps its
   keys: Space types a space. Esc leaves the field, keeping what was typed.
 - A **number box** (spin box, editable combo of numbers) keeps only what a number can
@@ -22,6 +24,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
@@ -106,7 +109,8 @@ class FieldKeys(QObject):
         if isinstance(window, QWidget) and new.window() is not window:
             return
         box = number_box(new)
-        target = box or (new if is_text_field(new) else None)
+        target = box or (new if is_text_field(new) or isinstance(new, QAbstractButton)
+                         else None)
         if target is None:
             return
         if box is not None:
@@ -129,12 +133,19 @@ class FieldKeys(QObject):
         box = number_box(watched)
         key = event.key()
         if kind == QEvent.Type.ShortcutOverride:
+            if isinstance(watched, QAbstractButton):
+                if key == Qt.Key_Space and event.modifiers() == Qt.NoModifier:
+                    event.accept()  # the button's own: it presses it
+                    return True
+                return False
             if box is not None and self._goes_to_window(event):
                 # Not accepted: Qt now looks for a shortcut. Commit first, so a Step
                 # taken with this key already uses the typed value.
                 give_keys_back(box)
                 event.ignore()
                 return True
+            return False
+        if isinstance(watched, QAbstractButton):
             return False
         if key == Qt.Key_Escape:
             if box is not None:

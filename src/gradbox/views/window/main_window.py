@@ -5,6 +5,7 @@ workspaces and teacher mode (layouts/), the file side and quitting (window/files
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -15,6 +16,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QSho
 from PySide6.QtWidgets import (
     QDockWidget,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QScrollArea,
     QVBoxLayout,
@@ -60,24 +62,42 @@ from gradbox.views.window.toolbar import TrainingToolbar
 
 log = logging.getLogger(__name__)
 
-SHORTCUTS = """<table>
-<tr><td><b>Space</b></td><td>Step: one whole iteration</td></tr>
-<tr><td><b>N</b></td><td>Sub-step: the next phase only</td></tr>
-<tr><td><b>R</b></td><td>Run / Pause</td></tr>
-<tr><td><b>Enter / Tab</b></td><td>in a number box: use the typed value (keys work again)</td></tr>
-<tr><td><b>Esc</b></td><td>leave a field (a number box gets its old value back)</td></tr>
-<tr><td><b>Ctrl+Shift+R</b></td><td>Reset to the same initial weights</td></tr>
-<tr><td><b>Ctrl+I</b></td><td>Re-initialize with new weights</td></tr>
-<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo / redo what replaced the run</td></tr>
-<tr><td><b>← → Home End</b> on the timeline</td><td>move back and forth; steps stay</td></tr>
-<tr><td><b>Click</b> on the plot</td><td>select a point, or add one of the picked class</td></tr>
-<tr><td><b>Shift+click</b></td><td>add a point of the next class</td></tr>
-<tr><td><b>Right-click</b></td><td>remove the nearest point</td></tr>
-<tr><td><b>Ctrl+O / Ctrl+S</b></td><td>open / save a session</td></tr>
-<tr><td><b>Ctrl+1 … Ctrl+5</b></td><td>workspaces: Train, Graph, Playground, Lesson, Build</td></tr>
-<tr><td><b>Ctrl+Enter</b></td><td>in Build it yourself: check your code</td></tr>
-<tr><td><b>Tab / Shift+Tab</b></td><td>in your code: indent / dedent the selected lines</td></tr>
-</table>"""
+# Keys that are not a menu's (the menus' own shortcuts are listed from the menus
+# themselves, so the list cannot leave one out: it omitted Ctrl+1..4, Ctrl+P, Ctrl+N, Ctrl+Q).
+OTHER_KEYS = (
+    ("Enter / Tab", "in a number box: use the typed value (keys work again)"),
+    ("Esc", "leave a field (a number box gets its old value back)"),
+    ("Space", "on a focused switch or button: press it"),
+    ("← → Home End on the timeline", "move back and forth; steps stay"),
+    ("Click on the plot", "select a point, or add one of the picked class"),
+    ("Shift+click", "add a point of the next class"),
+    ("Right-click", "remove the nearest point"),
+)
+
+
+def shortcuts_html(menus: Sequence[QMenu]) -> str:
+    """Every menu action's shortcut, then the keys no menu holds, as a table."""
+    rows: list[tuple[str, str]] = []
+    for menu in menus:
+        for action in _all_actions(menu):
+            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            if keys:
+                where = menu.title().replace("&", "")
+                rows.append((keys, f"{action.text().replace('&', '')} ({where})"))
+    rows += OTHER_KEYS
+    cells = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(t)}</td></tr>"
+                    for k, t in rows)
+    return f"<table>{cells}</table>"
+
+
+def _all_actions(menu: QMenu) -> list[QAction]:
+    found = []
+    for action in menu.actions():
+        if action.menu() is not None:
+            found += _all_actions(action.menu())
+        elif not action.isSeparator():
+            found.append(action)
+    return found
 
 
 # Of the docks and toolbars saved in the settings: 2 has the timeline row, 3 the phase
@@ -325,11 +345,14 @@ class MainWindow(QMainWindow):
         training.addAction(t.reset_action)
         training.addAction(t.reinit_action)
         training.addSeparator()
+        # Keys of their own, like Step's and Run's: the switches a lesson flips.
         forget = QAction("Forget zero_grad", self, checkable=True)
+        forget.setShortcut(QKeySequence("F"))
         forget.setToolTip(t.forget_zero_grad.toolTip())
         forget.toggled.connect(t.forget_zero_grad.setChecked)
         t.forget_zero_grad.toggled.connect(forget.setChecked)
         ghost = QAction("Ghost run", self, checkable=True)
+        ghost.setShortcut(QKeySequence("G"))
         ghost.setToolTip(t.ghost.toolTip())
         ghost.toggled.connect(t.ghost.setChecked)
         t.ghost.toggled.connect(ghost.setChecked)
@@ -585,7 +608,8 @@ class MainWindow(QMainWindow):
     # --- help ------------------------------------------------------------------------------
     @Slot()
     def show_shortcuts(self) -> None:
-        QMessageBox.information(self, "Keyboard and mouse", SHORTCUTS)
+        menus = [a.menu() for a in self.menuBar().actions() if a.menu() is not None]
+        QMessageBox.information(self, "Keyboard and mouse", shortcuts_html(menus))
 
     @Slot()
     def show_about(self) -> None:

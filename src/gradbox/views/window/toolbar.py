@@ -7,7 +7,7 @@ import time
 
 import qtawesome
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QLabel,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyleHintReturn,
     QStyleOption,
+    QStyleOptionComplex,
     QToolBar,
     QWidget,
 )
@@ -53,7 +54,21 @@ def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None,
 
 
 class JumpToClickStyle(QProxyStyle):
-    """A slider that goes where its groove is clicked, as a desktop timeline does."""
+    """A slider that goes where its groove is clicked, as a desktop timeline does, and
+    that shows when it has the keyboard's focus (Fusion draws no mark on a slider: ← and
+    → moved a timeline nothing said was focused)."""
+
+    def drawComplexControl(self, control: QStyle.ComplexControl,  # noqa: N802 (Qt's name)
+                           option: QStyleOptionComplex, painter: QPainter,
+                           widget: QWidget | None = None) -> None:
+        super().drawComplexControl(control, option, painter, widget)
+        if (control == QStyle.ComplexControl.CC_Slider
+                and option.state & QStyle.StateFlag.State_HasFocus):
+            painter.save()
+            painter.setPen(QPen(option.palette.highlight().color(), 2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(option.rect.adjusted(1, 1, -1, -1), 3, 3)
+            painter.restore()
 
     def styleHint(self, hint: QStyle.StyleHint, option: QStyleOption | None = None,  # noqa: N802
                   widget: QWidget | None = None,
@@ -100,13 +115,13 @@ class TrainingToolbar(QToolBar):
         self.forget_zero_grad.setAccessibleName("Forget zero_grad")
         self.forget_zero_grad.setToolTip(
             "Break the machine on purpose: skip zero_grad, so each step's gradients are "
-            "added to the last ones and pile up. Turns the ghost run on, from this step")
+            "added to the last ones and pile up. Turns the ghost run on, from this step (F)")
         self.forget_zero_grad.setStyleSheet(
             f"QCheckBox {{ font-weight: bold; color: {ALARM}; padding: 2px 6px; }}")
         self.ghost = QCheckBox("Ghost run")
         self.ghost.setAccessibleName("Ghost run")
         self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
-                              "loss and gradients beside the broken run")
+                              "loss and gradients beside the broken run (G)")
         # The second row: the switches, where the run stands, and the timeline, which
         # gets the rest of the width (a step per pixel or so on a wide window).
         self.timeline_bar = QToolBar("Timeline", parent)
@@ -128,6 +143,7 @@ class TrainingToolbar(QToolBar):
                                  "back exactly. A step taken from the earlier point replaces "
                                  "them (Edit → Undo brings them back)")
         self.timeline.setMinimumWidth(160)
+        self.timeline.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.timeline.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         self.timeline.setRange(0, 0)
         # A click on the groove jumps there (it moved a page of 10 steps); the style is

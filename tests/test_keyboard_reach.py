@@ -1,0 +1,62 @@
+"""The keyboard reaches every control, and says which has it (issue 32, item 18)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+from gradbox.views.window.main_window import shortcuts_html
+from qt_waits import settle
+
+
+def _focused():  # type: ignore[no-untyped-def]
+    return QApplication.focusWidget()
+
+
+def test_space_on_a_focused_switch_flips_it_and_takes_no_step(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window((1366, 768))
+    box = win.toolbar.ghost
+    box.setFocus()
+    qtbot.waitUntil(lambda: _focused() is box)
+    QTest.keyClick(_focused(), Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: win.controller.snapshot.ghost)
+    assert box.isChecked() and win.controller.snapshot.step == 0  # no Step ran
+
+
+def test_the_switches_have_keys_and_f1_lists_every_menu_shortcut(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window((1366, 768))
+    win.designer.kind.setFocus()  # keys go to the window from a field too
+    QTest.keyClick(win, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: win.controller.snapshot.forget_zero_grad)
+    QTest.keyClick(win, Qt.Key.Key_G)  # (F turned the ghost on with it: G turns it off)
+    qtbot.waitUntil(lambda: not win.controller.snapshot.ghost)
+    menus = [a.menu() for a in win.menuBar().actions() if a.menu() is not None]
+    listed = shortcuts_html(menus)
+    for key in ("Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+4", "Ctrl+P", "Ctrl+N", "Ctrl+Q",
+                "Space", "F1"):
+        assert f"<b>{key}</b>" in listed, key
+    assert "Forget zero_grad" in listed and "Ghost run" in listed
+
+
+def test_tab_goes_through_the_hidden_layers_after_the_seed(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window((1366, 768))
+    win.designer.data_seed.setFocus()
+    qtbot.waitUntil(lambda: _focused() is not None)
+    QTest.keyClick(_focused(), Qt.Key.Key_Tab)
+    settle()
+    assert _focused() is win.designer.layer_spins[0]
+
+
+def test_the_timeline_shows_it_has_the_focus(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    win = open_window((1366, 768))
+    timeline = win.toolbar.timeline
+    win.designer.kind.setFocus()
+    settle()
+    plain = timeline.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    timeline.setFocus()
+    qtbot.waitUntil(lambda: timeline.hasFocus())
+    timeline.repaint()
+    focused = timeline.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+    assert plain != focused  # a mark says where ← and → go
