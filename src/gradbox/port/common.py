@@ -111,12 +111,17 @@ class PortBase(QObject):
         self._callbacks[self._call(question.__name__, args, kwargs, waited=True)] = callback
 
     def ask_lazily(self, question: Callable[..., Any], *args: Any,
-                   callback: Callable[[Any], None], **kwargs: Any) -> None:
+                   callback: Callable[[Any], None],
+                   failed: Callable[[str], None] | None = None, **kwargs: Any) -> None:
         """As `ask`, for a large answer (a whole run, for a save): `callback` gets an
         answer whose `load()` gives it -- on the thread that writes the file, not this
-        one (a 1000x1000 network's run is tens of megabytes)."""
+        one (a 1000x1000 network's run is tens of megabytes). `failed(why)` hears if no
+        answer will come (the question failed, or the training process died): a save
+        waiting for it must not wait for good."""
         number = self._call(question.__name__, args, kwargs, waited=True, lazy=True)
         self._callbacks[number] = callback
+        if failed is not None:
+            self._failures[number] = failed
 
     def step(self) -> None:
         if not self.running:

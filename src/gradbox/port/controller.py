@@ -154,6 +154,9 @@ class SessionController(PortBase):
     @Slot(str)
     def _on_died(self, text: str) -> None:
         self._callbacks.clear()
+        # Questions that will never be answered are told so (after the death is said):
+        # an autosave waiting for its whole run would otherwise wait for good.
+        unanswered = list(self._failures.values())
         self._failures.clear()
         self._set_running(False)
         step, kept = self._process.last_step, self._process.last_start
@@ -166,6 +169,8 @@ class SessionController(PortBase):
                      f"training can continue {where}.")
         log.error("%s", self.died)
         self.training_died.emit(self.died)
+        for failed in unanswered:
+            failed(text)
 
     def continue_training(self) -> None:
         """After the training process died: a new one, from the last whole state this

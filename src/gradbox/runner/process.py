@@ -313,25 +313,39 @@ class TrainingProcess:
         events, self._backlog = self._backlog, []
         messages: list[tuple[Any, ...]] = []
         wait = 0.0 if events else timeout
+        ended = False
         while self.death is None:
             try:
                 if not self._conn.poll(wait):
                     break
                 messages.append(self._conn.recv())
             except (EOFError, OSError):
-                self._died()
+                ended = True
                 break
             wait = 0.0
+        # What came before a death is read before the dead process's blocks are removed:
+        # an answer already in the pipe (a whole run for the autosave) maps its block by
+        # name, and a snapshot its slot (the death used to remove them first: the answer
+        # was lost to a FileNotFoundError).
+        try:
+            events.extend(self._events(messages))
+        finally:
+            if ended:
+                self._died()
+        if self.death is not None and not any(isinstance(e, Died) for e in events) \
+                and self._death_unreported:
+            events.append(self.death)
+        self._death_unreported = False
+        return events
+
+    def _events(self, messages: list[tuple[Any, ...]]) -> list[Event]:
+        events: list[Event] = []
         last_snapshot = max((i for i, m in enumerate(messages) if m[0] == "snapshot"),
                             default=-1)
         for i, message in enumerate(messages):
             events.extend(self._event(message, i == last_snapshot))
             if message[0] == "snapshot" and len(message) > 2:
                 events.extend(self._event(message[2], False))  # a command's answer
-        if self.death is not None and not any(isinstance(e, Died) for e in events) \
-                and self._death_unreported:
-            events.append(self.death)
-        self._death_unreported = False
         return events
 
     _death_unreported = False
@@ -364,7 +378,10 @@ class TrainingProcess:
                 self._newest = _nothing
             return [Reply(message[1], message[2])]
         if kind == "lazy reply":
-            lazy = LazyAnswer(message[2], message[3], self._receiver.known())
+            try:
+                lazy = LazyAnswer(message[2], message[3], self._receiver.known())
+            except FileNotFoundError:  # (its block is gone: said, never raised here)
+                return [Failed(message[1], "the training process's answer was lost", "")]
             # (only whole runs and states are asked for lazily)
             self._lazy_state, self._last_state, self._last_file = lazy, None, None
             self._newest = weakref.ref(lazy)

@@ -118,6 +118,8 @@ class Segment:
         _unlink(self._shm)
 
     def __del__(self) -> None:
+        if not hasattr(self, "_anchor"):
+            return  # __init__ failed (no block of that name): nothing is mapped
         # The anchor's export first, or closing the block raises BufferError.
         self._anchor = None
         if self.size >= CLOSE_ELSEWHERE and _close_elsewhere(self._shm):

@@ -30,7 +30,7 @@ from gradbox.files import sessions as persistence
 from gradbox.port.protocol import SessionPort
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import TrainingState
-from gradbox.views.window.files.saving import SessionSaver
+from gradbox.views.window.files.saving import SessionSaver, TrainingDiedError
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,11 @@ class Autosaver(QObject):
 
     def _done(self, written: Snapshot | None, error: BaseException | None) -> None:
         self._writing = False
+        if isinstance(error, TrainingDiedError):
+            # Nothing was written, nothing failed on disk: the next snapshot (after
+            # Continue) asks again. (This used to be never called: `_writing` stayed
+            # true and the crash copy stopped for good at the step before the death.)
+            return
         if error is None:
             assert written is not None
             self._autosaved_signature = signature(written)

@@ -30,6 +30,11 @@ from gradbox.training.timeline import Timeline
 SaveDone = Callable[[Snapshot, BaseException | None], None]
 
 
+class TrainingDiedError(RuntimeError):
+    """The training process died before it answered: nothing was written (the death is
+    said, and Continue offered, by the window)."""
+
+
 class SessionSaver(QObject):
     """Saves the controller's session to files, from a writer thread."""
 
@@ -78,7 +83,11 @@ class SessionSaver(QObject):
                 mine = (answer, path, run) if run and error is None else None
                 self._written.emit(done, last[2] if last else None, error, mine)
             self.writer.submit(read, path, written, placed)
-        self.controller.ask_lazily(Session.whole_run, callback=taken)
+
+        def failed(why: str) -> None:
+            if not self._closed:
+                done(None, TrainingDiedError(why))  # type: ignore[arg-type]
+        self.controller.ask_lazily(Session.whole_run, callback=taken, failed=failed)
 
     @Slot(object, object, object, object)
     def _on_written(self, done: SaveDone, snapshot: Snapshot, error: BaseException | None,
