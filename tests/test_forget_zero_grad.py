@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from demonstrations import CLAIM_FACTOR, CLAIM_STEP, forgetting_claim
 from gradbox.teaching import lessons
-from gradbox.teaching.demonstrations import CLAIM_FACTOR, CLAIM_STEP, forgetting_claim
 from gradbox.training.config import TrainingConfig
 from gradbox.training.history import passes_after
 from gradbox.training.trainer import Trainer

@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from demonstrations import forgetting_claim
 from gradbox.autograd.nn import parameter_count, unflatten
 from gradbox.port.controller import SessionController
 from gradbox.teaching import lessons
-from gradbox.teaching.demonstrations import forgetting_claim
 from gradbox.teaching.expression import parse
 from gradbox.teaching.lessons import ALL_CONTROLS, LESSONS, Lesson, Setup, lesson
 from gradbox.teaching.pitfalls import microbatch_demo

@@ -200,12 +200,6 @@ class Layout:
     def plain(self) -> dict[str, tuple[int, tuple[int, ...], str]]:
         return dict(self.entries)
 
-    @classmethod
-    def from_plain(cls, entries: dict[str, tuple[int, tuple[int, ...], str]]) -> Layout:
-        layout = cls({})
-        layout.entries = dict(entries)
-        return layout
-
 
 # --- a pickle whose arrays lie beside it ------------------------------------------------
 # A large answer (a whole run) crosses as one block: a header of int64 cells (the

@@ -5,7 +5,6 @@
     lesson_files    lessons as TOML files: written, read strictly (line and field)
     claims          a claim as data (quantity, comparison, step) and how it reads a run
     claim_checks    claims checked against runs: trained over seeds, or on the screen
-    demonstrations  lesson claims measured across seeds
     pitfalls        the broken variants of autograd (each a short function)
     expression      the Playground's expression language, on the engine
     playground      the Playground's state: forward, backward (correct or broken), the check

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 
@@ -344,9 +344,6 @@ def history_arrays(history: Sequence[StepRecord]) -> dict[str, np.ndarray]:
     return {name: np.array([getattr(r, name) for r in history], dtype=np.float64)
             for name in names}
 
-
-def record_fields(record: StepRecord) -> dict[str, Any]:
-    return {name: getattr(record, name) for name in RECORD_FIELDS}
 
 
 def flag_runs(steps: np.ndarray, flags: np.ndarray) -> list[tuple[int, int]]:

@@ -58,7 +58,6 @@ NET_GAP = 6.0
 NET_DX, NET_DY = 150.0, UNIT + NET_GAP
 # Below this many pixels on screen a unit's value does not fit inside it.
 UNIT_TEXT_PX = 26.0
-MAP_RES = 20
 
 # Blue for positive, orange for negative: the convention of the decision boundary and
 # the parameters panel (TensorFlow Playground's), so the same sign has the same colour
@@ -81,7 +80,6 @@ TEXT, TEXT_ON_DARK = QColor("#111111"), QColor("#ffffff")
 WHITE_BRUSH = QBrush(QColor("#ffffff"))
 LEGEND_BORDER, LEGEND_BACK = QPen(QColor("#cccccc")), QBrush(QColor(255, 255, 255, 225))
 LEGEND_MARK, LEGEND_TEXT = QColor("#777777"), QColor("#222222")
-SWATCH_PEN = QPen(QColor("#555555"), 0.8)
 
 
 def _map_colours() -> np.ndarray:

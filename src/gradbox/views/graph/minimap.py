@@ -55,9 +55,6 @@ class MiniMap(QWidget):
             self._view = QRectF(rect)
             self.update()
 
-    def view_rect(self) -> QRectF:
-        return QRectF(self._view)
-
     def _scale(self) -> tuple[float, float, float]:
         """(scale, dx, dy): scene -> widget pixels, the drawing centred in the widget."""
         area = self._scene

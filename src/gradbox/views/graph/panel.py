@@ -59,7 +59,6 @@ NO_GRAPH_HINT = ("No graph yet: press Step or Sub-step to build it.\n"
 # refresh that (with its repaint) took t, not before 3 t: the boundary, loss curve and
 # parameters want their share of the frames too (gradbox.port.frame_pacer).
 MAPS_EVERY_S = 0.5
-REPLAY_MS = 60
 
 
 def phase_caption(snapshot: Snapshot, running: bool = False) -> str:

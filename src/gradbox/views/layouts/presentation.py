@@ -296,8 +296,3 @@ class Presentation:
         # by the window manager's frame, and may leave a maximised state).
         if w.size() != before.size:
             w.resize(before.size)
-
-
-def shown_regions(window: QWidget, needed: Sequence[str]) -> list[QWidget]:
-    """The widgets of `needed` present in `window`, for tests and the real-window walk."""
-    return [x for name in needed for x in window.findChildren(QWidget, name)]

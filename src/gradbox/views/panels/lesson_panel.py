@@ -325,9 +325,6 @@ class LessonPanel(QWidget):
         self._render()
 
     # --- public API ---------------------------------------------------------------------------
-    def set_host(self, host: LessonHost) -> None:
-        self.host = host
-
     def apply(self, lesson: Lesson) -> None:
         """Show `lesson` from its first step and set the app up for it through the host."""
         self.lesson = lesson

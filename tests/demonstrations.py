@@ -1,11 +1,11 @@
 """Demonstrations checked across seeds: what a lesson claims must happen under its settings.
 
-Pure Python/numpy, no Qt. A lesson's text may only claim what its own settings show, in
-(almost) every seed a learner could meet; this module runs those settings and measures.
+A test helper (it was gradbox.teaching.demonstrations, which only the tests used). A
+lesson's text may only claim what its own settings show, in (almost) every seed a learner
+could meet; this module runs those settings and measures.
 
     forgetting_run     one seed: the run that skips zero_grad beside a correct ghost
     forgetting_claim   how many of the given seeds show the damage the lesson promises
-    search_forgetting  try candidate settings and rank them by how reliably they show it
 
 Forgetting zero_grad sums every past gradient into the update: plain SGD on that sum is
 momentum with no decay (β = 1). On a plateau (small, steady gradients) that can look like
@@ -15,9 +15,8 @@ damage -- an update that keeps growing and overshoots -- is unmistakable by step
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gradbox.training.config import TrainingConfig
@@ -29,7 +28,6 @@ __all__ = [
     "ForgettingRun",
     "forgetting_claim",
     "forgetting_run",
-    "search_forgetting",
 ]
 
 # The lesson's promise: by this step the broken run's loss is at least this many times
@@ -99,24 +97,3 @@ def forgetting_claim(config: TrainingConfig, seeds: Iterable[int] = range(10),
     """How many seeds show the broken loss at `step` ≥ `factor` × the correct loss."""
     runs = [forgetting_run(config, seed, step) for seed in seeds]
     return sum(run.shows_damage(step, factor) for run in runs), runs
-
-
-def search_forgetting(base: TrainingConfig, losses: Sequence[str], lrs: Sequence[float],
-                      hidden: Sequence[tuple[int, ...]], seeds: Sequence[int] = tuple(range(10)),
-                      step: int = CLAIM_STEP, factor: float = CLAIM_FACTOR,
-                      ) -> list[tuple[int, int, TrainingConfig]]:
-    """Every candidate as (seeds showing the damage, seeds where the correct run learns and
-    the broken one stays finite, config), best first.
-
-    Staying finite matters: a run stopped by an overflow shows a banner, not the
-    growing-update story the lesson tells, and the correct run must learn or the
-    comparison blames zero_grad for bad settings.
-    """
-    results = []
-    for loss, lr, sizes in itertools.product(losses, lrs, hidden):
-        config = base.with_changes(loss=loss, lr=lr, hidden=sizes)
-        shown, runs = forgetting_claim(config, seeds, step, factor)
-        sound = sum(run.correct_learns and not run.stopped for run in runs)
-        results.append((shown, sound, config))
-    results.sort(key=lambda r: (r[0] + r[1], r[0]), reverse=True)
-    return results
