@@ -102,7 +102,9 @@ def freeze_what_lives_now() -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gradbox", description="A desktop sandbox that makes automatic differentiation "
-        "visible: design a network, step training, watch every gradient.")
+        "visible: design a network, step training, watch every gradient.",
+        epilog="gradbox check [--stage N] [--json] FILE checks your own autograd engine, "
+        "stage by stage, in the terminal (no window; see gradbox check --help).")
     parser.add_argument("--version", action="version", version=f"gradbox {__version__}")
     parser.add_argument("session", nargs="?", type=Path, help="a session file to open")
     parser.add_argument("--session", dest="session_option", type=Path,
