@@ -76,6 +76,7 @@ from gradbox.views.plots.plotting import (
     StepAxis,
     add_curve,
     edit_text,
+    follow_palette,
     style_plot,
 )
 from gradbox.views.plots.plotting import GRAD as GRAD_COLOUR
@@ -208,7 +209,7 @@ class ParametersView(QWidget):
         self.history_title.setAccessibleName("History title")
         self.history_title.setToolTip("Which parameter the plot below follows")
         self.history = pg.GraphicsLayoutWidget()
-        self.history.setBackground("w")
+        follow_palette(self.history)
         self.history.setAccessibleName("Parameter history plot")
         self.history.setToolTip("The selected parameter's value (top) and gradient (bottom) "
                                 "after each step")

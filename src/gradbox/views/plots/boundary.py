@@ -37,7 +37,13 @@ from gradbox.views.plots.heatmap import (
     value_colours,
     value_scale,
 )
-from gradbox.views.plots.plotting import CLASS_COLOURS, CLASS_NAMES, export_plot, style_plot
+from gradbox.views.plots.plotting import (
+    CLASS_COLOURS,
+    CLASS_NAMES,
+    export_plot,
+    follow_palette,
+    style_plot,
+)
 
 PICK_PIXELS = 8.0  # how close (in screen pixels) a click must be to hit a point
 REMOVE_PIXELS = 20.0  # a right-click far from every point removes nothing (no surprises)
@@ -85,6 +91,7 @@ class DecisionBoundaryView(QWidget):
         self.hint.setWordWrap(True)
 
         self.plot = pg.PlotWidget(background="w")
+        follow_palette(self.plot)
         self.plot.setAccessibleName("Decision boundary plot")
         # Bilinear scaling of the heatmap: a smooth boundary instead of 100x100 stairs.
         self.plot.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)

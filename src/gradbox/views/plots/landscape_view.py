@@ -35,7 +35,7 @@ from gradbox.training.landscape import Landscape, LandscapeError, Request
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fitting_combo import FittingComboBox
-from gradbox.views.plots.plotting import export_plot, style_plot
+from gradbox.views.plots.plotting import export_plot, follow_palette, style_plot
 
 CONTOURS = 10  # contour lines, evenly spaced in log(loss)
 MODE_TEXT = {
@@ -99,6 +99,7 @@ class LandscapeView(QWidget):
         top.addWidget(self.recompute)
 
         self.plot = pg.PlotWidget(background="w")
+        follow_palette(self.plot)
         self.plot.setAccessibleName("Loss landscape plot")
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False)

@@ -23,7 +23,7 @@ from gradbox.port.protocol import SessionPort
 from gradbox.training.history import QUANTILES, History, layer_names
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.plots.log_axis import LogAxis
-from gradbox.views.plots.plotting import StepAxis, steady_range, style_plot
+from gradbox.views.plots.plotting import StepAxis, follow_palette, steady_range, style_plot
 from gradbox.views.too_small import TooSmall
 
 MAX_LAYER_PLOTS = 6  # activation plots shown; deeper networks show the last ones
@@ -81,7 +81,7 @@ class LayerStatsView(QWidget):
         self._dirty = True
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        follow_palette(self.graphics)
         self.graphics.setAccessibleName("Gradient size and activation plots per layer")
         self.graphics.setToolTip(
             "Top: each layer's mean |gradient| per step (log scale; light = input side, "

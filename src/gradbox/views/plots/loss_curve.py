@@ -39,6 +39,7 @@ from gradbox.views.plots.plotting import (
     add_curve,
     edit_text,
     export_plot,
+    follow_palette,
     left_axis_width,
     penalty_text,
     steady_range,
@@ -84,7 +85,7 @@ class LossCurveView(QWidget):
         self.edit_markers: dict[int, pg.InfiniteLine] = {}
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        follow_palette(self.graphics)
         self.graphics.setAccessibleName("Loss, accuracy and gradient norm plots")
         self.graphics.setToolTip("Move the mouse over the plots to read the values of a step")
         # The legend has a row of its own above the plots, so it never covers a curve (the

@@ -1,4 +1,5 @@
-"""What the plots share: the colours, dark axes on white, and image/SVG export.
+"""What the plots share: the colours, axes and background that follow the palette, and
+image/SVG export.
 
 One place for these, so the boundary, the loss curve and the parameter history look like
 one application (the same blue means the same thing everywhere) and an export fix is made
@@ -17,8 +18,8 @@ from typing import Any
 
 import pyqtgraph as pg
 import pyqtgraph.exporters
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFontMetricsF
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QColor, QFontMetricsF, QGuiApplication, QPalette
 from PySide6.QtWidgets import QGraphicsItem
 
 from gradbox.training.config import TrainingConfig
@@ -40,13 +41,59 @@ POSITIVE, NEGATIVE = QColor(palette.POSITIVE), QColor(palette.NEGATIVE)
 AXIS_PEN, AXIS_TEXT = "#555", "#222"
 
 
+def plot_colours(palette: QPalette | None = None) -> tuple[QColor, QColor, QColor]:
+    """(background, axis, axis text) for the palette (the application's by default):
+    white with dark axes in a light theme, the theme's base with its text colour for the
+    axes in a dark one (the plots stayed white panels in a dark desktop theme)."""
+    palette = palette or QGuiApplication.palette()
+    base = palette.color(QPalette.ColorRole.Base)
+    if base.lightness() >= 128:
+        return QColor("white"), QColor(AXIS_PEN), QColor(AXIS_TEXT)
+    text = palette.color(QPalette.ColorRole.Text)
+    return base, text.darker(130), text
+
+
+class _PaletteFollower(QObject):
+    """Recolours one plot widget when its palette changes (see follow_palette)."""
+
+    def __init__(self, widget: pg.GraphicsView) -> None:
+        super().__init__(widget)
+        self.widget = widget
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        # Show too: plots added while it was hidden (the Layers tab's) take the colours.
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange,
+                            QEvent.Type.Show):
+            # after the event: the widget's palette is resolved anew by then
+            QTimer.singleShot(0, self, self.apply)  # (not after the widget is gone)
+        return False
+
+    def apply(self) -> None:
+        background, pen, text = plot_colours()  # the desktop theme: the application's
+        self.widget.setBackground(background)
+        for item in self.widget.scene().items():
+            if isinstance(item, pg.AxisItem):
+                item.setPen(pg.mkPen(pen))
+                item.setTextPen(pg.mkPen(text))
+
+
+def follow_palette(widget: pg.GraphicsView) -> None:
+    """The plot widget's background and axes follow the window's palette, now and at
+    every change (a dark theme included)."""
+    follower = _PaletteFollower(widget)
+    widget.installEventFilter(follower)
+    follower.apply()
+
+
 def style_plot(plot: pg.PlotItem, left: str, bottom: str | None = None, *,
                x_grid: bool = False, y_grid: bool = True) -> None:
-    """Dark axes on the white background (pyqtgraph's defaults are for black)."""
+    """Axes in the palette's colours: dark on white in a light theme (pyqtgraph's
+    defaults are for black), light on a dark theme's base (see plot_colours)."""
+    _background, pen, text = plot_colours()
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
-        axis.setPen(pg.mkPen(AXIS_PEN))
-        axis.setTextPen(pg.mkPen(AXIS_TEXT))
+        axis.setPen(pg.mkPen(pen))
+        axis.setTextPen(pg.mkPen(text))
         # "loss (x0.001)" with ticks 300..800 reads as a loss of 300: plain numbers only.
         axis.enableAutoSIPrefix(False)
         # An axis is repainted whenever a curve next to it changes (their rectangles

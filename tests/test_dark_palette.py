@@ -1,0 +1,66 @@
+"""The plots follow the palette, a dark desktop theme too (issue 32, 'Also'): they stayed
+white panels with dark axes on a dark window."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+import pytest
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+from qt_waits import settle
+
+
+def _dark() -> QPalette:
+    palette = QPalette()
+    for role, colour in ((QPalette.ColorRole.Window, "#2b2b2b"),
+                         (QPalette.ColorRole.Base, "#1e1e1e"),
+                         (QPalette.ColorRole.Text, "#e6e6e6"),
+                         (QPalette.ColorRole.WindowText, "#e6e6e6"),
+                         (QPalette.ColorRole.Button, "#353535"),
+                         (QPalette.ColorRole.ButtonText, "#e6e6e6")):
+        palette.setColor(role, QColor(colour))
+    return palette
+
+
+@pytest.fixture
+def dark_app(qapp):  # type: ignore[no-untyped-def]
+    before = QPalette(qapp.palette())
+    QApplication.setPalette(_dark())
+    yield qapp
+    QApplication.setPalette(before)
+
+
+def _plots(win):  # type: ignore[no-untyped-def]
+    return {"boundary": win.boundary.plot, "loss": win.loss_curve.graphics,
+            "layers": win.layer_stats.graphics, "landscape": win.landscape.plot,
+            "history": win.parameters.history}
+
+
+def _show_each_tab(win) -> None:  # type: ignore[no-untyped-def]
+    """As a user looks at them: a plot built while its tab was hidden takes its
+    colours when shown."""
+    for page in (win.layer_stats, win.landscape, win.boundary):
+        win.tabs.setCurrentWidget(page)
+        settle()
+
+
+def _axes_text(widget) -> list[QColor]:  # type: ignore[no-untyped-def]
+    return [item.textPen().color() for item in widget.scene().items()
+            if isinstance(item, pg.AxisItem) and item.isVisible()]
+
+
+def test_a_dark_palette_gives_dark_plots_with_light_axes(qtbot, dark_app, open_window,  # type: ignore[no-untyped-def]
+                                                         step_session) -> None:
+    win = open_window((1366, 768))
+    step_session(win.controller, 2)
+    _show_each_tab(win)
+    for name, plot in _plots(win).items():
+        assert plot.backgroundBrush().color().lightness() < 80, name
+        texts = _axes_text(plot)
+        assert texts and all(c.lightness() > 150 for c in texts), name
+    QApplication.setPalette(QApplication.style().standardPalette())  # back to light
+    _show_each_tab(win)
+    for name, plot in _plots(win).items():
+        assert plot.backgroundBrush().color() == QColor("white"), name
+        assert all(c.lightness() < 100 for c in _axes_text(plot)), name
