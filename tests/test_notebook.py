@@ -78,3 +78,17 @@ def test_a_changed_cell_changes_the_run() -> None:
     # Step 8's loss is measured before its update: the missing zero_grad shows from step 9.
     assert "the runs part at step 9" in text
     assert printed_losses(text)[:8] == [repr(r.loss) for r in trainer.history][:8]
+
+
+def test_without_matplotlib_the_plot_cells_say_how_to_get_it() -> None:
+    """issue 32, item 14: after the README's install (no matplotlib) the plot cells failed."""
+    trainer = Trainer(TrainingConfig(hidden=(3,)))
+    for _ in range(3):
+        trainer.step()
+    book = notebook(trainer.state())
+    blocked = nbformat.v4.new_code_cell(
+        "import sys\nsys.modules['matplotlib'] = None\nsys.modules['matplotlib.pyplot'] = None")
+    book.cells.insert(0, blocked)
+    text = execute(book)  # no cell ends in an error
+    assert "The plots need matplotlib: pip install matplotlib" in text
+    assert "all 3 losses are the app's, bit for bit" in text

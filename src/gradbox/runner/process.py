@@ -198,8 +198,12 @@ class TrainingProcess:
             else None
         self._lazy_state: LazyAnswer | None = None  # a newer one, not read yet
         # The newest whole state went into this session file, at this step: the window
-        # let go of its copy (see `whole_state_written`).
-        self._last_file: tuple[str, int] | None = None
+        # let go of its copy (see `whole_state_written`). A process started from a file
+        # (a continuation after a death) can go back to it until a newer state comes: its
+        # step is the first snapshot's. (It started with none: a second death before the
+        # next autosave went back to step 0.)
+        self._last_file: tuple[str, int] | None = (start, -1) if isinstance(start, str) \
+            else None
         self._newest: Callable[[], object] = _nothing  # the newest answer with a whole state
         self.death: Died | None = None
         self.started_in_s = 0.0  # until the first snapshot arrived
@@ -368,6 +372,8 @@ class TrainingProcess:
                 return []
             if not self.started_in_s:
                 self.started_in_s = time.perf_counter() - self._started
+            if self._last_file is not None and self._last_file[1] < 0:
+                self._last_file = (self._last_file[0], self.latest.step)
             return [NewSnapshot(self.latest)]
         if kind == "reply":
             answer = message[2]
