@@ -84,3 +84,10 @@ def test_a_file_that_cannot_be_used_exits_2(tmp_path: Path, content: str | bytes
     assert words in done.stdout
     as_json = json.loads(gradbox("--json", str(path)).stdout)
     assert as_json["passed"] is False and words in as_json["error"]
+
+
+@pytest.mark.parametrize("args", [("--stage", "11"), ("--stage", "-1"), ("--timeout", "0")])
+def test_an_option_out_of_range_exits_2_and_says_so(args: tuple[str, str]) -> None:
+    done = gradbox(*args, str(CORRECT))
+    assert done.returncode == 2
+    assert "gradbox check: --" in done.stderr

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gradbox.build.report import CheckReport, describe_mistake
 from gradbox.build.sandbox import DEFAULT_TIMEOUT, check_source
+from gradbox.build.stages import load_stages
 from gradbox.formatting import fmt
 
 __all__ = ["MAX_FILE_BYTES", "format_report", "main"]
@@ -102,6 +103,14 @@ def format_report(report: CheckReport, filename: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[2:] if argv is None else argv)
+    last = max(s.number for s in load_stages())
+    if args.stage is not None and not 0 <= args.stage <= last:
+        print(f"gradbox check: --stage takes a stage from 0 to {last}, got {args.stage}",
+              file=sys.stderr)
+        return 2
+    if args.timeout <= 0:
+        print("gradbox check: --timeout takes a number of seconds above 0", file=sys.stderr)
+        return 2
     source, problem = _read(args.file)
     if source is None:
         report = CheckReport.failed_to_run(problem)
