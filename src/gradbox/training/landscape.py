@@ -2,7 +2,7 @@
 the optimizer took, drawn on it.
 
 Pure numpy, no Qt, and a pure function of its request, so the app computes it in a
-thread of its own (never the UI thread, never the training thread). The slice goes
+thread of its own (never the UI thread, never the training process). The slice goes
 through the current weights θ:
 
     L(α, β) = loss(θ + α·d₁ + β·d₂)

@@ -158,9 +158,9 @@ class Style:
 
     def set_node_width(self, width: float) -> None:
         """Nodes `width` scene units wide (the gap between columns stays). Everything
-        paint() needs is made here, once: while training runs, every Qt value (QRectF,
-        QColor, QPen...) made from Python waits for the training thread to hand over the
-        GIL -- about 0.5 ms each -- so paint() makes none."""
+        paint() needs is made here, once: every Qt value (QRectF, QColor, QPen...) made
+        from Python costs the UI thread -- about 0.5 ms each when training still ran on
+        a thread of the window's process and held the GIL -- so paint() makes none."""
         self.node_w = width
         self.dx, self.dy = self.node_w + DX - NODE_W, self.node_h + DY - NODE_H
         self.rect = QRectF(-self.node_w / 2, -self.node_h / 2, self.node_w, self.node_h)
@@ -186,7 +186,7 @@ class Style:
 
     def unit_rects(self, lod: float) -> tuple[QRectF, QRectF]:
         """A unit's title and value rects in screen-sized units at zoom `lod`, made once
-        per zoom: paint() makes no Qt values (each waits for the training thread's GIL)."""
+        per zoom: paint() makes no Qt values (see `Style.set_node_width`)."""
         if self._unit_rects is None or self._unit_rects[0] != lod:
             r = self.unit_title_rect
             title = QRectF(-UNIT_R * lod - r.width() - 4, r.top(), r.width(), r.height())
@@ -223,9 +223,9 @@ def bounded(item: QGraphicsRectItem, bounds: QRectF) -> None:
     """Give an item its bounding rect in C++ (a pen-less QGraphicsRectItem's rect).
 
     Not a Python boundingRect(): Qt asks every changed item for it from its event loop,
-    and each such call into Python waits for the GIL while the training thread holds
-    it -- adding the demo graph's 1,663 nodes then froze the window for 10 s; with the
-    rect in C++ it takes 20 ms. Only paint() stays in Python, for items on screen.
+    and each such call into Python took the GIL -- when training still ran on a thread
+    of the window's process, adding the demo graph's 1,663 nodes froze the window for
+    10 s; with the rect in C++ it takes 20 ms. Only paint() stays in Python, for items on screen.
     """
     item.setRect(bounds)
     item.setPen(Qt.PenStyle.NoPen)

@@ -633,8 +633,8 @@ class GraphView(QGraphicsView):
 
     def _emit_details(self) -> None:
         text = self.details_text()
-        # Unchanged details (nothing selected, most steps) are not sent again: while
-        # training runs, every signal into Qt waits for the training thread's GIL.
+        # Unchanged details (nothing selected, most steps) are not sent again: a signal
+        # into Qt costs the UI thread at every frame of a Run.
         if text != self._details_sent:
             self._details_sent = text
             self.details_changed.emit(text)

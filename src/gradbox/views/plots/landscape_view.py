@@ -168,7 +168,7 @@ class LandscapeView(QWidget):
         mode = self.mode.currentData()
         axes = (max(self.axis_x.currentIndex(), 0), max(self.axis_y.currentIndex(), 0))
         seed = self._seed
-        # The path is read by the training thread, which owns the trainer; the grid is
+        # The path is read by the training process, which owns the trainer; the grid is
         # computed in the landscape thread, from copies (see `_submit`).
 
         # The last landscape's facts stay readable while the next one is computed.

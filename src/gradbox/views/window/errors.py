@@ -2,8 +2,8 @@
 
 A QMessageBox without a parent and without a Python reference is deleted as soon as the
 function that made it returns: the user sees nothing. Here every box is parented to the
-window and held in a list until it is closed; a report from the training thread (or any
-other) crosses to the UI thread through a queued signal before any widget is made.
+window and held in a list until it is closed; a report from another thread (a writer,
+the landscape's) crosses to the UI thread through a queued signal before any widget is made.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def install_excepthook(reporter: ErrorReporter) -> None:
 
 def log_to_file(path: Path) -> bool:
     """Also write the log to `path` (1 MB, one old copy kept). The writing happens on a
-    thread of its own: neither the UI nor the training thread waits for the disk."""
+    thread of its own: the UI thread never waits for the disk."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000,

@@ -157,7 +157,7 @@ class MainWindow(QMainWindow):
         self._step_fields: list[str] = []
         self._fields_config: TrainingConfig | None = None
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
-        # Sessions are written by a writer thread, never by the UI or the training thread.
+        # Sessions are written by a writer thread, never by the UI thread.
         self.saver = SessionSaver(controller, self)
         self.saver.controls = lambda: current_controls(self)
         self.autosaver = (Autosaver(controller, autosave_path, saver=self.saver)

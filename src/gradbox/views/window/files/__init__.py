@@ -1,6 +1,6 @@
 """The window's file side: what it reads and writes, and quitting without losing work.
 
-    saving          the writer thread: sessions are written off the UI and training threads
+    saving          the writer thread: sessions are written off the UI thread
     autosave        the crash copy, kept up to date while there are unsaved changes
     session_files   Open, Save, Save As, imports: the File menu's dialogs
     resume          a normal quit keeps the session for the next start

@@ -3,7 +3,7 @@
 A snapshot's *signature* (step, phase, weights, data, settings, switches) tells whether
 the session differs from what was last written by the user; selection changes and
 graph captures do not count. A few seconds after a change, the session is written to
-`autosave.gradbox` in the app's data directory: the training thread hands over the
+`autosave.gradbox` in the app's data directory: the training process hands over the
 run's state between two steps and a writer thread writes it (see views.saving), so
 neither training nor the UI waits for the disk. A clean exit deletes that file -- closing
 the window, Quit, and SIGTERM or SIGINT with nothing unsaved -- so finding it at launch

@@ -222,7 +222,7 @@ class Resume:
         task.finished.connect(finished)
 
     def keep(self) -> BaseException | None:
-        """At quit, with the run paused and the training thread still there: write the
+        """At quit, with the run paused and the training process still there: write the
         session for the next start. The error (also logged) if it could not be written:
         the window then stays, so that nothing is lost. While the kept session is still
         being read at start, the file stays as it is (it is that session)."""

@@ -107,9 +107,9 @@ class SessionSaver(QObject):
 
     def save_and_wait(self, path: Path) -> BaseException | None:
         """Save as `save` does and wait for the answer in a local event loop: for
-        quitting, with the window hidden and the run paused, while the training thread
+        quitting, with the window hidden and the run paused, while the training process
         is still there to go on with if the write fails. Returns the error, if any."""
-        try:  # the training thread has already stopped: the timeline is ours to read
+        try:  # the training process has already stopped: the timeline is ours to read
             timeline = self.controller.stopped_timeline()
         except RuntimeError:
             pass
