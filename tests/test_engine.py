@@ -19,7 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gradbox.autograd import engine, losses
-from gradbox.autograd.engine import Value, release_graph
+from gradbox.autograd.engine import Value, take_apart
 from gradbox.autograd.nn import MLP
 
 # Written out here, not imported: the engine must say exactly what PyTorch says.
@@ -615,7 +615,7 @@ def test_release_graph_takes_a_graph_apart_and_keeps_its_numbers() -> None:
     e.backward()
     nodes = e.topological_order()
     numbers = [(n.data, n.grad) for n in nodes]
-    release_graph(e)
+    take_apart(e)
     assert all(n._prev == () for n in nodes)  # no node holds its inputs any more
     assert [(n.data, n.grad) for n in nodes] == numbers
     # The leaves (parameters) are untouched and train on in the next graph.

@@ -17,7 +17,7 @@ import pytest
 from gradbox.autograd import nn
 from gradbox.autograd.engine import Value
 from gradbox.runner.child import Abandoned, Child
-from gradbox.runner.leftovers import Leftovers
+from gradbox.runner.leftovers import AbandonedGraph
 from gradbox.runner.shared import SHM_FOLDER
 from gradbox.runner.wire import CONTROL_CELLS, PAUSED_UPTO
 from gradbox.training.config import TrainingConfig
@@ -45,7 +45,7 @@ def test_the_frames_graph_is_let_go_in_pieces_and_shared_lists_are_left_alone() 
     try:
         _build_and_give_up(params, probes)
     except Abandoned as abandoned:
-        leftovers = Leftovers(abandoned.__traceback__)
+        leftovers = AbandonedGraph(abandoned.__traceback__)
     # Out of the except block: the graph lives on, held by the leftovers alone.
     assert all(probe() is not None for probe in probes)
     pieces, partly = 1, False

@@ -434,14 +434,14 @@ class Value:
             # A node runs only after every consumer has added its share to node.grad.
             node._backward(node.grad)
         if not retain_graph:
-            free_graph(topo)
+            free_saved(topo)
 
     # --- display -----------------------------------------------------------------
     def __repr__(self) -> str:
         return f"Value(data={_short(self.data)}, grad={_short(self.grad)})"
 
 
-def free_graph(nodes: Iterable[Value]) -> None:
+def free_saved(nodes: Iterable[Value]) -> None:
     """Release what each op saved for its backward, as PyTorch does after backward().
 
     Dropping the closures also drops the arrays they captured, so a trained step's
@@ -452,7 +452,7 @@ def free_graph(nodes: Iterable[Value]) -> None:
             node._backward = _freed_backward
 
 
-def release_graph(root: Value) -> None:
+def take_apart(root: Value) -> None:
     """Take apart the graph that ends in `root`, one node at a time.
 
     Dropping the last reference to a graph frees it all inside one call, during which no
@@ -470,7 +470,7 @@ def release_graph(root: Value) -> None:
             stack.extend(inputs)
 
 
-def let_go(node: Value) -> tuple[Value, ...]:
+def cut_inputs(node: Value) -> tuple[Value, ...]:
     """Cut `node` off the values it was computed from, and return them: its inputs and
     its backward closure (which holds them too) are dropped, so when `node` dies it frees
     itself alone, not the graph behind it. For taking apart a graph nobody will walk

@@ -58,8 +58,8 @@ from gradbox.training.state import (
     Checkpoint,
     DataChange,
     Event,
+    ModelState,
     ParameterEdit,
-    RunState,
     TrainingState,
     frozen,
     frozen_dataset,
@@ -76,9 +76,9 @@ def state_from_v1(data: Any) -> TrainingState:
         if not has_parameter(s.config.layer_sizes, edit.name):
             raise SessionError(f"edits[{i}].name: this network has no parameter {edit.name!r}")
     dataset = frozen_dataset(s.dataset)
-    ghost = None if s.ghost is None else RunState(
+    ghost = None if s.ghost is None else ModelState(
         frozen(s.ghost[0]), frozen(s.ghost[1]), frozen_optimizer(s.ghost[2]))
-    current = Checkpoint(len(s.history), s.config.lr, RunState(
+    current = Checkpoint(len(s.history), s.config.lr, ModelState(
         frozen(s.params), frozen(s.grads), frozen_optimizer(s.optimizer)), ghost)
     events: list[Event] = [DataChange(0, dataset, s.dataset_version), *s.edits]
     return TrainingState(
@@ -191,8 +191,8 @@ def _parse_session(data: Any) -> _Session:
                for i, e in enumerate(check_list(data["edits"], "edits", limit=MAX_POINTS))])
 
 
-def _run(params: np.ndarray, grads: np.ndarray, optimizer: dict[str, Any]) -> RunState:
-    return RunState(frozen(params), frozen(grads), frozen_optimizer(optimizer))
+def _run(params: np.ndarray, grads: np.ndarray, optimizer: dict[str, Any]) -> ModelState:
+    return ModelState(frozen(params), frozen(grads), frozen_optimizer(optimizer))
 
 
 def _parse_dataset(value: Any, config: TrainingConfig) -> tuple[Dataset, int]:

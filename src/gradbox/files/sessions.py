@@ -98,10 +98,10 @@ from gradbox.training.state import (
     DataChange,
     Event,
     GhostChange,
+    ModelState,
     ParameterEdit,
     PinnedRun,
     RateChange,
-    RunState,
     TrainingState,
     frozen_dataset,
     frozen_optimizer,
@@ -144,7 +144,7 @@ def _number(v: float) -> float | str:
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
-def _stack_runs(runs: list[RunState], template: RunState, n_params: int,
+def _stack_runs(runs: list[ModelState], template: ModelState, n_params: int,
                 prefix: str) -> dict[str, np.ndarray]:
     out = {f"{prefix}/params.npy": _rows([r.params for r in runs], n_params),
            f"{prefix}/grads.npy": _rows([r.grads for r in runs], n_params)}
@@ -582,7 +582,7 @@ def _check_history(columns: dict[str, np.ndarray], n: int, prefix: str = "histor
 
 
 def _read_runs(r: SessionZip, prefix: str, count: int, p: int, template: dict[str, Any],
-               finite: bool) -> list[RunState]:
+               finite: bool) -> list[ModelState]:
     params = r.array(f"{prefix}/params.npy", np.float64, (count, p))
     grads = r.array(f"{prefix}/grads.npy", np.float64, (count, p))
     if finite and not (np.all(np.isfinite(params)) and np.all(np.isfinite(grads))):
@@ -596,7 +596,7 @@ def _read_runs(r: SessionZip, prefix: str, count: int, p: int, template: dict[st
             fields[key] = r.array(name, np.int64, (count,))
             if np.any(fields[key] < 0):
                 raise SessionError(f"{name}: a step count cannot be negative")
-    return [RunState(params[i], grads[i], frozen_optimizer(
+    return [ModelState(params[i], grads[i], frozen_optimizer(
         {key: (v[i] if v.ndim == 2 else int(v[i])) for key, v in fields.items()}))
         for i in range(count)]
 

@@ -36,7 +36,7 @@ which the exception's traceback keeps until `run_one_step`'s `except` has answer
 step's young objects are frozen (`cyclic_gc_paused`); the weights published last are
 reused when nothing moved them (`Trainer.snapshot`).
 
-After the answer, the abandoned graph is freed a piece at a time (`Leftovers`), and
+After the answer, the abandoned graph is freed a piece at a time (`AbandonedGraph`), and
 between the pieces the loop reads the window's messages: a question, a speed, Run's
 answer are handled at once. A question right after a 1000x1000 Pause waited 0.2-1.4 s
 in the forward pass, 0.3-3.3 s in the backward pass, for the graph freed in one go; now
@@ -60,7 +60,7 @@ import numpy as np
 
 from gradbox.autograd.collector import freeze_big_young_generation, in_a_training_process
 from gradbox.files.sessions import load_state, load_state_with_controls
-from gradbox.runner.leftovers import Leftovers
+from gradbox.runner.leftovers import AbandonedGraph
 from gradbox.runner.shared import Segment
 from gradbox.runner.wire import (
     PAUSED_UPTO,
@@ -117,7 +117,7 @@ class Child:
         self.interval_s = 0.0
         self.next_step_at = 0.0
         self._abandonable = False
-        self.leftovers: Leftovers | None = None  # an abandoned step's, being freed
+        self.leftovers: AbandonedGraph | None = None  # an abandoned step's, being freed
         self._graph_traced_at = -GRAPH_EVERY_S  # time.perf_counter() of the last trace
         self.quit = False
         # The steps trained here, for the window's estimates (limits here learns from
@@ -251,7 +251,7 @@ class Child:
             self._abandonable = False
             self.control[STEPPING] = 0
             self.abandon(start)
-            self.leftovers = Leftovers(abandoned.__traceback__)
+            self.leftovers = AbandonedGraph(abandoned.__traceback__)
             return
         except Exception as error:
             self._abandonable = False

@@ -6,7 +6,7 @@ the Pause). Dropped at once, it is freed in one C-level deallocation cascade of 
 s, during which the training process reads no message: a question asked right after a
 Pause waited that long (benchmarks/bench_pause.py --ask). Here the frames' locals are
 taken out of the frames and taken apart in pieces -- each node let go of its inputs
-(`gradbox.autograd.engine.let_go`) before it dies, so it frees itself alone -- and the
+(`gradbox.autograd.engine.cut_inputs`) before it dies, so it frees itself alone -- and the
 training process answers messages between the pieces (see `gradbox.runner.child`).
 
 Only what the abandoned frames held is taken apart, and a container (list, set, dict)
@@ -21,7 +21,7 @@ import contextlib
 import sys
 from types import TracebackType
 
-from gradbox.autograd.engine import Value, let_go
+from gradbox.autograd.engine import Value, cut_inputs
 
 # Objects handled per piece: a few milliseconds (a node let go and freed takes ~0.5-1
 # µs). A count, not a clock: the same pieces on a fast or a loaded machine.
@@ -29,7 +29,7 @@ PIECE = 4000
 _CONTAINERS = (list, set, dict, tuple)
 
 
-class Leftovers:
+class AbandonedGraph:
     """The locals of an abandoned step's frames, to free in pieces (`free_piece`)."""
 
     def __init__(self, traceback: TracebackType | None) -> None:
@@ -69,7 +69,7 @@ class Leftovers:
             item = todo.pop()
             kind = type(item)
             if kind is Value or isinstance(item, Value):
-                todo.extend(let_go(item))  # its inputs wait their turn here
+                todo.extend(cut_inputs(item))  # its inputs wait their turn here
             elif kind in _CONTAINERS:
                 # Two references: `item` and getrefcount's own. Ours alone: take a piece
                 # out of it and come back for the rest; else read it, change nothing.

@@ -23,7 +23,7 @@ import numpy as np
 from gradbox.teaching.claims import QUANTITIES, SYMBOLS, Claim, Observed
 from gradbox.teaching.lesson_model import Lesson, Setup
 from gradbox.training.config import TrainingConfig
-from gradbox.training.goals import Run, RunGoal
+from gradbox.training.goals import RunGoal, RunLoop
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 
@@ -68,7 +68,7 @@ def _train(trainer: Trainer, steps: int, done: list[int], total: int,
            progress: Progress | None, cancelled: Cancelled | None) -> None:
     """`trainer.run_steps(steps)`, telling progress (at most ten times a second) and
     stopping at once if cancelled."""
-    run = Run(RunGoal(steps=steps))
+    run = RunLoop(RunGoal(steps=steps))
     told = 0.0
     while True:
         tick = run.tick(trainer)

@@ -144,10 +144,11 @@ class Tick:
 
 
 @dataclass
-class Run:
-    """One Run toward `goal`, a step (or, `split`, a phase) per tick, with the stop rules
-    every Run shares: the trainer's own stop (a non-finite loss or gradient), then a
-    diverging loss, then the goal. `Trainer.run_steps` and the window's Run both tick it."""
+class RunLoop:
+    """The loop of one Run (the button) toward `goal`, a step (or, `split`, a phase)
+    per tick, with the stop rules every Run shares: the trainer's own stop (a non-finite
+    loss or gradient), then a diverging loss, then the goal. `Trainer.run_steps` and the
+    window's Run both tick it."""
 
     goal: RunGoal
     # Every Run pauses on a diverging loss (the window's, and Trainer.run_steps by

@@ -1,7 +1,7 @@
 """A network being trained, and what the data says of it.
 
 `ModelAndOptimizer` is the live model, its optimizer and its parameters (the trainer holds
-one for the run and one for the ghost; `RunState` is its frozen copy). The functions
+one for the run and one for the ghost; `ModelState` is its frozen copy). The functions
 below read a configuration and a dataset and nothing else: which points a step trains on
 (`batch_indices`), the engine's forward pass with its penalties (`forward`), the loss
 without them (`data_loss`), and the loss and accuracy on held-out points (`evaluate`).
@@ -18,13 +18,13 @@ import numpy as np
 
 from gradbox.autograd import features, losses
 from gradbox.autograd.collector import cyclic_gc_paused
-from gradbox.autograd.engine import Value, recording, release_graph
+from gradbox.autograd.engine import Value, recording, take_apart
 from gradbox.autograd.nn import MLP, numpy_forward
 from gradbox.autograd.optim import Optimizer, make_optimizer
 from gradbox.autograd.order import OrderCache
 from gradbox.training.config import TrainingConfig
 from gradbox.training.datasets import Dataset
-from gradbox.training.state import RunState, frozen, frozen_optimizer
+from gradbox.training.state import ModelState, frozen, frozen_optimizer
 
 
 @dataclass
@@ -52,11 +52,11 @@ class ModelAndOptimizer:
         for p, g in zip(self.params, grads.tolist()):
             p.grad = g
 
-    def state(self) -> RunState:
-        return RunState(frozen(self.values()), frozen(self.grads()),
+    def state(self) -> ModelState:
+        return ModelState(frozen(self.values()), frozen(self.grads()),
                         frozen_optimizer(self.optimizer.state_dict()))
 
-    def load(self, state: RunState, weights: bool = True) -> None:
+    def load(self, state: ModelState, weights: bool = True) -> None:
         """Put `state` back (`weights=False`: all but the weights, which are as they
         were: a 1000x1000 network's take 0.1 s to set)."""
         if weights:
@@ -111,7 +111,7 @@ def forward(config: TrainingConfig, dataset: Dataset, run: ModelAndOptimizer,
     return loss, output, order
 
 
-# A graph of more op nodes than this is taken apart a node at a time (`release_graph`), so
+# A graph of more op nodes than this is taken apart a node at a time (`take_apart`), so
 # that a Pause is answered meanwhile; a smaller one dies at once (W1's 647 nodes: 0.3 ms
 # of a step less than taking it apart).
 RELEASE_IN_SLICES_ABOVE = 50_000
@@ -119,9 +119,9 @@ RELEASE_IN_SLICES_ABOVE = 50_000
 
 def release(root: Value, order: Sequence[Value] | None) -> None:
     """Let go of the graph that ends in `root` (`order`: its topological order, if known):
-    a big one in slices (`release_graph`), a small one at once."""
+    a big one in slices (`take_apart`), a small one at once."""
     if order is None or len(order) > RELEASE_IN_SLICES_ABOVE:
-        release_graph(root)
+        take_apart(root)
 
 
 def training_loss(config: TrainingConfig, dataset: Dataset, run: ModelAndOptimizer

@@ -28,8 +28,8 @@ from gradbox.training.state import (
     Checkpoint,
     DataChange,
     Event,
+    ModelState,
     ParameterEdit,
-    RunState,
     TrainingState,
     frozen,
 )
@@ -104,7 +104,7 @@ class CheckpointStore:
             self._sparse.append(cp)
             self._since_sparse = 0.0
 
-    def amend_start(self, lr: float, ghost: RunState | None) -> None:
+    def amend_start(self, lr: float, ghost: ModelState | None) -> None:
         """A change mid-step (the rate, the ghost): the step's start takes it in too, so
         that it stays 'the start of this step, after its events'."""
         if self.start is None:

@@ -20,7 +20,7 @@ interface, so it is tested with a mock view and no window at all.
 
 A Run is `start_run(goal)` then `tick()` until a tick says the run is over: one step per
 tick (one phase for a big network, see `splits_steps`), with the stop rules of
-`gradbox.training.goals.Run` -- the same loop as `Trainer.run_steps`.
+`gradbox.training.goals.RunLoop` -- the same loop as `Trainer.run_steps`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from gradbox.autograd.phases import PHASES
 from gradbox.training import limits
 from gradbox.training.config import TrainingConfig, config_for, plan_config_change, splits_steps
 from gradbox.training.datasets import Dataset
-from gradbox.training.goals import Run, RunGoal, Tick
+from gradbox.training.goals import RunGoal, RunLoop, Tick
 from gradbox.training.history import History, StepRecord
 from gradbox.training.landscape import Problem, Request
 from gradbox.training.snapshots import Snapshot
@@ -111,7 +111,7 @@ class Session:
         self.read_file = read_file
         # A graph view is showing: trace the graph with the steps that are shown.
         self.graph_wanted = False
-        self._run: Run | None = None
+        self._run: RunLoop | None = None
 
     @classmethod
     def fresh(cls, config: TrainingConfig | None = None) -> Session:
@@ -223,14 +223,14 @@ class Session:
     def start_run(self, goal: RunGoal | None = None) -> None:
         """A Run begins: `tick()` goes on until `goal` or a stop rule says it is over."""
         self.diverge("Run")
-        self._run = Run(goal if goal is not None else RunGoal())
+        self._run = RunLoop(goal if goal is not None else RunGoal())
 
     @command
     def tick(self, capture_graph: bool | None = None) -> Tick:
         """One step of the Run (one phase for a big network). `capture_graph`: trace this
         step's graph (default: whenever a graph view shows)."""
         if self._run is None:
-            self._run = Run(RunGoal())
+            self._run = RunLoop(RunGoal())
         trainer = self._traced(capture_graph)
         return self._run.tick(trainer, split=splits_steps(trainer.config))
 

@@ -91,7 +91,7 @@ def frozen_dataset(dataset: Dataset) -> Dataset:
 
 
 @dataclass(frozen=True)
-class RunState:
+class ModelState:
     """One network's weights, gradients and optimizer state (read-only arrays)."""
 
     params: np.ndarray
@@ -110,8 +110,8 @@ class Checkpoint:
 
     step: int
     lr: float  # the base learning rate in effect (before the schedule)
-    run: RunState
-    ghost: RunState | None
+    run: ModelState
+    ghost: ModelState | None
 
     @property
     def nbytes(self) -> int:

@@ -38,7 +38,7 @@ from gradbox.training.config import (
     plan_config_change,
 )
 from gradbox.training.datasets import Dataset
-from gradbox.training.goals import Run, RunGoal
+from gradbox.training.goals import RunGoal, RunLoop
 from gradbox.training.history import History, StepRecord, measure_layers
 from gradbox.training.network import ModelAndOptimizer
 from gradbox.training.record import CheckpointPolicy, RunRecord
@@ -419,12 +419,12 @@ class Trainer:
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
                   stop_diverging: bool = True) -> str:
         """Train until a step count, a target loss, a non-finite loss or a diverging one,
-        by the window's Run rules (the same loop, `goals.Run`); return why it stopped.
+        by the window's Run rules (the same loop, `goals.RunLoop`); return why it stopped.
         `stop_diverging=False` trains on through a rising loss, into non-finite numbers
         if it goes there (a script or a test that drives a run there on purpose)."""
         if max_steps is not None and max_steps <= 0:
             return "ran 0 steps"
-        run = Run(RunGoal(steps=max_steps, loss=target_loss), stop_diverging=stop_diverging)
+        run = RunLoop(RunGoal(steps=max_steps, loss=target_loss), stop_diverging=stop_diverging)
         while True:
             tick = run.tick(self)
             if tick.over:
