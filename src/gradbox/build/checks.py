@@ -85,7 +85,7 @@ def op_method(op: Any) -> str:
     if op.startswith("**"):
         return "__pow__"
     return {"+": "__add__", "*": "__mul__", "tanh": "tanh", "exp": "exp",
-            "relu": "relu"}.get(op, "")
+            "relu": "relu"}.get(op.lower(), "")  # micrograd labels relu 'ReLU'
 
 
 def _nested_backward(method: Any) -> CodeType | None:
@@ -97,7 +97,9 @@ def _nested_backward(method: Any) -> CodeType | None:
         return None
     nested = [c for c in code.co_consts if isinstance(c, CodeType)]
     named = [c for c in nested if c.co_name == "_backward"]
-    return (named or nested or [None])[0] if len(named) == 1 or len(nested) == 1 else None
+    if len(named) == 1:
+        return named[0]
+    return nested[0] if len(nested) == 1 else None  # several closures: which one is a guess
 
 
 def playground_text(code: str) -> str | None:
