@@ -50,3 +50,16 @@ def test_micrograds_whole_demo_on_a_learner_engine_follows_gradbox_to_the_end() 
     assert max(abs(m.loss - g.loss) for m, g in zip(progress.yours, progress.ghost,
                                                     strict=True)) <= 1e-9
     assert progress.yours[-1].accuracy >= 0.95
+
+
+def test_stage_tens_check_names_an_engine_that_trains_differently() -> None:
+    from gradbox.build.sandbox import check_source
+    from gradbox.build.stages import Stage
+    stage = (Stage(10, "train", "10. Train on your engine", "", "", (), ("train-moons",)),)
+    wrong = CORRECT.replace("        for p in self.parameters():\n            p.grad = 0.0",
+                            "        pass")
+    case = check_source(wrong, stages=stage, timeout=60).stages[0].cases[0]
+    assert (case.passed, case.mistake) == (False, "trains-differently")
+    assert "parts from gradbox's at step 2" in case.message and "zero_grad" in case.message
+    right = check_source(CORRECT, stages=stage, timeout=60).stages[0].cases[0]
+    assert right.passed, right.message
