@@ -353,3 +353,45 @@ def test_the_learners_code_survives_closing_the_window_and_undo_stays_the_editor
     assert (tmp_path / "data" / "build" / "stage-00.py").read_text() == typed
     again = open_window(size=(1024, 700), settings=settings, autosave_path=autosave)
     assert again.build.editor.toPlainText() == typed
+
+
+class FakeTraining:
+    """A training run as the view sees it: `poll` hands out what 'arrived' so far."""
+
+    def __init__(self, progresses: list) -> None:  # type: ignore[type-arg]
+        self.progresses, self.cancelled = progresses, False
+
+    def poll(self):  # type: ignore[no-untyped-def]
+        return self.progresses.pop(0) if len(self.progresses) > 1 else self.progresses[0]
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def test_training_on_your_engine_draws_both_curves_and_marks_where_they_part(  # type: ignore[no-untyped-def]
+        qtbot, show_widget) -> None:
+    from gradbox.build.train import TrainPoint, TrainProgress
+    from gradbox.views.build.training import TrainOnYours
+
+    ghost = tuple(TrainPoint(k, 1.0 / (k + 1), 0.5) for k in range(6))
+    yours = tuple(TrainPoint(k, (1.0 if k < 2 else 3.0) / (k + 1), 0.5, 0.4)
+                  for k in range(6))
+    runs = []
+
+    def start(source: str, setup):  # type: ignore[no-untyped-def]
+        runs.append(FakeTraining([
+            TrainProgress(ghost, (), None, False),
+            TrainProgress(ghost, yours[:3], 0.4, False, parted_at=2),
+            TrainProgress(ghost, yours, 0.4, True, parted_at=2)]))
+        return runs[-1]
+
+    view = show_widget(TrainOnYours(lambda: "class Value: ...", start=start), 600, 450)
+    assert "a step" in view.estimate.text()  # how slow, said before it starts
+    view.start_button.click()
+    assert view.stop_button.isEnabled() and not view.start_button.isEnabled()
+    qtbot.waitUntil(lambda: not view.is_running(), timeout=5000)
+    assert list(view.yours_curve.getData()[1]) == [p.loss for p in yours]
+    assert list(view.ghost_curve.getData()[1]) == [p.loss for p in ghost]
+    assert view.parting.isVisible() and view.parting.value() == 2
+    assert "parts from gradbox's at step 2" in view.status.text()
+    assert view.start_button.isEnabled()
