@@ -147,7 +147,7 @@ def _inside_window(window: MainWindow, widget) -> bool:  # type: ignore[no-untyp
 def test_a_300_character_error_leaves_every_control_inside_the_window(
         qtbot, window: MainWindow, text: str, settle) -> None:  # type: ignore[no-untyped-def]
     pg = window.playground
-    window.tabs.setCurrentIndex(window.tabs.count() - 1)
+    window.tabs.setCurrentWidget(window.playground_page())
     width = window.width()
     pg.expression.setText(text)
     pg.forward_button.click()

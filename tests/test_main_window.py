@@ -212,7 +212,7 @@ def test_teacher_mode_hides_what_a_lesson_does_not_need(qtbot, window: MainWindo
 
 def test_playground_tab_puts_the_training_panels_away(qtbot, window: MainWindow) -> None:
     window.docks["Loss curve"].hide()  # the user's own choice must survive the round trip
-    window.tabs.setCurrentIndex(window.tabs.count() - 1)
+    window.tabs.setCurrentWidget(window.playground_page())
     assert not window.docks["Designer"].isVisible()
     assert not window.docks["Parameters && gradients"].isVisible()
     window.tabs.setCurrentWidget(window.boundary)
