@@ -22,6 +22,7 @@ Pure Python: `nbformat` builds the document; no Qt, no kernel.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 
 import nbformat
@@ -247,22 +248,35 @@ def notebook(state: TrainingState, title: str = "untitled") -> nbformat.Notebook
 
     # --- plots
     cells.append(md("## Plots"))
+    # gradbox's own install has no matplotlib (the README's `pip install .`): the plot
+    # cells say how to get it instead of failing with an ImportError.
     cells.append(code(
-        "import matplotlib.pyplot as plt\n\n"
-        "fig, ax = plt.subplots(figsize=(6, 3.5))\n"
-        'ax.plot(range(1, len(run_losses) + 1), run_losses, label="this notebook")\n'
-        'ax.plot(range(1, len(APP_LOSSES) + 1), APP_LOSSES, ":", label="the app")\n'
-        'ax.set_xlabel("step")\n'
-        'ax.set_ylabel("training loss")\n'
-        "ax.legend()\n"
-        "plt.show()"))
-    cells.append(code(_boundary_cell(regression)))
+        "try:\n"
+        "    import matplotlib.pyplot as plt\n"
+        "except ImportError:\n"
+        "    plt = None\n"
+        '    print("The plots need matplotlib: pip install matplotlib, then run these '
+        'cells again (the losses above are checked without it).")\n\n'
+        + _only_with_plt(
+            "fig, ax = plt.subplots(figsize=(6, 3.5))\n"
+            'ax.plot(range(1, len(run_losses) + 1), run_losses, label="this notebook")\n'
+            'ax.plot(range(1, len(APP_LOSSES) + 1), APP_LOSSES, ":", label="the app")\n'
+            'ax.set_xlabel("step")\n'
+            'ax.set_ylabel("training loss")\n'
+            "ax.legend()\n"
+            "plt.show()")))
+    cells.append(code(_only_with_plt(_boundary_cell(regression))))
 
     book = v4.new_notebook(cells=cells)
     book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                    "language": "python"}
     book.metadata["gradbox"] = {"steps": n, "title": title}
     return book
+
+
+def _only_with_plt(source: str) -> str:
+    """`source` run only where matplotlib could be imported."""
+    return "if plt is not None:\n" + textwrap.indent(source, "    ")
 
 
 def _boundary_cell(regression: bool) -> str:
