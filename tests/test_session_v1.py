@@ -22,20 +22,10 @@ from gradbox.files.session_v1 import state_from_v1
 from gradbox.files.sessions import SessionError, load_session
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
+from test_persistence import drive  # the same run as the current format's tests
 from v1_writer import dense_trainer, v1_session
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def drive(trainer: Trainer, start: int, end: int) -> None:
-    """Steps start..end-1, flipping switches the way a curious user might."""
-    for step in range(start, end):
-        trainer.set_forget_zero_grad(step % 7 in (3, 4))
-        if step % 11 == 5:
-            trainer.set_ghost(not trainer.ghost_enabled)
-        if step == 9:
-            trainer.set_lr(trainer.lr * 0.5)
-        assert trainer.step() is not None
 
 
 def same_bits(a: Any, b: Any) -> bool:
