@@ -395,3 +395,27 @@ def test_training_on_your_engine_draws_both_curves_and_marks_where_they_part(  #
     assert view.parting.isVisible() and view.parting.value() == 2
     assert "parts from gradbox's at step 2" in view.status.text()
     assert view.start_button.isEnabled()
+
+
+def test_what_the_learners_code_and_the_files_say_is_shown_as_plain_text(  # type: ignore[no-untyped-def]
+        qtbot, show_widget, tmp_path) -> None:
+    from dataclasses import replace
+
+    from PySide6.QtWidgets import QLabel
+
+    markup = "<b>bold</b> <img src='x.png'> <a href='http://x'>link</a>"
+    stages = [replace(STAGES[0], title=f"0. {markup}", text=markup, hints=(markup,))]
+    panel = show_widget(BuildPanel(stages, tmp_path / "build", None, FakeSandbox()), 1000, 650)
+    graph = CaseGraph((GraphNode(0, "", markup, (), 1.0, 1.0, 1.0, 2.0),
+                       GraphNode(1, "*", "out", (0,), 1.0, 1.0, 1.0, 1.0)), first_wrong=0)
+    case = CaseResult(markup, False, markup, markup, "assign-not-accumulate",
+                      output=markup, graph=graph)
+    panel.text.hint_button.click()
+    panel.show_report(CheckReport(False, (StageResult(0, markup, False, (case,)),)))
+    shown = [label for label in panel.findChildren(QLabel) if markup in label.text()]
+    assert len(shown) >= 5  # title, passage, hint, the case's words, the graph's caption
+    assert all(label.textFormat() == Qt.TextFormat.PlainText for label in shown)
+    assert panel.feedback.code.toPlainText() == markup  # a plain-text editor
+    assert panel.feedback.output.toPlainText() == markup
+    assert panel.feedback.table.item(1, 0).text().startswith(markup)
+    assert "&lt;b&gt;" in panel.graph.view.operations.nodes[0].toolTip()  # escaped
