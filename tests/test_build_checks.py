@@ -268,3 +268,18 @@ def test_a_report_the_learners_code_writes_itself_is_not_believed() -> None:
     report = check_source(cheating, timeout=TIMEOUT)
     assert not report.passed and report.first_failure is not None
     assert report.first_failure[1].mistake == "assign-not-accumulate"
+
+
+def test_a_value_that_raises_when_read_is_the_learners_error_not_the_checkers() -> None:
+    # A data that raises when read crashed the checker ("gradbox's checker failed").
+    odd = CORRECT.replace(
+        "        self._op = _op\n",
+        "        self._op = _op\n\n"
+        "    def __getattribute__(self, name):\n"
+        "        if name == 'data':\n"
+        "            raise ValueError('no data for you')\n"
+        "        return object.__getattribute__(self, name)\n", 1)
+    report = check_source(odd, up_to_stage=1, timeout=TIMEOUT)
+    case = report.first_failure[1]  # type: ignore[index]
+    assert "checker failed" not in case.message
+    assert "no data for you" in case.message and case.line is not None

@@ -77,6 +77,8 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
     ("add-forgets-return", [("        out._backward = _backward\n        return out\n\n"
                              "    def __mul__", "        out._backward = _backward\n\n"
                              "    def __mul__")], 2, "contract"),
+    ("no-mul", [("    def __mul__(self, other):", "    def times(self, other):")], 2,
+     "missing-name"),
     ("no-radd", [_method("__radd__", "return self + other")], 2, "missing-radd"),
     ("no-rmul", [_method("__rmul__", "return self * other")], 2, "missing-radd"),
     ("radd-as-other-plus-self", [("    def __radd__(self, other):\n        return self + other",

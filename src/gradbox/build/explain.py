@@ -29,6 +29,8 @@ __all__ = ["Explained", "close", "explain_error", "learner_frames", "number", "n
 
 REFLECTED = {"+": "__radd__", "*": "__rmul__", "-": "__rsub__", "/": "__rtruediv__",
              "**": "__rpow__"}
+FORWARD = {"+": "__add__", "*": "__mul__", "-": "__sub__", "/": "__truediv__",
+           "** or pow()": "__pow__"}
 FIELDS = ("data", "grad", "_prev", "_op", "_backward")
 
 
@@ -121,6 +123,10 @@ def explain_error(error: BaseException, filename: str) -> Explained:
                                  f"expects a Value: wrap it at the door (`other if "
                                  f"isinstance(other, Value) else Value(other)`){where}.",
                                  "number-not-wrapped", line)
+            if left == right and left not in ("list", "tuple", "NoneType", "str"):
+                method = FORWARD.get(op, "the operator")
+                return Explained(f"TypeError: {text}: your {left} has no `{method}` (or it "
+                                 f"returns NotImplemented){where}.", "missing-name", line)
             return Explained(f"TypeError: {text}{where}.", "error", line)
         m = re.search(r"bad operand type for unary (\S+): '(\w+)'", text)
         if m:

@@ -296,3 +296,9 @@ def run_case(case: Case, learner: Learner) -> CaseResult:
         explained = explain_error(error, learner.filename)
         return CaseResult(case.name, False, case.code, explained.message, explained.mistake,
                           explained.line)
+    except Exception as error:
+        # Raised while the checker read the learner's objects (a property that raises, a
+        # _prev that is not a collection): their doing, said as such.
+        explained = explain_error(error, learner.filename)
+        return CaseResult(case.name, False, case.code, "While gradbox read your values: "
+                          f"{explained.message}", explained.mistake, explained.line)
