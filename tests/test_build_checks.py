@@ -152,6 +152,13 @@ def test_os_exit_in_the_learners_code_ends_in_a_message() -> None:
     assert case.mistake == "crashed" and "exit code 3" in case.message
 
 
+def test_a_check_says_how_far_it_has_got() -> None:
+    handle = start_check(CORRECT, up_to_stage=2, timeout=TIMEOUT)
+    assert handle.progress[1] == 3 + 2 + 5  # the cases of stages 0, 1 and 2
+    handle.wait()
+    assert handle.progress == (10, 10)
+
+
 def test_a_cancelled_check_says_so_at_once() -> None:
     handle = start_check(CORRECT + "\nwhile True:\n    pass\n", timeout=30.0)
     assert handle.poll() is None

@@ -252,6 +252,8 @@ class CheckHandle:
                "stages": stage_job(self.stages)}
         self.timeout = timeout
         self.filename = filename
+        self._cases_in_all = sum(len(s.cases) for s in self.stages
+                                 if up_to_stage is None or s.number <= up_to_stage)
         self._process = SandboxProcess(job, timeout=timeout)
         self.report: CheckReport | None = None
 
@@ -264,6 +266,13 @@ class CheckHandle:
         """Seconds from spawning the child to its 'started' line (None before it)."""
         return next((float(e["arrived"]) for e in self._process.events()
                      if e.get("event") == "started"), None)
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """(cases done, cases this check would run if every stage passed), for a
+        progress line; the check may stop sooner, at the first stage that fails."""
+        done = sum(1 for e in self._process.events() if e.get("event") == "case-done")
+        return done, self._cases_in_all
 
     @property
     def running_case(self) -> tuple[int, str] | None:
