@@ -29,9 +29,33 @@ def qapp(qapp):  # type: ignore[no-untyped-def]
     return qapp
 
 
+def pytest_configure(config):  # type: ignore[no-untyped-def]
+    config.addinivalue_line(
+        "markers", "in_process: the module tests widgets, built on an InProcessPort (the "
+        "session on the UI thread, no training process): `controller` and `make_session` "
+        "give one")
+
+
 @pytest.fixture
-def controller(qtbot):  # type: ignore[no-untyped-def]
-    """A SessionController on the default configuration; its worker thread is stopped after."""
+def controller(request):  # type: ignore[no-untyped-def]
+    """The port a test's widgets are built on, on the default configuration: an
+    InProcessPort in a module marked `in_process` (a widget's test), else a
+    SessionController over a training process."""
+    in_process = request.node.get_closest_marker("in_process") is not None
+    return request.getfixturevalue("port" if in_process else "process_controller")
+
+
+@pytest.fixture
+def make_session(request):  # type: ignore[no-untyped-def]
+    """`make_session(**config)`: a port on `TrainingConfig(**config)`, for a test that
+    needs another network or data than `controller`'s -- in-process as `controller` is."""
+    in_process = request.node.get_closest_marker("in_process") is not None
+    return request.getfixturevalue("make_port" if in_process else "make_process_session")
+
+
+@pytest.fixture
+def process_controller(qtbot):  # type: ignore[no-untyped-def]
+    """A SessionController on the default configuration; its training process is stopped after."""
     from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
@@ -112,9 +136,9 @@ def show_widget(qtbot):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def make_session(qtbot):  # type: ignore[no-untyped-def]
-    """`make_session(**config)`: a SessionController on `TrainingConfig(**config)`, for a
-    test that needs another network or data than `controller`'s; stopped after the test."""
+def make_process_session(qtbot):  # type: ignore[no-untyped-def]
+    """`make_process_session(**config)`: a SessionController on `TrainingConfig(**config)`;
+    stopped after the test."""
     from gradbox.port.controller import SessionController
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
@@ -185,10 +209,11 @@ def window_size() -> tuple[int, int]:
 
 
 @pytest.fixture
-def window(open_window, controller, settings, window_size):  # type: ignore[no-untyped-def]
-    """The real MainWindow on `controller` (the default configuration), shown at
-    `window_size` and active, with `settings`; closed and stopped after the test."""
-    return open_window(window_size, controller, settings)
+def window(open_window, process_controller, settings, window_size):  # type: ignore[no-untyped-def]
+    """The real MainWindow on a training process (`controller` outside an `in_process`
+    module), shown at `window_size` and active, with `settings`; closed and stopped
+    after the test."""
+    return open_window(window_size, process_controller, settings)
 
 
 @pytest.fixture

@@ -26,6 +26,9 @@ from gradbox.teaching.loop_code import loop_lines, loop_state
 from gradbox.training.config import TrainingConfig
 from gradbox.training.trainer import Trainer
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 LOSSES = [(loss.task, loss.name) for loss in losses.TABLE]
 FACTORS: tuple[Sequence, ...] = (LOSSES, OPTIMIZERS, ACTIVATIONS, features.NAMES, INITIALIZERS)
 # What the PyTorch script writes for each activation and optimizer.

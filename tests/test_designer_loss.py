@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from gradbox.views.panels.designer import DesignerPanel
+
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
 
 
 def test_more_than_two_classes_show_softmax_and_say_why(qtbot, controller) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QApplication, QLabel, QToolButton, QWidget
 from gradbox import graph
 from gradbox.autograd.nn import numpy_layer_outputs, unflatten
 from gradbox.formatting import fmt
-from gradbox.port.controller import SessionController
+from gradbox.port.in_process import InProcessPort
+from gradbox.port.protocol import SessionPort
 from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
@@ -26,9 +27,12 @@ from gradbox.views.graph.panel import (
     sample_choice,
 )
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 @pytest.fixture
-def panel(qtbot, controller: SessionController) -> GraphPanel:  # type: ignore[no-untyped-def]
+def panel(qtbot, controller: SessionPort) -> GraphPanel:  # type: ignore[no-untyped-def]
     widget = GraphPanel(controller)
     widget.resize(1000, 750)
     qtbot.addWidget(widget)
@@ -40,17 +44,17 @@ def panel(qtbot, controller: SessionController) -> GraphPanel:  # type: ignore[n
     return widget
 
 
-def step(qtbot, controller: SessionController) -> None:  # type: ignore[no-untyped-def]
+def step(qtbot, controller: SessionPort) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
         controller.step()
 
 
-def substep(qtbot, controller: SessionController) -> None:  # type: ignore[no-untyped-def]
+def substep(qtbot, controller: SessionPort) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(controller.snapshot_changed, timeout=10000):
         controller.substep()
 
 
-def select(qtbot, controller: SessionController, index: int) -> None:  # type: ignore[no-untyped-def]
+def select(qtbot, controller: SessionPort, index: int) -> None:  # type: ignore[no-untyped-def]
     """Select a point: a view's choice, kept in the controller (the worker never hears of
     it, so no snapshot follows)."""
     controller.select_sample(index)
@@ -61,7 +65,7 @@ def op_items(panel: GraphPanel) -> dict[int, OpNode]:
             if isinstance(item, OpNode)}
 
 
-def train_point(controller: SessionController, k: int = 0) -> int:
+def train_point(controller: SessionPort, k: int = 0) -> int:
     """The k-th training point (every training point is in the default full batch)."""
     return int(np.flatnonzero(~controller.snapshot.is_test)[k])
 
@@ -80,7 +84,7 @@ def test_before_any_step_the_panel_says_how_to_get_a_graph(panel: GraphPanel) ->
 
 # --- values of the selected sample --------------------------------------------------------
 def test_a_step_shows_the_graph_with_the_selected_points_numbers(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     chosen = train_point(controller, 5)
     select(qtbot, controller, chosen)
     step(qtbot, controller)
@@ -110,7 +114,7 @@ def test_a_step_shows_the_graph_with_the_selected_points_numbers(
 
 
 def test_choosing_another_point_updates_the_numbers(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     step(qtbot, controller)
     panel.view.show_all_operations()  # every operation, not the overview
     panel.view.set_level("operation")
@@ -126,7 +130,7 @@ def test_choosing_another_point_updates_the_numbers(
 
 
 def test_a_test_point_shows_its_nearest_training_point_with_a_note(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     step(qtbot, controller)
     snapshot = controller.snapshot
     test_point = int(np.flatnonzero(snapshot.is_test)[0])
@@ -159,7 +163,7 @@ def test_sample_choice_outside_the_batch_and_without_a_selection() -> None:
 
 # --- selection both ways ------------------------------------------------------------------
 def test_parameter_selection_follows_the_parameters_panel_both_ways(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     from gradbox.views.panels.parameters import ParametersView
 
     parameters = ParametersView(controller)
@@ -191,7 +195,7 @@ def test_parameter_selection_follows_the_parameters_panel_both_ways(
 
 # --- phases -------------------------------------------------------------------------------
 def test_sub_steps_say_which_phase_the_numbers_come_from(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     step(qtbot, controller)
     assert "Step 1 done" in panel.caption.text()
     assert panel.view.play_action.isEnabled()
@@ -239,7 +243,7 @@ def test_a_graph_from_an_earlier_step_is_called_so() -> None:
 
 
 def test_a_stale_graph_is_shown_as_such_and_offers_no_replay(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     trainer = Trainer(TrainingConfig())
     trainer.capture_graph = True
     trainer.step()
@@ -256,7 +260,7 @@ def test_a_stale_graph_is_shown_as_such_and_offers_no_replay(
 
 # --- backward replay ----------------------------------------------------------------------
 def test_play_backward_stays_on_its_level(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     for _ in range(3):
         substep(qtbot, controller)
     assert controller.snapshot.phase == "update"
@@ -290,7 +294,7 @@ def test_play_backward_stays_on_its_level(
 
 
 def test_the_play_button_stops_a_running_replay(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     step(qtbot, controller)
     view = panel.view
     assert panel.play_button.defaultAction() is view.play_action
@@ -304,7 +308,7 @@ def test_the_play_button_stops_a_running_replay(
 
 
 def test_a_command_that_changes_nothing_does_not_stop_the_replay(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     step(qtbot, controller)
     panel.view.set_level("operation")
     panel.view.step_backward()
@@ -314,7 +318,7 @@ def test_a_command_that_changes_nothing_does_not_stop_the_replay(
 
 
 # --- export -------------------------------------------------------------------------------
-def test_export_png_svg_dot(qtbot, tmp_path: Path, controller: SessionController,  # type: ignore[no-untyped-def]
+def test_export_png_svg_dot(qtbot, tmp_path: Path, controller: SessionPort,  # type: ignore[no-untyped-def]
                             panel: GraphPanel) -> None:
     step(qtbot, controller)
     g = controller.snapshot.graph
@@ -331,7 +335,7 @@ def test_export_png_svg_dot(qtbot, tmp_path: Path, controller: SessionController
 
 # --- tracing only while visible -----------------------------------------------------------
 def test_the_trainer_traces_only_while_the_panel_is_visible(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     assert controller.graph_wanted
     panel.hide()
     assert not controller.graph_wanted
@@ -345,7 +349,7 @@ def test_the_trainer_traces_only_while_the_panel_is_visible(
     assert panel.view.graph() is controller.snapshot.graph
 
 
-def test_hidden_tab_in_a_tab_widget_stops_tracing(qtbot, controller: SessionController) -> None:  # type: ignore[no-untyped-def]
+def test_hidden_tab_in_a_tab_widget_stops_tracing(qtbot, controller: SessionPort) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QTabWidget
 
     tabs = QTabWidget()
@@ -361,7 +365,7 @@ def test_hidden_tab_in_a_tab_widget_stops_tracing(qtbot, controller: SessionCont
     assert not controller.graph_wanted
 
 
-def test_reset_clears_the_old_graph(qtbot, controller: SessionController,  # type: ignore[no-untyped-def]
+def test_reset_clears_the_old_graph(qtbot, controller: SessionPort,  # type: ignore[no-untyped-def]
                                     panel: GraphPanel) -> None:
     step(qtbot, controller)
     assert panel.view.graph() is not None
@@ -374,7 +378,7 @@ def test_reset_clears_the_old_graph(qtbot, controller: SessionController,  # typ
 
 # --- while running ------------------------------------------------------------------------
 def test_running_refreshes_are_paced_and_the_last_snapshot_is_shown(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     panel.view.set_level("operation")
     snapshots: list[object] = []
     controller.snapshot_changed.connect(snapshots.append)
@@ -424,7 +428,7 @@ def test_a_bigger_window_font_scales_the_graphs_labels(panel: GraphPanel) -> Non
 
 
 def test_the_offered_play_button_keeps_the_windows_bigger_font(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     for _ in range(3):
         substep(qtbot, controller)  # to just after backward: Play is offered, in bold
     font = QFont(panel.font())
@@ -447,7 +451,7 @@ def test_buttons_wrap_onto_a_second_row_in_a_narrow_panel(qtbot, panel: GraphPan
 
 
 def test_export_from_a_hidden_panel_shows_the_current_model(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    controller = SessionController(Trainer(TrainingConfig(hidden=(6,))))
+    controller = InProcessPort(Session(Trainer(TrainingConfig(hidden=(6,)))))
     try:
         panel = GraphPanel(controller)
         qtbot.addWidget(panel)
@@ -490,7 +494,7 @@ def expected_shares(snapshot, layers: list[np.ndarray]) -> list[np.ndarray]:  # 
 
 
 def test_the_selected_points_path_stands_out_and_shows_its_forward_pass(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     first, second = train_point(controller, 3), train_point(controller, 11)
     select(qtbot, controller, first)
     substep(qtbot, controller)  # forward: the graph's weights are the snapshot's
@@ -528,7 +532,7 @@ def test_the_selected_points_path_stands_out_and_shows_its_forward_pass(
 
 
 def test_the_operation_level_darkens_the_selected_points_path(
-        qtbot, controller: SessionController, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
+        qtbot, controller: SessionPort, panel: GraphPanel) -> None:  # type: ignore[no-untyped-def]
     first, second = train_point(controller, 3), train_point(controller, 11)
     select(qtbot, controller, first)
     substep(qtbot, controller)
@@ -552,7 +556,7 @@ def test_the_operation_level_darkens_the_selected_points_path(
     assert f"dark edges: point {second}'s biggest weight × input" in panel.view.legend_texts()
 
 
-def test_a_panel_not_yet_shown_draws_nothing_until_it_is(qtbot, controller: SessionController  # type: ignore[no-untyped-def]
+def test_a_panel_not_yet_shown_draws_nothing_until_it_is(qtbot, controller: SessionPort  # type: ignore[no-untyped-def]
                                                           ) -> None:
     """The window builds the graph tab at start, behind the boundary: a 1000x1000
     network's level took 5 s and 700 MB of the start there, for a tab nobody opened."""
@@ -568,7 +572,7 @@ def test_a_panel_not_yet_shown_draws_nothing_until_it_is(qtbot, controller: Sess
 
 
 def test_a_network_too_big_to_draw_says_so_and_a_small_one_is_drawn_again(  # type: ignore[no-untyped-def]
-        qtbot, panel: GraphPanel, controller: SessionController) -> None:
+        qtbot, panel: GraphPanel, controller: SessionPort) -> None:
     """The network level of a 1000x1000 network took 5.4 s and 700 MB of the window, for
     a picture of solid colour: past MAX_DRAWN_PARAMETERS it says why it draws nothing."""
     from gradbox.views.graph.panel import MAX_DRAWN_PARAMETERS

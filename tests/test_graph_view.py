@@ -21,6 +21,9 @@ from gradbox.views.graph.items import TEXT_LOD, UNIT, OpNode
 from gradbox.views.graph.net_scene import maps_image
 from gradbox.views.graph.view import MIN_UNIT_PX, OP_NODE_CAP, READABLE_PT, GraphView
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 def demo(seed: int = 0, sizes: tuple[int, ...] = (16, 16, 1), n: int = 100
          ) -> tuple[MLP, Value, datasets.Dataset]:
@@ -225,8 +228,9 @@ def test_select_parameter_from_outside_selects_silently(qtbot, view: GraphView) 
 
 
 def test_selection_follows_the_parameters_panel_both_ways(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from gradbox.port.controller import SessionController
+    from gradbox.port.in_process import InProcessPort
     from gradbox.training.config import TrainingConfig
+    from gradbox.training.session import Session
     from gradbox.training.trainer import Trainer
     from gradbox.views.panels.parameters import ParametersView
 
@@ -234,7 +238,7 @@ def test_selection_follows_the_parameters_panel_both_ways(qtbot) -> None:  # typ
     trainer.capture_graph = True
     trainer.step()
     snapshot = trainer.snapshot()
-    controller = SessionController(trainer)
+    controller = InProcessPort(Session(trainer))
     try:
         panel = ParametersView(controller)
         view = GraphView()

@@ -18,6 +18,9 @@ from gradbox.training.history import COLUMNS, RECORD_FIELDS, History
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.log_axis import label, labels
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
 

@@ -32,6 +32,9 @@ from gradbox.views.panels.playground import (
 )
 from gradbox.views.panels.playground_text import CARET_CONTEXT
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 RED = QColor("#f6c9c4")
 
 

@@ -20,6 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hostile_corpus
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 def test_a_lessons_seed_past_the_range_is_refused_at_its_line() -> None:
     text = dump_lesson(lesson("moons"))

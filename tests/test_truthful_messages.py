@@ -15,8 +15,10 @@ from gradbox.training.goals import identical_layers, symmetry
 from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
 
-
 # --- the Playground's assign variant ----------------------------------------------------------
+
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
 def test_assign_variant_names_the_intermediate_it_got_wrong() -> None:
     playground = Playground("a = 1; b = a + a; c = b + b")
     playground.set_variant("assign")

@@ -12,6 +12,9 @@ from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.heatmap import heatmap_resolution, output_colours
 from gradbox.views.plots.plotting import CLASS_COLOURS
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 @pytest.fixture
 def view(controller, show_widget):  # type: ignore[no-untyped-def]

@@ -15,6 +15,9 @@ from gradbox.training.session import Session
 from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.plots.plotting import nice_ceiling, weight
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 @pytest.fixture
 def view(controller, show_widget):  # type: ignore[no-untyped-def]

@@ -21,6 +21,9 @@ from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.heatmap import output_colours
 from gradbox.views.plots.plotting import NEGATIVE, POSITIVE, weight
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 @pytest.fixture
 def view(controller, show_widget):  # type: ignore[no-untyped-def]

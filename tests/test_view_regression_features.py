@@ -7,12 +7,16 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from gradbox.port.controller import SessionController
+from gradbox.port.in_process import InProcessPort
 from gradbox.training.config import TrainingConfig
+from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
 from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.plots.boundary import DecisionBoundaryView
 from gradbox.views.plots.heatmap import VALUE_TINT, value_colours, value_scale
+
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
 
 
 @pytest.fixture
@@ -20,7 +24,7 @@ def make_controller(qtbot):  # type: ignore[no-untyped-def]
     made = []
 
     def make(**config):  # type: ignore[no-untyped-def]
-        session = SessionController(Trainer(TrainingConfig(**config)))
+        session = InProcessPort(Session(Trainer(TrainingConfig(**config))))
         made.append(session)
         return session
 
@@ -137,7 +141,6 @@ def test_the_playgrounds_network_check_passes_on_features_and_regression(
         config: TrainingConfig) -> None:
     """The playground's gradient check of the training network builds the same loss
     the trainer trains on: the network's features as inputs, the regression loss."""
-    from gradbox.training.session import Session  # (was the playground's _check_trainer)
 
     trainer = Trainer(config)
     trainer.run_steps(3)

@@ -16,6 +16,9 @@ from gradbox.views.plots.landscape_view import LandscapeView
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.loss_curve import LossCurveView
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 def test_layer_view_draws_each_layers_gradient_per_step(controller, show_widget,  # type: ignore[no-untyped-def]
                                                       step_session) -> None:

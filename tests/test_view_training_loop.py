@@ -10,6 +10,9 @@ from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.views.panels.training_loop import TrainingLoopPanel
 
+# Widgets on an InProcessPort: the session steps on the UI thread, no training process.
+pytestmark = pytest.mark.in_process
+
 
 @pytest.fixture
 def panel(controller, show_widget):  # type: ignore[no-untyped-def]
