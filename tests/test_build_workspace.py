@@ -100,6 +100,10 @@ def test_the_workspace_shortcut_shows_the_build_workspace(qtbot, open_window) ->
     assert not any(dock.isVisible() for dock in win.docks.values())
     assert win.size().toTuple() == (1024, 700)  # the page fits the smallest window
     assert win.build.editor.isVisible() and win.build.check_button.isVisible()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is win.build.editor)
+    before = win.build.editor.toPlainText()
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Space)  # a space, not a Step
+    assert "..." in before and win.build.editor.toPlainText() == before.replace("...", " ", 1)
 
 
 def test_open_in_playground_shows_gradboxs_engine_making_the_same_mistake(  # type: ignore[no-untyped-def]

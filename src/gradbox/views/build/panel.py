@@ -195,14 +195,21 @@ class BuildPanel(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
+        # typing goes into the code when the page appears (Space was the window's Step)
+        QTimer.singleShot(0, self.editor.setFocus)
         if not self._shares_set:
-            # the code gets the most room; the stage's text above it a third
             self._shares_set = True
-            w, h = max(self.width(), 600), max(self.height(), 400)
-            self.splitter.setSizes([int(w * 0.58), int(w * 0.42)])
-            self.left.setSizes([int(h * 0.36), int(h * 0.64)])
-            last = self.stage is self.stages[-1]
-            self._share_right(graph=last, share=0.3 if last else None)
+            # once laid out at the size it is shown at (a page shown for the first time
+            # still has the size it had hidden)
+            QTimer.singleShot(0, self._share)
+
+    def _share(self) -> None:
+        """The code gets the most room; the stage's text above it a third."""
+        w, h = max(self.width(), 600), max(self.height(), 400)
+        self.splitter.setSizes([int(w * 0.58), int(w * 0.42)])
+        self.left.setSizes([int(h * 0.36), int(h * 0.64)])
+        last = self.stage is self.stages[-1]
+        self._share_right(graph=last, share=0.3 if last else None)
 
     def _share_right(self, graph: bool, share: float | None = None) -> None:
         """The feedback above the graph: most of the height until there is a graph."""

@@ -112,6 +112,15 @@ class Workspaces:
         """The window as built: the Train workspace's designed layout, and every other
         one's starting point."""
         self._designed = self.window.saveState(self.window.layout_version)
+        self._show_build_tab(False)
+
+    def _show_build_tab(self, shown: bool) -> None:
+        """The Build page is a tab of the Build workspace only: a sixth tab in the 370 px
+        the docks leave the main views at 1024 px elided every name ('Gra...', 'Bu...')."""
+        tabs = self.window.tabs
+        index = tabs.indexOf(self.window.build)
+        if index >= 0 and tabs.isTabVisible(index) != shown:
+            tabs.setTabVisible(index, shown)
 
     def add_menu(self, view: QMenu) -> None:
         menu = view.addMenu("&Workspace")
@@ -150,6 +159,7 @@ class Workspaces:
         space = next(s for s in WORKSPACES if s.key == key)
         saved = self.settings.value(settings_key(key)) if self.settings is not None else None
         self.current = space
+        self._show_build_tab(key == "build")
         self.actions[key].setChecked(True)
         if saved is None or not self._apply_state(QByteArray(saved)):
             self._design(space)
@@ -229,6 +239,7 @@ class Workspaces:
             self.settings.remove(settings_key(space.key))
         self.current = space
         self.actions[space.key].setChecked(True)
+        self._show_build_tab(space.key == "build")
         self._design(space)
 
     def keep(self) -> None:
