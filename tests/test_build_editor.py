@@ -50,6 +50,21 @@ def test_tab_indents_the_selected_lines_and_shift_tab_takes_it_back(qtbot, show_
     assert editor.toPlainText() == "def f():\n        return 1\n        x = 2\n\ny = 3"
 
 
+def test_ctrl_tab_leaves_the_editor(qtbot, show_widget) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QPushButton, QVBoxLayout, QWidget
+
+    page = QWidget()
+    column = QVBoxLayout(page)
+    editor, button = CodeEditor(), QPushButton("next")
+    column.addWidget(editor)
+    column.addWidget(button)
+    show_widget(page)
+    editor.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is editor)
+    QTest.keyClick(editor, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert QApplication.focusWidget() is button and editor.toPlainText() == ""
+
+
 def test_tab_without_a_selection_indents_to_the_next_four_and_enter_keeps_the_indent(  # type: ignore[no-untyped-def]
         qtbot, show_widget) -> None:
     editor = _focused_editor(qtbot, show_widget)

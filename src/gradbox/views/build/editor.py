@@ -94,7 +94,17 @@ class CodeEditor(QPlainTextEdit):
     # --- indenting -----------------------------------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
         key = event.key()
-        if key == Qt.Key.Key_Tab and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+        ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+        if key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) and ctrl:
+            # Tab indents, so Ctrl+Tab is the way out for the keyboard (Esc too, in the
+            # window: it leaves any text field)
+            self.setTabChangesFocus(True)  # (an editable one refuses to let go otherwise)
+            try:
+                self.focusNextPrevChild(key == Qt.Key.Key_Tab)
+            finally:
+                self.setTabChangesFocus(False)
+            return
+        if key == Qt.Key.Key_Tab:
             self.indent()
             return
         if key == Qt.Key.Key_Backtab:
@@ -110,9 +120,6 @@ class CodeEditor(QPlainTextEdit):
             self._home(bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier))
             return
         super().keyPressEvent(event)
-
-    def focusNextPrevChild(self, _next: bool) -> bool:  # noqa: N802 (Qt's name)
-        return False  # Tab indents here; it never leaves the editor
 
     def _selected_blocks(self) -> range:
         cursor = self.textCursor()

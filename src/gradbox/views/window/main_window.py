@@ -72,6 +72,8 @@ OTHER_KEYS = (
     ("Click on the plot", "select a point, or add one of the picked class"),
     ("Shift+click", "add a point of the next class"),
     ("Right-click", "remove the nearest point"),
+    ("Ctrl+Enter", "in Build it yourself: check your code"),
+    ("Tab / Shift+Tab", "in your code: indent / dedent the selected lines (Ctrl+Tab leaves it)"),
 )
 
 
