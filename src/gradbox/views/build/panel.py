@@ -238,7 +238,9 @@ class BuildPanel(QWidget):
             return default
 
     def _keep_setting(self, key: str, value: object) -> None:
-        if self.settings is not None:
+        """Kept when it changes only: a window opened and closed writes no settings (a
+        missing setting reads as its default)."""
+        if self.settings is not None and self._setting(key, value) != value:
             self.settings.setValue(f"build/{key}", value)
 
     # --- stages --------------------------------------------------------------------------
