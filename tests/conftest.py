@@ -209,11 +209,14 @@ def window_size() -> tuple[int, int]:
 
 
 @pytest.fixture
-def window(open_window, process_controller, settings, window_size):  # type: ignore[no-untyped-def]
-    """The real MainWindow on a training process (`controller` outside an `in_process`
-    module), shown at `window_size` and active, with `settings`; closed and stopped
-    after the test."""
-    return open_window(window_size, process_controller, settings)
+def window(request, open_window, settings, window_size):  # type: ignore[no-untyped-def]
+    """The real MainWindow on a training process -- `controller`, which a module may
+    override (a run 40 steps in...), or a fresh one in an `in_process` module, where
+    `controller` is the widgets' in-process port -- shown at `window_size` and active,
+    with `settings`; closed and stopped after the test."""
+    in_process = request.node.get_closest_marker("in_process") is not None
+    chosen = request.getfixturevalue("process_controller" if in_process else "controller")
+    return open_window(window_size, chosen, settings)
 
 
 @pytest.fixture
