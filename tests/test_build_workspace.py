@@ -266,6 +266,7 @@ def test_the_panel_draws_the_failing_cases_graph_after_a_check(qtbot, show_widge
 def test_the_code_of_each_stage_survives_a_restart(qtbot, show_widget, tmp_path) -> None:  # type: ignore[no-untyped-def]
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     panel = _panel(qtbot, show_widget, tmp_path, settings=settings)
+    assert not settings.allKeys()  # opening writes nothing
     panel.unlock_all.setChecked(True)
     panel.go_to(1)
     _type(qtbot, panel, "\n# mine, stage 1")

@@ -47,6 +47,8 @@ from gradbox.views.build.watch import FileWatch
 from gradbox.views.palette import NOTE_BOX
 
 MIN_WIDTH = 320
+# What the panel keeps in the settings, and what each reads as while never written.
+SETTINGS: dict[str, object] = {"unlocked": 0, "unlock_all": False, "stage": 0}
 
 
 def _scrolled(widget: QWidget) -> QScrollArea:
@@ -76,7 +78,7 @@ class BuildPanel(QWidget):
         self.checker = Checker(start, self)
         self.watch = FileWatch(self)
         self.stage: Stage = self.stages[0]
-        self.unlocked = int(self._setting("unlocked", 0))
+        self.unlocked = int(self._setting("unlocked"))
         self._held: CheckReport | None = None  # a report waiting for a prediction
         self._loading = False  # the editor's text is being set, not typed
         self._shown = False  # the editor holds a stage's code (not yet while built)
@@ -102,10 +104,10 @@ class BuildPanel(QWidget):
         self.watch.missing.connect(self.watch_label.setText)
         self._ticker = QTimer(self, interval=100)
         self._ticker.timeout.connect(self._show_elapsed)
-        self.unlock_all.setChecked(bool(self._setting("unlock_all", False)))
+        self.unlock_all.setChecked(bool(self._setting("unlock_all")))
         self.unlock_all.toggled.connect(self._on_unlock_all)
         self._fill_stages()
-        last = int(self._setting("stage", 0))
+        last = int(self._setting("stage"))
         self.go_to(last if self.is_open(last) else 0)
 
     # --- construction -----------------------------------------------------------------
@@ -226,7 +228,8 @@ class BuildPanel(QWidget):
         self.addAction(self.check_action)
 
     # --- settings ----------------------------------------------------------------------
-    def _setting(self, key: str, default: object) -> object:
+    def _setting(self, key: str) -> object:
+        default = SETTINGS[key]
         if self.settings is None:
             return default
         value = self.settings.value(f"build/{key}", default)
@@ -240,7 +243,7 @@ class BuildPanel(QWidget):
     def _keep_setting(self, key: str, value: object) -> None:
         """Kept when it changes only: a window opened and closed writes no settings (a
         missing setting reads as its default)."""
-        if self.settings is not None and self._setting(key, value) != value:
+        if self.settings is not None and self._setting(key) != value:
             self.settings.setValue(f"build/{key}", value)
 
     # --- stages --------------------------------------------------------------------------
