@@ -295,6 +295,7 @@ def test_passing_a_stage_opens_the_next(qtbot, show_widget, tmp_path) -> None:  
     panel.check()
     qtbot.waitUntil(lambda: box.model().item(1).isEnabled())
     assert "passes" in panel.feedback.status.text()
+    assert box.itemText(0) == f"✓ {STAGES[0].title}"  # passed, said in the list
     assert panel.feedback.next_button.isVisible()
     panel.feedback.next_button.click()
     assert panel.stage.number == 1 and panel.text.title.text() == STAGES[1].title

@@ -256,7 +256,8 @@ class BuildPanel(QWidget):
         for i, stage in enumerate(self.stages):
             open_ = self.is_open(stage.number)
             mark = "" if open_ else "  (pass the one before to open)"
-            self.stage_box.addItem(f"{stage.title}{mark}", stage.number)
+            passed = "✓ " if stage.number < self.unlocked else ""  # it opened the next
+            self.stage_box.addItem(f"{passed}{stage.title}{mark}", stage.number)
             item = model.item(i)  # type: ignore[attr-defined]
             item.setEnabled(open_)
         self.stage_box.setCurrentIndex(self.stages.index(self.stage))
