@@ -537,3 +537,23 @@ def test_the_graph_fits_after_every_forward_and_backward(qtbot, panel: Playgroun
     key = view.legend_rect()
     assert not any(key.intersects(view.mapFromScene(rect).boundingRect().toRectF())
                    for rect in view.operations.occupied())
+
+
+def test_backward_with_an_unparsable_field_runs_on_the_last_good_expression_and_says_so(  # type: ignore[no-untyped-def]
+        qtbot, controller, show_widget) -> None:
+    """issue 32, item 16: Backward did nothing, silently, though the box said 'Still
+    showing the last good expression'."""
+    from PySide6.QtCore import Qt as _Qt
+    from PySide6.QtTest import QTest
+
+    from gradbox.views.panels.playground import PlaygroundPanel
+    panel = show_widget(PlaygroundPanel(controller), 900, 700)
+    good = panel.model.text
+    panel.expression.setFocus()
+    panel.expression.selectAll()
+    QTest.keyClicks(panel.expression, "a * (b +")
+    QTest.keyClick(panel.expression, _Qt.Key.Key_Return)
+    qtbot.mouseClick(panel.backward_button, _Qt.MouseButton.LeftButton)
+    assert "Backward ran on the last good expression" in panel.message_text()
+    assert good in panel.message_text()
+    assert panel.model.text == good

@@ -10,6 +10,8 @@ playground_text.py.
 
 from __future__ import annotations
 
+import html
+
 from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import Qt, Signal, Slot
@@ -382,10 +384,16 @@ class PlaygroundPanel(QWidget):
 
     @Slot()
     def backward(self) -> None:
-        if self.expression.text() != self.model.text and not self.set_expression(
-                self.expression.text()):
-            return
+        stale = self.expression.text() != self.model.text and not self.set_expression(
+            self.expression.text())
         self._run(self.model.backward, animate=self.model.variant == "engine")
+        if stale:
+            # The box says it still shows the last good expression: Backward runs on
+            # that one, and says so (it did nothing, silently).
+            self.message.setText(
+                f"<p><b>Backward ran on the last good expression, "
+                f"<code>{html.escape(self.model.text)}</code></b>: the field's text does "
+                "not parse (see above).</p>" + self.message.text())
 
     @Slot()
     def backward_again(self) -> None:
