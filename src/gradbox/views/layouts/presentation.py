@@ -119,6 +119,12 @@ class Presentation:
         # The phase, large enough for the back of the room, on a row of its own.
         w.phase_bar.setVisible(on and training)
         w.toolbar.phase_action.setVisible(not (on and training))
+        # The timeline row (the switches, "step 30", the timeline) where a step needs its
+        # switches: beside a playground lesson it showed the last lesson's, and the phase
+        # bar says the step already (a third row of toolbars left the parameter table
+        # 64 px high at 1024 x 700).
+        w.toolbar.timeline_bar.setVisible(not on or bool(set(self.needed) & {
+            names.FORGET_ZERO_GRAD, names.GHOST}))
         if on:
             self._arrange()
             QTimer.singleShot(0, lambda: self._settle(size, arrange=True))
@@ -240,7 +246,10 @@ class Presentation:
             # The loss curve's three plots need more height than a table's rows (an
             # equal share left its grad norm plot 55 px high at 1366 x 768, moons step 5).
             rest = [k for k, d in enumerate(docks) if d is not loop]
-            weights = {k: 3 if docks[k] is w.docks["Loss curve"] else 2 for k in rest}
+            # The parameters too: a table under its summary, warning and history plot
+            # (64 px of rows at 1024 x 700 beside the loss curve, lesson 4 step 3).
+            shares = {w.docks["Loss curve"]: 3, w.docks["Parameters && gradients"]: 4}
+            weights = {k: shares.get(docks[k], 2) for k in rest}
             room = column - sum(heights)
             for k in rest:
                 heights[k] = room * weights[k] // max(sum(weights.values()), 1)

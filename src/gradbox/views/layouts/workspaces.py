@@ -228,6 +228,9 @@ class Workspaces:
             self.switching = False
         if w.size() != size:
             w.resize(size)
+        # and once the layout it queued has run (right after a lesson's set-up, lesson 4
+        # step 1 grew the window to 1024 x 854 a turn later)
+        QTimer.singleShot(0, lambda: w.resize(size) if w.size() != size else None)
         # A panel shown where it had little room (the parameters under the loss curve,
         # 35 px high at 1024 x 700) grows to its readable size once laid out.
         QTimer.singleShot(0, w.room.grow_docks)

@@ -11,7 +11,6 @@ playground_text.py.
 from __future__ import annotations
 
 import html
-
 from collections.abc import Callable, Mapping
 
 from PySide6.QtCore import Qt, Signal, Slot

@@ -244,6 +244,9 @@ class MainWindow(QMainWindow):
         lesson_dock = self._dock("Lessons", self.lessons, Qt.RightDockWidgetArea)
         self.splitDockWidget(lesson_dock, parameters, Qt.Vertical)
         self.lessons.lesson_applied.connect(self._on_lesson_applied)
+        # The tab the learner chose, outside lessons: Leave brings it back.
+        self._learner_tab: QWidget | None = self.tabs.currentWidget()
+        self.tabs.currentChanged.connect(self._on_tab_chosen)
         self.lessons.step_changed.connect(self._on_lesson_step)
         # The right column runs down to the status bar: the lesson and the parameters
         # get the window's height, the loss curve and the loop share the width beside it.
@@ -383,13 +386,24 @@ class MainWindow(QMainWindow):
 
     # --- the lesson host: what a lesson may ask of the window --------------------------
     @Slot(str)
-    def _on_lesson_applied(self, _key: str) -> None:
+    def _on_lesson_applied(self, key: str) -> None:
         """A lesson chosen anywhere (menu, shortcut, a saved session) opens where its
-        instructions show: with the Lessons panel closed it replaced the run unseen."""
+        instructions show: with the Lessons panel closed it replaced the run unseen.
+        Left, the tab the learner had before it comes back, and with it the panels that
+        tab shows (a playground lesson left the training panels put away)."""
+        if not key:
+            if self._learner_tab is not None and self.tabs.indexOf(self._learner_tab) >= 0:
+                self.tabs.setCurrentWidget(self._learner_tab)
+            return
         dock = self.docks["Lessons"]
         if dock.isHidden():
             dock.show()
         dock.raise_()
+
+    @Slot(int)
+    def _on_tab_chosen(self, _index: int) -> None:
+        if self.lessons.lesson is None:
+            self._learner_tab = self.tabs.currentWidget()
 
     @Slot(int)
     def _on_lesson_step(self, step: int) -> None:
