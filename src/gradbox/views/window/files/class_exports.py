@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -124,6 +124,23 @@ class ClassExports(QObject):
         self.dialog: AnimationDialog | None = None
         self.jobs: set[Job] = set()  # running: a job with no reference would be collected
         self.claims_progress: QProgressDialog | None = None  # a lesson's claims being checked
+        window.installEventFilter(self)  # its close cancels what is under way
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """The window closed: the checks and exports under way stop (their processes
+        end) and the progress line goes with the window."""
+        if watched is self.window and event.type() == QEvent.Type.Close:
+            # (once the window's own handler has decided: a quit may be cancelled)
+            QTimer.singleShot(0, self, self._closed)
+        return False
+
+    def _closed(self) -> None:
+        if self.window.isVisible():
+            return
+        for job in list(self.jobs):
+            job.cancel()
+        if self.claims_progress is not None:
+            self.claims_progress.close()
 
     def add_menu_entries(self, m: Callable[..., object]) -> None:
         file = self.window.menus["&File"]
@@ -198,6 +215,8 @@ class ClassExports(QObject):
         progress.setCancelButtonText("Cancel")
         progress.setRange(0, 0)
         progress.setWindowModality(Qt.WindowModality.NonModal)  # the window stays usable
+        # Shown without taking the keyboard from the window (a teacher may be typing).
+        progress.setAttribute(Qt.WidgetAttribute.WA_ShowWithoutActivating)
         progress.setMinimumDuration(1000)  # a check of a second or less shows nothing
         progress.setAutoClose(False)
         progress.setAutoReset(False)
@@ -497,7 +516,12 @@ class AnimationDialog(QDialog):
             self.summary.setText("The first step must not be after the last.")
             self.export_button.setEnabled(False)
             return
-        frames = len(animation.frame_steps(first, last, self.every.value()))
+        try:
+            frames = len(animation.frame_steps(first, last, self.every.value()))
+        except ValueError as error:  # more frames than a recording may have: said
+            self.summary.setText(f"{str(error)[0].upper()}{str(error)[1:]}.")
+            self.export_button.setEnabled(False)
+            return
         seconds = frames / self.fps.value()
         self.summary.setText(f"{counted(frames, 'frame')}, {seconds:.1f} s")
         self.export_button.setEnabled(not self.running)
