@@ -60,3 +60,18 @@ def test_the_timeline_shows_it_has_the_focus(qtbot, open_window) -> None:  # typ
     timeline.repaint()
     focused = timeline.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
     assert plain != focused  # a mark says where ← and → go
+
+
+def test_after_a_click_on_next_space_is_step_again(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: Next ▶ clicked, then Space nine times for 'Step until
+    step 10' went through the lesson (Space pressed the button that kept the focus)."""
+    win = open_window((1366, 768))
+    win.lessons.apply_key("zero-grad")
+    settle()
+    qtbot.mouseClick(win.lessons.next_button, Qt.MouseButton.LeftButton)
+    assert win.lessons.step == 1
+    focused = _focused() or win
+    with qtbot.waitSignal(win.controller.snapshot_changed, timeout=10000):
+        QTest.keyClick(focused, Qt.Key.Key_Space)
+    qtbot.waitUntil(lambda: win.controller.snapshot.step == 1)
+    assert win.lessons.step == 1  # still the second step of the lesson

@@ -12,8 +12,9 @@ gradbox.views.layouts.room).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize, Signal
-from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QPushButton, QWidget
+from superqt import QElidingLabel
 
 ENLARGE = "Enlarge"
 
@@ -44,8 +45,10 @@ class TooSmall(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setStyleSheet("#too_small { background: rgba(255, 248, 220, 235); "
                            "border: 1px solid #c9a227; }")
-        self.label = QLabel()
-        self.label.setWordWrap(True)
+        # One line, elided, the whole sentence in its tooltip: wrapped in a band beside a
+        # squeezed view, its lines were cut top and bottom (1024 x 700, lesson 4).
+        self.label = QElidingLabel()
+        self.label.setElideMode(Qt.TextElideMode.ElideRight)
         self.button = QPushButton(ENLARGE)
         self.button.setObjectName("too_small_enlarge")
         self.button.setToolTip(f"Give {what} the room it needs: the panels beside it are "

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
     QDockWidget,
     QMainWindow,
     QMenu,
@@ -271,6 +272,12 @@ class MainWindow(QMainWindow):
         self.workspaces.remember_design()
         self._make_menus()
         guard_wheels(self)  # the wheel scrolls panels; it changes a box once focused
+        # A button or switch takes the focus from Tab, not from a click: Space presses
+        # the one the keyboard went to, and after a click (Next ▶) Space is Step again
+        # (pressed nine times for "Step until step 10", it went through the lesson).
+        for button in self.findChildren(QAbstractButton):
+            if button.focusPolicy() == Qt.FocusPolicy.StrongFocus:
+                button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.room = Room(self)  # each view's readable size: too small, it says so
         self.room.guard_views()
         controller.message.connect(self._on_message)

@@ -15,7 +15,7 @@ from gradbox.teaching.loop_code import phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.palette import ALARM, NEXT
 
-STYLE = f"QLabel {{ font-size: 16pt; font-weight: bold; color: {NEXT}; padding: 2px 8px; }}"
+STYLE = f"QLabel {{ font-size: 20pt; font-weight: bold; color: {NEXT}; padding: 0px 8px; }}"
 
 
 class PhaseBar(QToolBar):
