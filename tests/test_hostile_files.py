@@ -270,3 +270,24 @@ def test_a_parameter_name_the_network_does_not_make_is_refused(tmp_path: Path,
     names = parameter_names([2, 8, 8, 1])
     assert all(parse_parameter_name(n) is not None for n in names)
     assert parse_parameter_name(name) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_a_pipe_named_like_a_session_or_a_csv_is_refused_at_once(tmp_path: Path) -> None:
+    """Issue 31 item 5, for every file the app opens: a FIFO blocked the open for good
+    (a lesson's "Open" never answered; a session or a CSV blocked the same way)."""
+    import signal
+
+    def late(*_: object) -> None:
+        raise TimeoutError("still opening after 20 s")
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(20)
+    try:
+        for name, load, error in (("s.gradbox", sessions.load_session, SessionError),
+                                  ("p.csv", points_csv.load_csv, DatasetError)):
+            os.mkfifo(tmp_path / name)
+            with pytest.raises(error, match="not a file"):
+                load(tmp_path / name)  # type: ignore[operator]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

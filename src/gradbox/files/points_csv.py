@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gradbox.files.session_json import NotAFileError, open_plain_file
 from gradbox.training.datasets import (
     MAX_CLASSES,
     MAX_COORDINATE,
@@ -346,7 +347,11 @@ def load_csv(path: str | Path, test_ratio: float = 0.0, seed: int = 0,
              progress: Progress | None = None) -> Dataset:
     """Read a CSV file of points (see from_csv), at most MAX_CSV_BYTES of it."""
     path = Path(path)
-    with open(path, "rb") as f:
+    try:
+        plain = open_plain_file(path)
+    except NotAFileError as error:
+        raise DatasetError(str(error)) from None
+    with plain as f:
         size = os.fstat(f.fileno()).st_size
         if size > MAX_CSV_BYTES:
             raise DatasetError(f"{path.name} is {size / 2**20:,.0f} MB; at most "

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import reprlib
-from typing import Any
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -309,3 +312,26 @@ def parse_config(value: Any, where: str = "config") -> TrainingConfig:
         return TrainingConfig(**out)
     except ConfigError as error:
         raise SessionError(f"{where}: {error}") from None
+
+
+class NotAFileError(OSError):
+    """A path that is not a plain file: a pipe, a device, a folder."""
+
+
+def open_plain_file(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading if it is a plain file, else NotAFileError at once: a pipe
+    (FIFO) would block the open, or the first read, for good ("Open" never answered). It
+    is opened without blocking and checked before any read. (Lesson files have their
+    own, teaching.lesson_text: that layer does not import this one.)"""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotAFileError(f"{Path(path).name} is not a file (it is a pipe, a device or "
+                                "a folder)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

@@ -71,6 +71,7 @@ from gradbox.files.session_json import (
     FORMAT,
     MAX_POINTS,
     NONFINITE_RECORD_FIELDS,
+    NotAFileError,
     SessionError,
     at,
     check_bool,
@@ -81,6 +82,7 @@ from gradbox.files.session_json import (
     check_str,
     has_parameter,
     kind_of,
+    open_plain_file,
     parse_config,
     parse_edit,
     parse_session_text,
@@ -423,7 +425,7 @@ def _load_state_with_controls(path: str | os.PathLike[str],
                               ) -> tuple[TrainingState, SessionControls | None]:
     path = Path(path)
     try:
-        with open(path, "rb") as f:
+        with open_plain_file(path) as f:
             head = f.read(4)
             f.seek(0)
             size = os.fstat(f.fileno()).st_size
@@ -433,6 +435,8 @@ def _load_state_with_controls(path: str | os.PathLike[str],
                 raise SessionError(f"the file is {size / 2**20:.0f} MB; version-1 sessions are "
                                    f"at most {MAX_V1_BYTES // 2**20} MB")
             raw = f.read(size + 1)  # the file may have grown since stat
+    except NotAFileError as error:
+        raise SessionError(str(error)) from None
     except OSError as error:
         raise SessionError(f"cannot read the file: {error.strerror or error}") from None
     if len(raw) > size:

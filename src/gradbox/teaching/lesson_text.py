@@ -181,8 +181,7 @@ class _Scanner:
         self.counts: dict[str, int] = {}
 
     def too_deep(self, token: _Token, what: str) -> LessonFileError:
-        return LessonFileError(self.source, token.line, "", f"{what} (at most {MAX_DEPTH}): "
-                               "not a lesson")
+        return LessonFileError(self.source, token.line, "", f"{what}: not a lesson")
 
     def peek(self) -> _Token | None:
         return self._next
@@ -218,7 +217,7 @@ class _Scanner:
             self.take()
             if len(parts) > MAX_DEPTH:
                 raise self.too_deep(token, f"a key or table name of more than {MAX_DEPTH} "
-                                    "parts, too deep")
+                                    "parts (too deep)")
             dot = self.peek()
             if dot is None or dot.kind != ".":
                 return parts
