@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from gradbox.teaching.lessons import LESSONS
-from gradbox.views.panels.lesson_panel import REGIONS
+from gradbox.views.panels.lesson_panel import REGIONS, presented
 from gradbox.views.window.main_window import MainWindow
 from qt_waits import settle
 
@@ -211,3 +211,22 @@ def test_teacher_mode_off_gives_back_the_layout_whatever_step_it_ends_on(  # typ
     assert box.isVisible() and win.lessons.current.height() >= \
         win.lessons.current.heightForWidth(win.lessons.current.width()) - 1
     assert box.verticalScrollBar().maximum() > 0 or box.height() >= win.lessons.current.height()
+
+
+def test_a_panel_closed_before_teacher_mode_shows_when_a_step_names_it(qtbot, window_at) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window at 1366x768: with the loss curve closed in the layout kept
+    from the last session, lesson 10 step 5 ('the loss falls below 0.5') showed none."""
+    win = window_at(1366, 768)
+    loss = win.docks["Loss curve"]
+    loss.toggleViewAction().trigger()  # closed, as the user left it
+    settle()
+    assert not loss.isVisible()
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("vanishing-gradients")
+    win.lessons.go_to_step(4)  # names the loss curve
+    settle()
+    assert loss.isVisible()
+    assert problems(win, presented(win.lessons.lesson, 4)) == []
+    win.lessons.set_teacher_mode(False)
+    settle()
+    assert not loss.isVisible()  # the user's layout again

@@ -179,6 +179,13 @@ class Presentation:
         lesson = w.docks["Lessons"]
         lesson.show()
         lesson.raise_()
+        # A panel the step names shows even if it was closed before teacher mode (seen
+        # in the real window: the loss curve closed in the layout kept from the last
+        # session, lesson 10 step 5 said "the loss falls" with no loss curve). Turning
+        # teacher mode off restores the layout from before, closed again.
+        for dock in w.docks.values():
+            if dock.objectName() in self.needed and dock.isHidden() and not dock.isFloating():
+                dock.show()
         docks = [d for d in w.docks.values() if d.isVisible() and d is not lesson
                  and not d.isFloating() and not w.tabifiedDockWidgets(d)]
         if w.centralWidget().isVisible():
