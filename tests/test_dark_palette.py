@@ -64,3 +64,14 @@ def test_a_dark_palette_gives_dark_plots_with_light_axes(qtbot, dark_app, open_w
     for name, plot in _plots(win).items():
         assert plot.backgroundBrush().color() == QColor("white"), name
         assert all(c.lightness() < 100 for c in _axes_text(plot)), name
+
+
+def test_text_on_the_highlight_and_the_legend_are_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window, step_session) -> None:
+    """Seen in the real window with a dark palette: the loop's line just run was light
+    text on the light highlight, and the loss legend's labels dark on the dark plot."""
+    win = open_window((1024, 700))
+    step_session(win.controller, 1)
+    assert "color:#1a1a1a" in win.training_loop.code.toHtml().replace(" ", "")
+    labels = [label for _sample, label in win.loss_curve.loss_legend.items]
+    assert labels and all(QColor(label.opts["color"]).lightness() > 150 for label in labels)

@@ -3,8 +3,24 @@ import them, so the same meaning has the same colour in every panel of the windo
 
 from __future__ import annotations
 
-__all__ = ["ALARM", "CLASS_COLOURS", "CLASS_NAMES", "EDIT", "ERROR_BOX", "GHOST", "GRAD",
-           "HIGHLIGHT", "NEGATIVE", "NEXT", "NOTE_BOX", "POSITIVE", "TEST", "TRAIN", "rgb"]
+__all__ = [
+    "ALARM",
+    "CLASS_COLOURS",
+    "CLASS_NAMES",
+    "EDIT",
+    "ERROR_BOX",
+    "GHOST",
+    "GRAD",
+    "HIGHLIGHT",
+    "NEGATIVE",
+    "NEXT",
+    "NOTE_BOX",
+    "ON_HIGHLIGHT",
+    "POSITIVE",
+    "TEST",
+    "TRAIN",
+    "rgb",
+]
 
 # TensorFlow Playground's orange and blue for the two classes (negative score = class 0
 # = orange, positive = class 1 = blue, its sign convention and ours), then well-separated
@@ -21,6 +37,8 @@ TRAIN, TEST, GHOST, GRAD = "#1f5fa8", "#e8710a", "#6b6b6b", "#8e44ad"
 EDIT = "#c2185b"
 
 HIGHLIGHT = "#fff1b8"  # "this is what just happened": a lesson's step, the loop's line
+# Text on HIGHLIGHT, whatever the theme (a dark theme's light text on it could not be read).
+ON_HIGHLIGHT = "#1a1a1a"
 NEXT = TRAIN  # what runs next (the loop's ▶, the phase bar): the app's blue
 ALARM = "#b3261e"  # text that warns: a skipped zero_grad, a refused edit
 # Boxes that carry a message: (background, text, border).

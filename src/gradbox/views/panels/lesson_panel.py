@@ -37,7 +37,7 @@ from gradbox.training.config import TrainingConfig
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.named import named
-from gradbox.views.palette import HIGHLIGHT
+from gradbox.views.palette import HIGHLIGHT, ON_HIGHLIGHT
 from gradbox.views.panels.lesson_check import LessonCheck
 
 TEACHER_SCALE = 1.5
@@ -199,10 +199,10 @@ def lesson_html(lesson: Lesson, current: int, steps_first: bool = False,
     for k, step in enumerate(lesson.steps):
         do, look = html.escape(step.do), html.escape(step.look)
         if k == current:
-            steps.append(f"<li style='background: {HIGHLIGHT}'><a name='current'></a><b>{do}</b>"
-                         f"<br><i>Look for:</i> {look}</li>" if with_look else
-                         f"<li style='background: {HIGHLIGHT}'><a name='current'></a><b>{do}</b>"
-                         "</li>")
+            marked = (f"<li style='background: {HIGHLIGHT}; color: {ON_HIGHLIGHT}'>"
+                      f"<a name='current'></a><b>{do}</b>")
+            steps.append(f"{marked}<br><i>Look for:</i> {look}</li>" if with_look
+                         else f"{marked}</li>")
         elif k < current:
             steps.append(f"<li style='color: #666666'>{do}</li>")
         else:
@@ -268,7 +268,8 @@ class LessonPanel(QWidget):
               "What to do now, and what to look for once it is done")
         self.current.setWordWrap(True)
         self.current.setTextFormat(Qt.TextFormat.RichText)
-        self.current.setStyleSheet(f"QLabel {{ background: {HIGHLIGHT}; padding: 6px; "
+        self.current.setStyleSheet(f"QLabel {{ background: {HIGHLIGHT}; color: {ON_HIGHLIGHT}; "
+                                   "padding: 6px; "
                                    "border: 1px solid #e6d48a; }")
         # Its lines whole, growing the dock if need be -- except in a dock given back its
         # size after teacher mode, where a longer step than before scrolls in its box

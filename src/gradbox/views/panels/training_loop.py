@@ -18,7 +18,7 @@ from gradbox.port.protocol import SessionPort
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fonts import code_font
-from gradbox.views.palette import ALARM, HIGHLIGHT, NEXT
+from gradbox.views.palette import ALARM, HIGHLIGHT, NEXT, ON_HIGHLIGHT
 
 DONE_BACKGROUND = HIGHLIGHT  # the lesson panel's highlight: "this is what just happened"
 NEXT_COLOUR = NEXT
@@ -196,7 +196,8 @@ class TrainingLoopPanel(QWidget):
             style = ""
             marker = "&nbsp;&nbsp;"
             if line.phase and line.phase == state.done:
-                style = f"background:{DONE_BACKGROUND}; font-weight:bold;"
+                style = (f"background:{DONE_BACKGROUND}; color:{ON_HIGHLIGHT}; "
+                         "font-weight:bold;")
             if line.phase and line.phase == state.next:
                 marker = f"<span style='color:{NEXT_COLOUR}'>▶</span>&nbsp;"
             if line.phase == Phase.ZERO_GRAD and state.skipping_zero_grad:

@@ -42,6 +42,7 @@ from gradbox.views.plots.plotting import (
     follow_palette,
     left_axis_width,
     penalty_text,
+    plot_colours,
     steady_range,
     style_plot,
 )
@@ -92,7 +93,7 @@ class LossCurveView(QWidget):
         # newest steps, on the right, least of all). Below it the loss, which is what
         # people watch, over the full width; under that accuracy and gradient norm side
         # by side, each tall enough for its axis label.
-        self.loss_legend = pg.LegendItem(labelTextColor="#222", colCount=4,
+        self.loss_legend = pg.LegendItem(labelTextColor=plot_colours()[2], colCount=4,
                                          horSpacing=LEGEND_SPACING)
         # Its width must not set the plots': a pinned run's entry ('pinned: optimizer sgd
         # → adam, lr 0.5 → 0.1') made the plots' layout ~500 px in a ~250-350 px panel, the

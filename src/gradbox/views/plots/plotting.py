@@ -75,6 +75,8 @@ class _PaletteFollower(QObject):
             if isinstance(item, pg.AxisItem):
                 item.setPen(pg.mkPen(pen))
                 item.setTextPen(pg.mkPen(text))
+            elif isinstance(item, pg.LegendItem):
+                item.setLabelTextColor(text)
 
 
 def follow_palette(widget: pg.GraphicsView) -> None:
