@@ -75,3 +75,11 @@ def test_text_on_the_highlight_and_the_legend_are_readable_in_a_dark_theme(  # t
     assert "color:#1a1a1a" in win.training_loop.code.toHtml().replace(" ", "")
     labels = [label for _sample, label in win.loss_curve.loss_legend.items]
     assert labels and all(QColor(label.opts["color"]).lightness() > 150 for label in labels)
+
+
+def test_the_too_small_band_is_readable_in_a_dark_theme(qtbot, dark_app, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: light text on the band's light ground."""
+    win = open_window((1024, 700))
+    band = win.room.guards["parameters"]
+    text = band.label.palette().color(band.label.foregroundRole())
+    assert text.lightness() < 100, text.name()

@@ -16,6 +16,8 @@ from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QPushButton, QWidget
 from superqt import QElidingLabel
 
+from gradbox.views.palette import NOTE_BOX
+
 ENLARGE = "Enlarge"
 
 
@@ -43,8 +45,11 @@ class TooSmall(QFrame):
         self.setAccessibleName(f"{what}: too small")
         self.setAutoFillBackground(True)
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        # The note's own text colour on its light ground: a dark theme's light text on it
+        # could not be read (seen in the real window).
         self.setStyleSheet("#too_small { background: rgba(255, 248, 220, 235); "
-                           "border: 1px solid #c9a227; }")
+                           "border: 1px solid #c9a227; } "
+                           f"#too_small QLabel {{ color: {NOTE_BOX[1]}; }}")
         # One line, elided, the whole sentence in its tooltip: wrapped in a band beside a
         # squeezed view, its lines were cut top and bottom (1024 x 700, lesson 4).
         self.label = QElidingLabel()
