@@ -83,3 +83,13 @@ def test_the_too_small_band_is_readable_in_a_dark_theme(qtbot, dark_app, open_wi
     band = win.room.guards["parameters"]
     text = band.label.palette().color(band.label.foregroundRole())
     assert text.lightness() < 100, text.name()
+
+
+def test_the_layer_plots_titles_are_light_in_a_dark_theme(qtbot, dark_app, open_window,  # type: ignore[no-untyped-def]
+                                                          step_session) -> None:
+    """Seen in the real window: 'hidden 1 · 0% saturated' in #222 on the dark plot."""
+    win = open_window((1366, 768), hidden=(4, 4))
+    win.tabs.setCurrentWidget(win.layer_stats)
+    step_session(win.controller, 1)
+    titles = [plot.titleLabel.text for plot in win.layer_stats.act_plots]
+    assert titles and all("#222" not in t for t in titles), titles

@@ -23,7 +23,13 @@ from gradbox.port.protocol import SessionPort
 from gradbox.training.history import QUANTILES, History, layer_names
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.plots.log_axis import LogAxis
-from gradbox.views.plots.plotting import StepAxis, follow_palette, steady_range, style_plot
+from gradbox.views.plots.plotting import (
+    StepAxis,
+    follow_palette,
+    plot_colours,
+    steady_range,
+    style_plot,
+)
 from gradbox.views.too_small import TooSmall
 
 MAX_LAYER_PLOTS = 6  # activation plots shown; deeper networks show the last ones
@@ -305,7 +311,10 @@ class LayerStatsView(QWidget):
             title = self._names[k].split(" (")[0]  # the size is in the legend above
             if len(data) and math.isfinite(data[-1, k, 1]):
                 title += f" · {100 * data[-1, k, 1]:.0f}% {flat}"
-            plot.setTitle(f"<span style='color:#222'>{title}</span>", size="8pt")
+            # the axes' text colour: dark on white, light on a dark theme's plot (its
+            # #222 could not be read there, seen in the real window)
+            colour = plot_colours()[2].name()
+            plot.setTitle(f"<span style='color:{colour}'>{title}</span>", size="8pt")
 
     def _update_readout(self, data: np.ndarray) -> None:
         """One short line (a small window has room for little more); every layer's
