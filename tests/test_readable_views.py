@@ -308,7 +308,7 @@ def test_the_parameter_table_headers_are_whole_and_its_names_one_form(  # type: 
         # whole ("Ghost gradient" showed as "host gradie"), the full name in its tooltip
         assert header.fontMetrics().horizontalAdvance(text) <= header.sectionSize(column), text
         tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
-        assert tip.startswith(("Parameter", "Value", "Gradient", "Ghost gradient", "× true"))
+        assert tip.startswith(("Parameter", "Value", "Gradient", "Ghost gradient", "× 1 pass"))
     # every name in one form: all 'L0 n0 w0', or all '…0.neurons.0.w.0', or all whole
     delegate = table.itemDelegateForColumn(0) or table.itemDelegate()
     shown = []

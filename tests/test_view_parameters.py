@@ -557,3 +557,11 @@ def test_a_steps_summary_moves_nothing_and_shows_whole(  # type: ignore[no-untyp
         assert label.isVisible() and label.width() >= view.table.width()
         assert view.table.mapTo(view, QPoint(0, 0)) == top
     assert len(texts) > 1  # (the text did change)
+
+
+def test_the_ratio_column_says_what_it_divides_by() -> None:
+    """issue 32, item 22: '× true' beside 'Ghost gradient' read as Gradient ÷ Ghost grad
+    (0.1373 / 0.0017 ≈ 81 under a ×28.6); it is Gradient ÷ this pass's own gradient."""
+    from gradbox.views.panels.parameter_table import HEADER_TIPS, HEADERS, HELD
+    assert HEADERS[HELD] == "× 1 pass"
+    assert HEADER_TIPS[HELD].startswith("Gradient ÷ this pass's own gradient")

@@ -29,11 +29,13 @@ from gradbox.views.fit_text import shared_prefix
 from gradbox.views.panels.typed import parse_number as parse_weight
 
 NAME, VALUE, GRAD, GHOST, HELD = range(5)
-HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "× true")
+# "× 1 pass", not "× true": beside "Ghost gradient" a "true" read as Gradient ÷ Ghost
+# (0.1373 / 0.0017 ≈ 81 under a ×28.6): it is Gradient ÷ this pass's own gradient.
+HEADERS = ("Parameter", "Value", "Gradient", "Ghost gradient", "× 1 pass")
 # Each header ever shorter, for a narrow column (its tooltip keeps the full name): cut
 # to the column, "Ghost gradient" read "host gradie" at 1024 x 700.
 HEADER_FORMS = (("Parameter", "Name"), ("Value",), ("Gradient", "Grad"),
-                ("Ghost gradient", "Ghost grad", "Ghost"), ("× true",))
+                ("Ghost gradient", "Ghost grad", "Ghost"), ("× 1 pass",))
 HEADER_TIPS = (
     "The parameter's name: layer, neuron, then weight w.<input> or bias b. "
     "Sorting keeps the network's order",
@@ -43,8 +45,9 @@ HEADER_TIPS = (
     "|gradient|",
     "The gradient a correct run (the ghost, which never skips zero_grad) has for this "
     "parameter, on the same scale. Sorting orders by |gradient|",
-    "Shown while zero_grad is skipped: how many times the true gradient at these weights "
-    "(the last backward pass's own, what zero_grad would have left) the gradient now is. "
+    "Gradient ÷ this pass's own gradient (not ÷ the ghost's), shown while zero_grad is "
+    "skipped: how many times the gradient one backward pass gives at these weights (what "
+    "zero_grad would have left) the gradient now is. "
     "It holds the sum of several passes (the count is above the table and in each cell's "
     "tip). Negative: the held sum points the other way. Sorting orders by the ratio",
 )
