@@ -203,3 +203,20 @@ def test_the_designer_says_in_words_why_a_network_too_large_is_not_applied(  # t
     designer.show_config(TrainingConfig(hidden=(2,) * MAX_HIDDEN_LAYERS))
     assert not designer.add_layer.isEnabled()
     assert "At most 64 hidden layers" in designer.add_layer.toolTip()
+
+
+def test_a_point_count_past_the_range_is_refused_in_words_not_capped(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """issue 32, item 21: the Points box turned 1e9 into 100000 and 0 into 100, silently."""
+    from PySide6.QtCore import Qt as _Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    win = open_window((1366, 768))
+    box = win.designer.n_samples
+    for typed in ("1000000000", "0"):
+        box.setFocus()
+        box.selectAll()
+        QTest.keyClicks(QApplication.focusWidget(), typed)
+        QTest.keyClick(QApplication.focusWidget(), _Qt.Key.Key_Return)
+        assert "Not applied" in win.messages.text() and typed in win.messages.text(), typed
+        assert box.value() == win.controller.snapshot.config.n_samples  # what the run uses

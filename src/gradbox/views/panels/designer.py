@@ -108,7 +108,10 @@ class DesignerPanel(QWidget):
         self.kind.insertSeparator(len(datasets.CLASSIFICATION_KINDS))
         self.kind.addItems(datasets.REGRESSION_KINDS)
         self.n_samples = _tip(QSpinBox(), "Points", "How many points to generate")
-        self.n_samples.setRange(2, 100_000)
+        # Any count can be typed: past the range the status line says why it is not
+        # applied (capped at 2..100,000 the box turned 1e9 into 100000 and 0 into 100
+        # without a word).
+        self.n_samples.setRange(0, 1_000_000_000)
         self.noise = _tip(QDoubleSpinBox(), "Noise", "How much the points are jittered (0–0.5)")
         self.noise.setRange(0.0, 0.5)
         self.noise.setSingleStep(0.05)
