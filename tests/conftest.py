@@ -184,7 +184,9 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
         win = MainWindow(controller, settings, autosave_path)
         qtbot.addWidget(win)
         win.resize(*size)
-        with qtbot.waitActive(win):
+        # (20 s, not pytest-qt's 5: on two cores at load 10 a window's first activation
+        # was seen to take longer, and failed a test that had not started)
+        with qtbot.waitActive(win, timeout=20000):
             win.show()
             win.activateWindow()
         return win
