@@ -42,3 +42,24 @@ def test_a_playground_lesson_in_teacher_mode_shows_no_runs_switches(  # type: ig
 def qtbot_left():  # type: ignore[no-untyped-def]
     from PySide6.QtCore import Qt
     return Qt.MouseButton.LeftButton
+
+
+def test_an_opened_lesson_is_in_the_chooser_and_open_lesson_in_the_lessons_menu(  # type: ignore[no-untyped-def]
+        qtbot, open_window) -> None:
+    """issue 32, item 15: the opened lesson was not in the chooser; 'Open lesson…' was
+    only under File."""
+    import dataclasses
+
+    from gradbox.teaching.lessons import LESSONS
+    win = open_window((1366, 768))
+    menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Lessons")
+    assert "Open &lesson…" in [a.text() for a in menu.actions()]
+    own = dataclasses.replace(LESSONS[0], title="My own chain rule")  # the same key
+    win.lessons.apply(own)
+    settle()
+    chooser = win.lessons.chooser
+    assert chooser.count() == len(LESSONS) + 1
+    assert chooser.currentText() == "My own chain rule"
+    win.lessons.apply(LESSONS[5])
+    chooser.activated.emit(len(LESSONS))  # chosen again from the list
+    assert win.lessons.lesson is own

@@ -240,6 +240,7 @@ class LessonPanel(QWidget):
         self.step = 0
         self._snapshot: Snapshot | None = None  # the run on screen, for the claims' check
         self._menu_actions: dict[str, QAction] = {}
+        self._opened: dict[str, Lesson] = {}  # lessons opened from files, by key
         self._teacher_action: QAction | None = None
 
         # Long titles must not set the dock's width: the list shows them whole, the box
@@ -331,8 +332,20 @@ class LessonPanel(QWidget):
         self.lesson = lesson
         self.step = 0
         self._box_cap = None  # a new step's box: its lines whole
-        index = self.chooser.findData(lesson.key)
-        if index >= 0 and index != self.chooser.currentIndex():
+        if any(x is lesson for x in LESSONS):
+            index = self.chooser.findData(lesson.key)
+        else:
+            # A teacher's own lesson (File or Lessons › Open lesson…): in the chooser too,
+            # after the built-in ones, under a key of its own (it was set up with the
+            # chooser showing none).
+            data = f"opened:{lesson.key}"
+            index = self.chooser.findData(data)
+            if index < 0:
+                self.chooser.addItem(lesson.title, data)
+                index = self.chooser.count() - 1
+            self.chooser.setItemText(index, lesson.title)
+            self._opened[data] = lesson
+        if index != self.chooser.currentIndex():
             self.chooser.setCurrentIndex(index)
         if lesson.key in self._menu_actions:
             self._menu_actions[lesson.key].setChecked(True)
@@ -508,8 +521,12 @@ class LessonPanel(QWidget):
         self.current_box.setMinimumHeight(box)
     @Slot(int)
     def _on_chosen(self, index: int) -> None:
-        if index >= 0:
-            self.apply(LESSONS[index])
+        if index < 0:
+            return
+        key = self.chooser.itemData(index)
+        lesson = self._opened.get(key) or next((x for x in LESSONS if x.key == key), None)
+        if lesson is not None:
+            self.apply(lesson)
 
     @Slot()
     def _set_up_again(self) -> None:

@@ -387,6 +387,12 @@ class MainWindow(QMainWindow):
         self.workspaces.add_menu(view)
 
         lesson_menu = self.lessons.build_menu(self.menuBar())
+        # Open lesson… where a teacher looks for lessons too, not only under File.
+        opening = next((a for a in self.menus["&File"].actions()
+                        if a.text() == "Open &lesson…"), None)
+        if opening is not None:
+            lesson_menu.addSeparator()
+            lesson_menu.addAction(opening)
         self.menuBar().insertMenu(self.menus["&Help"].menuAction(), lesson_menu)
         m("&Help", "&Keyboard and mouse", self.show_shortcuts, "F1")
         m("&Help", "&About gradbox", self.show_about)
