@@ -68,3 +68,31 @@ def test_a_panel_is_built_on_the_port_alone(qtbot) -> None:  # type: ignore[no-u
         port.substep()
     assert port.snapshot.phase != before and port.snapshot.step == 0
     port.shutdown()
+
+
+def _protocol_names() -> set[str]:
+    from gradbox.port.protocol import SessionPort
+
+    return set(SessionPort.__annotations__) | {
+        name for name in vars(SessionPort) if not name.startswith("_")}
+
+
+def test_both_ports_have_everything_the_protocol_names(port, process_controller) -> None:  # type: ignore[no-untyped-def]
+    for implementation in (port, process_controller):
+        missing = sorted(n for n in _protocol_names() if not hasattr(implementation, n))
+        assert not missing, (type(implementation).__name__, missing)
+
+
+def test_views_use_nothing_of_a_port_but_the_protocol() -> None:
+    # A view reaching for something only SessionController has could not be built on
+    # the in-process port (nor on another one): what views use is what the protocol names.
+    import re
+    from pathlib import Path
+
+    import gradbox.views
+
+    used: dict[str, set[str]] = {}
+    for path in Path(gradbox.views.__file__).parent.rglob("*.py"):
+        for match in re.finditer(r"\bcontroller\.([a-z_]\w*)", path.read_text(encoding="utf-8")):
+            used.setdefault(match.group(1), set()).add(path.name)
+    assert {name: where for name, where in used.items() if name not in _protocol_names()} == {}
