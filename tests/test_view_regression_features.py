@@ -213,3 +213,17 @@ def test_the_colour_bar_shows_only_for_a_heat_map(  # type: ignore[no-untyped-de
                    controller.snapshot.config.with_changes(dataset="sine"))
     assert view.mode == "curve" and not view.value_bar.isVisible()
     assert view.value_bar.parentItem() is None  # out of the layout: no empty column
+
+
+def test_a_regressions_loss_curve_uses_the_room_accuracy_had(qtbot, open_window,  # type: ignore[no-untyped-def]
+                                                            step_session) -> None:
+    """issue 32, item 23: sine with MAE, the loss plot was a 60 px strip beside blank
+    space where accuracy was."""
+    win = open_window((1366, 768), dataset="sine", loss="mae", hidden=(8,))
+    step_session(win.controller, 3)
+    view = win.loss_curve
+    qtbot.waitUntil(lambda: not view.accuracy_plot.isVisible())
+    loss = view.loss_plot.sceneBoundingRect()
+    grad = view.grad_plot.sceneBoundingRect()
+    assert loss.height() >= grad.height()  # its row keeps the larger share
+    assert grad.width() >= 0.9 * loss.width()  # the grad norm takes the whole row

@@ -459,11 +459,20 @@ class LossCurveView(QWidget):
             columns[n] = np.where(np.isfinite(column) & (column <= 0), floor, column)
 
     def _show_accuracy(self, shown: bool) -> None:
+        """A regression has no accuracy: its plot leaves the layout and the grad norm
+        takes its row's whole width. (Hidden in place, it left a blank beside the grad
+        norm, and the loss plot's row lost its share: a 60 px strip, sine with MAE.)"""
         if shown == self.accuracy_plot.isVisible():
             return
+        ci = self.graphics.ci
+        ci.removeItem(self.grad_plot)
+        if shown:
+            ci.addItem(self.accuracy_plot, row=2, col=0)
+            ci.addItem(self.grad_plot, row=2, col=1)
+        else:
+            ci.removeItem(self.accuracy_plot)
+            ci.addItem(self.grad_plot, row=2, col=0, colspan=2)
         self.accuracy_plot.setVisible(shown)
-        self.accuracy_plot.setMaximumHeight(10_000 if shown else 0)
-        self.graphics.ci.layout.setRowStretchFactor(1, 1 if shown else 0)
 
     def _show_optional(self, name: str, legend: pg.LegendItem) -> None:
         present = bool(np.isfinite(self.data(name)).any())
