@@ -565,3 +565,18 @@ def test_the_ratio_column_says_what_it_divides_by() -> None:
     from gradbox.views.panels.parameter_table import HEADER_TIPS, HEADERS, HELD
     assert HEADERS[HELD] == "× 1 pass"
     assert HEADER_TIPS[HELD].startswith("Gradient ÷ this pass's own gradient")
+
+
+def test_the_summary_names_the_parameter_as_the_table_does(qtbot, open_window,  # type: ignore[no-untyped-def]
+                                                           step_session) -> None:
+    """issue 32, cosmetic: 'layers.2.neurons.0.w.5' in the summary over 'L0 n0 w0'."""
+    win = open_window((1024, 700))
+    step_session(win.controller, 2)
+    view = win.parameters
+    qtbot.waitUntil(lambda: view.name_delegate.shown_name("layers.0.neurons.0.w.0",
+                                                          view.model.name_prefix())
+                    != "layers.0.neurons.0.w.0" or view.table.width() > 600)
+    step_session(win.controller, 1)
+    shown = view.name_delegate.shown_name("layers.0.neurons.0.w.0", view.model.name_prefix())
+    assert shown == "L0 n0 w0"  # at 1024 x 700 the column shows the short form
+    assert "layers." not in view.summary.text(), view.summary.text()

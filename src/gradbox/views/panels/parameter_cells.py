@@ -63,6 +63,15 @@ class FittedTextDelegate(QStyledItemDelegate):
         # (a paint asks for some 300 cells a frame while running).
         self._name_form: tuple[tuple[object, ...], int] | None = None
 
+    def shown_name(self, name: str, prefix: str) -> str:
+        """`name` in the form the column shows its names in now (whole before the column
+        is first drawn): the summary above the table names a parameter the same way
+        (it said 'layers.2.neurons.0.w.5' over a column of 'L0 n0 w0')."""
+        if self._name_form is None:
+            return name
+        forms = name_forms(name, prefix)
+        return forms[min(self._name_form[1], len(forms) - 1)]
+
     def initStyleOption(self, option: QStyleOptionViewItem,  # noqa: N802 (Qt's name)
                         index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)

@@ -446,7 +446,9 @@ class ParametersView(QWidget):
         if i >= 0 and np.isnan(grads[i]):
             i = int(np.nanargmax(grads)) if not np.isnan(grads).all() else -1
         if i >= 0 and grads[i] > 0:
-            text = _summary_text(n, f"{grads[i]:.3g}", snapshot.param_names[i])
+            name = self.name_delegate.shown_name(snapshot.param_names[i],
+                                                 self.model.name_prefix())
+            text = _summary_text(n, f"{grads[i]:.3g}", name)
         else:
             text = _summary_text(n, "", zeroed=snapshot.phase == Phase.BACKWARD
                                  and not snapshot.forget_zero_grad)
