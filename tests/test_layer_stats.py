@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gradbox.autograd.engine import Value
 from gradbox.training.config import TrainingConfig
@@ -73,3 +75,17 @@ def test_the_table_is_read_only_and_checked() -> None:
         stats.table[0, 0] = 1.0
     with pytest.raises(ValueError):
         LayerStats(np.zeros((2, 3)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(1, 4), size=st.integers(1, 40), seed=st.integers(0, 2**31),
+       special=st.sampled_from([None, np.nan, np.inf, -np.inf, 0.0]))
+def test_percentiles_of_same_size_layers_in_one_call_equal_one_call_each(
+        rows: int, size: int, seed: int, special: float | None) -> None:
+    """measure_layers takes the layers of one size in one percentile call (issue 34)."""
+    values = np.random.default_rng(seed).normal(size=(rows, size))
+    if special is not None:
+        values[0, seed % size] = special
+    together = np.percentile(values, QUANTILES, axis=1).T
+    for row, expected in zip(values, together):
+        assert np.array_equal(np.percentile(row, QUANTILES), expected, equal_nan=True)

@@ -109,7 +109,7 @@ def _elementwise(x: Data, scalar_fn: Callable[[float], float], array_fn: Callabl
 class Value:
     """A node of the computation graph: a number (or one number per sample) and its gradient."""
 
-    __slots__ = ("_backward", "_op", "_prev", "data", "grad", "label")
+    __slots__ = ("_backward", "_forward", "_op", "_prev", "data", "grad", "label")
     # Make numpy hand `array * value` over to Value.__rmul__ instead of looping over the array.
     __array_ufunc__ = None
 
@@ -125,6 +125,8 @@ class Value:
         # out -> _backward -> out a reference cycle, and every graph would then wait for
         # Python's slow cyclic garbage collector instead of dying by reference counting.
         self._backward: Callable[[Data], None] = _no_backward
+        # How to compute `data` again from the inputs' (None for a leaf): see `recompute`.
+        self._forward: Callable[[], Data] | None = None
         self.label = label
         if _made is not None and _made_by == threading.get_ident():
             _made.append(self)
@@ -178,151 +180,169 @@ class Value:
             )
         return other
 
-    # --- basic ops: forward value and backward closure side by side -------------
+    # --- basic ops: forward and backward side by side ---------------------------------
+    # Each op is two closures over its inputs: `_forward` computes the output's value,
+    # `_backward` passes a gradient back. `_node` makes the output from them (calling
+    # `_forward` once). A training step whose graph has the same shape every time keeps
+    # its nodes and calls each `_forward` again on new weights (`recompute`).
     def __add__(self, other: Any) -> Value:
         other = self._other(other)
-        out = Value(self.data + other.data, (self, other), "+")
+
+        def _forward() -> Data:
+            return self.data + other.data
 
         def _backward(grad: Data) -> None:
             self._accumulate(grad)  # d(a+b)/da = 1
             other._accumulate(grad)  # d(a+b)/db = 1
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self, other), "+")
 
     def __mul__(self, other: Any) -> Value:
         other = self._other(other)
-        out = Value(self.data * other.data, (self, other), "*")
+
+        def _forward() -> Data:
+            return self.data * other.data
 
         def _backward(grad: Data) -> None:
             self._accumulate(other.data * grad)  # d(ab)/da = b
             other._accumulate(self.data * grad)  # d(ab)/db = a
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self, other), "*")
 
     def __pow__(self, exponent: float) -> Value:
         if not isinstance(exponent, (int, float)) or isinstance(exponent, bool):
             raise TypeError(f"only int or float exponents are supported, got {exponent!r}")
-        # Python answers (-8.0) ** 0.5 with a complex number, which would then spread
-        # through the graph; refuse it here, as log refuses its domain.
-        if not float(exponent).is_integer() and np.any(np.asarray(self.data) < 0):
-            raise ValueError(
-                f"a negative number to the power {exponent:g} is not a real number"
-            )
-        out = Value(self.data**exponent, (self,), ops.power_name(exponent))
+
+        def _forward() -> Data:
+            # Python answers (-8.0) ** 0.5 with a complex number, which would then spread
+            # through the graph; refuse it here, as log refuses its domain.
+            if not float(exponent).is_integer() and np.any(np.asarray(self.data) < 0):
+                raise ValueError(
+                    f"a negative number to the power {exponent:g} is not a real number"
+                )
+            return self.data**exponent
 
         def _backward(grad: Data) -> None:
             self._accumulate(exponent * self.data ** (exponent - 1) * grad)  # d(x^k)/dx = k x^(k-1)
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), ops.power_name(exponent))
 
     def __neg__(self) -> Value:
-        out = Value(-self.data, (self,), "neg")
+        def _forward() -> Data:
+            return -self.data
 
         def _backward(grad: Data) -> None:
             self._accumulate(-grad)  # d(-a)/da = -1
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "neg")
 
     def __abs__(self) -> Value:
-        out = Value(abs(self.data), (self,), "abs")
+        def _forward() -> Data:
+            return abs(self.data)
 
         def _backward(grad: Data) -> None:
             sign = _elementwise(self.data, _scalar_sign, np.sign)  # a float stays a float
             self._accumulate(sign * grad)  # d|a|/da = sign(a), and 0 at the kink
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "abs")
 
     def tanh(self) -> Value:
-        t = _elementwise(self.data, math.tanh, np.tanh)
-        out = Value(t, (self,), "tanh")
+        t: Data = 0.0  # the output: its slope is read off it
+
+        def _forward() -> Data:
+            nonlocal t
+            t = _elementwise(self.data, math.tanh, np.tanh)
+            return t
 
         def _backward(grad: Data) -> None:
-            self._accumulate((1 - t * t) * grad)  # the slope of tanh is read off its output
+            self._accumulate((1 - t * t) * grad)  # d tanh(x)/dx = 1 - tanh(x)^2
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "tanh")
 
     def exp(self) -> Value:
-        e = _elementwise(self.data, _scalar_exp, np.exp)
-        out = Value(e, (self,), "exp")
+        e: Data = 0.0  # the output, which is also its slope
+
+        def _forward() -> Data:
+            nonlocal e
+            e = _elementwise(self.data, _scalar_exp, np.exp)
+            return e
 
         def _backward(grad: Data) -> None:
             self._accumulate(e * grad)  # d(e^x)/dx = e^x: the output is the slope
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "exp")
 
     def log(self) -> Value:
-        # A clear error rather than numpy's silent nan/-inf: log of a non-positive
-        # number is almost always a bug in the expression, not a value to train on.
-        if np.any(np.asarray(self.data) <= 0):
-            raise ValueError(
-                f"log of a non-positive number ({np.min(self.data):g}): log is defined for x > 0"
-            )
-        out = Value(_elementwise(self.data, math.log, np.log), (self,), "log")
+        def _forward() -> Data:
+            # A clear error rather than numpy's silent nan/-inf: log of a non-positive
+            # number is almost always a bug in the expression, not a value to train on.
+            if np.any(np.asarray(self.data) <= 0):
+                raise ValueError(f"log of a non-positive number ({np.min(self.data):g}): "
+                                 "log is defined for x > 0")
+            return _elementwise(self.data, math.log, np.log)
 
         def _backward(grad: Data) -> None:
             self._accumulate(grad / self.data)  # d(ln x)/dx = 1/x
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "log")
 
     def sin(self) -> Value:
-        out = Value(_elementwise(self.data, math.sin, np.sin), (self,), "sin")
+        def _forward() -> Data:
+            return _elementwise(self.data, math.sin, np.sin)
 
         def _backward(grad: Data) -> None:
             cos = _elementwise(self.data, math.cos, np.cos)
             self._accumulate(cos * grad)  # d(sin x)/dx = cos x
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "sin")
 
     def relu(self) -> Value:
-        r = _elementwise(self.data, _scalar_relu, _array_relu)
-        out = Value(r, (self,), "relu")
+        r: Data = 0.0  # the output: the unit is on where it is positive
+
+        def _forward() -> Data:
+            nonlocal r
+            r = _elementwise(self.data, _scalar_relu, _array_relu)
+            return r
 
         def _backward(grad: Data) -> None:
             self._accumulate((r > 0) * grad)  # slope 1 where the unit is on, 0 where off
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "relu")
 
     def sigmoid(self) -> Value:
-        # sigma(x) = (1 + tanh(x/2)) / 2: the same curve, without overflow for large |x|.
-        s = 0.5 * (1 + _elementwise(0.5 * self.data, math.tanh, np.tanh))
-        out = Value(s, (self,), "sigmoid")
+        s: Data = 0.0  # the output: its slope is read off it, like tanh's
+
+        def _forward() -> Data:
+            nonlocal s
+            # sigma(x) = (1 + tanh(x/2)) / 2: the same curve, without overflow for large |x|.
+            s = 0.5 * (1 + _elementwise(0.5 * self.data, math.tanh, np.tanh))
+            return s
 
         def _backward(grad: Data) -> None:
-            self._accumulate(s * (1 - s) * grad)  # read off the output, like tanh
+            self._accumulate(s * (1 - s) * grad)  # d sigma(x)/dx = sigma(x)(1 - sigma(x))
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "sigmoid")
 
     def sum(self) -> Value:
         """Sum over samples: one number per sample -> one number."""
-        out = Value(float(np.sum(self.data)), (self,), "sum")
+        def _forward() -> Data:
+            return float(np.sum(self.data))
 
         def _backward(grad: Data) -> None:
             self._accumulate(_spread(self.data, grad))  # every sample gets the whole gradient
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "sum")
 
     def mean(self) -> Value:
         """Mean over samples: one number per sample -> one number."""
-        n = self.data.shape[0] if type(self.data) is np.ndarray else 1
-        out = Value(float(np.mean(self.data)), (self,), "mean")
+        def _forward() -> Data:
+            return float(np.mean(self.data))
 
         def _backward(grad: Data) -> None:
+            n = self.data.shape[0] if type(self.data) is np.ndarray else 1
             self._accumulate(_spread(self.data, grad / n))  # each sample gets 1/n of it
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, (self,), "mean")
 
     # --- penalties: one node over many values -----------------------------------
     # micrograd's demo writes its L2 penalty as `sum(p * p for p in params)`: a chain of
@@ -334,10 +354,12 @@ class Value:
     def sum_of_squares(values: Iterable[Value]) -> Value:
         """L2 = w₀² + w₁² + ... : one node, one input per value."""
         values = tuple(values)
-        total: Data = 0.0
-        for v in values:
-            total = total + v.data * v.data
-        out = Value(total, values, "l2")
+
+        def _forward() -> Data:
+            total: Data = 0.0
+            for v in values:
+                total = total + v.data * v.data
+            return total
 
         def _backward(grad: Data) -> None:
             # The chain ran its last term first, and its `w * w` passed w·grad to each
@@ -346,25 +368,25 @@ class Value:
                 v._accumulate(v.data * grad)
                 v._accumulate(v.data * grad)
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, values, "l2")
 
     @staticmethod
     def sum_of_sizes(values: Iterable[Value]) -> Value:
         """L1 = |w₀| + |w₁| + ... : one node, one input per value."""
         values = tuple(values)
-        total: Data = 0.0
-        for v in values:
-            total = total + abs(v.data)
-        out = Value(total, values, "l1")
+
+        def _forward() -> Data:
+            total: Data = 0.0
+            for v in values:
+                total = total + abs(v.data)
+            return total
 
         def _backward(grad: Data) -> None:
             for v in reversed(values):  # as the chain of abs(w) terms did, last first
                 sign = _elementwise(v.data, _scalar_sign, np.sign)
                 v._accumulate(sign * grad)  # d|w|/dw = sign(w), and 0 at the kink
 
-        out._backward = _backward
-        return out
+        return _node(_forward, _backward, values, "l1")
 
     # --- derived ops: built from the basic ones, so they need no backward of their own
     def __sub__(self, other: Any) -> Value:
@@ -441,6 +463,25 @@ class Value:
         return f"Value(data={_short(self.data)}, grad={_short(self.grad)})"
 
 
+def _node(forward: Callable[[], Data], backward: Callable[[Data], None],
+          inputs: tuple[Value, ...], op: str) -> Value:
+    """An op's output: its value computed by `forward`, and both closures kept."""
+    out = Value(forward(), inputs, op)
+    out._forward = forward
+    out._backward = backward
+    return out
+
+
+def recompute(order: Iterable[Value]) -> None:
+    """Compute each op node's value again from its inputs', in topological `order` (op
+    nodes only), and set its gradient back to 0: a graph kept from one training step to
+    the next -- the same nodes, new weights in its leaves -- instead of thousands of new
+    nodes built each step. The very expressions of the first build: the same numbers."""
+    for node in order:
+        node.data = node._forward()  # type: ignore[misc]
+        node.grad = 0.0  # as a new node's: no gradient has reached it yet
+
+
 def free_saved(nodes: Iterable[Value]) -> None:
     """Release what each op saved for its backward, as PyTorch does after backward().
 
@@ -466,7 +507,8 @@ def take_apart(root: Value) -> None:
         node = stack.pop()
         inputs = node._prev
         if inputs:
-            node._prev = ()
+            # Its closures hold the inputs too: they go with them.
+            node._prev, node._forward, node._backward = (), None, _freed_backward
             stack.extend(inputs)
 
 
@@ -479,8 +521,7 @@ def cut_inputs(node: Value) -> tuple[Value, ...]:
     caught half made may have no inputs yet.)"""
     inputs = getattr(node, "_prev", ())
     if inputs:
-        node._prev = ()
-        node._backward = _freed_backward
+        node._prev, node._forward, node._backward = (), None, _freed_backward
     return inputs
 
 

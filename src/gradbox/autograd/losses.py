@@ -103,6 +103,10 @@ class Loss:
     torch_lines: tuple[str, ...]  # the PyTorch script's data_loss body
     terms: Callable[..., Value]  # per-sample terms (scores, labels or targets) -> Value
     per_class: bool = False  # one score per class (softmax), else one output
+    # Its graph holds a constant read off the scores (softmax's shift by their max): a
+    # graph kept from step to step (`gradbox.autograd.order.KeptGraph`) would keep the old
+    # one. Such a loss's graph is built anew each step.
+    reads_scores: bool = False
 
 
 TABLE: tuple[Loss, ...] = (
@@ -119,7 +123,7 @@ TABLE: tuple[Loss, ...] = (
     Loss("softmax", CLASSIFICATION, "softmax", "Softmax cross-entropy",
          "softmax cross-entropy", "F.cross_entropy(scores, y)",
          ("return F.cross_entropy(scores, labels)  # -log softmax(scores)[label], mean",),
-         softmax_terms, per_class=True),
+         softmax_terms, per_class=True, reads_scores=True),
     # Regression: `labels` holds each point's target number as it is.
     Loss("mse", REGRESSION, "MSE", "Mean squared error", "mean squared error (regression)",
          "F.mse_loss(scores, y)",

@@ -13,6 +13,9 @@ their sum moves by ~1e-16, which breaks the exact replay of stored runs.)
 
 Places, not nodes, so one cache serves every graph of the shape: the next step's, a
 ghost run's, a replay's. A new shape (the `key` changes) is sorted afresh.
+
+`KeptGraph` goes one further for a step on the same points: the graph itself is kept,
+and only its values computed again.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Hashable, Sequence
 
-from gradbox.autograd.engine import Value
+from gradbox.autograd.engine import Value, recompute
 
 
 class OrderCache:
@@ -58,3 +61,29 @@ class OrderCache:
             self._places = operator.itemgetter(*places) if len(places) > 1 else (
                 lambda nodes, i=places[0]: (nodes[i],))
         return fresh
+
+
+class KeptGraph:
+    """A step's graph, kept to serve the next step of the same shape on the same points:
+    its nodes' values are computed again on the new weights (`engine.recompute`) in the
+    kept order, instead of building the graph anew. `token` says what it was built
+    from; a step whose token differs builds its own."""
+
+    def __init__(self, token: Hashable, root: Value, output: object,
+                 order: Sequence[Value], weights: Sequence[Value], held: object = None,
+                 ) -> None:
+        self.token = token
+        self._held = held  # what the token names by id(), held so the id stays its own
+        self.root, self.output, self.order = root, output, order
+        # The leaves that are not weights (the inputs, constants) start each step with no
+        # gradient, as a new graph's do; the weights' are zero_grad's to set.
+        ops, kept = {id(node) for node in order}, {id(w) for w in weights}
+        self._leaves = list({id(leaf): leaf for node in order for leaf in node.inputs
+                             if id(leaf) not in ops and id(leaf) not in kept}.values())
+
+    def serve(self) -> tuple[Value, object, Sequence[Value]]:
+        """The graph on the weights now: (root, output, order)."""
+        for leaf in self._leaves:
+            leaf.grad = 0.0
+        recompute(self.order)
+        return self.root, self.output, self.order

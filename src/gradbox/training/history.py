@@ -106,8 +106,16 @@ def measure_layers(params: np.ndarray, grads: np.ndarray, layer_sizes: Sequence[
     for i, (where, out) in enumerate(zip(layer_slices(layer_sizes), outputs)):
         table[i, GRAD] = np.mean(np.abs(grads[where]))
         table[i, SATURATED] = saturated_fraction(out, "linear" if i == last else activation)
-        table[i, FIRST_QUANTILE:] = (np.percentile(out, QUANTILES) if out.size
-                                     else np.nan)
+    # The layers of one size in one percentile call, a row each: the same numbers as a call
+    # per layer (each is an order statistic, then the same interpolation), for a fraction
+    # of numpy's overhead per call (W1: 2 calls for 3 layers, a 6 x 8 network 2 for 7).
+    sizes: dict[int, list[int]] = {}
+    for i, out in enumerate(outputs):
+        sizes.setdefault(out.size, []).append(i)
+    for size, layers in sizes.items():
+        rows = np.stack([outputs[i].ravel() for i in layers])
+        table[layers, FIRST_QUANTILE:] = (np.percentile(rows, QUANTILES, axis=1).T if size
+                                          else np.nan)
     return LayerStats(table)
 
 

@@ -322,7 +322,7 @@ class Trainer:
         self.last_root = self.last_output = self._last_order = None
         if self._traced_root is old:
             self._traced = self._traced_root = None
-        network.release(old, order)
+        network.release(old, order, self.run)
 
     def _phase_zero_grad(self) -> None:
         self._zero_grad_skipped = self.forget_zero_grad
@@ -335,7 +335,7 @@ class Trainer:
     def _phase_backward(self) -> None:
         assert self.last_root is not None
         held = self.run.grads() if self._mid_passes else None
-        self.last_root.backward(order=self._last_order)
+        self.last_root.backward(retain_graph=True, order=self._last_order)  # (kept: forward)
         self._grads_read = grads = self.run.grads()
         # This pass's own gradient: what is in .grad now, less what was already there.
         self._step_grads = grads if held is None else grads - held
@@ -349,11 +349,11 @@ class Trainer:
         assert self.ghost is not None
         ghost_root, _, order = self._forward(self.ghost, batch)
         self.ghost.optimizer.zero_grad()
-        ghost_root.backward(order=order)
+        ghost_root.backward(retain_graph=True, order=order)
         self.ghost.optimizer.lr = lr
         self.ghost.optimizer.step()
         loss = ghost_root.data
-        network.release(ghost_root, order)
+        network.release(ghost_root, order, self.ghost)
         return loss
 
     def _phase_update(self) -> None:
@@ -469,7 +469,7 @@ class Trainer:
                 root, _, order = self._forward(self.run, batch)
                 if not record.zero_grad_skipped:
                     self.run.optimizer.zero_grad()
-                root.backward(order=order)
+                root.backward(retain_graph=True, order=order)
                 if self.ghost is not None:
                     self._train_ghost(batch, record.lr)
                 self.run.optimizer.lr = record.lr
@@ -506,6 +506,7 @@ class Trainer:
         million gradients took 50-100 ms (benchmarks/bench_pause.py)."""
         if not 0 <= step <= self.step_count:
             raise ValueError(f"can rewind to steps 0..{self.step_count}, not {step}")
+        network.forget_kept_graphs(self.run, self.ghost)  # (see network.forget_kept_graphs)
         if step == self.step_count and self._phase_index == 0:
             return _nothing
         data, version = self._dataset, self.dataset_version
