@@ -54,3 +54,17 @@ def test_the_designer_shows_every_seed_allowed(qtbot, controller) -> None:  # ty
     assert designer.data_seed.maximum() == MAX_SEED
     designer.show_config(TrainingConfig(seed=MAX_SEED))
     assert designer.data_seed.value() == MAX_SEED and designer.config().seed == MAX_SEED
+
+
+def test_a_schedule_longer_than_the_designer_shows_is_refused_too(qtbot, controller) -> None:  # type: ignore[no-untyped-def]
+    """The same fault as the seed's with `steps` (a lesson's steps = 1e12 raised
+    OverflowError in the Designer's spin box): one range, the Designer's."""
+    from gradbox.training.goals import MAX_RUN_STEPS
+
+    text = dump_lesson(lesson("moons")).replace("steps = 100\n", "steps = 1000000000000\n", 1)
+    with pytest.raises(LessonFileError, match="steps must be from 1 to 1,000,000"):
+        load_lesson(text, "long.toml")
+    designer = DesignerPanel(controller)
+    qtbot.addWidget(designer)
+    designer.show_config(TrainingConfig(steps=MAX_RUN_STEPS))
+    assert designer.schedule_steps.value() == MAX_RUN_STEPS

@@ -23,6 +23,7 @@ from gradbox.autograd.nn import ACTIVATIONS, INITIALIZERS, MLP, parameter_count
 from gradbox.autograd.optim import OPTIMIZERS, SCHEDULES
 from gradbox.training import datasets
 from gradbox.training.datasets import Dataset
+from gradbox.training.goals import MAX_RUN_STEPS
 
 # A step estimated to take this long or more gets a warning (gradbox.training.limits).
 SLOW_STEP_SECONDS = 0.5
@@ -169,8 +170,8 @@ class TrainingConfig:
             p.append(f"batch size must be at least 1 (None: full batch), got {self.batch_size}")
         if not (math.isfinite(self.l1) and math.isfinite(self.l2)) or self.l1 < 0 or self.l2 < 0:
             p.append("L1 and L2 strengths must be finite numbers >= 0")
-        if self.steps < 1:
-            p.append(f"steps must be at least 1, got {self.steps}")
+        if not 1 <= self.steps <= MAX_RUN_STEPS:  # (the Designer's box shows that range)
+            p.append(f"steps must be from 1 to {MAX_RUN_STEPS:,}, got {_short(self.steps)}")
         p.extend(features.problems(self.features))
         # How large a network may be: one definition, whatever asks for the network.
         p.extend(network_problems(self.hidden, None if p else self.layer_sizes))

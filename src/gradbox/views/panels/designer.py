@@ -34,6 +34,7 @@ from gradbox.training.config import (
     ConfigError,
     TrainingConfig,
 )
+from gradbox.training.goals import MAX_RUN_STEPS
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fitting_combo import FittingComboBox
 from gradbox.views.palette import ALARM
@@ -228,7 +229,7 @@ class DesignerPanel(QWidget):
         self.schedule.addItems(SCHEDULES)
         self.schedule_steps = _tip(QSpinBox(), "Schedule steps", "Steps over which the linear "
                                    "schedule decays")
-        self.schedule_steps.setRange(1, 1_000_000)
+        self.schedule_steps.setRange(1, MAX_RUN_STEPS)
         self.batch = _tip(QSpinBox(), "Batch size", "Points per step; 0 means all training "
                           "points (full batch)")
         self.batch.setRange(0, 100_000)
