@@ -203,3 +203,11 @@ def test_a_pipe_is_refused_at_once(tmp_path, deadline) -> None:  # type: ignore[
         read_lesson(pipe)
     (tmp_path / "ok.toml").write_text(GOOD, encoding="utf-8")
     assert read_lesson(tmp_path / "ok.toml") == lesson("moons")
+
+
+def test_a_strangers_long_name_is_cut_short_in_the_message() -> None:
+    """Messages in the user's words (issue 31, item 16): an unknown key of 5,000
+    characters was quoted whole in the error box."""
+    with pytest.raises(LessonFileError) as caught:
+        load_lesson(GOOD + "\n" + "k" * 5000 + " = 1\n", "long-key.toml")
+    assert len(str(caught.value)) < 400 and "(5,000 characters)" in str(caught.value)

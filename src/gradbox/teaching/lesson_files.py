@@ -223,7 +223,7 @@ class _Reader:
         for key in value:
             if key not in allowed:
                 where = f"{path}.{key}" if path else key
-                raise self.error(where, f"unknown field {key!r}; the fields here are "
+                raise self.error(where, f"unknown field {_quoted(key)}; the fields here are "
                                         f"{', '.join(allowed)}")
         for key in required:
             if key not in value:
@@ -239,7 +239,7 @@ class _Reader:
             raise self.error(path, "must not be empty")
         if choices is not None and value not in choices:
             raise self.error(path, f"must be one of {', '.join(repr(c) for c in choices)}, "
-                                   f"got {value!r}")
+                                   f"got {_quoted(value)}")
         return value
 
     def boolean(self, value: Any, path: str) -> bool:
@@ -268,7 +268,7 @@ class _Reader:
             if not isinstance(item, str):
                 raise self.error(path, f"item {i} must be text in quotes, got {_kind(item)}")
             if choices is not None and item not in choices:
-                raise self.error(path, f"unknown panel {item!r} (item {i}); the panels are "
+                raise self.error(path, f"unknown panel {_quoted(item)} (item {i}); the panels are "
                                        f"{', '.join(choices)}")
             out.append(item)
         return tuple(out)
@@ -280,6 +280,12 @@ def _parent(path: str) -> str:
     if path.endswith("]") and "[" in path:
         return path[:path.rindex("[")]
     return path.rpartition(".")[0]
+
+
+def _quoted(text: str) -> str:
+    """A stranger's name or text in a message: quoted, and cut short (a key may be
+    thousands of characters long)."""
+    return repr(text) if len(text) <= 60 else f"{text[:50]!r}… ({len(text):,} characters)"
 
 
 def _kind(value: Any) -> str:
@@ -322,7 +328,7 @@ def load_lesson(text: str, source: str = "lesson") -> Lesson:
     top = r.table(data, "", LESSON_FIELDS, ("key", "title", "intro", "setup", "steps"))
     key = r.string(top["key"], "key", empty=False)
     if not KEY.fullmatch(key):
-        raise r.error("key", f"must be lower-case letters, digits and dashes, got {key!r}")
+        raise r.error("key", f"must be lower-case letters, digits and dashes, got {_quoted(key)}")
     title = r.string(top["title"], "title", empty=False)
     intro = r.string(top["intro"], "intro", empty=False)
     formulas = r.strings(top.get("formulas", []), "formulas")

@@ -38,7 +38,8 @@ class LessonFileError(ValueError):
     """A lesson file that is not exactly a lesson; says where (line, field) and why."""
 
     def __init__(self, source: str, line: int | None, field: str, message: str) -> None:
-        where = ", ".join(x for x in (source, f"line {line}" if line else "", field) if x)
+        shown = field if len(field) <= 80 else f"{field[:70]}…"  # (a stranger's key)
+        where = ", ".join(x for x in (source, f"line {line}" if line else "", shown) if x)
         super().__init__(f"{where}: {message}")
         self.source, self.line, self.field, self.message = source, line, field, message
 
