@@ -1,18 +1,16 @@
 """The training model: one step in four phases, history, rewind, and the broken switch.
 
-Pure Python/numpy, no Qt: the desktop app drives a `Trainer` from a worker thread and
-reads only the immutable `Snapshot`s it hands out.
+Pure Python/numpy, no Qt: the training process drives a `Trainer`; the window reads
+only the immutable `Snapshot`s it hands out.
 
     forward   -> build the graph of one sample (every node holds all samples), compute loss
     zero_grad -> set every parameter's gradient to 0 (skipped when forget_zero_grad is on)
     backward  -> loss.backward(): gradients flow from the loss to every parameter
     update    -> the optimizer moves each parameter against its gradient
 
-What a run is made of lives beside it: its configuration (`config`), what it keeps of
-its past (`record`: history, events, checkpoints), what views see (`snapshots`), when a
-Run stops (`goals`); when Python's cyclic collector may run during a step is
-gradbox.autograd.collector's. What stays here: the phases, and time travel (a rewind
-replays the phases from a checkpoint).
+Beside it: the configuration (`config`), the run's past (`record`), what views see
+(`snapshots`), when a Run stops (`goals`), the cyclic collector (autograd.collector).
+Here: the phases, and time travel (a rewind replays the phases from a checkpoint).
 """
 
 from __future__ import annotations
