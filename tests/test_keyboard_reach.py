@@ -75,3 +75,15 @@ def test_after_a_click_on_next_space_is_step_again(qtbot, open_window) -> None: 
         QTest.keyClick(focused, Qt.Key.Key_Space)
     qtbot.waitUntil(lambda: win.controller.snapshot.step == 1)
     assert win.lessons.step == 1  # still the second step of the lesson
+
+
+def test_the_toolbar_does_not_shift_when_run_becomes_pause(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """issue 32, cosmetic: the toolbar shifted when Run became Pause."""
+    win = open_window((1366, 768))
+    toolbar = win.toolbar
+    reset = toolbar.widgetForAction(toolbar.reset_action)
+    before = reset.x()
+    toolbar.run_action.setText("Pausing…")
+    settle()
+    assert reset.x() == before
+    toolbar.run_action.setText("Run")

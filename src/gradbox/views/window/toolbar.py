@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import qtawesome
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import QEvent, Qt, Slot
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -100,6 +100,7 @@ class TrainingToolbar(QToolBar):
                                      "initial weights", "Ctrl+I", "reinit")
         for action in (self.step_action, self.substep_action, self.run_action):
             self.addAction(action)
+        self._hold_run_width()
         self.run_controls = RunControls(controller)
         self.addWidget(self.run_controls)
         self.phase_label = QLabel()
@@ -171,6 +172,25 @@ class TrainingToolbar(QToolBar):
         self._rate_start: tuple[float, int] | None = None
         self._steps_per_second = 0.0
         self._on_snapshot(controller.snapshot)
+
+    def _hold_run_width(self) -> None:
+        """Run, Pause and Pausing… take one width: the toolbar shifted each time the
+        button's word changed."""
+        button = self.widgetForAction(self.run_action)
+        if button is None:
+            return
+        text = self.run_action.text()
+        widths = []
+        for word in ("Run", "Pause", "Pausing…"):
+            self.run_action.setText(word)
+            widths.append(button.sizeHint().width())
+        self.run_action.setText(text)
+        button.setMinimumWidth(max(widths))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # teacher mode: other widths
+            self._hold_run_width()
 
     @Slot(bool)
     def _on_run_triggered(self, checked: bool) -> None:
