@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradbox.views.named import plain_tip
+
 # How many of the longest texts (by characters) `set_texts` keeps for the width: in a
 # proportional font the widest is among the longest.
 WIDEST_CANDIDATES = 16
@@ -144,4 +146,4 @@ class FittingComboBox(QComboBox):
         text = self.currentText()
         whole = self.is_elided() and bool(text)
         tip = f"{text}\n\n{self._tip}" if whole and self._tip else (text if whole else self._tip)
-        super().setToolTip(tip)
+        super().setToolTip(plain_tip(tip))  # the item may be a lesson's title, from a file

@@ -5,21 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtGui import Qt as QtGui
 from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
 from superqt import QElidingLabel
 
+from gradbox.views.named import plain_tip
 from gradbox.views.window.toolbar import icon
-
-
-def plain_tip(text: str) -> str:
-    """A tooltip that shows `text` as it is: Qt renders a tip as rich text whenever it
-    looks like markup, so a file's name or a lesson's title holding <img src=...> would
-    show the picture; escaped in a paragraph, it shows the characters. (Text that does
-    not look like markup is shown as it is already, and kept so.)"""
-    if not QtGui.mightBeRichText(text):
-        return text
-    return QtGui.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpaceNormal)
 
 
 class MessageBar(QWidget):

@@ -22,12 +22,13 @@ from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
+from gradbox.views.named import plain_tip
 from gradbox.views.window.files.autosave import Autosaver, describe, set_aside
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.document import SessionDocument
 from gradbox.views.window.files.resume import ControlsWindow, apply_controls
 from gradbox.views.window.files.saving import SessionSaver
-from gradbox.views.window.message_bar import MessageBar, plain_tip
+from gradbox.views.window.message_bar import MessageBar
 
 log = logging.getLogger(__name__)
 
