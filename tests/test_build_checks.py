@@ -62,6 +62,56 @@ def test_each_wrong_solution_fails_at_its_stage_with_its_mistake_named(
     assert case.message and case.code
 
 
+# The learner's walk iterates `_prev`, a set of Values hashed by identity: the order it
+# fires two consumers of one value in changes from process to process. These engines fix
+# that order (each Value numbered as it is made; the walk visits the inputs by number, up or
+# down), so both orders are run on every machine, every time.
+ORDERED_WALK = [
+    ("class Value:\n    def __init__(self, data, _children=(), _op=''):\n",
+     "MADE = itertools.count()\n\n\nclass Value:\n"
+     "    def __init__(self, data, _children=(), _op=''):\n        self._n = next(MADE)\n"),
+    ("import math\n", "import itertools\nimport math\n"),
+    ("            for child in node._prev:\n",
+     "            for child in sorted(node._prev, key=lambda v: v._n, reverse=REVERSE):\n"),
+]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("name", ["mul-assigns-self", "mul-assigns-other", "add-assigns-self",
+                                  "add-assigns-other"])
+def test_an_assign_on_one_operand_is_caught_and_named_whatever_order_backward_fires_in(
+        name: str, reverse: bool) -> None:
+    # `self.grad = other.data * out.grad` in * alone (the issue-30 defect): the diamond
+    # passed when the walk happened to fire the * node first, and the reused intermediate
+    # failed with no mistake named ("a.grad is 16 where it should be 18").
+    edits = next(e for n, e, *_ in WRONG if n == name)
+    source = apply(apply(CORRECT, edits), ORDERED_WALK).replace(
+        "MADE = itertools.count()", f"REVERSE = {reverse}\nMADE = itertools.count()")
+    report = check_source(source, timeout=TIMEOUT)
+    assert report.error is None, report.error
+    assert [s.passed for s in report.stages] == [True] * 6 + [False]
+    failing = [(c.name, c.mistake) for c in report.stages[6].cases if not c.passed]
+    # The same cases fail in both orders (the other order is the other parametrisation),
+    # and every failing case names the mistake.
+    expected = {"mul-assigns-self": ["diamond", "reused-intermediate"],
+                "mul-assigns-other": ["a-times-a", "reused-intermediate"],
+                "add-assigns-self": ["diamond-of-sums"],
+                "add-assigns-other": ["a-plus-a"]}[name]
+    assert failing == [(case, "assign-not-accumulate") for case in expected]
+
+
+def test_the_numbers_of_an_assign_in_one_closure_are_named_in_any_firing_order() -> None:
+    # The naming alone, on the mixed diamond whose result depends on the order: `=` for
+    # `self.grad` in * gives 18 (the * node fired last) or 24 (right); in + it gives 6.
+    from gradbox.build.explain import assign_variants
+
+    code = "a = Value(2.0)\nb = a * 3\nc = a + 4\nd = b * c\nd.backward()"
+    found = {(tuple(sorted(slots)), values["a.grad"])
+             for slots, values in assign_variants(code, ("a.grad",))}
+    assert ((("*", 0),), 18.0) in found and ((("*", 0),), 24.0) in found
+    assert ((("+", 0),), 6.0) in found and ((("+", 0),), 24.0) in found
+
+
 def test_the_failing_case_shows_the_learners_and_the_expected_gradient_at_each_node() -> None:
     # `=` for `+=` in *: a * a gives 3 where it should give 6 (the issue's example).
     edits = next(w[1] for w in WRONG if w[0] == "mul-assigns")

@@ -122,6 +122,16 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
     # stage 6: accumulation
     ("add-assigns", [(ADD_BACKWARD, ADD_BACKWARD.replace("+=", "="))], 6, "assign-not-accumulate"),
     ("mul-assigns", [(MUL_BACKWARD, MUL_BACKWARD.replace("+=", "="))], 6, "assign-not-accumulate"),
+    # `=` on one operand only: caught whichever order the walk over `_prev` fires in
+    # (tests/test_build_checks.py fixes that order both ways).
+    ("mul-assigns-self", [(MUL_BACKWARD, MUL_BACKWARD.replace("self.grad +=", "self.grad ="))],
+     6, "assign-not-accumulate"),
+    ("mul-assigns-other", [(MUL_BACKWARD, MUL_BACKWARD.replace("other.grad +=", "other.grad ="))],
+     6, "assign-not-accumulate"),
+    ("add-assigns-self", [(ADD_BACKWARD, ADD_BACKWARD.replace("self.grad +=", "self.grad ="))],
+     6, "assign-not-accumulate"),
+    ("add-assigns-other", [(ADD_BACKWARD, ADD_BACKWARD.replace("other.grad +=", "other.grad ="))],
+     6, "assign-not-accumulate"),
     # stage 7: zero_grad
     ("zero-grad-skips-non-leaves", [("    for v in values:\n        v.grad = 0.0",
                                      "    for v in values:\n        if not v._prev:\n"

@@ -148,8 +148,16 @@ CASES: MappingProxyType[str, Case] = _cases(
          "a used twice collects 1 + 1", compare=("a.grad",), root="b"),
     Case("a-times-a", "a = Value(3.0)\nb = a * a\nb.backward()",
          "∂(a·a)/∂a = a + a = 6", compare=("a.grad",), root="b"),
-    Case("diamond", "a = Value(2.0)\nb = a * 3\nc = a + 4\nd = b * c\nd.backward()",
-         "a is the parent of two nodes: it collects a share from each",
+    # A learner's backward fires b and c in the order its walk over a set (`_prev`)
+    # happens to give, which changes from run to run. So each of these diamonds sends a
+    # both shares through the same input of the same op: `=` in that closure loses a
+    # share whichever fires last, and keeping the other share gives the same number
+    # either way. (a + a and a * a above catch `=` on `other`; these catch it on `self`.)
+    Case("diamond", "a = Value(2.0)\nb = a * 3\nc = a * 4\nd = b * c\nd.backward()",
+         "a is the parent of two nodes: it collects a share from each (24 + 24)",
+         compare=("a.grad",), root="d"),
+    Case("diamond-of-sums", "a = Value(2.0)\nb = a + 3\nc = a + 4\nd = b + c\n"
+         "d.backward()", "a is the parent of two sums: it collects 1 from each",
          compare=("a.grad",), root="d"),
     Case("reused-intermediate", "a = Value(2.0)\nb = a * 2\nc = b * b\nL = c + b\n"
          "L.backward()", "b is used three times: its total goes on to a",

@@ -30,6 +30,7 @@ from gradbox.build import reference
 from gradbox.build.cases import Case
 from gradbox.build.explain import (
     Explained,
+    assign_variants,
     close,
     explain_error,
     number,
@@ -459,9 +460,28 @@ class Run:
                          "its consumers have added their share (not reverse topological "
                          "order)"}[mistake]
                 return mistake, words
+        assigned = self.name_assign(mine, right)
+        if assigned is not None:
+            return "assign-not-accumulate", assigned
         if all(v == 0.0 for v in mine.values()):
             return self.nothing_arrived()
         return None, self.first_wrong_words()
+
+    def name_assign(self, mine: dict[str, float], right: dict[str, float] | None
+                    ) -> str | None:
+        """Words for `=` in place of `+=` in some closures (`self.grad = ...` in `*`
+        alone, say), when the learner's numbers are what that gives in an order their
+        backward may have fired the nodes in; None when no such mistake gives them."""
+        grads = tuple(mine)
+        for slots, values in assign_variants(self.case.code, grads, helpers()):
+            if right is not None and all(close(values[e], right[e]) for e in grads):
+                continue  # assigning here loses nothing: it names nothing
+            if all(close(mine[e], values[e]) for e in grads):
+                where = ", ".join(f"`{'self' if i == 0 else 'other'}.grad` in `{op}`"
+                                  for op, i in sorted(slots))
+                return (f"Your `_backward` assigns (`=`) where it must add (`+=`) — "
+                        f"{where}: a value used twice keeps only the last share")
+        return None
 
     def first_wrong_consumers(self) -> list[str]:
         """The ops that hand the first wrong node (in backward order) its gradient."""

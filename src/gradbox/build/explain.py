@@ -15,6 +15,7 @@ that variant's rule.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import re
 import traceback
@@ -24,8 +25,8 @@ from typing import Any
 
 from gradbox.formatting import fmt
 
-__all__ = ["Explained", "close", "explain_error", "learner_frames", "number", "numbers",
-           "variant_values"]
+__all__ = ["Explained", "assign_variants", "close", "explain_error", "learner_frames",
+           "number", "numbers", "variant_values"]
 
 REFLECTED = {"+": "__radd__", "*": "__rmul__", "-": "__rsub__", "/": "__rtruediv__",
              "**": "__rpow__"}
@@ -216,4 +217,102 @@ def variant_values(code: str, expressions: tuple[str, ...],
             out[name] = {e: float(eval(e, ns)) for e in expressions}
         except Exception:  # a variant that cannot run names nothing
             continue
+    return out
+
+
+# --- `=` for `+=` in some of the closures, fired in any order ------------------------------
+Slot = tuple[str, int]  # (an op, which input: 0 for self, 1 for other)
+MAX_SLOTS = 6           # 63 sets of slots at most ...
+MAX_ORDERS = 24         # ... times this many firing orders: a few thousand tiny runs at most
+
+
+def _firing_orders(root: Any, cap: int = MAX_ORDERS) -> list[list[int]]:
+    """Every order (up to `cap`) in which a correct backward may fire the op nodes of
+    `root`'s graph: each node after all of its consumers. Nodes are given by their index
+    in gradbox's `topological_order()`, the same from one run of the same code to the
+    next. A learner's walk over a set (`_prev`) picks one of these by chance."""
+    topo = root.topological_order()
+    index = {id(n): i for i, n in enumerate(topo)}
+    waiting = [0] * len(topo)  # consumers not fired yet
+    for node in topo:
+        for child in node.inputs:
+            waiting[index[id(child)]] += 1
+    ops = [i for i, n in enumerate(topo) if n.inputs]
+    orders: list[list[int]] = []
+
+    def extend(order: list[int]) -> None:
+        if len(orders) >= cap:
+            return
+        if len(order) == len(ops):
+            orders.append(list(order))
+            return
+        fired = set(order)
+        for i in ops:
+            if i in fired or waiting[i]:
+                continue
+            for child in topo[i].inputs:
+                waiting[index[id(child)]] -= 1
+            order.append(i)
+            extend(order)
+            order.pop()
+            for child in topo[i].inputs:
+                waiting[index[id(child)]] += 1
+
+    extend([])
+    return orders
+
+
+def _backward_assigning(slots: frozenset[Slot], order: list[int]) -> Callable[[Any], None]:
+    """A backward firing the nodes in `order` whose closures assign in `slots`."""
+    from gradbox.teaching.pitfalls import contributions
+
+    def backward(root: Any) -> None:
+        topo = root.topological_order()
+        root.grad = 1.0
+        for i in order:
+            node = topo[i]
+            for slot, (child, share) in enumerate(contributions(node)):
+                if (node.op, slot) in slots:
+                    child.grad = share  # the mistake: `=` where the engine has `+=`
+                else:
+                    child.grad = child.grad + share
+    return backward
+
+
+def assign_variants(code: str, expressions: tuple[str, ...],
+                    extra: dict[str, Any] | None = None
+                    ) -> list[tuple[frozenset[Slot], dict[str, float]]]:
+    """What `code` gives on gradbox's engine when the closures of some ops assign (`=`)
+    to some of their inputs instead of adding: for every set of (op, input) slots and
+    every order a backward may fire the nodes in, [(slots, {expression: value})],
+    fewest slots first. A learner who wrote `self.grad = ...` in `*` alone gets one of
+    these, whichever order their walk over `_prev` happened to fire the nodes in."""
+    from gradbox.autograd.engine import Value
+
+    roots: list[Any] = []
+    ns: dict[str, Any] = {"Value": Value, **(extra or {})}
+    try:
+        with _engine_backward(roots.append):
+            exec(compile(code, "<variant>", "exec"), ns)  # our own case code
+    except Exception:
+        return []
+    if len({id(r) for r in roots}) != 1:
+        return []  # no backward, or two graphs: not this kind of mistake
+    orders = _firing_orders(roots[0])
+    present = sorted({(n.op, s) for n in roots[0].topological_order()
+                      for s in range(len(n.inputs))})
+    if len(present) > MAX_SLOTS:
+        return []
+    sets = [frozenset(c) for k in range(1, len(present) + 1)
+            for c in itertools.combinations(present, k)]
+    out: list[tuple[frozenset[Slot], dict[str, float]]] = []
+    for slots in sets:
+        for order in orders:
+            ns = {"Value": Value, **(extra or {})}
+            try:
+                with _engine_backward(_backward_assigning(slots, order)):
+                    exec(compile(code, "<variant>", "exec"), ns)
+                out.append((slots, {e: float(eval(e, ns)) for e in expressions}))
+            except Exception:  # a variant that cannot run names nothing
+                continue
     return out
