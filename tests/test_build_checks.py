@@ -78,7 +78,7 @@ ORDERED_WALK = [
 
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("name", ["mul-assigns-self", "mul-assigns-other", "add-assigns-self",
-                                  "add-assigns-other"])
+                                  "add-assigns-other", "tanh-assigns"])
 def test_an_assign_on_one_operand_is_caught_and_named_whatever_order_backward_fires_in(
         name: str, reverse: bool) -> None:
     # `self.grad = other.data * out.grad` in * alone (the issue-30 defect): the diamond
@@ -96,7 +96,8 @@ def test_an_assign_on_one_operand_is_caught_and_named_whatever_order_backward_fi
     expected = {"mul-assigns-self": ["diamond", "reused-intermediate"],
                 "mul-assigns-other": ["a-times-a", "reused-intermediate"],
                 "add-assigns-self": ["diamond-of-sums"],
-                "add-assigns-other": ["a-plus-a"]}[name]
+                "add-assigns-other": ["a-plus-a"],
+                "tanh-assigns": ["used-by-every-op"]}[name]
     assert failing == [(case, "assign-not-accumulate") for case in expected]
 
 

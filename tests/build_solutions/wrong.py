@@ -132,6 +132,16 @@ WRONG: list[tuple[str, list[tuple[str, str]], int, str]] = [
      6, "assign-not-accumulate"),
     ("add-assigns-other", [(ADD_BACKWARD, ADD_BACKWARD.replace("other.grad +=", "other.grad ="))],
      6, "assign-not-accumulate"),
+    ("tanh-assigns", [("self.grad += (1 - t * t) * out.grad",
+                       "self.grad = (1 - t * t) * out.grad")],
+     6, "assign-not-accumulate"),
+    ("exp-assigns", [("self.grad += e * out.grad", "self.grad = e * out.grad")],
+     6, "assign-not-accumulate"),
+    ("relu-assigns", [("self.grad += (out.data > 0) * out.grad",
+                       "self.grad = (out.data > 0) * out.grad")], 6, "assign-not-accumulate"),
+    ("pow-assigns", [("self.grad += k * self.data ** (k - 1) * out.grad",
+                      "self.grad = k * self.data ** (k - 1) * out.grad")],
+     6, "assign-not-accumulate"),
     # stage 7: zero_grad
     ("zero-grad-skips-non-leaves", [("    for v in values:\n        v.grad = 0.0",
                                      "    for v in values:\n        if not v._prev:\n"

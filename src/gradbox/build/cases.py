@@ -159,6 +159,12 @@ CASES: MappingProxyType[str, Case] = _cases(
     Case("diamond-of-sums", "a = Value(2.0)\nb = a + 3\nc = a + 4\nd = b + c\n"
          "d.backward()", "a is the parent of two sums: it collects 1 from each",
          compare=("a.grad",), root="d"),
+    # The `+ a` node is the output, so it fires first and a's share from it is always
+    # there before the unary nodes fire (in whatever order): `=` in any of them loses it.
+    Case("used-by-every-op", "a = Value(0.5)\n"
+         "L = a.tanh() + a.exp() + a.relu() + a ** 2 + a\nL.backward()",
+         "a collects a share from each op it feeds: tanh, exp, relu, ** and +",
+         compare=("a.grad",), root="L"),
     Case("reused-intermediate", "a = Value(2.0)\nb = a * 2\nc = b * b\nL = c + b\n"
          "L.backward()", "b is used three times: its total goes on to a",
          compare=("a.grad",), root="L"),

@@ -473,15 +473,24 @@ class Run:
         alone, say), when the learner's numbers are what that gives in an order their
         backward may have fired the nodes in; None when no such mistake gives them."""
         grads = tuple(mine)
+        found: set[frozenset[tuple[str, int]]] = set()
         for slots, values in assign_variants(self.case.code, grads, helpers()):
             if right is not None and all(close(values[e], right[e]) for e in grads):
                 continue  # assigning here loses nothing: it names nothing
             if all(close(mine[e], values[e]) for e in grads):
-                where = ", ".join(f"`{'self' if i == 0 else 'other'}.grad` in `{op}`"
-                                  for op, i in sorted(slots))
-                return (f"Your `_backward` assigns (`=`) where it must add (`+=`) — "
-                        f"{where}: a value used twice keeps only the last share")
-        return None
+                found.add(slots)
+        if not found:
+            return None
+        # The fewest closures that explain the numbers; several when the order the
+        # learner's walk fired in makes two of them give the same numbers.
+        fewest = min(len(slots) for slots in found)
+        ways = sorted(" and ".join(f"`{'self' if i == 0 else 'other'}.grad` in "
+                                   f"`{op.rstrip('-0123456789.') or op}`"
+                                   for op, i in sorted(slots))
+                      for slots in found if len(slots) == fewest)
+        where = ways[0] if len(ways) == 1 else "one of " + ", ".join(dict.fromkeys(ways))
+        return (f"Your `_backward` assigns (`=`) where it must add (`+=`) — {where}: a "
+                "value used twice keeps only the last share")
 
     def first_wrong_consumers(self) -> list[str]:
         """The ops that hand the first wrong node (in backward order) its gradient."""
