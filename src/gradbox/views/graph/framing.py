@@ -204,7 +204,7 @@ class Framer:
         view.resetTransform()
         view.scale(readable, readable)
         port = view.viewport().rect()
-        drawing = ops_scene.drawing_rect()
+        drawing = ops_scene.whole_rect()
         if drawing.width() * readable <= port.width() - 8 \
                 and drawing.height() * readable <= port.height() - 8:
             # Whole at the readable zoom, only not with fit's margins: centred, whole.
@@ -298,7 +298,7 @@ class Framer:
         level, ops_scene, network = (self.levels.shown, self.levels.operations,
                                      self.levels.network)
         if level == "operation" and ops_scene.edges is not None and ops_scene.nodes:
-            rect = ops_scene.drawing_rect()
+            rect = ops_scene.whole_rect()
             left = top = 0.0
             hanging: list[tuple[float, float]] = []
             for item, beside in zip(ops_scene.landmarks, ops_scene.landmark_beside):

@@ -263,6 +263,17 @@ class OperationScene(QGraphicsScene):
         """The nodes and edges, without the landmarks (scene units)."""
         return QRectF(self.edges.boundingRect()) if self.edges is not None else QRectF()
 
+    def whole_rect(self) -> QRectF:
+        """The drawing with the room every node keeps for its backward-order badge (at
+        its top-left corner: "fit" framed the boxes alone and cut the left badges)."""
+        rect = self.drawing_rect()
+        if not self.nodes or rect.isEmpty():
+            return rect
+        node = self.nodes[0]
+        box, core = node.boundingRect(), node.style.rect
+        return rect.adjusted(box.left() - core.left(), box.top() - core.top(),
+                             box.right() - core.right(), box.bottom() - core.bottom())
+
     # --- building -------------------------------------------------------------------
     def _build(self, shown: Graph) -> None:
         self.clear()
