@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import qtawesome
-from PySide6.QtCore import QEvent, Qt, Slot
+from PySide6.QtCore import QEvent, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -51,6 +51,12 @@ def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None,
     action.setStatusTip(tip)
     return action
 
+
+
+# A step under way this long shows a busy sign (shorter ones would only flicker it).
+BUSY_AFTER_S = 0.3
+BUSY_FRAME_MS = 100
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 class JumpToClickStyle(QProxyStyle):
@@ -137,6 +143,13 @@ class TrainingToolbar(QToolBar):
         self.counter.setMinimumWidth(130)
         # Held: its text changes at every frame of a run, and must not lay out the window.
         self.timeline_bar.addWidget(LabelHolder(self.counter))
+        # A step that takes longer than a moment says so while it is computed: a 3 s step
+        # (23 layers x 100,000 points) showed nothing at all until its snapshot came.
+        self._busy_since: tuple[float, int] | None = None  # (when, the step on screen)
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setInterval(BUSY_FRAME_MS)
+        self._busy_timer.timeout.connect(self._show_busy)
+        self._busy_timer.start()
         self.timeline = QSlider(Qt.Horizontal)
         self.timeline.setAccessibleName("Timeline")
         self.timeline.setToolTip("Drag back to see any earlier step; the later steps stay "
@@ -275,6 +288,26 @@ class TrainingToolbar(QToolBar):
                 box.blockSignals(True)
                 box.setChecked(value)
                 box.blockSignals(False)
+
+    @Slot()
+    def _show_busy(self) -> None:
+        """"⠹ computing step N…" once one step has been under way BUSY_AFTER_S; the
+        snapshot's arrival puts the counter back."""
+        port = self.controller
+        step = port.snapshot.step
+        if not port.stepping:
+            if self._busy_since is not None:
+                self._busy_since = None
+                self._show_counter(port.snapshot)
+            return
+        now = time.perf_counter()
+        if self._busy_since is None or self._busy_since[1] != step:
+            self._busy_since = (now, step)  # a new step (a fast Run's next one)
+            return
+        waited = now - self._busy_since[0]
+        if waited >= BUSY_AFTER_S:
+            spinner = SPINNER[int(waited * 1000 / BUSY_FRAME_MS) % len(SPINNER)]
+            self.counter.setText(f"{spinner} computing step {step + 1}…")
 
     def _show_counter(self, snapshot: Snapshot) -> None:
         text = f"step {snapshot.step}"
