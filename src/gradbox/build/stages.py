@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradbox.teaching.lesson_files import field_lines
+from gradbox.teaching.lesson_files import field_lines, value_kind
 
 __all__ = [
     "MAX_STAGE_BYTES",
@@ -89,20 +89,6 @@ class Stage:
     predict: Predict | None = None
 
 
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"{str(value).lower()} (true/false)"
-    if isinstance(value, int | float):
-        return f"the number {value!r}"
-    if isinstance(value, str):
-        return f"the text {value[:40]!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
-
-
 class _Reader:
     def __init__(self, text: str, source: str) -> None:
         self.source = source
@@ -121,7 +107,7 @@ class _Reader:
             return ""
         value = table[key]
         if not isinstance(value, str):
-            raise self.error(path, f"must be text in quotes, got {_kind(value)}")
+            raise self.error(path, f"must be text in quotes, got {value_kind(value)}")
         if not empty and not value.strip():
             raise self.error(path, "must not be empty")
         return value
@@ -130,10 +116,10 @@ class _Reader:
         key = path.rsplit(".", 1)[-1]
         value = table.get(key, [])
         if not isinstance(value, list):
-            raise self.error(path, f"must be a list in [brackets], got {_kind(value)}")
+            raise self.error(path, f"must be a list in [brackets], got {value_kind(value)}")
         for i, item in enumerate(value, start=1):
             if not isinstance(item, str) or not item.strip():
-                raise self.error(path, f"item {i} must be text in quotes, got {_kind(item)}")
+                raise self.error(path, f"item {i} must be text in quotes, got {value_kind(item)}")
         return tuple(value)
 
     def fields(self, table: dict[str, Any], path: str, allowed: tuple[str, ...]) -> None:
@@ -162,7 +148,7 @@ def load_stage(text: str, source: str = "stage") -> Stage:
     if "number" not in data:
         raise r.error("number", "missing field 'number'")
     if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-        raise r.error("number", f"must be a whole number, 0 or more, got {_kind(number)}")
+        raise r.error("number", f"must be a whole number, 0 or more, got {value_kind(number)}")
     key = r.string(data, "key")
     if not KEY.match(key):
         raise r.error("key", f"must be lower-case letters, digits and dashes, got {key!r}")
@@ -182,12 +168,12 @@ def load_stage(text: str, source: str = "stage") -> Stage:
     if "predict" in data:
         raw = data["predict"]
         if not isinstance(raw, dict):
-            raise r.error("predict", f"must be a table ([predict]), got {_kind(raw)}")
+            raise r.error("predict", f"must be a table ([predict]), got {value_kind(raw)}")
         r.fields(raw, "predict", PREDICT_FIELDS)
         answer = raw.get("answer")
         if isinstance(answer, bool) or not isinstance(answer, int | float) \
                 or not math.isfinite(answer):
-            raise r.error("predict.answer", f"must be a finite number, got {_kind(answer)}")
+            raise r.error("predict.answer", f"must be a finite number, got {value_kind(answer)}")
         predict = Predict(r.string(raw, "predict.question"), r.string(raw, "predict.code"),
                           float(answer), r.string(raw, "predict.expression", required=False,
                                                   empty=True))

@@ -219,7 +219,7 @@ class _Reader:
     def table(self, value: Any, path: str, allowed: tuple[str, ...],
               required: tuple[str, ...]) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.error(path, f"must be a table ([{path}]), got {_kind(value)}")
+            raise self.error(path, f"must be a table ([{path}]), got {value_kind(value)}")
         for key in value:
             if key not in allowed:
                 where = f"{path}.{key}" if path else key
@@ -234,7 +234,7 @@ class _Reader:
     def string(self, value: Any, path: str, choices: tuple[str, ...] | None = None,
                empty: bool = True) -> str:
         if not isinstance(value, str):
-            raise self.error(path, f"must be text in quotes, got {_kind(value)}")
+            raise self.error(path, f"must be text in quotes, got {value_kind(value)}")
         if not empty and not value.strip():
             raise self.error(path, "must not be empty")
         if choices is not None and value not in choices:
@@ -244,29 +244,29 @@ class _Reader:
 
     def boolean(self, value: Any, path: str) -> bool:
         if not isinstance(value, bool):
-            raise self.error(path, f"must be true or false, got {_kind(value)}")
+            raise self.error(path, f"must be true or false, got {value_kind(value)}")
         return value
 
     def number(self, value: Any, path: str) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(path, f"must be a number, got {_kind(value)}")
+            raise self.error(path, f"must be a number, got {value_kind(value)}")
         if not math.isfinite(value):
             raise self.error(path, f"must be a finite number, got {value}")
         return value
 
     def whole(self, value: Any, path: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(path, f"must be a whole number, got {_kind(value)}")
+            raise self.error(path, f"must be a whole number, got {value_kind(value)}")
         return value
 
     def strings(self, value: Any, path: str, choices: tuple[str, ...] | None = None,
                 ) -> tuple[str, ...]:
         if not isinstance(value, list):
-            raise self.error(path, f"must be a list in [brackets], got {_kind(value)}")
+            raise self.error(path, f"must be a list in [brackets], got {value_kind(value)}")
         out = []
         for i, item in enumerate(value, start=1):
             if not isinstance(item, str):
-                raise self.error(path, f"item {i} must be text in quotes, got {_kind(item)}")
+                raise self.error(path, f"item {i} must be text in quotes, got {value_kind(item)}")
             if choices is not None and item not in choices:
                 raise self.error(path, f"unknown panel {_quoted(item)} (item {i}); the panels are "
                                        f"{', '.join(choices)}")
@@ -288,7 +288,8 @@ def _quoted(text: str) -> str:
     return repr(text) if len(text) <= 60 else f"{text[:50]!r}… ({len(text):,} characters)"
 
 
-def _kind(value: Any) -> str:
+def value_kind(value: Any) -> str:
+    """What a TOML value is, in a message's words ("the number 3", "a table")."""
     if isinstance(value, bool):
         return f"{str(value).lower()} (true/false)"
     if isinstance(value, int | float):
@@ -346,7 +347,7 @@ def load_lesson(text: str, source: str = "lesson") -> Lesson:
 
 def _setup(r: _Reader, value: Any) -> Setup:
     if not isinstance(value, dict):
-        raise r.error("setup", f"must be a table ([setup]), got {_kind(value)}")
+        raise r.error("setup", f"must be a table ([setup]), got {value_kind(value)}")
     view = r.string(value.get("view"), "setup.view", tuple(SETUP_FIELDS)) \
         if "view" in value else None
     if view is None:
@@ -357,7 +358,7 @@ def _setup(r: _Reader, value: Any) -> Setup:
         values = obj.get("values", {})
         if not isinstance(values, dict):
             raise r.error("setup.values", f"must be a table ([setup.values]), got "
-                                          f"{_kind(values)}")
+                                          f"{value_kind(values)}")
         numbers = {name: float(r.number(v, f"setup.values.{name}"))
                    for name, v in values.items()}
         return Setup("playground",
@@ -418,7 +419,7 @@ def _settings(r: _Reader, value: Any, path: str) -> dict[str, Any]:
             if not isinstance(raw, list) or not all(
                     isinstance(v, int) and not isinstance(v, bool) for v in raw):
                 raise r.error(where, f"must be a list of whole numbers (neurons per hidden "
-                                     f"layer), got {_kind(raw)}")
+                                     f"layer), got {value_kind(raw)}")
             kwargs[name] = tuple(raw)
         else:
             kwargs[name] = r.strings(raw, where)
