@@ -94,9 +94,18 @@ def run_claims(setup: Setup, claims: Sequence[Claim], seed: int,
     first, then pinned, then the new settings run beside it. A run stops where the
     window's Run would (a non-finite or a diverging loss): a claim read past that step
     has no verdict (None), as the learner could not see it."""
+    return [verdict for verdict, _seen_text in
+            _verdicts(setup, claims, seed, progress, cancelled)]
+
+
+def _verdicts(setup: Setup, claims: Sequence[Claim], seed: int,
+              progress: Progress | None = None, cancelled: Cancelled | None = None,
+              ) -> list[tuple[bool | None, str]]:
+    """`run_claims`' verdicts, each with what the run measured instead when it is False
+    ('' otherwise): a teacher told only "does not hold" could not tell by how much."""
     assert setup.config is not None
     base = setup.config.with_changes(seed=seed)
-    verdicts: list[bool | None] = [None] * len(claims)
+    verdicts: list[tuple[bool | None, str]] = [(None, "")] * len(claims)
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, claim in enumerate(claims):
         groups.setdefault(claim.key, []).append(index)
@@ -115,7 +124,8 @@ def run_claims(setup: Setup, claims: Sequence[Claim], seed: int,
         _train(trainer, steps, done, total, progress, cancelled)
         observed = observe(trainer, reference)
         for i in indices:
-            verdicts[i] = claims[i].holds(observed)
+            verdict = claims[i].holds(observed)
+            verdicts[i] = (verdict, _seen(claims[i], observed) if verdict is False else "")
     return verdicts
 
 
@@ -202,13 +212,13 @@ def false_claims(lesson: Lesson, progress: Progress | None = None,
               for claim in step.claims]
     if not claims or lesson.setup.config is None:
         return []
-    verdicts = run_claims(lesson.setup, [c for _, c in claims], lesson.setup.config.seed,
-                          progress, cancelled)
+    verdicts = _verdicts(lesson.setup, [c for _, c in claims], lesson.setup.config.seed,
+                         progress, cancelled)
     out = []
-    for (number, claim), verdict in zip(claims, verdicts):
+    for (number, claim), (verdict, seen) in zip(claims, verdicts):
         if verdict is False:
             out.append(f"Step {number}: “{claim.says}” does not hold on the lesson's setup "
-                       f"(seed {lesson.setup.config.seed}).")
+                       f"(seed {lesson.setup.config.seed}): {seen}.")
         elif verdict is None:
             out.append(f"Step {number}: “{claim.says}” could not be checked: the run did "
                        f"not reach step {claim.at_step}.")
