@@ -23,6 +23,7 @@ from gradbox.training.trainer import Trainer
 from gradbox.views.plots.animation_frames import FrameLayout, nice_ceiling, render_frame
 from gradbox.views.window.files.class_exports import AnimationDialog
 from gradbox.views.window.main_window import MainWindow
+from qt_waits import settle
 
 STEPS = 30
 
@@ -298,6 +299,17 @@ def test_a_lesson_with_a_false_claim_is_flagged_when_opened(qtbot, window: MainW
         measured = re.search(r" is (\d+\.\d+) at step 100, not ≥ 0\.3 as the step says", said)
         assert measured is not None and 0.1 < float(measured.group(1)) < 0.3, said
     assert window.error_box is not None and "does not hold" in window.error_box.text()
+    # After OK the step still says its sentence does not hold, and by how much
+    window.error_box.accept()
+    settle()
+    window.lessons.go_to_step(0)
+    box = window.lessons.current
+    assert box.isVisible()
+    assert "Does not hold" in box.text() and measured.group(0) in box.text()
+    window.lessons.go_to_step(1)
+    assert "Does not hold" not in box.text()  # the other steps' sentences hold
+    window.lessons.go_to_step(0)
+    assert "Does not hold" in box.text()
 
 
 def test_the_export_process_imports_no_qt() -> None:

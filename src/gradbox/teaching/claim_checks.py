@@ -200,6 +200,13 @@ def _seen(claim: Claim, observed: Observed) -> str:
 
 
 # --- on the lesson's own setup ------------------------------------------------------------
+def claim_step(sentence: str) -> int | None:
+    """The step (from 0) a sentence of `false_claims` names, or None."""
+    head, _colon, _rest = sentence.partition(": ")
+    number = head.removeprefix("Step ")
+    return int(number) - 1 if head.startswith("Step ") and number.isdigit() else None
+
+
 def false_claims(lesson: Lesson, progress: Progress | None = None,
                  cancelled: Cancelled | None = None) -> list[str]:
     """What a teacher must hear before class: each of the lesson's claims that does not

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import html
 
-from gradbox.teaching.claim_checks import check_on_screen
+from gradbox.teaching.claim_checks import check_on_screen, claim_step
 from gradbox.teaching.lessons import Lesson
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.palette import NOTE_BOX
@@ -19,9 +19,21 @@ class LessonCheck:
     def __init__(self) -> None:
         self._key: tuple[object, ...] | None = None
         self.notes: list[str] = []
+        # What the check of an opened lesson found false on its own setup, by (lesson,
+        # step): kept in the step's box after the error box is closed (it was shown once).
+        self.false_on_setup: dict[tuple[str, int], list[str]] = {}
+        self._at: tuple[str, int] | None = None
+
+    def mark_false(self, lesson_key: str, sentences: list[str]) -> None:
+        """Keep `false_claims`' sentences beside the steps they name."""
+        for sentence in sentences:
+            step = claim_step(sentence)
+            if step is not None:
+                self.false_on_setup.setdefault((lesson_key, step), []).append(sentence)
 
     def update(self, lesson: Lesson | None, step: int, snapshot: Snapshot | None) -> bool:
         """Check again; True if the notes changed."""
+        self._at = (lesson.key, step) if lesson is not None else None
         if lesson is None or snapshot is None:
             key: tuple[object, ...] | None = None
             notes: list[str] = []
@@ -39,10 +51,17 @@ class LessonCheck:
         return changed
 
     def html(self) -> str:
-        """The notes as a paragraph for the step's box ('' when there is none)."""
-        if not self.notes:
-            return ""
+        """The notes as a paragraph for the step's box ('' when there is none), after
+        what the lesson's check found false on its setup (escaped: they quote the file)."""
         _background, colour, border = NOTE_BOX
-        lines = "<br>".join(html.escape(note) for note in self.notes)
-        return (f"<p style='margin-top: 6px; color: {colour}; border-top: 1px solid {border}'>"
-                f"<b>On screen:</b> {lines}</p>")
+        out = ""
+        false = self.false_on_setup.get(self._at, []) if self._at is not None else []
+        if false:
+            lines = "<br>".join(html.escape(sentence) for sentence in false)
+            out += (f"<p style='margin-top: 6px; color: {colour}; border-top: 1px solid "
+                    f"{border}'><b>✗ Does not hold:</b> {lines}</p>")
+        if self.notes:
+            lines = "<br>".join(html.escape(note) for note in self.notes)
+            out += (f"<p style='margin-top: 6px; color: {colour}; border-top: 1px solid "
+                    f"{border}'><b>On screen:</b> {lines}</p>")
+        return out

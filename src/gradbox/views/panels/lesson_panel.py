@@ -397,6 +397,12 @@ class LessonPanel(QWidget):
         if self.check.update(self.lesson, self.step, snapshot) and self.lesson is not None:
             self._show_current()
 
+    def mark_false_claims(self, lesson_key: str, sentences: list[str]) -> None:
+        """Keep what the check of an opened lesson found false in its steps' box."""
+        self.check.mark_false(lesson_key, sentences)
+        if self.lesson is not None:
+            self._show_current()
+
     def apply_key(self, key: str) -> None:
         for item in LESSONS:
             if item.key == key:

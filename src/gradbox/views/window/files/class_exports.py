@@ -234,6 +234,7 @@ class ClassExports(QObject):
             if error is not None:
                 false = [f"The claims could not be checked: {failure_reason(error)}"]
             if false:
+                self.window.lessons.mark_false_claims(lesson.key, list(false))
                 self.window.show_error(
                     "A lesson claim does not hold",
                     f"{path.name}: {len(false)} of its {counted(claims, 'claim')} did not hold "
