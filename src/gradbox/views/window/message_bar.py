@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
+from superqt import QElidingLabel
 
 from gradbox.views.named import plain_tip
 from gradbox.views.window.toolbar import icon
@@ -17,8 +18,9 @@ class MessageBar(QWidget):
 
     Kept on screen until its × is clicked or another message takes its place. (A status
     bar message that vanished after 8 seconds, or as soon as the mouse passed over a
-    button and its tip took the place, could go unread.) A long one wraps onto a second
-    line rather than elide: elided, a slow-step warning lost its Undo part at 1024x700.
+    button and its tip took the place, could go unread.) A long one elides; its tooltip
+    holds all of it. (Wrapped onto a second line, it moved every dock by a line whenever a
+    message grew or shrank: tests/test_teacher_presentation.py.)
 
     A message may say what keeps it true (`holds`): the window asks again whenever the
     run, the lesson, the docks or teacher mode change, and a message no longer true goes
@@ -30,10 +32,10 @@ class MessageBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Message")
-        self.label = QLabel()
+        self.label = QElidingLabel()
         # Messages carry file names, lesson titles and claims: never markup.
         self.label.setTextFormat(Qt.TextFormat.PlainText)
-        self.label.setWordWrap(True)
+        self.label.setElideMode(Qt.TextElideMode.ElideRight)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.close_button = QToolButton()
         self.close_button.setIcon(icon("close"))
@@ -52,9 +54,6 @@ class MessageBar(QWidget):
     def show_message(self, text: str, holds: Callable[[], bool] | None = None) -> None:
         """Put `text` up until dismissed, replaced, or (given `holds`) no longer true."""
         self._holds = holds
-        # At most two lines (in the font of the moment: teacher mode enlarges it), so a
-        # stranger's long path cannot take the window's height; the tooltip holds all.
-        self.label.setMaximumHeight(2 * self.label.fontMetrics().lineSpacing() + 4)
         self.label.setText(text)
         self.label.setToolTip(plain_tip(text))
         self.show()
