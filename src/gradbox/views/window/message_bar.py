@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal, Slot
-from PySide6.QtWidgets import QHBoxLayout, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QToolButton, QWidget
 from superqt import QElidingLabel
 
 from gradbox.views.named import plain_tip
 from gradbox.views.window.toolbar import icon
+
+
+class _RowLabel(QElidingLabel):
+    """Wraps in the height its row gives it, and asks for none: a wrapped QLabel asks its
+    layout for the height of all its lines (QLabel turns height-for-width back on with
+    every text), and the status bar grew by a line with a long message."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        return False
 
 
 class MessageBar(QWidget):
@@ -18,9 +27,12 @@ class MessageBar(QWidget):
 
     Kept on screen until its × is clicked or another message takes its place. (A status
     bar message that vanished after 8 seconds, or as soon as the mouse passed over a
-    button and its tip took the place, could go unread.) A long one elides; its tooltip
-    holds all of it. (Wrapped onto a second line, it moved every dock by a line whenever a
-    message grew or shrank: tests/test_teacher_presentation.py.)
+    button and its tip took the place, could go unread.) A long one wraps within the
+    status bar's row, which is two lines high at the window's font (28 px), and elides
+    past that; its tooltip holds all of it. The row's height never follows the message:
+    one that grew the bar by a line moved every dock (tests/test_teacher_presentation.py),
+    and elided on one line the slow-step warning lost its 'Edit → Undo (Ctrl+Z)' at
+    1024x700. (Teacher mode's larger type fits one line in the row.)
 
     A message may say what keeps it true (`holds`): the window asks again whenever the
     run, the lesson, the docks or teacher mode change, and a message no longer true goes
@@ -32,10 +44,13 @@ class MessageBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Message")
-        self.label = QElidingLabel()
+        self.label = _RowLabel()
         # Messages carry file names, lesson titles and claims: never markup.
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setElideMode(Qt.TextElideMode.ElideRight)
+        self.label.setWordWrap(True)
+        # The row's height is the status bar's, whatever the message: the text asks for none.
+        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.close_button = QToolButton()
         self.close_button.setIcon(icon("close"))
