@@ -140,3 +140,26 @@ def test_clicking_a_tab_takes_the_focus_out_of_a_field(qtbot, window: MainWindow
     press(window, Qt.Key_5)
     assert window.designer.data_seed.value() == 0
     space_steps(qtbot, window)
+
+
+def test_a_lesson_chosen_after_a_playground_lesson_leaves_the_keys_to_the_window(
+        qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window at 1024x700 in teacher mode: lesson 1's Backward had the
+    focus; Lessons › 4 hid the playground, Qt gave the focus to the next field in line
+    (the parameters' filter), and lesson 4's 'press Sub-step four times' (N) typed 'nnnn'
+    there, which emptied the table the step points at."""
+    win = open_window((1024, 700))
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("chain-rule")
+    button = win.playground.backward_button
+    qtbot.waitUntil(lambda: button.isVisible())
+    button.setFocus()
+    qtbot.waitUntil(lambda: button.hasFocus())
+    win.lessons.apply_key("zero-grad")
+    qtbot.waitUntil(lambda: not button.isVisible())
+    assert not button.hasFocus()
+    qtbot.waitUntil(lambda: win.controller.snapshot.config.hidden == (8, 8))
+    before = win.controller.snapshot.phase
+    press(win, Qt.Key_N)
+    qtbot.waitUntil(lambda: win.controller.snapshot.phase != before, timeout=5000)
+    assert win.parameters.filter.text() == ""

@@ -9,6 +9,8 @@ window, including the ones panels add later:
   through the window's shortcut, leaving the focused check box as it was).
 - A **text field** (a line edit, the expression editor, a cell being edited) keeps its
   keys: Space types a space. Esc leaves the field, keeping what was typed.
+- A field gets the keys only when chosen: when Qt hands the focus on to a field because
+  the widget that had it was hidden, the keys go back to the window.
 - A **number box** (spin box, editable combo of numbers) keeps only what a number can
   contain. Any other key (Space, N, R, ...) commits the box and goes to the window's
   shortcuts. Enter commits and gives the keys back; Esc puts back the value the box had
@@ -102,13 +104,21 @@ class FieldKeys(QObject):
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._on_focus_changed)
 
-    def _on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+    def _on_focus_changed(self, old: QWidget | None, new: QWidget | None) -> None:
         if new is None or _in_item_view(new):
             return  # a cell's editor: its delegate already commits on Enter, cancels on Esc
         window = self.parent()
         if isinstance(window, QWidget) and new.window() is not window:
             return
         box = number_box(new)
+        if (old is not None and old.window() is new.window() and not old.isVisible()
+                and (box is not None or is_text_field(new))):
+            # Qt passed the focus on because the widget that had it was hidden (a lesson
+            # set up, teacher mode, another tab): nobody chose this field, and the next N
+            # or R would be typed into it (lesson 4's Sub-step filled the parameters'
+            # filter with 'nnnn'). The keys stay the window's.
+            give_keys_back(new)
+            return
         target = box or (new if is_text_field(new) or isinstance(new, QAbstractButton)
                          else None)
         if target is None:
