@@ -1,12 +1,21 @@
 """The app's Run at the fastest speed against a bare `Trainer.step()`, interleaved.
 
-A real main window (offscreen, 1400x900, autosave on, its training process) runs W1 for
-`steps` steps at the fastest speed; then this process times `steps` bare
-`Trainer.step()`s of a fresh W1 trainer; and again, `rounds` times, on the boundary tab
-and on the graph tab (network level). Both are wall time: the Run's steps/s is what a
-learner sees. One run's ratio was unreadable on this machine (its noise moved it by
-+-0.2); the median of interleaved rounds, each ratio taken between neighbours, is what
-this prints. Called by `bench_speed.py --app`; runs alone too:
+A real main window (offscreen, 1400x900, autosave on, its training process, the app's
+process policy) runs W1 for `steps` steps at the fastest speed; then this process times
+`steps` bare `Trainer.step()`s of a fresh W1 trainer; and again, `rounds` times, on the
+boundary tab and on the graph tab (network level). Both are wall time: the Run's
+steps/s is what a learner sees. One run's ratio was unreadable on this machine (its noise
+moved it by +-0.2); the median of interleaved rounds, each ratio taken between
+neighbours, is what this prints.
+
+Where the time goes, in CPU time (which the load does not inflate): per step, the
+training process's (a step, publishing, tracing the graph) and the window's (receiving,
+frames, repaints), against a bare step's. Linux schedules a login session's processes
+as one group (autogroup): on a machine busy with other sessions, the window and its
+training process share one group's share of the cores, so the window's CPU comes out of
+training's. Hence the two bounds printed: with a core free for each process, the Run
+can reach bare / training; with one share for both, bare / (training + window).
+Called by `bench_speed.py --app`; runs alone too:
 
     python benchmarks/bench_speed_app.py [--rounds 4] [--steps 300]
 """
@@ -23,37 +32,67 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pyqtgraph as pg
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
-from bench_app import RATE_TARGET, W1, Scenario, make_window, settle, spin
+from bench_app import RATE_TARGET, W1, Scenario, make_window, settle
+from gradbox.app import set_window_process_policy
 from gradbox.training.trainer import Trainer, TrainingConfig
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
-def bare_rate(config: TrainingConfig, steps: int) -> float:
-    """Steps per second of bare `Trainer.step()`s (wall time), from a fresh run."""
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used (Linux; NaN elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def own_cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def bare_rate(config: TrainingConfig, steps: int) -> tuple[float, float]:
+    """(steps per second, CPU ms per step) of bare `Trainer.step()`s, from a fresh run."""
     trainer = Trainer(config)
     trainer.step()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     for _ in range(steps):
         trainer.step()
-    return steps / (time.perf_counter() - start)
+    return (steps / (time.perf_counter() - start),
+            (time.thread_time() - cpu) * 1000 / steps)
 
 
-def run_rate(app: QApplication, window, steps: int) -> float:
+def run_rate(window, steps: int) -> dict[str, float]:
+    """Steps per second of a Run at the fastest speed, and where the CPU went. Waits on
+    the port's signal (a polling timer would cost the window CPU while it measures)."""
     controller = window.controller
-    start_step = controller.snapshot.step
+    start_step, frames = controller.snapshot.step, controller.frames
     controller.set_speed(None)
-    t0 = time.perf_counter()
+    loop = QEventLoop()
+    controller.running_changed.connect(lambda running: running or loop.quit())
+    QTimer.singleShot(300_000, loop.quit)
+    pid = controller.training_pid
+    child0, own0, t0 = process_cpu_s(pid), own_cpu_s(), time.perf_counter()
     controller.run(steps)
-    spin(app, lambda: not controller.running
-         and controller.snapshot.step >= start_step + steps)
+    loop.exec()
     elapsed = time.perf_counter() - t0
-    return (controller.snapshot.step - start_step) / elapsed
+    done = controller.snapshot.step - start_step
+    return {"rate": done / elapsed,
+            "child_ms": (process_cpu_s(pid) - child0) * 1000 / done,
+            "window_ms": (own_cpu_s() - own0) * 1000 / done,
+            "fps": (controller.frames - frames) / elapsed}
 
 
 def run_app(config: TrainingConfig, rounds: int, steps: int) -> None:
     pg.setConfigOptions(antialias=True, background="w", foreground="k")
     app = QApplication.instance() or QApplication([])
+    set_window_process_policy()  # as the app does before its window
     load = os.getloadavg()
     print(f"\nThe app's Run (fastest speed) against bare Trainer.step(), interleaved; "
           f"{rounds} rounds of {steps} steps; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
@@ -63,21 +102,31 @@ def run_app(config: TrainingConfig, rounds: int, steps: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         for scenario in scenarios:
             window = make_window(app, scenario, Path(folder) / "autosave.gradbox.json")
-            run_rate(app, window, 50)  # warm: the training process's first steps
+            run_rate(window, 50)  # warm: the training process's first steps
             ratios, runs, bares = [], [], []
             for _ in range(rounds):
-                run = run_rate(app, window, steps)
+                run = run_rate(window, steps)
                 settle(app, 100)
-                bare = bare_rate(config, steps)
+                bare, bare_cpu = bare_rate(config, steps)
+                run["bare_ms"] = bare_cpu
                 runs.append(run)
                 bares.append(bare)
-                ratios.append(run / bare)
+                ratios.append(run["rate"] / bare)
             ratio = statistics.median(ratios)
-            print(f"  {scenario.title:26s} Run {statistics.median(runs):6.1f} steps/s, bare "
+
+            def median(key: str, runs: list[dict[str, float]] = runs) -> float:
+                return statistics.median(r[key] for r in runs)
+            print(f"  {scenario.title:26s} Run {median('rate'):6.1f} steps/s, bare "
                   f"{statistics.median(bares):6.1f} steps/s; ratios "
                   + ", ".join(f"{r:.2f}" for r in ratios)
                   + f"; median {ratio:.2f}x (target >= {RATE_TARGET}x: "
                   + ("ok" if ratio >= RATE_TARGET else "MISSED") + ")")
+            bare_ms, child_ms, window_ms = median("bare_ms"), median("child_ms"), \
+                median("window_ms")
+            print(f"  {'':26s} CPU per step: bare {bare_ms:.2f} ms; Run: training process "
+                  f"{child_ms:.2f} ms + window {window_ms:.2f} ms ({median('fps'):.0f} "
+                  f"frames/s). Bounds: a core each {bare_ms / child_ms:.2f}x, one share "
+                  f"for both {bare_ms / (child_ms + window_ms):.2f}x")
             window.close()
             window.controller.shutdown()
             window.deleteLater()

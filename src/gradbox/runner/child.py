@@ -20,7 +20,19 @@ window only checks a file, so it never builds a second copy of a run nor sends o
 
 A Run is this process's own loop: a step, then the window's messages, then the next.
 A snapshot is published only when the window asked for one (its `WANTED` mark: at most
-one per frame), and always after a command and at the end of a run.
+one per frame), and always after a command and at the end of a run. What a published
+step costs beyond the step (its graph traced when a graph view shows, the snapshot
+written) is spent on published steps only, and on at most PUBLISH_SHARE of this
+process's time: the steps in between are bare steps. Every snapshot of a Run carries
+its own step's graph (it was traced at most ten times a second before, and a snapshot
+in between showed step k's numbers beside step k-j's graph).
+
+This process is the leader of a session of its own (`os.setsid`): Linux schedules a
+session's processes as one group (autogroup), and in the window's group the window's
+drawing came out of training's share of the cores. On this 2-core machine at load 6
+(other sessions' tests) a Run of W1 at the fastest speed trained at 0.43x the bare step
+rate on the boundary tab, 0.41x on the graph tab; in a group of its own, 0.74x and 0.72x
+(benchmarks/bench_speed_app.py, which prints both bounds from the CPU each side used).
 
 Pause means now. The window marks the run paused in the control block and sends
 SIGUSR1; the signal's handler runs between two bytecodes of the step under way and
@@ -48,6 +60,7 @@ together.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
@@ -82,11 +95,13 @@ from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
 
 PAUSE_SIGNAL = getattr(signal, "SIGUSR1", None)
-# While a Run goes on, a step's graph is traced (which costs about a step) at most this
-# often: the window's graph tab is refreshed at most ten times a second while running
-# (gradbox.port.frame_pacer, its TEN_HZ tier). Tracing every published step took a
-# third of W1's training time on the graph tab.
-GRAPH_EVERY_S = 0.1
+# A Run spends at most this share of the training process's CPU time on publishing
+# (tracing the step's graph for a graph view, writing the snapshot): after a publish
+# that took c seconds, the next waits until c * (1 / PUBLISH_SHARE - 1) more went into
+# training. W1 (benchmarks/bench_speed_app.py): a boundary-tab publish is ~0.1-0.3 ms
+# (the window's frames set the pace, ~20-30 a second); a graph-tab one ~3.5 ms, the
+# trace costing about a step (13 a second: the graph view draws ten).
+PUBLISH_SHARE = 0.05
 
 
 class Abandoned(BaseException):
@@ -118,7 +133,9 @@ class Child:
         self.next_step_at = 0.0
         self._abandonable = False
         self.leftovers: AbandonedGraph | None = None  # an abandoned step's, being freed
-        self._graph_traced_at = -GRAPH_EVERY_S  # time.perf_counter() of the last trace
+        # A Run's next snapshot is not published before this process's CPU time
+        # (time.thread_time()) reaches this (see PUBLISH_SHARE).
+        self._publish_after_cpu = 0.0
         self.quit = False
         # The steps trained here, for the window's estimates (limits here learns from
         # them too: a check of a new network's size uses it).
@@ -243,7 +260,8 @@ class Child:
             if self.paused:  # paused just before the handler could see the step
                 self._abandonable = False
                 raise Abandoned
-            tick = self.session.tick(capture_graph=self._graph_due())
+            # Untraced: the graph is traced for the steps that are published alone.
+            tick = self.session.tick(capture_graph=False)
             self._abandonable = False
         except Abandoned as abandoned:
             # The abandoned graph stays alive (the traceback holds the frames that built
@@ -268,19 +286,19 @@ class Child:
             self.finish_run(alarm=tick.alarm)
         elif tick.reached:
             self.finish_run(note=f"Run stopped: {tick.reached}")
-        elif tick.stepped and self.control[WANTED]:
-            self.publish()
+        elif tick.stepped and self.control[WANTED] \
+                and time.thread_time() >= self._publish_after_cpu:
+            self.publish_step()
 
-    def _graph_due(self) -> bool:
-        """Trace this step's graph: a graph view shows, the window wants a frame, and
-        the last trace is GRAPH_EVERY_S old."""
-        if not (self.session.graph_wanted and self.control[WANTED]):
-            return False
-        now = time.perf_counter()
-        if now - self._graph_traced_at < GRAPH_EVERY_S:
-            return False
-        self._graph_traced_at = now
-        return True
+    def publish_step(self) -> None:
+        """Publish a Run's step, with its own graph if a graph view shows; the next may
+        come once PUBLISH_SHARE of the time since was this one's."""
+        started = time.thread_time()
+        if self.session.graph_wanted:
+            self.session.capture_graph()  # this step's (the Run's steps are untraced)
+        self.publish()
+        done = time.thread_time()
+        self._publish_after_cpu = done + (done - started) * (1 / PUBLISH_SHARE - 1)
 
     def abandon(self, start: int) -> None:
         """Pause arrived mid-step: put the step's start back, show it, and say the run
@@ -355,6 +373,9 @@ def answered_beside_leftovers(message: tuple[Any, ...]) -> bool:
 def main(conn: Connection, prefix: str, control_name: str,
          start: TrainingState | TrainingConfig | str | None) -> None:
     """The training process's entry point (see `TrainingProcess`)."""
+    if hasattr(os, "setsid"):  # a scheduling group of its own (see the module's docstring)
+        with contextlib.suppress(OSError):
+            os.setsid()
     control_segment = Segment(control_name)
     control = control_view(control_segment)
     # Revision numbers above any an earlier training process of this window handed out
