@@ -30,6 +30,7 @@ runs of Run, then bare steps, several times, on the boundary and the graph tabs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import itertools
 import os
@@ -38,10 +39,12 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from unittest import mock
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from gradbox.autograd import fused
 from gradbox.autograd.collector import in_a_training_process
 from gradbox.autograd.order import OrderCache
 from gradbox.training import network
@@ -79,18 +82,26 @@ WORKLOADS = (
 # --- gradbox's engine, as the Trainer drives it --------------------------------------------
 class EngineStep:
     """The Trainer's forward, zero_grad, backward and update with nothing around them:
-    no history, checkpoints, statistics or snapshots. `kept`: as the Trainer runs them
-    since issue 34 (the topological order sorted once per shape, the graph kept and its
-    values computed again); else as before, a graph built and sorted every step."""
+    no history, checkpoints, statistics or snapshots. `how`:
 
-    def __init__(self, trainer: Trainer, kept: bool = True) -> None:
+      "layers"  as the Trainer runs them now: the order sorted once per shape, the graph
+                kept, its layers' weighted sums computed at once (gradbox.autograd.fused)
+      "nodes"   the same kept graph, computed node by node (before the layers at once:
+                the last session's path, W2 95.7 ms)
+      "built"   a graph built and sorted every step (before issue 34)
+    """
+
+    def __init__(self, trainer: Trainer, how: str = "layers") -> None:
         self.trainer = trainer
         self.config = trainer.config
         self.run = network.build(self.config, trainer.initial_params)
         self.initial = trainer.initial_params
         self.dataset = trainer.dataset
         self.batch = trainer.batch_indices(0)
-        self.orders = OrderCache() if kept else None
+        self.orders = None if how == "built" else OrderCache()
+        # node by node: a plan that finds no layer runs every node through its closures
+        self.plans = (mock.patch.object(fused, "find_layers", lambda order: [])
+                      if how == "nodes" else contextlib.nullcontext())
         self.k = 0
 
     def reset(self) -> None:
@@ -101,10 +112,14 @@ class EngineStep:
         was = gc.isenabled()
         gc.disable()  # as the Trainer does (its graphs hold no cycles)
         try:
-            loss, _, order = network.forward(self.config, self.dataset, self.run, self.batch,
-                                             self.orders)
+            with self.plans:
+                loss, _, order = network.forward(self.config, self.dataset, self.run,
+                                                 self.batch, self.orders)
             self.run.optimizer.zero_grad()
-            loss.backward(retain_graph=self.orders is not None, order=order)
+            if self.orders is not None:
+                network.backward(self.run, loss, order)
+            else:
+                loss.backward(order=order)
             self.run.optimizer.lr = self.trainer.schedule.lr_at(self.k)
             self.run.optimizer.step()
         finally:
@@ -334,7 +349,8 @@ def main() -> None:
             continue
         trainer = Trainer(workload.config)
         steppers: dict[str, object] = {"gradbox engine": EngineStep(trainer),
-                                       "built each step": EngineStep(trainer, False)}
+                                       "node by node": EngineStep(trainer, "nodes"),
+                                       "built each step": EngineStep(trainer, "built")}
         if torch is not None:
             steppers["PyTorch f64"] = TorchStep(trainer)
         steppers["numpy by hand"] = NumpyStep(trainer)
@@ -355,18 +371,23 @@ def main() -> None:
         rows.append((workload.name, medians))
         del engine
     print()
-    print("| workload | gradbox engine (ms) | built and sorted each step (ms) | PyTorch f64 (ms) | "
-          "numpy by hand (ms) | engine / PyTorch | engine / numpy | Trainer.step / engine |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| workload | gradbox engine (ms) | kept, node by node (ms) | built and sorted "
+          "each step (ms) | PyTorch f64 (ms) | numpy by hand (ms) | engine / PyTorch | "
+          "node by node / PyTorch | engine / numpy | Trainer.step / engine |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, m in rows:
         engine = m["gradbox engine"]
         torch_ms = m.get("PyTorch f64")
         trainer_ms = m.get("Trainer.step")
-        print(f"| {name} | {engine:.3f} | {m['built each step']:.3f} | "
+
+        def ratio(ms: float, torch_ms: float | None = torch_ms) -> str:
+            return "-" if torch_ms is None else f"{ms / torch_ms:.1f}x"
+
+        print(f"| {name} | {engine:.3f} | {m['node by node']:.3f} | "
+              f"{m['built each step']:.3f} | "
               f"{torch_ms if torch_ms is None else f'{torch_ms:.3f}'}"
-              f" | {m['numpy by hand']:.3f} | "
-              f"{'-' if torch_ms is None else f'{engine / torch_ms:.1f}x'} | "
-              f"{engine / m['numpy by hand']:.1f}x | "
+              f" | {m['numpy by hand']:.3f} | {ratio(engine)} | "
+              f"{ratio(m['node by node'])} | {engine / m['numpy by hand']:.1f}x | "
               f"{'-' if trainer_ms is None else f'{trainer_ms / engine:.2f}x'} |")
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")

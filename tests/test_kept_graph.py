@@ -66,7 +66,7 @@ def test_a_kept_graph_holds_a_new_graphs_numbers_bit_for_bit(fields: dict, seed:
         # off the scores (its shift): built anew
         assert step == 0 or (root is first) == (loss != "softmax")
         kept_run.optimizer.zero_grad()
-        root.backward(retain_graph=True, order=order)
+        network.backward(kept_run, root, order)
         new_root, _, _ = network.forward(config, data, fresh_run, batch)
         fresh_run.optimizer.zero_grad()
         new_root.backward()
@@ -142,7 +142,7 @@ def test_a_step_abandoned_mid_forward_builds_its_graph_anew(monkeypatch) -> None
     """Pause abandons a step by an exception, and what the step's frames held is taken
     apart afterwards (runner.leftovers) -- mid-forward, that is the kept graph's nodes.
     The next step must not compute them again (it did: 'NoneType is not callable')."""
-    from gradbox.autograd import order as order_module
+    from gradbox.autograd import fused
     from gradbox.runner.child import Abandoned
     from gradbox.runner.leftovers import AbandonedGraph
 
@@ -159,7 +159,7 @@ def test_a_step_abandoned_mid_forward_builds_its_graph_anew(monkeypatch) -> None
             node.data = node._forward()
 
     with monkeypatch.context() as patch:
-        patch.setattr(order_module, "recompute", halfway)
+        patch.setattr(fused, "recompute", halfway)  # the nodes between the layers
         try:
             trainer.step()
         except Abandoned as error:

@@ -472,6 +472,22 @@ def _node(forward: Callable[[], Data], backward: Callable[[Data], None],
     return out
 
 
+def accumulate_floats(nodes: Sequence[Value], grads: np.ndarray) -> None:
+    """Hand each of `nodes` (float nodes: parameters) its gradient `grads[i]` by the
+    accumulation rule, all at once: what `_accumulate` does one node at a time, for a
+    caller that computed many gradients in one array (`gradbox.autograd.fused`)."""
+    totals = [node.grad for node in nodes]
+    if all(type(total) is float for total in totals):
+        held = np.array(totals)
+        # `_accumulate`'s rule, elementwise: a total of 0 takes the arrival as it is.
+        grads = np.where(held == 0.0, grads, held + grads)
+        for node, grad in zip(nodes, grads.tolist()):
+            node.grad = grad
+    else:
+        for node, grad in zip(nodes, grads.tolist()):
+            node._accumulate(grad)
+
+
 def recompute(order: Iterable[Value]) -> None:
     """Compute each op node's value again from its inputs', in topological `order` (op
     nodes only), and set its gradient back to 0: a graph kept from one training step to

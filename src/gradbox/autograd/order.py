@@ -23,7 +23,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Hashable, Sequence
 
-from gradbox.autograd.engine import Value, recompute
+from gradbox.autograd.engine import Value
+from gradbox.autograd.fused import Plan
 
 
 class OrderCache:
@@ -80,10 +81,22 @@ class KeptGraph:
         ops, kept = {id(node) for node in order}, {id(w) for w in weights}
         self._leaves = list({id(leaf): leaf for node in order for leaf in node.inputs
                              if id(leaf) not in ops and id(leaf) not in kept}.values())
+        self._plan: Plan | None = None  # made at the first serve: a graph served again
 
     def serve(self) -> tuple[Value, object, Sequence[Value]]:
-        """The graph on the weights now: (root, output, order)."""
+        """The graph on the weights now: (root, output, order). Its layers' weighted sums
+        are computed a layer at a time (`gradbox.autograd.fused`): the same numbers."""
         for leaf in self._leaves:
             leaf.grad = 0.0
-        recompute(self.order)
+        if self._plan is None:
+            self._plan = Plan(self.root, self.order)
+        self._plan.forward()
         return self.root, self.output, self.order
+
+    def backward(self) -> None:
+        """`root.backward(retain_graph=True, order=order)` on the graph `serve` gave,
+        a layer at a time; the same gradients to the last bit."""
+        if self._plan is None:
+            self.root.backward(retain_graph=True, order=self.order)
+        else:
+            self._plan.backward()

@@ -34,6 +34,10 @@ class _Frozen:
         self.grad = grad
 
 
+def _copied(x: Any) -> Any:
+    return np.array(x) if type(x) is np.ndarray else x
+
+
 class NamedParameters(Protocol):
     def named_parameters(self) -> list[tuple[str, Value]]: ...
 
@@ -159,11 +163,10 @@ class Graph:
 
         Useful for handing a graph to another thread or keeping it for a replay: the
         optimizer and `zero_grad` rebind `.data` and `.grad` on the very Values the live
-        graph reads. Gradient arrays are copied too, so no later engine change that
-        updated them in place could reach back into a snapshot.
+        graph reads. Arrays are copied too: a kept graph writes its inner nodes' values
+        again in place each step (`gradbox.autograd.fused`).
         """
-        frozen = tuple(_Frozen(v.data, np.array(v.grad) if type(v.grad) is np.ndarray
-                               else v.grad) for v in self._source)
+        frozen = tuple(_Frozen(_copied(v.data), _copied(v.grad)) for v in self._source)
         return _replace_source(self, frozen)
 
     # --- numbers as matrices: how a graph crosses to another process ------------------

@@ -129,6 +129,15 @@ def forward(config: TrainingConfig, dataset: Dataset, run: ModelAndOptimizer,
     return loss, output, order
 
 
+def backward(run: ModelAndOptimizer, root: Value, order: Sequence[Value] | None) -> None:
+    """`root.backward(retain_graph=True, order=order)` for a graph `forward` gave for
+    `run`: the kept graph's own (a layer at a time, the same numbers) if it is that one."""
+    if run.kept is not None and run.kept.root is root:
+        run.kept.backward()
+    else:
+        root.backward(retain_graph=True, order=order)
+
+
 # A graph of more op nodes than this is taken apart a node at a time (`take_apart`), so
 # that a Pause is answered meanwhile; a smaller one dies at once (W1's 647 nodes: 0.3 ms
 # of a step less than taking it apart).

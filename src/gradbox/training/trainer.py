@@ -333,7 +333,7 @@ class Trainer:
     def _phase_backward(self) -> None:
         assert self.last_root is not None
         held = self.run.grads() if self._mid_passes else None
-        self.last_root.backward(retain_graph=True, order=self._last_order)  # (kept: forward)
+        network.backward(self.run, self.last_root, self._last_order)  # (kept: forward)
         self._grads_read = grads = self.run.grads()
         # This pass's own gradient: what is in .grad now, less what was already there.
         self._step_grads = grads if held is None else grads - held
@@ -347,7 +347,7 @@ class Trainer:
         assert self.ghost is not None
         ghost_root, _, order = self._forward(self.ghost, batch)
         self.ghost.optimizer.zero_grad()
-        ghost_root.backward(retain_graph=True, order=order)
+        network.backward(self.ghost, ghost_root, order)
         self.ghost.optimizer.lr = lr
         self.ghost.optimizer.step()
         loss = ghost_root.data
@@ -467,7 +467,7 @@ class Trainer:
                 root, _, order = self._forward(self.run, batch)
                 if not record.zero_grad_skipped:
                     self.run.optimizer.zero_grad()
-                root.backward(retain_graph=True, order=order)
+                network.backward(self.run, root, order)
                 if self.ghost is not None:
                     self._train_ghost(batch, record.lr)
                 self.run.optimizer.lr = record.lr

@@ -10,7 +10,6 @@ stay in the crash copy and are offered next time, saying which signal ended the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -39,18 +38,30 @@ class _Keeping(Protocol):
 
 
 class _FileSide(Protocol):
-    """The File menu's side (a SessionFiles), and the Resume it holds."""
+    """The File menu's side (a SessionFiles)."""
 
     offering_restore: bool
-    resume: _Keeping | None
 
     def save_session_as(self) -> None: ...
     def cancel_reading(self) -> None: ...
 
 
-class ClosingWindow(Protocol):
-    """The window being closed: it hides while the app writes, shows again to ask, and
-    puts the questions (tests replace them on the window)."""
+class _Stopping(Protocol):
+    def shutdown(self) -> None: ...  # the loss landscape's worker
+
+
+class QuittingWindow(Protocol):
+    """What quitting writes with and asks through: the document, the writers, the
+    training process, the questions the window puts."""
+
+    controller: SessionPort
+    document: SessionDocument
+    saver: SessionSaver
+    autosaver: Autosaver | None
+    resume: _Keeping | None
+    files: _FileSide
+    landscape: _Stopping
+    settings: QSettings | None
 
     def hide(self) -> None: ...
     def show(self) -> None: ...
@@ -63,18 +74,8 @@ class ClosingWindow(Protocol):
 class Quitting:
     """Decides whether the main window may close, making every write first."""
 
-    def __init__(self, window: ClosingWindow, port: SessionPort, *, document: SessionDocument,
-                 saver: SessionSaver, autosaver: Autosaver | None, files: _FileSide,
-                 stop_workers: Callable[[], None], settings: QSettings | None) -> None:
-        """`stop_workers()`: the window's own threads end (the loss landscape's)."""
+    def __init__(self, window: QuittingWindow) -> None:
         self.window = window
-        self.port = port
-        self.document = document
-        self.saver = saver
-        self.autosaver = autosaver
-        self.files = files
-        self.stop_workers = stop_workers
-        self.settings = settings
         self.ended_by = ""  # the signal that is ending the app, if one is
 
     def is_ending(self) -> bool:
@@ -95,33 +96,33 @@ class Quitting:
         w = self.window
         if self.ended_by:
             self._close_for_signal()
-            self.saver.close()
+            w.saver.close()
             return True
-        if self.files.resume is not None and self.files.resume.enabled:
+        if w.resume is not None and w.resume.enabled:
             # Kept for the next start, unsaved changes and all, as an editor does.
-            self.port.pause()
+            w.controller.pause()
             w.hide()  # the app, not a person, waits for the file
-            error = self.files.resume.keep()
-            unsaved = self.autosaver is not None and self.autosaver.dirty
+            error = w.resume.keep()
+            unsaved = w.autosaver is not None and w.autosaver.dirty
             if error is not None and unsaved and not self._write_failed(
                     event, f"This session could not be kept for the next start in "
-                    f"{self.files.resume.path}: {failure_reason(error)}."):
+                    f"{w.resume.path}: {failure_reason(error)}."):
                 return False
             self._finish(discard_crash_copy=error is None or unsaved)
             return True
-        if self.autosaver is not None and self.autosaver.dirty:
+        if w.autosaver is not None and w.autosaver.dirty:
             answer = w.ask_unsaved()
-            path = self.document.path
+            path = w.document.path
             if answer == "cancel" or (answer == "save" and path is None):
                 event.ignore()
                 if answer == "save":
-                    self.files.save_session_as()
+                    w.files.save_session_as()
                 return False
             if answer == "save":
                 assert path is not None
-                self.port.pause()
+                w.controller.pause()
                 w.hide()  # the window goes first: the app, not a person, waits
-                error = self.saver.save_and_wait(path)
+                error = w.saver.save_and_wait(path)
                 if error is not None and not self._write_failed(
                         event, f"{path.name} could not be saved: "
                         f"{failure_reason(error)}."):
@@ -131,26 +132,26 @@ class Quitting:
 
     def _finish(self, discard_crash_copy: bool = True) -> None:
         w = self.window
-        self.files.cancel_reading()  # a file still being read arrives in no window
+        w.files.cancel_reading()  # a file still being read arrives in no window
         w.save_settings()
-        self.stop_workers()
-        self.port.shutdown()
+        w.landscape.shutdown()
+        w.controller.shutdown()
         # (a crash copy still being offered stays, and is offered again next time)
-        if self.autosaver is not None and discard_crash_copy and not self.files.offering_restore:
-            self.autosaver.discard()
+        if w.autosaver is not None and discard_crash_copy and not w.files.offering_restore:
+            w.autosaver.discard()
         # The writer's thread ends with the window, its last writes made: none can call
         # back into a window already deleted (a test run once aborted in that teardown).
-        self.saver.close()
+        w.saver.close()
 
     def _write_failed(self, event: QCloseEvent, what: str) -> bool:
         """A write on quit failed: bring the crash copy up to date, show the window again
         and ask. True to close anyway (Discard); otherwise the window stays."""
         w = self.window
         crash = "no crash copy is kept"
-        if self.autosaver is not None:
+        if w.autosaver is not None:
             try:
-                self.autosaver.path.parent.mkdir(parents=True, exist_ok=True)
-                error = self.saver.save_and_wait(self.autosaver.path)
+                w.autosaver.path.parent.mkdir(parents=True, exist_ok=True)
+                error = w.saver.save_and_wait(w.autosaver.path)
             except OSError as failure:
                 error = failure
             crash = "" if error is None else failure_reason(error)
@@ -163,29 +164,29 @@ class Quitting:
             return True
         event.ignore()
         if answer == "save_as":
-            QTimer.singleShot(0, self.files.save_session_as)
+            QTimer.singleShot(0, w.files.save_session_as)
         return False
 
     def _close_for_signal(self) -> None:
         w = self.window
-        self.files.cancel_reading()
+        w.files.cancel_reading()
         w.save_settings()
-        self.port.shutdown()
-        if self.autosaver is None:
+        w.controller.shutdown()
+        if w.autosaver is None:
             return
-        if self.files.offering_restore:
+        if w.files.offering_restore:
             # The last run's copy is still unanswered: it stays, and is offered again.
-            self.autosaver.enabled = False
+            w.autosaver.enabled = False
             return
-        if not self.autosaver.dirty:
-            self.autosaver.discard()
+        if not w.autosaver.dirty:
+            w.autosaver.discard()
             return
-        self.autosaver.enabled = False
+        w.autosaver.enabled = False
         w.hide()
         try:  # the training has stopped: the timeline is ours, and the app is ending
-            self.saver.write_stopped(self.port.stopped_timeline(), self.autosaver.path)
+            w.saver.write_stopped(w.controller.stopped_timeline(), w.autosaver.path)
         except (OSError, persistence.SessionError) as error:
             log.error("keeping the unsaved session on %s failed: %s", self.ended_by, error)
-        if self.settings is not None:
-            self.settings.setValue(ENDED_BY_KEY, self.ended_by)
-            self.settings.sync()
+        if w.settings is not None:
+            w.settings.setValue(ENDED_BY_KEY, self.ended_by)
+            w.settings.sync()

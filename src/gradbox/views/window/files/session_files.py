@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction
@@ -17,19 +17,16 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from gradbox.files import exports, points_csv
 from gradbox.files import sessions as persistence
-from gradbox.port.protocol import SessionPort
 from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.named import plain_tip
-from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.files.autosave import Autosaver, describe, set_aside
-from gradbox.views.window.files.class_exports import ClassExports
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.document import SessionDocument
-from gradbox.views.window.files.resume import KeptControls, Resume
+from gradbox.views.window.files.resume import ControlsWindow, apply_controls
 from gradbox.views.window.files.saving import SessionSaver
 from gradbox.views.window.message_bar import MessageBar
 
@@ -45,37 +42,39 @@ TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
 MenuAction = Callable[..., QAction]  # MainWindow._menu_action: (menu, text, slot, keys, tip)
 
 
+class _Reopening(Protocol):
+    """Resume: the session kept at the last quit."""
+
+    enabled: bool
+
+    def reopen(self) -> None: ...
+
+
+class FilesWindow(ControlsWindow, Protocol):
+    """What the File menu's side reads and writes through: the document, the writers,
+    the views it exports, the message bar, and the run controls a file keeps."""
+
+    document: SessionDocument
+    saver: SessionSaver
+    autosaver: Autosaver | None
+    resume: _Reopening | None
+    boundary: QWidget
+    loss_curve: QWidget
+    graph: QWidget | None
+    messages: MessageBar
+
+    def is_ending(self) -> bool: ...
+    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
+
+
 class SessionFiles(QObject):
     """The window's files: which session is open, and every dialog that reads or writes."""
 
-    def __init__(self, window: QWidget, port: SessionPort, *, document: SessionDocument,
-                 reporter: ErrorReporter, saver: SessionSaver, autosaver: Autosaver | None,
-                 messages: MessageBar, controls: KeptControls, class_exports: ClassExports,
-                 plots: tuple[QWidget, QWidget], graph: QWidget | None,
-                 ending: Callable[[], bool], settings: QSettings | None,
-                 autosave_path: Path | None) -> None:
-        """`window`: the dialogs' parent; `plots`: the decision boundary and the loss
-        curve, as File → Export saves them; `ending()`: a signal is ending the app (no
-        question may wait for an answer)."""
+    def __init__(self, window: FilesWindow, settings: QSettings | None) -> None:
         super().__init__(window)
         self.window = window
-        self.controller = port
-        self.document = document
-        self.reporter = reporter
-        self.saver = saver
-        self.autosaver = autosaver
-        self.messages = messages
-        self.controls = controls
-        self.class_exports = class_exports
-        self.plots = plots
-        self.graph = graph
-        self.ending = ending
+        self.controller = window.controller
         self.settings = settings
-        # A normal quit keeps the session for the next start (only where the launcher
-        # gives the window its settings and data directory; tests and screenshots don't).
-        self.resume = (Resume(self, document, saver, autosaver, messages, reporter, settings,
-                              autosave_path)
-                       if settings is not None and autosave_path is not None else None)
         self.recent_menu: QMenu | None = None
         # The autosaved copy is being offered: it must outlive an end while the question is up.
         self.offering_restore = False
@@ -103,12 +102,12 @@ class SessionFiles(QObject):
         export = file.addMenu("E&xport")
         menus["Export"] = export
         m("Export", "&Decision boundary image…",
-          lambda: self.export_plot_dialog(self.plots[0]), None,
+          lambda: self.export_plot_dialog(self.window.boundary), None,
           "Save the plot as PNG or SVG")
         m("Export", "&Loss curve image…",
-          lambda: self.export_plot_dialog(self.plots[1]), None,
+          lambda: self.export_plot_dialog(self.window.loss_curve), None,
           "Save the plot as PNG or SVG")
-        if self.graph is not None:
+        if self.window.graph is not None:
             m("Export", "Computation &graph…", self.export_graph_dialog, None,
               "Save the computation graph as PNG, SVG or Graphviz DOT")
         export.addSeparator()
@@ -125,13 +124,13 @@ class SessionFiles(QObject):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         """An opened session is the saved state: the first snapshot after it is marked so."""
-        if self._mark_saved_at == snapshot.step and self.autosaver is not None:
+        if self._mark_saved_at == snapshot.step and self.window.autosaver is not None:
             self._mark_saved_at = None
-            self.autosaver.mark_saved(snapshot)
+            self.window.autosaver.mark_saved(snapshot)
 
     @Slot()
     def new_session(self) -> None:
-        self.document.path = None
+        self.window.document.path = None
         self.controller.send(Session.new_run, TrainingConfig(),
                              "New session with the default settings")
 
@@ -139,7 +138,7 @@ class SessionFiles(QObject):
     def open_session_dialog(self) -> None:
         path = ask_open(self.window, "Open session",
                         "gradbox sessions (*.gradbox *.gradbox.json *.json)",
-                        self.document.path)
+                        self.window.document.path)
         if path:
             self.open_session(path)
 
@@ -153,8 +152,8 @@ class SessionFiles(QObject):
             self.open_session(named, at_start=True)
         elif crashed is not None:
             self.offer_restore(crashed, ended_by=ended_by)
-        elif self.resume is not None and self.resume.enabled:
-            self.resume.reopen()
+        elif self.window.resume is not None and self.window.resume.enabled:
+            self.window.resume.reopen()
 
     def open_session(self, path: Path, at_start: bool = False) -> None:
         """Check a session file on a thread of its own (a progress bar with Cancel shows
@@ -167,7 +166,7 @@ class SessionFiles(QObject):
 
         def cannot(why: object) -> None:
             self._mark_saved_at = None
-            self.reporter.show("Could not open the session",
+            self.window.show_error("Could not open the session",
                                    f"{path.name} could not be opened: {why}\n\n{instead}")
 
         def work(_progress: Progress) -> tuple[int, persistence.SessionControls | None]:
@@ -188,7 +187,7 @@ class SessionFiles(QObject):
             steps, controls = result
 
             def opened() -> None:
-                self.document.path = path
+                self.window.document.path = path
                 self._remember_recent(path)
                 self.show_controls(controls, steps, mark=False)
             self.expect_saved(controls, steps)  # before its snapshot can arrive
@@ -244,7 +243,7 @@ class SessionFiles(QObject):
         if mark:
             self.expect_saved(controls, end, saved)
         if controls is not None:
-            self.controls.show(controls)
+            apply_controls(self.window, controls)
 
     def expect_saved(self, controls: persistence.SessionControls | None, end: int,
                      saved: bool = True) -> None:
@@ -255,20 +254,20 @@ class SessionFiles(QObject):
 
     @Slot()
     def save_session(self) -> None:
-        if self.document.path is None:
+        if self.window.document.path is None:
             self.save_session_as()
         else:
-            self._save_to(self.document.path)
+            self._save_to(self.window.document.path)
 
     @Slot()
     def save_session_as(self) -> None:
         path = ask_save(self.window, "Save session", "gradbox sessions (*.gradbox)",
-                        self.document.path, (".gradbox", ".json"))
+                        self.window.document.path, (".gradbox", ".json"))
         if path:
             self._save_to(path)
 
     def _save_to(self, path: Path) -> None:
-        self.document.path = path
+        self.window.document.path = path
         self._remember_recent(path)
 
         def done(written: Snapshot, error: BaseException | None) -> None:
@@ -276,22 +275,22 @@ class SessionFiles(QObject):
                 reason = error if isinstance(error, persistence.SessionError) else (
                     "there was not enough memory" if isinstance(error, MemoryError)
                     else getattr(error, "strerror", None) or error)
-                self.reporter.show("Could not save the session",
+                self.window.show_error("Could not save the session",
                                 f"{path.name} was not saved: {reason}\n\nThe session is "
                                 "still open; any earlier copy of the file is unchanged.")
                 return
-            if self.autosaver is not None:
-                self.autosaver.mark_saved(written)
+            if self.window.autosaver is not None:
+                self.window.autosaver.mark_saved(written)
             self.controller.message.emit(f"Saved {path.name}")
-        self.saver.save(path, done)
+        self.window.saver.save(path, done)
 
     def _remember_recent(self, path: Path) -> None:
-        self.document.remember(path)
+        self.window.document.remember(path)
         self._refresh_recent_menu()
 
     def _refresh_recent_menu(self) -> None:
         self.recent_menu.clear()
-        for text in self.document.recent():
+        for text in self.window.document.recent():
             action = self.recent_menu.addAction(Path(text).name)
             action.setToolTip(plain_tip(text))
             action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
@@ -306,7 +305,7 @@ class SessionFiles(QObject):
         `answered(restored)` is called once it is decided. Until then the copy is kept
         whatever happens (an end, a quit) and no autosave replaces it."""
         self.offering_restore = True
-        autosaver = self.autosaver
+        autosaver = self.window.autosaver
         if autosaver is not None:
             autosaver.enabled = False
 
@@ -319,7 +318,7 @@ class SessionFiles(QObject):
         def cannot(why: object) -> None:
             aside = set_aside(path)  # nor may an autosave write over it
             kept = f"\n\nThe file was kept as {aside}." if aside else ""
-            self.reporter.show("Could not restore",
+            self.window.show_error("Could not restore",
                                    f"The autosaved session could not be read: {why}{kept}")
 
         def done(result: tuple[datetime, str, int, persistence.SessionControls | None]
@@ -335,7 +334,7 @@ class SessionFiles(QObject):
             why = (f"gradbox was ended by {ended_by} before this session was saved."
                    if ended_by else "gradbox did not close normally last time.")
             text = f"{why}\n\n{what}\n\nRestore it?"
-            if self.ending() or not (ask or self.ask_restore)(text):
+            if self.window.is_ending() or not (ask or self.ask_restore)(text):
                 return
 
             def opened() -> None:
@@ -351,11 +350,11 @@ class SessionFiles(QObject):
             if task.cancel_pressed:  # not restored, and not thrown away at the next quit
                 aside = set_aside(path, "not-restored")
                 if aside is not None:
-                    self.messages.show_message(
+                    self.window.messages.show_message(
                         f"The autosaved session was not restored; it is kept as {aside} "
                         "(File → Open session… opens it)")
             self.offering_restore = False
-            if autosaver is not None and not self.ending():
+            if autosaver is not None and not self.window.is_ending():
                 autosaver.enabled = True
             if answered is not None:
                 answered(bool(restored))
@@ -372,7 +371,7 @@ class SessionFiles(QObject):
     @Slot()
     def import_csv_dialog(self) -> None:
         path = ask_open(self.window, "Import dataset", "CSV files (*.csv)",
-                        self.document.path)
+                        self.window.document.path)
         if path:
             self.import_csv(path)
 
@@ -385,7 +384,7 @@ class SessionFiles(QObject):
             if isinstance(error, points_csv.Cancelled):
                 return
             if isinstance(error, (datasets.DatasetError, OSError)):
-                self.reporter.show("Could not import the points",
+                self.window.show_error("Could not import the points",
                                        f"{path.name}: {error}\n\nYour current points are "
                                        "unchanged.")
                 return
@@ -400,7 +399,7 @@ class SessionFiles(QObject):
     @Slot()
     def export_csv_dialog(self) -> None:
         path = ask_save(self.window, "Export dataset", "CSV files (*.csv)",
-                        self.document.path)
+                        self.window.document.path)
         if path:
             self.export_csv(path)
 
@@ -411,14 +410,14 @@ class SessionFiles(QObject):
                 s.points, s.labels, s.is_test, s.classes, s.targets,
                 s.config.dataset in datasets.ONE_D_KINDS), path)
         except OSError as error:
-            self.reporter.show("Could not export the points",
+            self.window.show_error("Could not export the points",
                                    f"{path.name} was not saved: {error}")
             return
         self.controller.message.emit(f"Exported {len(s.labels)} points to {path.name}")
 
     def export_plot_dialog(self, view: QWidget) -> None:
         path = ask_save(self.window, "Export image", "PNG image (*.png);;SVG image (*.svg)",
-                        self.document.path)
+                        self.window.document.path)
         if path:
             self.export_plot(view, path)
 
@@ -427,7 +426,7 @@ class SessionFiles(QObject):
         try:
             view.export_image(path)  # type: ignore[attr-defined]
         except (OSError, ValueError) as error:
-            self.reporter.show("Could not export the image",
+            self.window.show_error("Could not export the image",
                                    f"{path.name} was not saved: {error}")
             return False
         self.controller.message.emit(f"Saved {path.name}")
@@ -435,7 +434,7 @@ class SessionFiles(QObject):
 
     def export_text_dialog(self, kind: str) -> None:
         title, pattern, suffix = TEXT_EXPORTS[kind]
-        path = ask_save(self.window, title, pattern, self.document.path, (suffix,))
+        path = ask_save(self.window, title, pattern, self.window.document.path, (suffix,))
         if path:
             self.export_text(kind, path)
 
@@ -448,12 +447,12 @@ class SessionFiles(QObject):
             try:
                 path.write_text(text, encoding="utf-8")
             except OSError as error:
-                self.reporter.show("Could not export", f"{path.name} was not saved: {error}")
+                self.window.show_error("Could not export", f"{path.name} was not saved: {error}")
                 return
             self.controller.message.emit(f"Exported {path.name}")
 
         if kind == "pytorch":
-            self.class_exports.export_pytorch(path)
+            self.window.class_exports.export_pytorch(path)
         elif kind == "history":
             write(exports.history_csv(s.history))
         elif kind == "parameters":
@@ -464,14 +463,14 @@ class SessionFiles(QObject):
     def export_graph_dialog(self) -> None:
         path = ask_save(self.window, "Export computation graph",
                         "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)",
-                        self.document.path)
-        if path and self.graph is not None:
+                        self.window.document.path)
+        if path and self.window.graph is not None:
             suffix = path.suffix.lower()
             exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
             try:
-                getattr(self.graph, exporter)(path)
+                getattr(self.window.graph, exporter)(path)
             except (OSError, ValueError) as error:
-                self.reporter.show("Could not export the graph",
+                self.window.show_error("Could not export the graph",
                                 f"{Path(path).name} was not saved: {error}")
                 return
             self.controller.message.emit(f"Saved {Path(path).name}")

@@ -1,0 +1,380 @@
+"""A kept graph's neurons computed a layer at a time: the same nodes, the same numbers.
+
+A neuron is a chain of engine nodes, as micrograd writes it: `b + w₀·x₀ + w₁·x₁ + ...` is
+a product node `w·x` and a sum node per input. A 64 x 64 layer over 1,000 points is 8,192
+such nodes, and each step ran every node's `_forward` and `_backward` one by one: one
+numpy call of 1,000 numbers and a Python call around it, per node -- W2's step was ~100
+numpy calls per ms. `Plan` does the same arithmetic for all the neurons of a layer at
+once, in (inputs x neurons x samples) arrays (`LayerSums`), and leaves every node in the
+graph: it writes their values and gradients into them, so the graph the learner sees holds
+the very numbers, node for node. Everything else (activations, the loss, the penalties)
+still runs node by node, through the engine's own closures.
+
+Why the numbers are the same to the last bit: each product and each sum is the same IEEE
+operation on the same two numbers, only many at once (`w·x` and `s + p`, elementwise: no
+fused multiply-add, no reordering); the sum of a neuron's inputs runs input after input
+as the chain does; a parameter's gradient is `np.add.reduce` over the samples of one
+contiguous row, as the engine's `_accumulate` reduces it (numpy sums a contiguous row
+pairwise whether the row stands alone or in a matrix: `tests/test_fused.py` checks it
+over every batch size up to 2,100); and every node receives its gradients in the order
+the kept topological order hands them over -- the `Plan` checks that order, node by node,
+before it uses a layer, and keeps the engine's own walk for any layer it cannot prove.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+
+from gradbox.autograd.engine import (
+    FREED_GRAPH_MESSAGE,
+    Value,
+    _freed_backward,
+    accumulate_floats,
+    recompute,
+)
+
+_DATA = operator.attrgetter("data")
+_GRAD = operator.attrgetter("grad")
+# A time in a schedule: (place in the walk, order among the layers put after that place).
+Time = tuple[int, int]
+
+
+class Chain:
+    """One neuron's weighted sum: sums[0] = b + products[0], sums[k] = sums[k-1] +
+    products[k], products[k] = weights[k] * inputs[k] (the engine's nodes)."""
+
+    __slots__ = ("bias", "inputs", "products", "sums", "weights")
+
+    def __init__(self, last: Value) -> None:
+        sums = [last]
+        while sums[-1]._prev[0]._prev:  # back to the first sum, b + w₀x₀
+            sums.append(sums[-1]._prev[0])
+        sums.reverse()
+        self.sums = sums
+        self.bias = sums[0]._prev[0]
+        self.products = [s._prev[1] for s in sums]
+        self.weights = [p._prev[0] for p in self.products]
+        self.inputs = [p._prev[1] for p in self.products]
+
+
+class LayerSums:
+    """The weighted sums of the neurons that share their inputs (a layer), computed at
+    once: P[k, j] = w_jk · x_k and S[k, j] = S[k-1, j] + P[k, j] over (inputs, neurons,
+    samples) arrays, and backward's gradients of all of them.
+
+    The products' and the inner sums' values live in two arrays kept from step to step
+    (each node's `data` is its row, written again in place: a view of the graph is a copy,
+    `Graph.snapshot`); the last sums -- the neurons' outputs, which the rest of the graph
+    reads -- are new arrays each step, as a node's value always was."""
+
+    def __init__(self, chains: Sequence[Chain]) -> None:
+        self.chains = list(chains)  # in the order backward hands their inputs gradients
+        first = self.chains[0]
+        self.inputs = first.inputs
+        self.nin, self.nout = len(first.inputs), len(self.chains)
+        self.weights = [w for c in self.chains for w in c.weights]  # (neuron, input)
+        self.biases = [c.bias for c in self.chains]
+        self.lasts = [c.sums[-1] for c in self.chains]
+        # Every node the layer computes, and the inner ones, whose values are kept.
+        self.nodes = [n for c in self.chains for n in (*c.products, *c.sums)]
+        self._inner = [n for c in self.chains for n in (*c.products, *c.sums[:-1])]
+        self._products: np.ndarray | None = None
+        self._sums: np.ndarray | None = None
+        self.walk: list[Value] = []  # its nodes in the kept backward order (Plan sets it)
+
+    # --- forward ------------------------------------------------------------------
+    def forward(self) -> None:
+        x = np.stack([_DATA(x) for x in self.inputs])  # (nin, n)
+        w = np.array(list(map(_DATA, self.weights))).reshape(self.nout, self.nin)
+        b = np.array(list(map(_DATA, self.biases)))
+        n = x.shape[1]
+        if self._products is None or self._products.shape[2] != n:
+            self._bind(n)
+        products, sums, wt = self._products, self._sums, w.T
+        # Input after input (one numpy call of neurons x samples numbers each, so that a
+        # Pause, a signal answered between two bytecodes, waits for one of them at most):
+        # the products w·x of the engine's `*`, and the chain's sums b + p₀, then
+        # (...) + p_k, of its `+`.
+        previous = b[:, None]
+        for k in range(self.nin - 1):
+            np.multiply(wt[k][:, None], x[k], out=products[k])
+            previous = np.add(previous, products[k], out=sums[k])
+        last = self.nin - 1
+        np.multiply(wt[last][:, None], x[last], out=products[last])
+        outputs = np.add(previous, products[last])
+        for node, row in zip(self.lasts, outputs):
+            node.data = row
+        for node in self.nodes:
+            node.grad = 0.0  # as `recompute` leaves every op node
+
+    def _bind(self, n: int) -> None:
+        """Give the inner nodes their rows of the kept arrays (once per graph). Their old
+        values go first: a big layer's would double its memory for a moment."""
+        for node in self._inner:
+            node.data = 0.0
+        self._products = self._sums = None
+        self._products = np.empty((self.nin, self.nout, n))
+        self._sums = np.empty((max(self.nin - 1, 0), self.nout, n))
+        for j, chain in enumerate(self.chains):
+            for k, node in enumerate(chain.products):
+                node.data = self._products[k, j]
+            for k, node in enumerate(chain.sums[:-1]):
+                node.data = self._sums[k, j]
+
+    # --- backward -----------------------------------------------------------------
+    def backward(self) -> None:
+        """Backward through every neuron's sum chain. Run when the last gradient has
+        reached the neurons' outputs, and before any other reaches the inputs (the
+        `Plan` proves both)."""
+        grads = [node.grad for node in self.lasts]
+        if not all(type(g) is np.ndarray for g in grads):
+            self._node_by_node()
+            return
+        g = np.stack(grads)  # (nout, n): what each neuron's sum chain hands on, unchanged
+        for chain, grad in zip(self.chains, grads):
+            for node in chain.products:
+                node.grad = grad  # d(a+b)/db = 1 down the chain: the same array
+            for node in chain.sums[:-1]:
+                node.grad = grad
+        x = np.stack([_DATA(x) for x in self.inputs])
+        w = np.array(list(map(_DATA, self.weights))).reshape(self.nout, self.nin)
+        # The weights: w_jk gets x_k·g_j summed over the samples (`*`'s backward, then
+        # `_accumulate`'s reduction of a per-sample gradient for a float node).
+        dw = np.empty((self.nout, self.nin))
+        term = np.empty_like(x)
+        for j in range(self.nout):
+            np.multiply(x, g[j], out=term)
+            np.add.reduce(term, axis=1, out=dw[j])
+        accumulate_floats(self.weights, dw.ravel())
+        # The biases: b_j gets g_j summed (`+`'s backward, reduced the same way).
+        accumulate_floats(self.biases, np.add.reduce(g, axis=1))
+        # The inputs: x_k gets w_jk·g_j from each neuron in turn, the first kept as it is
+        # and each next one added to the total (`_accumulate`'s rule for an array).
+        total = np.multiply(w[0][:, None], g[0])
+        part = np.empty_like(total)
+        for j in range(1, self.nout):
+            np.multiply(w[j][:, None], g[j], out=part)
+            np.add(total, part, out=total)
+        for node, row in zip(self.inputs, total):
+            node.grad = row
+
+    def _node_by_node(self) -> None:
+        """The engine's own walk over the layer's nodes (a neuron's output that no
+        gradient reached is a float 0, and passes floats on)."""
+        for node in self.walk:
+            node._backward(node.grad)
+
+
+class Plan:
+    """A kept graph's forward and backward with its layers' weighted sums at once
+    (`LayerSums`), everything else node by node, in an order proven to give every node
+    the numbers the kept topological order gives it."""
+
+    def __init__(self, root: Value, order: Sequence[Value]) -> None:
+        self.root = root
+        self.order = list(order)
+        self.layers = find_layers(self.order)
+        self.forward_parts: list[list[Value] | LayerSums] = []
+        self.backward_parts: list[Value | LayerSums] = []
+        self._schedule()
+        inner = {id(n) for layer in self.layers for n in layer.nodes}
+        # What backward sets to 0 first: every op node the layers do not write whole.
+        self._reset = [n for n in self.order if id(n) not in inner] + [
+            n for layer in self.layers for n in layer.lasts]
+        self._leaves = [x for layer in self.layers for x in layer.inputs if not x._prev]
+
+    def forward(self) -> None:
+        for part in self.forward_parts:
+            if type(part) is list:
+                recompute(part)
+            else:
+                part.forward()
+
+    def backward(self) -> None:
+        """`root.backward(retain_graph=True, order=order)`, a layer at a time."""
+        root = self.root
+        if any(node._backward is _freed_backward for node in self._reset):
+            raise RuntimeError(FREED_GRAPH_MESSAGE)
+        if not all(type(x.grad) is float and x.grad == 0.0 for x in self._leaves):
+            # an input that holds a gradient already (a second pass): the engine's walk
+            root.backward(retain_graph=True, order=self.order)
+            return
+        for node in self._reset:
+            node.grad = 0.0
+        root.grad += 1.0
+        for part in self.backward_parts:
+            if type(part) is Value:
+                part._backward(part.grad)
+            else:
+                part.backward()
+
+    # --- the schedule ---------------------------------------------------------------
+    def _schedule(self) -> None:
+        """Where each layer runs, forward and backward, and the proof that the order of
+        every node's arrivals is the kept order's; a layer without it runs node by node."""
+        while True:
+            forward, backward = _times(self.order, self.layers)
+            bad = _unproven(self.order, self.layers, forward, backward)
+            if not bad:
+                break
+            self.layers = [layer for layer in self.layers if layer not in bad]
+        inner = {id(n): layer for layer in self.layers for n in layer.nodes}
+        where = {id(n): i for i, n in enumerate(self.order)}
+        for layer in self.layers:
+            layer.walk = sorted(layer.nodes, key=lambda n: -where[id(n)])
+        # forward: the nodes in the kept order, each layer in one piece at its time
+        items: list[tuple[Time, object]] = [((i, 0), n) for i, n in enumerate(self.order)
+                                            if id(n) not in inner]
+        items += [(forward[id(layer)], layer) for layer in self.layers]
+        items.sort(key=lambda item: item[0])
+        for _, item in items:
+            if type(item) is Value:
+                if not self.forward_parts or type(self.forward_parts[-1]) is not list:
+                    self.forward_parts.append([])
+                self.forward_parts[-1].append(item)
+            else:
+                self.forward_parts.append(item)
+        size = len(self.order)
+        items = [((size - 1 - i, 0), n) for i, n in enumerate(self.order)
+                 if id(n) not in inner]
+        items += [(backward[id(layer)], layer) for layer in self.layers]
+        items.sort(key=lambda item: item[0])
+        self.backward_parts = [item for _, item in items]
+
+
+def find_layers(order: Sequence[Value]) -> list[LayerSums]:
+    """The neurons' sum chains in a graph (op nodes in topological order), grouped by the
+    inputs they share: each group a layer."""
+    uses: dict[int, int] = {}
+    for node in order:
+        for child in node._prev:
+            uses[id(child)] = uses.get(id(child), 0) + 1
+    linked: set[int] = set()  # sum nodes of a chain
+    for node in order:
+        if node._op != "+" or len(node._prev) != 2:
+            continue
+        head, product = node._prev
+        if not (product._op == "*" and uses[id(product)] == 1 and len(product._prev) == 2):
+            continue
+        w, x = product._prev
+        if w._prev or type(w.data) is not float or type(x.data) is not np.ndarray:
+            continue
+        starts = not head._prev and type(head.data) is float
+        if starts or (id(head) in linked and uses[id(head)] == 1):
+            linked.add(id(node))
+    # A chain ends at a linked sum that no linked sum continues.
+    continued = {id(n._prev[0]) for n in order if id(n) in linked}
+    groups: dict[tuple[int, ...], list[Chain]] = {}
+    for node in order:
+        if id(node) in linked and id(node) not in continued:
+            chain = Chain(node)
+            groups.setdefault(tuple(map(id, chain.inputs)), []).append(chain)
+    position = {id(n): i for i, n in enumerate(order)}
+    layers = []
+    for chains in groups.values():
+        # the neurons in the order the kept walk (backward) reaches their products
+        chains.sort(key=lambda c: -position[id(c.products[0])])
+        leaves = [c.bias for c in chains] + [w for c in chains for w in c.weights]
+        inputs = chains[0].inputs
+        if (len({id(v) for v in leaves}) == len(leaves)
+                and len({id(x) for x in inputs}) == len(inputs)
+                and len({x.data.shape for x in inputs}) == 1):
+            layers.append(LayerSums(chains))
+    return layers
+
+
+def _times(order: Sequence[Value], layers: list[LayerSums]
+           ) -> tuple[dict[int, Time], dict[int, Time]]:
+    """When each layer runs: forward, after its last input is computed; backward, after
+    the last gradient reaches one of its neurons' outputs. `layers` come in the order of
+    the graph (`find_layers`): a layer's inputs are computed by the ones before it, its
+    outputs' gradients come from the ones after it. (Loops, not functions calling each
+    other: those would be a reference cycle holding the graph, which only the cyclic
+    collector frees, and a training step pauses it.)"""
+    size = len(order)
+    position = {id(n): i for i, n in enumerate(order)}
+    owner = {id(n): layer for layer in layers for n in layer.nodes}
+    consumers: dict[int, list[Value]] = {}
+    for node in order:
+        for child in node._prev:
+            consumers.setdefault(id(child), []).append(node)
+    never = (size, 0)  # a time not yet known: after everything, which no proof passes
+    forward: dict[int, Time] = {}
+    for layer in layers:
+        latest = (-1, 0)
+        for x in layer.inputs:
+            mine = owner.get(id(x))
+            at = (forward.get(id(mine), never) if mine is not None
+                  else (position[id(x)], 0) if x._prev else (-1, 0))
+            latest = max(latest, at)
+        forward[id(layer)] = (latest[0], latest[1] + 1)
+    backward: dict[int, Time] = {}
+    for layer in reversed(layers):
+        latest = (-1, 0)
+        for last in layer.lasts:
+            for node in consumers.get(id(last), ()):
+                mine = owner.get(id(node))
+                at = (backward.get(id(mine), never) if mine is not None
+                      else (size - 1 - position[id(node)], 0))
+                latest = max(latest, at)
+        backward[id(layer)] = (latest[0], latest[1] + 1)
+    return forward, backward
+
+
+def _unproven(order: Sequence[Value], layers: list[LayerSums], forward: dict[int, Time],
+              backward: dict[int, Time]) -> list[LayerSums]:
+    """The layers under which some node would not get its gradients (or compute its
+    value) as the kept order has it: [] when the schedule is proven."""
+    owner = {id(n): layer for layer in layers for n in layer.nodes}
+    bad: dict[int, LayerSums] = {}
+    # Forward: each node after its inputs; a layer after its inputs (by construction).
+    for i, node in enumerate(order):
+        mine = owner.get(id(node))
+        at = forward[id(mine)] if mine is not None else (i, 0)
+        for child in node._prev:
+            layer = owner.get(id(child))
+            if layer is not None and layer is not mine and forward[id(layer)] >= at:
+                bad[id(layer)] = layer
+    # Backward: the sources of each node's gradient, in the kept order and in the
+    # schedule's. A layer hands its inputs theirs neuron after neuron (its chains' order).
+    kept: dict[int, list[int]] = {}
+    planned: dict[int, list[tuple[Time, int, int]]] = {}
+    index = {id(p): j for layer in layers for j, c in enumerate(layer.chains)
+             for p in c.products}
+    for i, node in enumerate(reversed(order)):
+        mine = owner.get(id(node))
+        at = backward[id(mine)] if mine is not None else (i, 0)
+        for child in dict.fromkeys(node._prev):  # once per source, as it arrives together
+            if mine is not None and owner.get(id(child)) is mine:
+                continue  # inside the layer: its own business
+            kept.setdefault(id(child), []).append(id(node))
+            planned.setdefault(id(child), []).append((at, index.get(id(node), 0), id(node)))
+    for child_id, sources in planned.items():
+        sources.sort()
+        if [s for _, _, s in sources] != kept[child_id]:
+            for _, _, s in sources:
+                if s in owner:
+                    bad[id(owner[s])] = owner[s]
+    # ... and each node passes its gradient on only once all of it has arrived; a layer
+    # reads its outputs' gradients, and is the first to give its inputs theirs.
+    for i, node in enumerate(reversed(order)):
+        mine = owner.get(id(node))
+        if mine is not None:
+            continue
+        arrived = planned.get(id(node), [])
+        if arrived and arrived[-1][0] >= (i, 0):
+            for _, _, s in arrived:
+                if s in owner:
+                    bad[id(owner[s])] = owner[s]
+    for layer in layers:
+        for last in layer.lasts:
+            if any(at >= backward[id(layer)] for at, _, _ in planned.get(id(last), [])):
+                bad[id(layer)] = layer
+        for x in layer.inputs:
+            first = planned.get(id(x), [])
+            if first and owner.get(first[0][2]) is not layer:
+                bad[id(layer)] = layer
+    return list(bad.values())

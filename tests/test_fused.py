@@ -1,0 +1,173 @@
+"""A kept graph's layers computed at once (`gradbox.autograd.fused`): the same nodes and
+the same numbers as the engine's node-by-node walk, to the last bit.
+
+Bits, not values: a -0.0 where the engine has 0.0, or an array where it has a float,
+fails here (np.array_equal would let both pass).
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gradbox import graph
+from gradbox.autograd import features, fused
+from gradbox.autograd.engine import Value
+from gradbox.autograd.nn import Neuron
+from gradbox.training import network
+from gradbox.training.config import TrainingConfig
+from gradbox.training.trainer import Trainer
+
+
+def bits(x: object) -> tuple[str, bytes]:
+    if type(x) is np.ndarray:
+        return "array", np.ascontiguousarray(x, dtype=np.float64).tobytes()
+    return type(x).__name__, struct.pack("<d", x)
+
+
+def every_number(root: Value) -> list[tuple]:
+    """Each node's value and gradient, in the graph's own (traced) order, as bits."""
+    nodes = graph.trace(root)
+    return [(nodes.ops[i], bits(nodes.data(i)), bits(nodes.grad(i))) for i in range(len(nodes))]
+
+
+CONFIGS = st.fixed_dictionaries({
+    "hidden": st.lists(st.integers(1, 6), min_size=0, max_size=3).map(tuple),
+    "activation": st.sampled_from(["relu", "tanh", "sigmoid", "linear"]),
+    "features": st.lists(st.sampled_from(features.NAMES), min_size=1, max_size=4,
+                         unique=True).map(features.canonical),
+    "task": st.sampled_from([("moons", "hinge"), ("moons", "mse"), ("xor", "logistic"),
+                             ("sine", "mse"), ("sine", "mae"), ("sine", "huber")]),
+    "l2": st.sampled_from([0.0, 1e-3]),
+    "l1": st.sampled_from([0.0, 1e-2]),
+    "n_samples": st.sampled_from([2, 7, 8, 9, 31, 129, 300]),
+})
+
+
+@settings(max_examples=60, deadline=None)
+@given(fields=CONFIGS, seed=st.integers(0, 1000), steps=st.integers(2, 4),
+       skip_zero_grad=st.booleans())
+def test_layers_at_once_give_the_engines_numbers_bit_for_bit(
+        fields: dict, seed: int, steps: int, skip_zero_grad: bool) -> None:
+    dataset, loss = fields.pop("task")
+    config = TrainingConfig(test_ratio=0.0, seed=seed, dataset=dataset, loss=loss,
+                            **fields)
+    trainer = Trainer(config)
+    data, batch = trainer.dataset, trainer.batch_indices(0)
+    kept_run = network.build(config, trainer.initial_params)
+    fresh_run = network.build(config, trainer.initial_params)
+    orders = network.OrderCache()
+    rng = np.random.default_rng(seed)
+    for step in range(steps):
+        root, _, order = network.forward(config, data, kept_run, batch, orders)
+        new_root, _, _ = network.forward(config, data, fresh_run, batch)
+        assert every_number(root) == every_number(new_root), step  # forward
+        if not skip_zero_grad:  # (a forgotten zero_grad: the gradients pile up)
+            kept_run.optimizer.zero_grad()
+            fresh_run.optimizer.zero_grad()
+        network.backward(kept_run, root, order)
+        new_root.backward()
+        assert every_number(root) == every_number(new_root), step
+        assert [bits(p.grad) for p in kept_run.params] == [bits(p.grad)
+                                                           for p in fresh_run.params]
+        weights = kept_run.values() + rng.normal(0, 0.3, len(kept_run.params))
+        kept_run.set_values(weights)
+        fresh_run.set_values(weights)
+    # Served from the kept graph, its layers ran at once -- all but the first where a
+    # coordinate feeds a feature too (x₁ and x₁²: x₁'s gradient from x₁² arrives between
+    # the layer's, which run node by node then: see the test below).
+    plan = kept_run.kept._plan
+    plain = set(config.effective_features) <= {"x1", "x2"} or config.layer_sizes[0] == 1
+    assert len(plan.layers) >= len(config.layer_sizes) - (1 if plain else 2)
+
+
+def test_a_second_backward_through_a_served_graph_adds_as_the_engines_does() -> None:
+    config = TrainingConfig(n_samples=40, hidden=(5, 4), l2=1e-3, test_ratio=0.0)
+    trainer = Trainer(config)
+    kept_run = network.build(config, trainer.initial_params)
+    fresh_run = network.build(config, trainer.initial_params)
+    orders = network.OrderCache()
+    batch = trainer.batch_indices(0)
+    for _ in range(2):
+        root, _, order = network.forward(config, trainer.dataset, kept_run, batch, orders)
+    new_root, _, _ = network.forward(config, trainer.dataset, fresh_run, batch)
+    for _ in range(2):  # the inputs hold last pass's gradients: the engine's walk
+        network.backward(kept_run, root, order)
+        new_root.backward(retain_graph=True)
+    assert every_number(root) == every_number(new_root)
+
+
+def test_numpy_sums_a_row_of_a_matrix_as_it_sums_the_row_alone() -> None:
+    """What `LayerSums.backward` relies on for the weights' gradients: np.add.reduce over
+    the contiguous rows of a matrix gives each row's own pairwise sum, bit for bit."""
+    rng = np.random.default_rng(0)
+    for n in range(1, 2101):
+        rows = rng.normal(size=(3, n)) * 10.0 ** rng.integers(-8, 8, size=(3, 1))
+        together = np.add.reduce(rows, axis=1)
+        alone = [np.add.reduce(row.copy()) for row in rows]
+        assert [bits(float(x)) for x in together] == [bits(float(x)) for x in alone], n
+
+
+def _two_neurons(order_of_terms: str) -> tuple[Value, list[Value], list[Value]]:
+    rng = np.random.default_rng(3)
+    x = [Value(rng.normal(size=6)), Value(rng.normal(size=6))]
+    neurons = [Neuron(2, "tanh", weights=rng.normal(size=2)) for _ in range(3)]
+    outs = [n(x) for n in neurons]
+    extra = x[0] * 3.0
+    total = outs[0] + outs[1] + outs[2]
+    root = ((extra + total) if order_of_terms == "extra first" else (total + extra)).mean()
+    params = [p for n in neurons for p in n.parameters()]
+    return root, x, params
+
+
+@pytest.mark.parametrize("order_of_terms", ["extra first", "extra last"])
+def test_a_layer_runs_at_once_only_where_its_inputs_gradients_arrive_in_the_kept_order(
+        order_of_terms: str) -> None:
+    """x₀ also feeds another node. Whether its gradient from there arrives before the
+    layer's or after depends on the walk: after, the layer runs at once; before, it runs
+    node by node (at once it would add x₀'s terms in another order). The same numbers
+    either way."""
+    root, x, params = _two_neurons(order_of_terms)
+    plan = fused.Plan(root, [n for n in root.topological_order() if n.inputs])
+    assert len(plan.layers) == (1 if order_of_terms == "extra first" else 0)
+    for p in params:
+        p.data += 0.25
+    plan.forward()
+    fresh_x = [Value(v.data.copy()) for v in x]
+    fresh_params = [Value(p.data) for p in params]
+    fresh = _rebuilt(order_of_terms, fresh_x, fresh_params)
+    plan.backward()
+    fresh.backward()
+    assert every_number(root) == every_number(fresh)
+    assert [bits(v.grad) for v in x + params] == [bits(v.grad)
+                                                  for v in fresh_x + fresh_params]
+
+
+def _rebuilt(order_of_terms: str, x: list[Value], params: list[Value]) -> Value:
+    """The graph of `_two_neurons` built anew on these inputs and weights."""
+    neurons = []
+    for i in range(3):
+        n = Neuron(2, "tanh", weights=[0.0, 0.0])
+        n.w = params[3 * i:3 * i + 2]
+        n.b = params[3 * i + 2]
+        neurons.append(n)
+    outs = [n(x) for n in neurons]
+    extra = x[0] * 3.0
+    total = outs[0] + outs[1] + outs[2]
+    return ((extra + total) if order_of_terms == "extra first" else (total + extra)).mean()
+
+
+def test_a_snapshot_of_the_graph_keeps_its_numbers_when_the_next_step_writes_in_place() -> None:
+    trainer = Trainer(TrainingConfig(n_samples=30, hidden=(4, 3), test_ratio=0.0))
+    trainer.step()
+    trainer.step()
+    trainer.capture_current_graph()
+    shot = trainer.last_graph
+    before = [bits(shot.data(i)) for i in range(len(shot))]
+    trainer.step()
+    assert trainer.last_root is trainer.run.kept.root  # served again: written in place
+    assert [bits(shot.data(i)) for i in range(len(shot))] == before
