@@ -87,3 +87,24 @@ def test_the_toolbar_does_not_shift_when_run_becomes_pause(qtbot, open_window) -
     settle()
     assert reset.x() == before
     toolbar.run_action.setText("Run")
+
+
+def test_alt_arrows_go_through_a_lesson_and_f1_lists_them(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: a teacher at the projector had no key for Next ▶ or
+    ◀ Previous (F1 listed none); only Tab to the button and Space reached them."""
+    win = open_window((1024, 700))
+    win.lessons.apply_key("chain-rule")
+    win.lessons.set_teacher_mode(True)
+    settle()
+    win.activateWindow()
+    qtbot.waitUntil(lambda: win.isActiveWindow())
+    focused = _focused() or win
+    QTest.keyClick(focused, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: win.lessons.step == 1)
+    QTest.keyClick(_focused() or win, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: win.lessons.step == 2)
+    QTest.keyClick(_focused() or win, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(lambda: win.lessons.step == 1)
+    menus = [a.menu() for a in win.menuBar().actions() if a.menu() is not None]
+    listed = shortcuts_html(menus)
+    assert "<b>Alt+Right</b>" in listed and "<b>Alt+Left</b>" in listed

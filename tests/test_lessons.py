@@ -301,7 +301,8 @@ def test_the_lessons_menu_opens_lessons_and_toggles_teacher_mode(qtbot, recorded
     qtbot.addWidget(bar)
     menu = panel.build_menu(bar)
     actions = [a for a in menu.actions() if not a.isSeparator()]
-    assert [a.text() for a in actions] == [x.title for x in LESSONS] + ["&Teacher mode"]
+    assert [a.text() for a in actions] == [x.title for x in LESSONS] + [
+        "&Previous step", "&Next step", "&Teacher mode"]
     assert all(a.toolTip() for a in actions)
     actions[2].trigger()
     assert panel.lesson.key == "topological-order"

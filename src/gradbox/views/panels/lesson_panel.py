@@ -14,7 +14,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup, QFont, QResizeEvent, QTextDocument
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QFont,
+    QKeySequence,
+    QResizeEvent,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -242,6 +249,7 @@ class LessonPanel(QWidget):
         self._menu_actions: dict[str, QAction] = {}
         self._opened: dict[str, Lesson] = {}  # lessons opened from files, by key
         self._teacher_action: QAction | None = None
+        self._step_actions: tuple[QAction, QAction] | None = None  # the menu's Previous, Next
 
         # Long titles must not set the dock's width: the list shows them whole, the box
         # as much as fits, with "…" and the whole title in its tooltip.
@@ -446,7 +454,7 @@ class LessonPanel(QWidget):
         self.teacher_mode_changed.emit(on)
 
     def build_menu(self, parent: QMenuBar | QMenu | QWidget) -> QMenu:
-        """A "Lessons" menu: one checkable entry per lesson, then teacher mode.
+        """A "Lessons" menu: one checkable entry per lesson, the step keys, teacher mode.
 
         Given a menu bar (or a main window, whose menu bar is used) the menu is added
         to it; given a menu it becomes a submenu.
@@ -468,6 +476,23 @@ class LessonPanel(QWidget):
             group.addAction(action)
             menu.addAction(action)
             self._menu_actions[item.key] = action
+        menu.addSeparator()
+        # Keys for the step buttons, so a teacher at the projector goes on without the
+        # mouse (Alt+← / Alt+→, as back and forward in a browser: no field or view of the
+        # window uses them). In the menu, F1 lists them.
+        previous = QAction("&Previous step", menu)
+        previous.setShortcut(QKeySequence("Alt+Left"))
+        previous.setToolTip(self.previous_button.toolTip())
+        previous.triggered.connect(self.previous_step)
+        following = QAction("&Next step", menu)
+        following.setShortcut(QKeySequence("Alt+Right"))
+        following.setToolTip(self.next_button.toolTip())
+        following.triggered.connect(self.next_step)
+        menu.addAction(previous)
+        menu.addAction(following)
+        self._step_actions = (previous, following)
+        previous.setEnabled(self.previous_button.isEnabled())
+        following.setEnabled(self.next_button.isEnabled())
         menu.addSeparator()
         teacher = QAction("&Teacher mode", menu)
         teacher.setObjectName("lesson_action_teacher_mode")
@@ -559,8 +584,7 @@ class LessonPanel(QWidget):
             self.text.setHtml(overview_html(LESSONS))
             self.current_box.hide()
             self.position.setText("")
-            self.previous_button.setEnabled(False)
-            self.next_button.setEnabled(False)
+            self._enable_steps(False, False)
             return
         self.text.setHtml(lesson_html(self.lesson, self.step, self.teacher.isChecked(),
                                       with_look=False))
@@ -569,5 +593,11 @@ class LessonPanel(QWidget):
         total = len(self.lesson.steps)
         self._show_current()
         self.position.setText(f"Step {self.step + 1} of {total}")
-        self.previous_button.setEnabled(self.step > 0)
-        self.next_button.setEnabled(self.step < total - 1)
+        self._enable_steps(self.step > 0, self.step < total - 1)
+
+    def _enable_steps(self, back: bool, forward: bool) -> None:
+        self.previous_button.setEnabled(back)
+        self.next_button.setEnabled(forward)
+        if self._step_actions is not None:
+            self._step_actions[0].setEnabled(back)
+            self._step_actions[1].setEnabled(forward)

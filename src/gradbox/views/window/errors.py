@@ -28,7 +28,9 @@ UNEXPECTED = "Unexpected error"
 
 
 class ErrorReporter(QObject):
-    """Shows error dialogs over `window`; `report` may be called from any thread."""
+    """The one place a message that stays until read is shown: error dialogs over
+    `window`. The file-side helpers and the window show theirs with `show` (UI thread);
+    `report` may be called from any thread."""
 
     _reported = Signal(str, str, str)
 
@@ -37,6 +39,7 @@ class ErrorReporter(QObject):
         self.window = window
         self.log_path: Path | None = None  # where the details are written, if anywhere
         self.boxes: list[QMessageBox] = []  # open boxes, kept alive until closed
+        self.last: QMessageBox | None = None  # the box shown last (the window's error_box)
         self._listed: dict[QMessageBox, list[str]] = {}  # an unexpected-error box's errors
         self._reported.connect(self.show, Qt.QueuedConnection)
 
@@ -59,6 +62,7 @@ class ErrorReporter(QObject):
                     self._listed[box].append(_first_line(text))
                     box.setText(_listing(self._listed[box], text))
                     box.setDetailedText(f"{box.detailedText()}\n\n{detail}".strip())
+                    self.last = box
                     return box
         box = QMessageBox(QMessageBox.Warning, title, text, QMessageBox.Ok, self.window)
         # What it says often came from a file (a lesson's claim, a file's name): as text,
@@ -72,6 +76,7 @@ class ErrorReporter(QObject):
         box.finished.connect(lambda _result, b=box: self._closed(b))
         self.boxes.append(box)
         box.open()
+        self.last = box
         return box
 
     def _closed(self, box: QMessageBox) -> None:

@@ -5,7 +5,6 @@ workspaces and teacher mode (layouts/), the file side and quitting (window/files
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -17,7 +16,6 @@ from PySide6.QtWidgets import (
     QAbstractButton,
     QDockWidget,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QScrollArea,
     QVBoxLayout,
@@ -52,56 +50,17 @@ from gradbox.views.window.files.autosave import Autosaver
 from gradbox.views.window.files.class_exports import ClassExports
 from gradbox.views.window.files.document import SessionDocument
 from gradbox.views.window.files.quitting import Quitting
-from gradbox.views.window.files.resume import Resume, current_controls
+from gradbox.views.window.files.resume import KeptControls
 from gradbox.views.window.files.saving import SessionSaver
 from gradbox.views.window.files.session_files import SessionFiles
 from gradbox.views.window.headline import Headline
 from gradbox.views.window.keys import FieldKeys
 from gradbox.views.window.message_bar import MessageBar
 from gradbox.views.window.phase_bar import PhaseBar
+from gradbox.views.window.shortcuts import shortcuts_html
 from gradbox.views.window.toolbar import TrainingToolbar
 
 log = logging.getLogger(__name__)
-
-# Keys that are not a menu's (the menus' own shortcuts are listed from the menus
-# themselves, so the list cannot leave one out: it omitted Ctrl+1..4, Ctrl+P, Ctrl+N, Ctrl+Q).
-OTHER_KEYS = (
-    ("Enter / Tab", "in a number box: use the typed value (keys work again)"),
-    ("Esc", "leave a field (a number box gets its old value back)"),
-    ("Space", "on a focused switch or button: press it"),
-    ("← → Home End on the timeline", "move back and forth; steps stay"),
-    ("Click on the plot", "select a point, or add one of the picked class"),
-    ("Shift+click", "add a point of the next class"),
-    ("Right-click", "remove the nearest point"),
-    ("Ctrl+Enter", "in Build it yourself: check your code"),
-    ("Tab / Shift+Tab", "in your code: indent / dedent the selected lines (Ctrl+Tab leaves it)"),
-)
-
-
-def shortcuts_html(menus: Sequence[QMenu]) -> str:
-    """Every menu action's shortcut, then the keys no menu holds, as a table."""
-    rows: list[tuple[str, str]] = []
-    for menu in menus:
-        for action in _all_actions(menu):
-            keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-            if keys:
-                where = menu.title().replace("&", "")
-                rows.append((keys, f"{action.text().replace('&', '')} ({where})"))
-    rows += OTHER_KEYS
-    cells = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(t)}</td></tr>"
-                    for k, t in rows)
-    return f"<table>{cells}</table>"
-
-
-def _all_actions(menu: QMenu) -> list[QAction]:
-    found = []
-    for action in menu.actions():
-        if action.menu() is not None:
-            found += _all_actions(action.menu())
-        elif not action.isSeparator():
-            found.append(action)
-    return found
-
 
 # Of the docks and toolbars saved in the settings: 2 has the timeline row, 3 the phase
 # bar on a row of its own.
@@ -149,9 +108,7 @@ class MainWindow(QMainWindow):
         # Which file the session is, its title, its unsaved mark, the recent files.
         self.document = SessionDocument(settings, self)
         self.document.changed.connect(self.show_title)
-        self.error_box: QMessageBox | None = None
-        self.errors = ErrorReporter(self)
-        self.quitting = Quitting(self)
+        self.errors = ErrorReporter(self)  # every message that stays until read
         self._layout_restored = False  # the docks as the user left them last time
         self._shown_once = False
         # The run controls the learner had before a lesson set its own (None: no lesson did).
@@ -162,19 +119,14 @@ class MainWindow(QMainWindow):
         # Autosave only where asked (the launcher asks; tests and screenshots don't).
         # Sessions are written by a writer thread, never by the UI thread.
         self.saver = SessionSaver(controller, self)
-        self.saver.controls = lambda: current_controls(self)
         self.autosaver = (Autosaver(controller, autosave_path, saver=self.saver)
                           if autosave_path else None)
         if self.autosaver is not None:
             self.autosaver.dirty_changed.connect(self.setWindowModified)
             self.autosaver.dirty_changed.connect(self.document.set_dirty)
             self.autosaver.failed.connect(
-                lambda text: self.show_error("Autosave failed", text))
+                lambda text: self.errors.show("Autosave failed", text))
         self.show_title()
-        # A normal quit keeps the session for the next start (only where the launcher
-        # gives the window its settings and data directory; tests and screenshots don't).
-        self.resume = (Resume(self, settings, autosave_path)
-                       if settings is not None and autosave_path is not None else None)
 
         self.toolbar = TrainingToolbar(controller, self)
         self.addToolBar(Qt.TopToolBarArea, self.toolbar)
@@ -265,11 +217,25 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.messages, 1)
         self.statusBar().addPermanentWidget(self.banner, 1)
 
-        self.files = SessionFiles(self, settings)
-        self.class_exports = ClassExports(self)
         self.presentation = Presentation(self)
         self.workspaces = Workspaces(self, settings)
         self.workspaces.remember_design()
+        # The file side is given what it uses: the port, the document, the reporter...
+        kept = KeptControls(controller, self.toolbar.run_controls, self.tabs, self.lessons,
+                            self.workspaces)
+        self.saver.controls = kept.current  # (read when a save is asked for)
+        self.class_exports = ClassExports(self, controller, self.document, self.errors,
+                                          self.lessons, self.docks["Lessons"])
+        self.files = SessionFiles(
+            self, controller, document=self.document, reporter=self.errors, saver=self.saver,
+            autosaver=self.autosaver, messages=self.messages, controls=kept,
+            class_exports=self.class_exports, plots=(self.boundary, self.loss_curve),
+            graph=self.graph, ending=self.is_ending, settings=settings,
+            autosave_path=autosave_path)
+        self.resume = self.files.resume  # the session kept at quit, if the launcher asks
+        self.quitting = Quitting(self, controller, document=self.document, saver=self.saver,
+                                 autosaver=self.autosaver, files=self.files,
+                                 stop_workers=self.landscape.shutdown, settings=settings)
         self._make_menus()
         guard_wheels(self)  # the wheel scrolls panels; it changes a box once focused
         # A button or switch takes the focus from Tab, not from a click: Space presses
@@ -336,7 +302,7 @@ class MainWindow(QMainWindow):
                       for name in ("&File", "&Edit", "&Training", "&View", "&Help")}
         m = self._menu_action
         self.files.add_menu_entries(self.menus, self._menu_action)
-        self.class_exports.add_menu_entries(self._menu_action)
+        self.class_exports.add_menu_entries(self._menu_action, self.menus["&File"])
         self.menus["&File"].addSeparator()
         if self.resume is not None:
             self.resume.add_menu_entry(self.menus["&File"])
@@ -553,7 +519,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str, str)
     def _on_error(self, text: str, detail: str = "") -> None:
-        self.show_error("Something went wrong", text, detail)
+        self.errors.show("Something went wrong", text, detail)
 
     @Slot(str)
     def _on_training_died(self, text: str) -> None:
@@ -565,7 +531,6 @@ class MainWindow(QMainWindow):
         go_on = box.addButton("Continue training", QMessageBox.ButtonRole.AcceptRole)
         box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
         go_on.clicked.connect(self.continue_training)
-        self.error_box = box
 
     def continue_training(self) -> None:
         """A new training process, from the last whole state of the run (see
@@ -573,11 +538,12 @@ class MainWindow(QMainWindow):
         try:
             self.controller.continue_training()
         except Exception as error:  # the window stays: it still shows the run
-            self.show_error("Training could not continue", str(error))
+            self.errors.show("Training could not continue", str(error))
 
-    def show_error(self, title: str, text: str, detail: str = "") -> None:
-        """A non-blocking error dialog: the app keeps running behind it."""
-        self.error_box = self.errors.show(title, text, detail)
+    @property
+    def error_box(self) -> QMessageBox | None:
+        """The message shown last (it stays until read)."""
+        return self.errors.last
 
     @Slot(str)
     def _on_stopped(self, reason: str) -> None:

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
@@ -53,6 +53,7 @@ from gradbox.training.session import Session
 from gradbox.training.state import TrainingState
 from gradbox.views.panels.lesson_panel import LessonPanel
 from gradbox.views.plots.animation_frames import recording
+from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.files.autosave import failure_reason
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.document import SessionDocument
@@ -102,25 +103,21 @@ class Job(QObject):
             self.finished.emit(result, error)
 
 
-class ExportsWindow(Protocol):
-    """What the class exports read and add to: the document, the training process, the
-    File menu, the lesson panel and its dock."""
-
-    controller: SessionPort
-    document: SessionDocument
-    menus: dict[str, QMenu]
-    lessons: LessonPanel
-    docks: dict[str, QDockWidget]
-
-    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
-
-
 class ClassExports(QObject):
     """The window's animation and notebook exports."""
 
-    def __init__(self, window: ExportsWindow) -> None:
+    def __init__(self, window: QWidget, port: SessionPort, document: SessionDocument,
+                 reporter: ErrorReporter, lessons: LessonPanel, lesson_dock: QDockWidget,
+                 ) -> None:
+        """`window`: the dialogs' parent, whose close stops what is under way; a lesson
+        file opened goes to `lessons`, shown in `lesson_dock`."""
         super().__init__(window)
         self.window = window
+        self.port = port
+        self.document = document
+        self.reporter = reporter
+        self.lessons = lessons
+        self.lesson_dock = lesson_dock
         self.dialog: AnimationDialog | None = None
         self.jobs: set[Job] = set()  # running: a job with no reference would be collected
         self.claims_progress: QProgressDialog | None = None  # a lesson's claims being checked
@@ -142,8 +139,7 @@ class ClassExports(QObject):
         if self.claims_progress is not None:
             self.claims_progress.close()
 
-    def add_menu_entries(self, m: Callable[..., object]) -> None:
-        file = self.window.menus["&File"]
+    def add_menu_entries(self, m: Callable[..., object], file: QMenu) -> None:
         opened = m("&File", "Open &lesson…", self.open_lesson_dialog, None,
                    "Open a lesson file (.toml) a teacher wrote: docs/lessons.md says how")
         # beside Open session…, not at the end of the menu
@@ -163,7 +159,7 @@ class ClassExports(QObject):
     @Slot()
     def open_lesson_dialog(self) -> None:
         path = ask_open(self.window, "Open lesson", "gradbox lessons (*.toml)",
-                        self.window.document.path)
+                        self.document.path)
         if path:
             self.open_lesson(path)
 
@@ -184,13 +180,13 @@ class ClassExports(QObject):
             if error is not None:
                 text = str(error) if isinstance(error, LessonFileError) else \
                     f"{path.name} could not be read: {failure_reason(error)}"
-                self.window.show_error("Could not open the lesson",
+                self.reporter.show("Could not open the lesson",
                                        f"{text}\n\nThe lesson on screen is unchanged.")
                 if done is not None:
                     done(None, text)
                 return
-            self.window.lessons.apply(lesson)
-            self.window.docks["Lessons"].show()
+            self.lessons.apply(lesson)
+            self.lesson_dock.show()
             claims = sum(len(step.claims) for step in lesson.steps)
             text = f"Opened the lesson {path.name}: {lesson.title}"
             self._say(text + (f" · checking its {counted(claims, 'claim')} on its setup…"
@@ -234,8 +230,8 @@ class ClassExports(QObject):
             if error is not None:
                 false = [f"The claims could not be checked: {failure_reason(error)}"]
             if false:
-                self.window.lessons.mark_false_claims(lesson.key, list(false))
-                self.window.show_error(
+                self.lessons.mark_false_claims(lesson.key, list(false))
+                self.reporter.show(
                     "A lesson claim does not hold",
                     f"{path.name}: {len(false)} of its {counted(claims, 'claim')} did not hold "
                     "on the lesson's own setup. Change the sentence (and its claim) or the "
@@ -272,7 +268,7 @@ class ClassExports(QObject):
 
             def finished(steps: Any, error: BaseException | None) -> None:
                 if error is not None:
-                    self.window.show_error("Could not export",
+                    self.reporter.show("Could not export",
                                            f"{path.name} was not saved: {failure_reason(error)}")
                 else:
                     self._say(f"Exported {path.name}: a PyTorch script that retrains the "
@@ -280,20 +276,20 @@ class ClassExports(QObject):
                 if done is not None:
                     done(path if error is None else None)
             self._start(work, finished)
-        self.window.controller.ask_lazily(Session.whole_state, callback=taken)
+        self.port.ask_lazily(Session.whole_state, callback=taken)
 
     # --- notebook ------------------------------------------------------------------------
     @Slot()
     def export_notebook_dialog(self) -> None:
         path = ask_save(self.window, "Export notebook", "Jupyter notebooks (*.ipynb)",
-                        self.window.document.path, (".ipynb",))
+                        self.document.path, (".ipynb",))
         if path:
             self.export_notebook(path)
 
     def export_notebook(self, path: Path, done: Callable[[Path | None], None] | None = None,
                         ) -> None:
         """Write the run on screen as a notebook, off the UI thread; says when written."""
-        title = self.window.document.path.stem if self.window.document.path else "untitled"
+        title = self.document.path.stem if self.document.path else "untitled"
 
         def taken(state: TrainingState) -> None:
             def work(_progress: object, _cancelled: object) -> int:
@@ -302,7 +298,7 @@ class ClassExports(QObject):
 
             def finished(steps: Any, error: BaseException | None) -> None:
                 if error is not None:
-                    self.window.show_error("Could not export the notebook",
+                    self.reporter.show("Could not export the notebook",
                                            f"{path.name} was not written: {failure_reason(error)}")
                 else:
                     self._say(f"Exported {path.name}: rebuilds the run's "
@@ -310,7 +306,7 @@ class ClassExports(QObject):
                 if done is not None:
                     done(path if error is None else None)
             self._start(work, finished)
-        self.window.controller.ask(Session.state, callback=taken)
+        self.port.ask(Session.state, callback=taken)
 
     def _start(self, work: Callable[..., Any],
                finished: Callable[[Any, BaseException | None], None],
@@ -328,15 +324,15 @@ class ClassExports(QObject):
         return job
 
     def _say(self, text: str) -> None:
-        self.window.controller.message.emit(text)
+        self.port.message.emit(text)
 
     # --- animation -----------------------------------------------------------------------
     @Slot()
     def show_animation_dialog(self) -> None:
         if self.dialog is None:
             self.dialog = AnimationDialog(self)
-        self.dialog.refresh(self.window.controller.snapshot.step,
-                            len(self.window.controller.ahead or ()))
+        self.dialog.refresh(self.port.snapshot.step,
+                            len(self.port.ahead or ()))
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()  # the keys go to its fields, not the window behind
@@ -373,7 +369,7 @@ class ClassExports(QObject):
                     done(None, str(error))
                 elif error is not None:
                     text = f"{path.name} was not written: {failure_reason(error)}"
-                    self.window.show_error("Could not export the animation", text)
+                    self.reporter.show("Could not export the animation", text)
                     done(None, text)
                 else:
                     text = (f"Saved {path.name}: {counted(len(steps), 'frame')} (steps "
@@ -386,7 +382,7 @@ class ClassExports(QObject):
             if cancelled_early.is_set():
                 job.cancel()
 
-        self.window.controller.ask_lazily(Session.whole_state, callback=taken)
+        self.port.ask_lazily(Session.whole_state, callback=taken)
 
         def cancel_all() -> None:
             cancelled_early.set()
@@ -549,7 +545,7 @@ class AnimationDialog(QDialog):
     def choose_file(self) -> None:
         kind = str(self.kind.currentData())
         suffix = animation.SUFFIXES[kind]
-        near = self.exports.window.document.path
+        near = self.exports.document.path
         if kind == "png":
             path = ask_save(self, "Export PNG frames into a new folder",
                             "Folder of PNG frames (*)", near)

@@ -10,6 +10,7 @@ stay in the crash copy and are offered next time, saying which signal ended the 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -38,30 +39,18 @@ class _Keeping(Protocol):
 
 
 class _FileSide(Protocol):
-    """The File menu's side (a SessionFiles)."""
+    """The File menu's side (a SessionFiles), and the Resume it holds."""
 
     offering_restore: bool
+    resume: _Keeping | None
 
     def save_session_as(self) -> None: ...
     def cancel_reading(self) -> None: ...
 
 
-class _Stopping(Protocol):
-    def shutdown(self) -> None: ...  # the loss landscape's worker
-
-
-class QuittingWindow(Protocol):
-    """What quitting writes with and asks through: the document, the writers, the
-    training process, the questions the window puts."""
-
-    controller: SessionPort
-    document: SessionDocument
-    saver: SessionSaver
-    autosaver: Autosaver | None
-    resume: _Keeping | None
-    files: _FileSide
-    landscape: _Stopping
-    settings: QSettings | None
+class ClosingWindow(Protocol):
+    """The window being closed: it hides while the app writes, shows again to ask, and
+    puts the questions (tests replace them on the window)."""
 
     def hide(self) -> None: ...
     def show(self) -> None: ...
@@ -74,8 +63,18 @@ class QuittingWindow(Protocol):
 class Quitting:
     """Decides whether the main window may close, making every write first."""
 
-    def __init__(self, window: QuittingWindow) -> None:
+    def __init__(self, window: ClosingWindow, port: SessionPort, *, document: SessionDocument,
+                 saver: SessionSaver, autosaver: Autosaver | None, files: _FileSide,
+                 stop_workers: Callable[[], None], settings: QSettings | None) -> None:
+        """`stop_workers()`: the window's own threads end (the loss landscape's)."""
         self.window = window
+        self.port = port
+        self.document = document
+        self.saver = saver
+        self.autosaver = autosaver
+        self.files = files
+        self.stop_workers = stop_workers
+        self.settings = settings
         self.ended_by = ""  # the signal that is ending the app, if one is
 
     def is_ending(self) -> bool:
@@ -96,33 +95,33 @@ class Quitting:
         w = self.window
         if self.ended_by:
             self._close_for_signal()
-            w.saver.close()
+            self.saver.close()
             return True
-        if w.resume is not None and w.resume.enabled:
+        if self.files.resume is not None and self.files.resume.enabled:
             # Kept for the next start, unsaved changes and all, as an editor does.
-            w.controller.pause()
+            self.port.pause()
             w.hide()  # the app, not a person, waits for the file
-            error = w.resume.keep()
-            unsaved = w.autosaver is not None and w.autosaver.dirty
+            error = self.files.resume.keep()
+            unsaved = self.autosaver is not None and self.autosaver.dirty
             if error is not None and unsaved and not self._write_failed(
                     event, f"This session could not be kept for the next start in "
-                    f"{w.resume.path}: {failure_reason(error)}."):
+                    f"{self.files.resume.path}: {failure_reason(error)}."):
                 return False
             self._finish(discard_crash_copy=error is None or unsaved)
             return True
-        if w.autosaver is not None and w.autosaver.dirty:
+        if self.autosaver is not None and self.autosaver.dirty:
             answer = w.ask_unsaved()
-            path = w.document.path
+            path = self.document.path
             if answer == "cancel" or (answer == "save" and path is None):
                 event.ignore()
                 if answer == "save":
-                    w.files.save_session_as()
+                    self.files.save_session_as()
                 return False
             if answer == "save":
                 assert path is not None
-                w.controller.pause()
+                self.port.pause()
                 w.hide()  # the window goes first: the app, not a person, waits
-                error = w.saver.save_and_wait(path)
+                error = self.saver.save_and_wait(path)
                 if error is not None and not self._write_failed(
                         event, f"{path.name} could not be saved: "
                         f"{failure_reason(error)}."):
@@ -132,26 +131,26 @@ class Quitting:
 
     def _finish(self, discard_crash_copy: bool = True) -> None:
         w = self.window
-        w.files.cancel_reading()  # a file still being read arrives in no window
+        self.files.cancel_reading()  # a file still being read arrives in no window
         w.save_settings()
-        w.landscape.shutdown()
-        w.controller.shutdown()
+        self.stop_workers()
+        self.port.shutdown()
         # (a crash copy still being offered stays, and is offered again next time)
-        if w.autosaver is not None and discard_crash_copy and not w.files.offering_restore:
-            w.autosaver.discard()
+        if self.autosaver is not None and discard_crash_copy and not self.files.offering_restore:
+            self.autosaver.discard()
         # The writer's thread ends with the window, its last writes made: none can call
         # back into a window already deleted (a test run once aborted in that teardown).
-        w.saver.close()
+        self.saver.close()
 
     def _write_failed(self, event: QCloseEvent, what: str) -> bool:
         """A write on quit failed: bring the crash copy up to date, show the window again
         and ask. True to close anyway (Discard); otherwise the window stays."""
         w = self.window
         crash = "no crash copy is kept"
-        if w.autosaver is not None:
+        if self.autosaver is not None:
             try:
-                w.autosaver.path.parent.mkdir(parents=True, exist_ok=True)
-                error = w.saver.save_and_wait(w.autosaver.path)
+                self.autosaver.path.parent.mkdir(parents=True, exist_ok=True)
+                error = self.saver.save_and_wait(self.autosaver.path)
             except OSError as failure:
                 error = failure
             crash = "" if error is None else failure_reason(error)
@@ -164,29 +163,29 @@ class Quitting:
             return True
         event.ignore()
         if answer == "save_as":
-            QTimer.singleShot(0, w.files.save_session_as)
+            QTimer.singleShot(0, self.files.save_session_as)
         return False
 
     def _close_for_signal(self) -> None:
         w = self.window
-        w.files.cancel_reading()
+        self.files.cancel_reading()
         w.save_settings()
-        w.controller.shutdown()
-        if w.autosaver is None:
+        self.port.shutdown()
+        if self.autosaver is None:
             return
-        if w.files.offering_restore:
+        if self.files.offering_restore:
             # The last run's copy is still unanswered: it stays, and is offered again.
-            w.autosaver.enabled = False
+            self.autosaver.enabled = False
             return
-        if not w.autosaver.dirty:
-            w.autosaver.discard()
+        if not self.autosaver.dirty:
+            self.autosaver.discard()
             return
-        w.autosaver.enabled = False
+        self.autosaver.enabled = False
         w.hide()
         try:  # the training has stopped: the timeline is ours, and the app is ending
-            w.saver.write_stopped(w.controller.stopped_timeline(), w.autosaver.path)
+            self.saver.write_stopped(self.port.stopped_timeline(), self.autosaver.path)
         except (OSError, persistence.SessionError) as error:
             log.error("keeping the unsaved session on %s failed: %s", self.ended_by, error)
-        if w.settings is not None:
-            w.settings.setValue(ENDED_BY_KEY, self.ended_by)
-            w.settings.sync()
+        if self.settings is not None:
+            self.settings.setValue(ENDED_BY_KEY, self.ended_by)
+            self.settings.sync()

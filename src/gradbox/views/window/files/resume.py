@@ -28,28 +28,14 @@ from gradbox.port.protocol import SessionPort
 from gradbox.views.background import BackgroundTask, Progress
 from gradbox.views.layouts.workspaces import WORKSPACES, Workspaces
 from gradbox.views.panels.lesson_panel import LessonPanel
+from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.files.autosave import Autosaver, set_aside
 from gradbox.views.window.files.document import SessionDocument
 from gradbox.views.window.files.saving import SessionSaver
 from gradbox.views.window.message_bar import MessageBar
-from gradbox.views.window.run_controls import speed_text
-from gradbox.views.window.toolbar import TrainingToolbar
+from gradbox.views.window.run_controls import RunControls, speed_text
 
 log = logging.getLogger(__name__)
-
-ShowError = Callable[..., None]  # (title, text, detail=""): a message that stays until read
-
-
-class ControlsWindow(Protocol):
-    """Where the run controls a session file keeps are shown: the toolbar's speed and
-    stop condition, the tab, teacher mode, the workspace, the timeline's place."""
-
-    controller: SessionPort
-    toolbar: TrainingToolbar
-    tabs: QTabWidget
-    lessons: LessonPanel
-    workspaces: Workspaces
-
 
 class _Reading(Protocol):
     """What Resume asks of the File menu's side (a SessionFiles)."""
@@ -63,17 +49,6 @@ class _Reading(Protocol):
     def show_controls(self, controls: SessionControls | None, end: int,
                       mark: bool = True) -> None: ...
 
-
-class ResumeWindow(Protocol):
-    """What `Resume` works with: the document, the writers, the File menu's side."""
-
-    document: SessionDocument
-    saver: SessionSaver
-    autosaver: Autosaver | None
-    files: _Reading
-    messages: MessageBar
-
-    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
 
 LAST_SESSION_NAME = "last-session.gradbox"
 START_FRESH_KEY = "start_fresh"  # settings: True -> every start is a fresh run
@@ -94,34 +69,45 @@ def _flag(value: object) -> bool:
     return value is True or str(value).lower() == "true"
 
 
-def current_controls(window: ControlsWindow) -> SessionControls:
-    """What the window's run controls show now (the position is the saver's to fill)."""
-    run = window.toolbar.run_controls
-    return SessionControls(
-        speed=run.speed.currentData(), stop=run.kind(),
-        stop_value=float(run.stop_value.value()),
-        tab=window.tabs.currentWidget().objectName(),
-        teacher=window.lessons.teacher.isChecked(),
-        workspace=window.workspaces.current.key if window.workspaces.current else "")
+class KeptControls:
+    """The run controls a session file keeps, where the window shows them: the
+    toolbar's speed and stop condition, the tab, teacher mode, the workspace, the
+    timeline's place (through the port)."""
 
+    def __init__(self, port: SessionPort, run: RunControls, tabs: QTabWidget,
+                 lessons: LessonPanel, workspaces: Workspaces) -> None:
+        self.port = port
+        self.run = run
+        self.tabs = tabs
+        self.lessons = lessons
+        self.workspaces = workspaces
 
-def apply_controls(window: ControlsWindow, controls: SessionControls) -> None:
-    """Show the controls a file kept; the timeline goes to its step once the run is in."""
-    window.toolbar.run_controls.set_controls(controls.speed, controls.stop,
-                                             controls.stop_value)
-    current = window.workspaces.current
-    if controls.workspace and (current is None or current.key != controls.workspace) and \
-            controls.workspace in {space.key for space in WORKSPACES}:
-        window.workspaces.switch(controls.workspace)  # then the tab the user had on it
-    # Teacher mode before the tab: presenting puts panels (and tabs) where it wants them.
-    if window.lessons.teacher.isChecked() != controls.teacher:
-        window.lessons.set_teacher_mode(controls.teacher)
-    for index in range(window.tabs.count()):
-        # by the page's name (a tab's title changes with the data: 'Fit' for regression)
-        if controls.tab in (window.tabs.widget(index).objectName(), window.tabs.tabText(index)):
-            window.tabs.setCurrentIndex(index)
-    if controls.position is not None:
-        window.controller.move_timeline(controls.position)
+    def current(self) -> SessionControls:
+        """What the controls show now (the position is the saver's to fill)."""
+        return SessionControls(
+            speed=self.run.speed.currentData(), stop=self.run.kind(),
+            stop_value=float(self.run.stop_value.value()),
+            tab=self.tabs.currentWidget().objectName(),
+            teacher=self.lessons.teacher.isChecked(),
+            workspace=self.workspaces.current.key if self.workspaces.current else "")
+
+    def show(self, controls: SessionControls) -> None:
+        """Show the controls a file kept; the timeline goes to its step once the run is in."""
+        self.run.set_controls(controls.speed, controls.stop, controls.stop_value)
+        current = self.workspaces.current
+        if controls.workspace and (current is None or current.key != controls.workspace) \
+                and controls.workspace in {space.key for space in WORKSPACES}:
+            self.workspaces.switch(controls.workspace)  # then the tab the user had on it
+        # Teacher mode before the tab: presenting puts panels (and tabs) where it wants them.
+        if self.lessons.teacher.isChecked() != controls.teacher:
+            self.lessons.set_teacher_mode(controls.teacher)
+        tabs = self.tabs
+        for index in range(tabs.count()):
+            # by the page's name (a tab's title changes with the data: 'Fit' for regression)
+            if controls.tab in (tabs.widget(index).objectName(), tabs.tabText(index)):
+                tabs.setCurrentIndex(index)
+        if controls.position is not None:
+            self.port.move_timeline(controls.position)
 
 
 def describe(controls: SessionControls | None, end: int, name: str) -> str:
@@ -162,8 +148,15 @@ def unreadable(path: Path, error: object) -> str:
 class Resume:
     """Keeps the session on quit and brings it back at the next start."""
 
-    def __init__(self, window: ResumeWindow, settings: QSettings, autosave_path: Path) -> None:
-        self.window = window
+    def __init__(self, files: _Reading, document: SessionDocument, saver: SessionSaver,
+                 autosaver: Autosaver | None, messages: MessageBar, reporter: ErrorReporter,
+                 settings: QSettings, autosave_path: Path) -> None:
+        self.files = files  # the File menu's side: it reads the file and hands it over
+        self.document = document
+        self.saver = saver
+        self.autosaver = autosaver
+        self.messages = messages
+        self.reporter = reporter
         self.settings = settings
         self.path = last_session_path(autosave_path)
         self.reopening = False  # the kept session is being read: a quit must not replace it
@@ -203,21 +196,21 @@ class Resume:
             kept, why = result
             if kept is None:
                 if why:
-                    self.window.show_error("Could not reopen the last session", why)
+                    self.reporter.show("Could not reopen the last session", why)
                 return
             end, controls = kept
             unsaved = _flag(self.settings.value(DIRTY_KEY, False))
-            self.window.files.expect_saved(controls, end, saved=not unsaved)
+            self.files.expect_saved(controls, end, saved=not unsaved)
 
             def cannot(reason: str) -> None:
-                self.window.show_error("Could not reopen the last session",
+                self.reporter.show("Could not reopen the last session",
                                        unreadable(self.path, reason))
-            self.window.files.hand_over(task, self.path, what,
+            self.files.hand_over(task, self.path, what,
                                         lambda: self.reopened(end, controls), cannot)
 
         def finished() -> None:
             self.reopening = False
-        task = self.window.files.read("Reopening the last session…",
+        task = self.files.read("Reopening the last session…",
                                       lambda _progress: load_kept(self.path), done)
         task.finished.connect(finished)
 
@@ -226,7 +219,6 @@ class Resume:
         session for the next start. The error (also logged) if it could not be written:
         the window then stays, so that nothing is lost. While the kept session is still
         being read at start, the file stays as it is (it is that session)."""
-        w = self.window
         if self.reopening:
             return None
         try:
@@ -234,24 +226,23 @@ class Resume:
         except OSError as error:
             log.error("keeping the session in %s failed: %s", self.path, error)
             return error
-        failure = w.saver.save_and_wait(self.path)
+        failure = self.saver.save_and_wait(self.path)
         if failure is not None:
             log.error("keeping the session in %s failed: %s", self.path, failure)
             return failure
-        path = w.document.path
+        path = self.document.path
         self.settings.setValue(FILE_KEY, str(path) if path else "")
-        self.settings.setValue(DIRTY_KEY, w.document.dirty)
+        self.settings.setValue(DIRTY_KEY, self.document.dirty)
         self.settings.sync()
         return None
 
     def reopened(self, end: int, controls: SessionControls | None) -> None:
         """The kept run (`end` steps long) is in: put the controls, the title and the
         unsaved mark back as they were, and say so."""
-        w = self.window
         file = str(self.settings.value(FILE_KEY, "") or "")
-        w.document.path = Path(file) if file else None
+        self.document.path = Path(file) if file else None
         unsaved = _flag(self.settings.value(DIRTY_KEY, False))
-        w.files.show_controls(controls, end, mark=False)
-        if unsaved and w.autosaver is not None:
-            w.autosaver.mark_unsaved()
-        w.messages.show_message(describe(controls, end, w.document.title()))
+        self.files.show_controls(controls, end, mark=False)
+        if unsaved and self.autosaver is not None:
+            self.autosaver.mark_unsaved()
+        self.messages.show_message(describe(controls, end, self.document.title()))

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Qt, Slot
 from PySide6.QtGui import QAction
@@ -17,16 +17,19 @@ from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from gradbox.files import exports, points_csv
 from gradbox.files import sessions as persistence
+from gradbox.port.protocol import SessionPort
 from gradbox.training import datasets
 from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.background import BackgroundTask, Progress, run_in_background
 from gradbox.views.named import plain_tip
+from gradbox.views.window.errors import ErrorReporter
 from gradbox.views.window.files.autosave import Autosaver, describe, set_aside
+from gradbox.views.window.files.class_exports import ClassExports
 from gradbox.views.window.files.dialogs import ask_open, ask_save
 from gradbox.views.window.files.document import SessionDocument
-from gradbox.views.window.files.resume import ControlsWindow, apply_controls
+from gradbox.views.window.files.resume import KeptControls, Resume
 from gradbox.views.window.files.saving import SessionSaver
 from gradbox.views.window.message_bar import MessageBar
 
@@ -42,39 +45,37 @@ TEXT_EXPORTS = {  # kind: (dialog title, file filter, suffix)
 MenuAction = Callable[..., QAction]  # MainWindow._menu_action: (menu, text, slot, keys, tip)
 
 
-class _Reopening(Protocol):
-    """Resume: the session kept at the last quit."""
-
-    enabled: bool
-
-    def reopen(self) -> None: ...
-
-
-class FilesWindow(ControlsWindow, Protocol):
-    """What the File menu's side reads and writes through: the document, the writers,
-    the views it exports, the message bar, and the run controls a file keeps."""
-
-    document: SessionDocument
-    saver: SessionSaver
-    autosaver: Autosaver | None
-    resume: _Reopening | None
-    boundary: QWidget
-    loss_curve: QWidget
-    graph: QWidget | None
-    messages: MessageBar
-
-    def is_ending(self) -> bool: ...
-    def show_error(self, title: str, text: str, detail: str = "") -> None: ...
-
-
 class SessionFiles(QObject):
     """The window's files: which session is open, and every dialog that reads or writes."""
 
-    def __init__(self, window: FilesWindow, settings: QSettings | None) -> None:
+    def __init__(self, window: QWidget, port: SessionPort, *, document: SessionDocument,
+                 reporter: ErrorReporter, saver: SessionSaver, autosaver: Autosaver | None,
+                 messages: MessageBar, controls: KeptControls, class_exports: ClassExports,
+                 plots: tuple[QWidget, QWidget], graph: QWidget | None,
+                 ending: Callable[[], bool], settings: QSettings | None,
+                 autosave_path: Path | None) -> None:
+        """`window`: the dialogs' parent; `plots`: the decision boundary and the loss
+        curve, as File → Export saves them; `ending()`: a signal is ending the app (no
+        question may wait for an answer)."""
         super().__init__(window)
         self.window = window
-        self.controller = window.controller
+        self.controller = port
+        self.document = document
+        self.reporter = reporter
+        self.saver = saver
+        self.autosaver = autosaver
+        self.messages = messages
+        self.controls = controls
+        self.class_exports = class_exports
+        self.plots = plots
+        self.graph = graph
+        self.ending = ending
         self.settings = settings
+        # A normal quit keeps the session for the next start (only where the launcher
+        # gives the window its settings and data directory; tests and screenshots don't).
+        self.resume = (Resume(self, document, saver, autosaver, messages, reporter, settings,
+                              autosave_path)
+                       if settings is not None and autosave_path is not None else None)
         self.recent_menu: QMenu | None = None
         # The autosaved copy is being offered: it must outlive an end while the question is up.
         self.offering_restore = False
@@ -102,12 +103,12 @@ class SessionFiles(QObject):
         export = file.addMenu("E&xport")
         menus["Export"] = export
         m("Export", "&Decision boundary image…",
-          lambda: self.export_plot_dialog(self.window.boundary), None,
+          lambda: self.export_plot_dialog(self.plots[0]), None,
           "Save the plot as PNG or SVG")
         m("Export", "&Loss curve image…",
-          lambda: self.export_plot_dialog(self.window.loss_curve), None,
+          lambda: self.export_plot_dialog(self.plots[1]), None,
           "Save the plot as PNG or SVG")
-        if self.window.graph is not None:
+        if self.graph is not None:
             m("Export", "Computation &graph…", self.export_graph_dialog, None,
               "Save the computation graph as PNG, SVG or Graphviz DOT")
         export.addSeparator()
@@ -124,13 +125,13 @@ class SessionFiles(QObject):
     @Slot(object)
     def _on_snapshot(self, snapshot: Snapshot) -> None:
         """An opened session is the saved state: the first snapshot after it is marked so."""
-        if self._mark_saved_at == snapshot.step and self.window.autosaver is not None:
+        if self._mark_saved_at == snapshot.step and self.autosaver is not None:
             self._mark_saved_at = None
-            self.window.autosaver.mark_saved(snapshot)
+            self.autosaver.mark_saved(snapshot)
 
     @Slot()
     def new_session(self) -> None:
-        self.window.document.path = None
+        self.document.path = None
         self.controller.send(Session.new_run, TrainingConfig(),
                              "New session with the default settings")
 
@@ -138,7 +139,7 @@ class SessionFiles(QObject):
     def open_session_dialog(self) -> None:
         path = ask_open(self.window, "Open session",
                         "gradbox sessions (*.gradbox *.gradbox.json *.json)",
-                        self.window.document.path)
+                        self.document.path)
         if path:
             self.open_session(path)
 
@@ -152,8 +153,8 @@ class SessionFiles(QObject):
             self.open_session(named, at_start=True)
         elif crashed is not None:
             self.offer_restore(crashed, ended_by=ended_by)
-        elif self.window.resume is not None and self.window.resume.enabled:
-            self.window.resume.reopen()
+        elif self.resume is not None and self.resume.enabled:
+            self.resume.reopen()
 
     def open_session(self, path: Path, at_start: bool = False) -> None:
         """Check a session file on a thread of its own (a progress bar with Cancel shows
@@ -166,7 +167,7 @@ class SessionFiles(QObject):
 
         def cannot(why: object) -> None:
             self._mark_saved_at = None
-            self.window.show_error("Could not open the session",
+            self.reporter.show("Could not open the session",
                                    f"{path.name} could not be opened: {why}\n\n{instead}")
 
         def work(_progress: Progress) -> tuple[int, persistence.SessionControls | None]:
@@ -187,7 +188,7 @@ class SessionFiles(QObject):
             steps, controls = result
 
             def opened() -> None:
-                self.window.document.path = path
+                self.document.path = path
                 self._remember_recent(path)
                 self.show_controls(controls, steps, mark=False)
             self.expect_saved(controls, steps)  # before its snapshot can arrive
@@ -243,7 +244,7 @@ class SessionFiles(QObject):
         if mark:
             self.expect_saved(controls, end, saved)
         if controls is not None:
-            apply_controls(self.window, controls)
+            self.controls.show(controls)
 
     def expect_saved(self, controls: persistence.SessionControls | None, end: int,
                      saved: bool = True) -> None:
@@ -254,20 +255,20 @@ class SessionFiles(QObject):
 
     @Slot()
     def save_session(self) -> None:
-        if self.window.document.path is None:
+        if self.document.path is None:
             self.save_session_as()
         else:
-            self._save_to(self.window.document.path)
+            self._save_to(self.document.path)
 
     @Slot()
     def save_session_as(self) -> None:
         path = ask_save(self.window, "Save session", "gradbox sessions (*.gradbox)",
-                        self.window.document.path, (".gradbox", ".json"))
+                        self.document.path, (".gradbox", ".json"))
         if path:
             self._save_to(path)
 
     def _save_to(self, path: Path) -> None:
-        self.window.document.path = path
+        self.document.path = path
         self._remember_recent(path)
 
         def done(written: Snapshot, error: BaseException | None) -> None:
@@ -275,22 +276,22 @@ class SessionFiles(QObject):
                 reason = error if isinstance(error, persistence.SessionError) else (
                     "there was not enough memory" if isinstance(error, MemoryError)
                     else getattr(error, "strerror", None) or error)
-                self.window.show_error("Could not save the session",
+                self.reporter.show("Could not save the session",
                                 f"{path.name} was not saved: {reason}\n\nThe session is "
                                 "still open; any earlier copy of the file is unchanged.")
                 return
-            if self.window.autosaver is not None:
-                self.window.autosaver.mark_saved(written)
+            if self.autosaver is not None:
+                self.autosaver.mark_saved(written)
             self.controller.message.emit(f"Saved {path.name}")
-        self.window.saver.save(path, done)
+        self.saver.save(path, done)
 
     def _remember_recent(self, path: Path) -> None:
-        self.window.document.remember(path)
+        self.document.remember(path)
         self._refresh_recent_menu()
 
     def _refresh_recent_menu(self) -> None:
         self.recent_menu.clear()
-        for text in self.window.document.recent():
+        for text in self.document.recent():
             action = self.recent_menu.addAction(Path(text).name)
             action.setToolTip(plain_tip(text))
             action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
@@ -305,7 +306,7 @@ class SessionFiles(QObject):
         `answered(restored)` is called once it is decided. Until then the copy is kept
         whatever happens (an end, a quit) and no autosave replaces it."""
         self.offering_restore = True
-        autosaver = self.window.autosaver
+        autosaver = self.autosaver
         if autosaver is not None:
             autosaver.enabled = False
 
@@ -318,7 +319,7 @@ class SessionFiles(QObject):
         def cannot(why: object) -> None:
             aside = set_aside(path)  # nor may an autosave write over it
             kept = f"\n\nThe file was kept as {aside}." if aside else ""
-            self.window.show_error("Could not restore",
+            self.reporter.show("Could not restore",
                                    f"The autosaved session could not be read: {why}{kept}")
 
         def done(result: tuple[datetime, str, int, persistence.SessionControls | None]
@@ -334,7 +335,7 @@ class SessionFiles(QObject):
             why = (f"gradbox was ended by {ended_by} before this session was saved."
                    if ended_by else "gradbox did not close normally last time.")
             text = f"{why}\n\n{what}\n\nRestore it?"
-            if self.window.is_ending() or not (ask or self.ask_restore)(text):
+            if self.ending() or not (ask or self.ask_restore)(text):
                 return
 
             def opened() -> None:
@@ -350,11 +351,11 @@ class SessionFiles(QObject):
             if task.cancel_pressed:  # not restored, and not thrown away at the next quit
                 aside = set_aside(path, "not-restored")
                 if aside is not None:
-                    self.window.messages.show_message(
+                    self.messages.show_message(
                         f"The autosaved session was not restored; it is kept as {aside} "
                         "(File → Open session… opens it)")
             self.offering_restore = False
-            if autosaver is not None and not self.window.is_ending():
+            if autosaver is not None and not self.ending():
                 autosaver.enabled = True
             if answered is not None:
                 answered(bool(restored))
@@ -371,7 +372,7 @@ class SessionFiles(QObject):
     @Slot()
     def import_csv_dialog(self) -> None:
         path = ask_open(self.window, "Import dataset", "CSV files (*.csv)",
-                        self.window.document.path)
+                        self.document.path)
         if path:
             self.import_csv(path)
 
@@ -384,7 +385,7 @@ class SessionFiles(QObject):
             if isinstance(error, points_csv.Cancelled):
                 return
             if isinstance(error, (datasets.DatasetError, OSError)):
-                self.window.show_error("Could not import the points",
+                self.reporter.show("Could not import the points",
                                        f"{path.name}: {error}\n\nYour current points are "
                                        "unchanged.")
                 return
@@ -399,7 +400,7 @@ class SessionFiles(QObject):
     @Slot()
     def export_csv_dialog(self) -> None:
         path = ask_save(self.window, "Export dataset", "CSV files (*.csv)",
-                        self.window.document.path)
+                        self.document.path)
         if path:
             self.export_csv(path)
 
@@ -410,14 +411,14 @@ class SessionFiles(QObject):
                 s.points, s.labels, s.is_test, s.classes, s.targets,
                 s.config.dataset in datasets.ONE_D_KINDS), path)
         except OSError as error:
-            self.window.show_error("Could not export the points",
+            self.reporter.show("Could not export the points",
                                    f"{path.name} was not saved: {error}")
             return
         self.controller.message.emit(f"Exported {len(s.labels)} points to {path.name}")
 
     def export_plot_dialog(self, view: QWidget) -> None:
         path = ask_save(self.window, "Export image", "PNG image (*.png);;SVG image (*.svg)",
-                        self.window.document.path)
+                        self.document.path)
         if path:
             self.export_plot(view, path)
 
@@ -426,7 +427,7 @@ class SessionFiles(QObject):
         try:
             view.export_image(path)  # type: ignore[attr-defined]
         except (OSError, ValueError) as error:
-            self.window.show_error("Could not export the image",
+            self.reporter.show("Could not export the image",
                                    f"{path.name} was not saved: {error}")
             return False
         self.controller.message.emit(f"Saved {path.name}")
@@ -434,7 +435,7 @@ class SessionFiles(QObject):
 
     def export_text_dialog(self, kind: str) -> None:
         title, pattern, suffix = TEXT_EXPORTS[kind]
-        path = ask_save(self.window, title, pattern, self.window.document.path, (suffix,))
+        path = ask_save(self.window, title, pattern, self.document.path, (suffix,))
         if path:
             self.export_text(kind, path)
 
@@ -447,12 +448,12 @@ class SessionFiles(QObject):
             try:
                 path.write_text(text, encoding="utf-8")
             except OSError as error:
-                self.window.show_error("Could not export", f"{path.name} was not saved: {error}")
+                self.reporter.show("Could not export", f"{path.name} was not saved: {error}")
                 return
             self.controller.message.emit(f"Exported {path.name}")
 
         if kind == "pytorch":
-            self.window.class_exports.export_pytorch(path)
+            self.class_exports.export_pytorch(path)
         elif kind == "history":
             write(exports.history_csv(s.history))
         elif kind == "parameters":
@@ -463,14 +464,14 @@ class SessionFiles(QObject):
     def export_graph_dialog(self) -> None:
         path = ask_save(self.window, "Export computation graph",
                         "PNG image (*.png);;SVG image (*.svg);;Graphviz DOT (*.dot)",
-                        self.window.document.path)
-        if path and self.window.graph is not None:
+                        self.document.path)
+        if path and self.graph is not None:
             suffix = path.suffix.lower()
             exporter = {".svg": "export_svg", ".dot": "export_dot"}.get(suffix, "export_png")
             try:
-                getattr(self.window.graph, exporter)(path)
+                getattr(self.graph, exporter)(path)
             except (OSError, ValueError) as error:
-                self.window.show_error("Could not export the graph",
+                self.reporter.show("Could not export the graph",
                                 f"{Path(path).name} was not saved: {error}")
                 return
             self.controller.message.emit(f"Saved {Path(path).name}")
