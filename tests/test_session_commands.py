@@ -43,6 +43,20 @@ def test_a_step_by_name_trains_as_the_trainer_does() -> None:
     view.show_stop.assert_not_called()
 
 
+def test_a_command_hands_back_its_snapshot_with_its_answer() -> None:
+    # One hand-off from the training process's loop: a command's answer and the snapshot
+    # after it; a question or a setting changes nothing on show and brings none.
+    s, _ = session()
+    twin = Trainer(SMALL)
+    record, snapshot = s.perform("step")
+    assert record == twin.step()
+    assert snapshot is not None and snapshot.step == 1
+    assert np.array_equal(snapshot.params, twin.snapshot().params)
+    state, none = s.perform("state")
+    assert state.step == 1 and none is None
+    assert s.perform("set_graph_wanted", True) == (None, None)
+
+
 def test_unknown_commands_are_refused() -> None:
     s, _ = session()
     with pytest.raises(KeyError, match="no session command"):

@@ -1,10 +1,18 @@
 """The app's `SessionPort`: a training session in a training process (gradbox.runner),
-watched through a `ProcessLink`.
+whose pipe it watches itself.
 
 Widgets call the port's methods, which send the session's named commands
 (`gradbox.training.session`: a name and plain-data arguments) to the training process;
 it answers with immutable `Snapshot`s whose arrays are views of shared memory, and a
 question's answer comes back to a callback. No trainer lives in this process.
+
+Listening. A `QSocketNotifier` on the process's pipe calls `_read` when something
+arrives (or the process died and the pipe ended): the events are read at once -- no
+thread, no polling timer -- and each goes to the port's own handler (`_on_snapshot`,
+`_on_replied`...), in the order they came. Reading costs the UI thread only the small
+metadata: a snapshot's arrays are views of shared memory. (A `ProcessLink` between the
+pipe and the port turned each event into a signal that one handler of the port
+listened to: a layer that only passed events on.)
 
 Frames. The port's `FramePacer` (gradbox.port.frame_pacer) draws them: a
 snapshot that arrives is offered to it, and drawn at once if the last frame is a frame
@@ -35,11 +43,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, Slot
 
 from gradbox.port.common import PortBase, interval_ms
-from gradbox.port.process_link import ProcessLink
-from gradbox.runner.process import CommandError, TrainingProcess
+from gradbox.runner.process import (
+    CommandError,
+    Died,
+    Failed,
+    NewSnapshot,
+    Note,
+    Reply,
+    RunChanged,
+    Stopped,
+    TrainingProcess,
+)
 from gradbox.runner.shared import SHM_FOLDER
 from gradbox.runner.wire import LazyAnswer
 from gradbox.training.config import TrainingConfig
@@ -83,7 +100,8 @@ class SessionController(PortBase):
                  = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._final: _FinalRun | None = None
-        self._process, self._link = self._start(_start_of(trainer))
+        self._notifier: QSocketNotifier | None
+        self._process, self._notifier = self._start(_start_of(trainer))
         latest = self._process.latest
         assert latest is not None
         self.snapshot = latest
@@ -92,30 +110,45 @@ class SessionController(PortBase):
             app.aboutToQuit.connect(self.shutdown)
 
     def _start(self, start: TrainingState | TrainingConfig | str,
-               ) -> tuple[TrainingProcess, ProcessLink]:
-        """A training process for `start`, its first snapshot in hand, and its events
-        as signals. Raises what building the run raised (a configuration too big for
-        memory, ...)."""
+               ) -> tuple[TrainingProcess, QSocketNotifier]:
+        """A training process for `start`, its first snapshot in hand, and the notifier
+        that watches its pipe. Raises what building the run raised (a configuration too
+        big for memory, ...)."""
         process = TrainingProcess(start)
         try:
             process.wait_for_snapshot(START_PATIENCE_S)
         except (CommandError, TimeoutError):
             process.close()
             raise
-        link = ProcessLink(process, self)
-        link.snapshot_arrived.connect(self._on_snapshot)
-        link.replied.connect(self._on_replied)
-        link.failed.connect(self._on_failed)
-        link.running_changed.connect(self._on_running_changed)
-        link.stopped.connect(self._on_stopped)
-        link.note.connect(self.message)
-        link.died.connect(self._on_died)
+        notifier = QSocketNotifier(process.fileno(), QSocketNotifier.Type.Read, self)
+        notifier.activated.connect(self._read)
         if self.graph_wanted:
             process.tell(Session.set_graph_wanted.__name__, True)
             process.tell(Session.capture_graph.__name__)
         if self.speed is not None:
             process.set_speed(interval_ms(self.speed) / 1000)
-        return process, link
+        return process, notifier
+
+    @Slot()
+    def _read(self) -> None:
+        """What arrived on the pipe, each to its handler, in order."""
+        for event in self._process.receive():
+            if isinstance(event, NewSnapshot):
+                self._on_snapshot(event.snapshot)
+            elif isinstance(event, Reply):
+                self._on_replied(event.number, event.result)
+            elif isinstance(event, Failed):
+                self._on_failed(event.number, event.text, event.detail)
+            elif isinstance(event, RunChanged):
+                self._on_running_changed(event.running, event.number)
+            elif isinstance(event, Stopped):
+                self._on_stopped(event.reason)
+            elif isinstance(event, Note):
+                self.message.emit(event.text)
+            elif isinstance(event, Died):
+                if self._notifier is not None:  # the pipe stays readable (at its end)
+                    self._notifier.setEnabled(False)
+                self._on_died(event.text)
 
     # --- the transport ------------------------------------------------------------------
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -180,7 +213,7 @@ class SessionController(PortBase):
         start: TrainingState | TrainingConfig | str = (
             last if last is not None else self.snapshot.config)
         self._close()
-        self._process, self._link = self._start(start)
+        self._process, self._notifier = self._start(start)
         self.died = ""
         latest = self._process.latest
         assert latest is not None
@@ -227,6 +260,12 @@ class SessionController(PortBase):
         self._close()
 
     def _close(self) -> None:
-        self._link.close()
-        self._link.setParent(None)  # gone with Python's reference, not in Qt's teardown
+        """Stop listening, then stop the process. Safe to call twice."""
+        notifier, self._notifier = self._notifier, None
+        if notifier is not None:
+            # Gone now, while the application is: a notifier left to Qt's teardown, on
+            # a pipe already closed, crashed the app on its way out (SIGSEGV).
+            notifier.setEnabled(False)
+            notifier.setParent(None)
+            del notifier
         self._process.close()

@@ -24,7 +24,8 @@ from gradbox.port.common import PortBase
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
-from gradbox.training.session import COMMANDS, Session
+from gradbox.training.session import Session
+from gradbox.training.snapshots import Snapshot
 from gradbox.training.timeline import Timeline
 
 
@@ -66,23 +67,23 @@ class InProcessPort(PortBase):
               waited: bool = False, lazy: bool = False) -> int:
         number = next(self._numbers) if waited else 0
         try:
-            result = self.session.command(name, *args, **kwargs)
+            result, snapshot = self.session.perform(name, *args, **kwargs)
         except Exception as error:  # as in the training process: said, and nothing lost
             self._publish()
             failure = (number, describe_error(error),
                        "".join(traceback.format_exception(error)))
             QTimer.singleShot(0, self, lambda: self._on_failed(*failure))
             return number
-        if name in COMMANDS:
-            self._publish()
+        if snapshot is not None:
+            self._publish(snapshot)
         if waited:
             answer = _Loaded(result) if lazy else result
             QTimer.singleShot(0, self, lambda: self._on_replied(number, answer))
         return number
 
-    def _publish(self) -> None:
+    def _publish(self, snapshot: Snapshot | None = None) -> None:
         self._wanted = False
-        self.newest = self.session.snapshot()
+        self.newest = snapshot if snapshot is not None else self.session.snapshot()
         self._on_snapshot(self.newest)
 
     def _start_run(self, number: int, goal: RunGoal, interval_s: float) -> None:

@@ -89,8 +89,8 @@ from gradbox.training import limits
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
-from gradbox.training.session import COMMANDS, QUESTIONS, SETTINGS, Session
-from gradbox.training.snapshots import start_revisions_at
+from gradbox.training.session import QUESTIONS, SETTINGS, Session
+from gradbox.training.snapshots import Snapshot, start_revisions_at
 from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
 
@@ -163,11 +163,13 @@ class Child:
     def send(self, *message: Any) -> None:
         self.conn.send(message)
 
-    def publish(self, answer: tuple[Any, ...] | None = None) -> None:
-        """Send the session's snapshot; `answer` (a command's reply) rides in the same
-        message, after it (see `call`)."""
+    def publish(self, answer: tuple[Any, ...] | None = None,
+                snapshot: Snapshot | None = None) -> None:
+        """Send `snapshot` (by default the session's now); `answer` (a command's reply)
+        rides in the same message, after it (see `call`)."""
         self.control[WANTED] = 0
-        meta = self.publisher.message(self.session.snapshot())
+        meta = self.publisher.message(snapshot if snapshot is not None
+                                      else self.session.snapshot())
         # The steps' compute times go to the window, whose estimates they correct.
         meta["observed"], self.observed = self.observed, []
         if answer is not None:
@@ -199,12 +201,13 @@ class Child:
 
     def call(self, number: int, name: str, args: tuple[Any, ...],
              kwargs: dict[str, Any], lazy: bool = False) -> None:
-        """Run command `name`. Its snapshot and its answer go in one message, the
-        snapshot first: a window that has the answer has the snapshot too, and a Step
-        wakes the window once, not twice. Questions and settings publish nothing. A `lazy` answer is
-        pickled into shared memory (see `wire.LazyAnswer`)."""
+        """Run command `name`. The session hands back its answer and, for a command,
+        the snapshot after it (`Session.perform`); both go in one message, the snapshot
+        first: a window that has the answer has the snapshot too, and a Step wakes the
+        window once, not twice. Questions and settings publish nothing. A `lazy` answer
+        is pickled into shared memory (see `wire.LazyAnswer`)."""
         try:
-            result = self.session.command(name, *args, **kwargs)
+            result, snapshot = self.session.perform(name, *args, **kwargs)
         except Exception as error:  # a command's failure must not end the process
             self.publish()
             self.send("failed", number, describe_error(error),
@@ -221,8 +224,8 @@ class Child:
             except Exception as error:  # an answer that cannot cross: say so, go on
                 answer = ("failed", number, f"the answer to {name} cannot be sent: {error}",
                           "".join(traceback.format_exception(error)))
-        if name in COMMANDS:
-            self.publish(answer)
+        if snapshot is not None:
+            self.publish(answer, snapshot)
         elif answer is not None:
             try:
                 self.send(*answer)

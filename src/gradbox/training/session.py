@@ -1,7 +1,8 @@
 """A training session without Qt: the run, its timeline, and the commands that change it.
 
 The `Session` owns a `Timeline` (and so the `Trainer` inside it) and is changed only by
-named commands (`Session.command(name, *args)`, or the methods of the same names), whose
+named commands (`Session.command(name, *args)`, or the methods of the same names;
+`Session.perform` adds the snapshot a command leaves), whose
 arguments and results are plain data -- numbers, strings, configurations, states,
 snapshots -- never a closure over the trainer. A command can therefore be sent to the
 thread that owns the session, or to another process.
@@ -435,6 +436,13 @@ class Session:
         if name in _LOSES_THE_GRAPH and self.graph_wanted:
             self.capture_graph()  # traced again: a graph view is open
         return result
+
+    def perform(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, Snapshot | None]:
+        """Run `name` as `command` does: (its answer, the snapshot after it) for a command
+        (a command may change what is on show: its snapshot goes to the window with the
+        answer, in one hand-off), (its answer, None) for a question or a setting."""
+        result = self.command(name, *args, **kwargs)
+        return result, (self.snapshot() if name in COMMANDS else None)
 
     def _traced(self, capture: bool | None = None) -> Trainer:
         """The run on show, set to trace its graph with the next phases as asked (by
