@@ -112,53 +112,49 @@ def test_numpy_sums_a_row_of_a_matrix_as_it_sums_the_row_alone() -> None:
         assert [bits(float(x)) for x in together] == [bits(float(x)) for x in alone], n
 
 
-def _two_neurons(order_of_terms: str) -> tuple[Value, list[Value], list[Value]]:
-    rng = np.random.default_rng(3)
-    x = [Value(rng.normal(size=6)), Value(rng.normal(size=6))]
-    neurons = [Neuron(2, "tanh", weights=rng.normal(size=2)) for _ in range(3)]
-    outs = [n(x) for n in neurons]
+def _graph(kind: str, x: list[Value], params: list[Value]) -> Value:
+    """Small graphs of neurons (b + w·x chains) whose walk puts a layer in one place or
+    another; `params`: three per neuron (w₀, w₁, b)."""
+    def neuron(i: int, inputs: list[Value], activation: str = "tanh") -> Value:
+        n = Neuron(2, activation, weights=[0.0, 0.0])
+        n.w, n.b = params[3 * i:3 * i + 2], params[3 * i + 2]
+        return n(inputs)
+
+    if kind == "shared consumer":  # two one-neuron layers, x₀ in both, one '+' reads both
+        return (neuron(0, [x[0], x[1]], "linear") + neuron(1, [x[0], x[2]], "linear")).mean()
+    outs = [neuron(i, x[:2]) for i in range(3)]
     extra = x[0] * 3.0
     total = outs[0] + outs[1] + outs[2]
-    root = ((extra + total) if order_of_terms == "extra first" else (total + extra)).mean()
-    params = [p for n in neurons for p in n.parameters()]
-    return root, x, params
+    return ((extra + total) if kind == "extra first" else (total + extra)).mean()
 
 
-@pytest.mark.parametrize("order_of_terms", ["extra first", "extra last"])
+@pytest.mark.parametrize(("kind", "layers"), [("extra first", 1), ("extra last", 0),
+                                              ("shared consumer", 1)])
 def test_a_layer_runs_at_once_only_where_its_inputs_gradients_arrive_in_the_kept_order(
-        order_of_terms: str) -> None:
+        kind: str, layers: int) -> None:
     """x₀ also feeds another node. Whether its gradient from there arrives before the
     layer's or after depends on the walk: after, the layer runs at once; before, it runs
-    node by node (at once it would add x₀'s terms in another order). The same numbers
-    either way."""
-    root, x, params = _two_neurons(order_of_terms)
+    node by node (at once it would add x₀'s terms in another order). Of two one-neuron
+    layers that both read x₀, the walk's second one adds to what the first gave x₀: it runs
+    node by node. The same numbers every time."""
+    rng = np.random.default_rng(3)
+    start = rng.normal(size=(3, 6)), rng.normal(size=9)
+    x = [Value(row.copy()) for row in start[0]]
+    params = [Value(float(w)) for w in start[1]]
+    root = _graph(kind, x, params)
     plan = fused.Plan(root, [n for n in root.topological_order() if n.inputs])
-    assert len(plan.layers) == (1 if order_of_terms == "extra first" else 0)
+    assert len(plan.layers) == layers
     for p in params:
         p.data += 0.25
     plan.forward()
-    fresh_x = [Value(v.data.copy()) for v in x]
-    fresh_params = [Value(p.data) for p in params]
-    fresh = _rebuilt(order_of_terms, fresh_x, fresh_params)
     plan.backward()
+    fresh_x = [Value(row.copy()) for row in start[0]]
+    fresh_params = [Value(float(w) + 0.25) for w in start[1]]
+    fresh = _graph(kind, fresh_x, fresh_params)
     fresh.backward()
     assert every_number(root) == every_number(fresh)
     assert [bits(v.grad) for v in x + params] == [bits(v.grad)
                                                   for v in fresh_x + fresh_params]
-
-
-def _rebuilt(order_of_terms: str, x: list[Value], params: list[Value]) -> Value:
-    """The graph of `_two_neurons` built anew on these inputs and weights."""
-    neurons = []
-    for i in range(3):
-        n = Neuron(2, "tanh", weights=[0.0, 0.0])
-        n.w = params[3 * i:3 * i + 2]
-        n.b = params[3 * i + 2]
-        neurons.append(n)
-    outs = [n(x) for n in neurons]
-    extra = x[0] * 3.0
-    total = outs[0] + outs[1] + outs[2]
-    return ((extra + total) if order_of_terms == "extra first" else (total + extra)).mean()
 
 
 def test_a_snapshot_of_the_graph_keeps_its_numbers_when_the_next_step_writes_in_place() -> None:

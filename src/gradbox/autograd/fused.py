@@ -24,6 +24,7 @@ before it uses a layer, and keeps the engine's own walk for any layer it cannot 
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -180,9 +181,9 @@ class Plan:
         self.forward_parts: list[list[Value] | LayerSums] = []
         self.backward_parts: list[Value | LayerSums] = []
         self._schedule()
-        inner = {id(n) for layer in self.layers for n in layer.nodes}
+        inner = {n for layer in self.layers for n in layer.nodes}
         # What backward sets to 0 first: every op node the layers do not write whole.
-        self._reset = [n for n in self.order if id(n) not in inner] + [
+        self._reset = [n for n in self.order if n not in inner] + [
             n for layer in self.layers for n in layer.lasts]
         self._leaves = [x for layer in self.layers for x in layer.inputs if not x._prev]
 
@@ -215,166 +216,186 @@ class Plan:
     def _schedule(self) -> None:
         """Where each layer runs, forward and backward, and the proof that the order of
         every node's arrivals is the kept order's; a layer without it runs node by node."""
+        graph = _Graph(self.order)
         while True:
-            forward, backward = _times(self.order, self.layers)
-            bad = _unproven(self.order, self.layers, forward, backward)
+            forward, backward = _times(graph, self.layers)
+            bad = _unproven(graph, self.layers, forward, backward)
             if not bad:
                 break
             self.layers = [layer for layer in self.layers if layer not in bad]
-        inner = {id(n): layer for layer in self.layers for n in layer.nodes}
-        where = {id(n): i for i, n in enumerate(self.order)}
+        inner = {n for layer in self.layers for n in layer.nodes}
         for layer in self.layers:
-            layer.walk = sorted(layer.nodes, key=lambda n: -where[id(n)])
-        # forward: the nodes in the kept order, each layer in one piece at its time
-        items: list[tuple[Time, object]] = [((i, 0), n) for i, n in enumerate(self.order)
-                                            if id(n) not in inner]
-        items += [(forward[id(layer)], layer) for layer in self.layers]
-        items.sort(key=lambda item: item[0])
-        for _, item in items:
-            if type(item) is Value:
+            layer.walk = sorted(layer.nodes, key=lambda n: -graph.position[n])
+        # Each part in the kept order, a layer in one piece after the node of its time.
+        self.forward_parts = []
+        after = _by_place(forward, self.layers)
+        for i, node in enumerate((None, *self.order), start=-1):
+            if node is not None and node not in inner:
                 if not self.forward_parts or type(self.forward_parts[-1]) is not list:
                     self.forward_parts.append([])
-                self.forward_parts[-1].append(item)
-            else:
-                self.forward_parts.append(item)
-        size = len(self.order)
-        items = [((size - 1 - i, 0), n) for i, n in enumerate(self.order)
-                 if id(n) not in inner]
-        items += [(backward[id(layer)], layer) for layer in self.layers]
-        items.sort(key=lambda item: item[0])
-        self.backward_parts = [item for _, item in items]
+                self.forward_parts[-1].append(node)
+            self.forward_parts.extend(after.get(i, ()))
+        self.backward_parts = []
+        after = _by_place(backward, self.layers)
+        for i, node in enumerate((None, *reversed(self.order)), start=-1):
+            if node is not None and node not in inner:
+                self.backward_parts.append(node)
+            self.backward_parts.extend(after.get(i, ()))
+
+
+def _by_place(times: dict[LayerSums, Time], layers: list[LayerSums]
+              ) -> dict[int, list[LayerSums]]:
+    """The layers to run after each place of a walk, in their order there."""
+    after: dict[int, list[LayerSums]] = {}
+    for layer in sorted(layers, key=times.__getitem__):
+        after.setdefault(times[layer][0], []).append(layer)
+    return after
+
+
+class _Graph:
+    """What the schedule reads of a graph (its op nodes in topological order): where each
+    node stands, and how many times each node is used."""
+
+    def __init__(self, order: Sequence[Value]) -> None:
+        self.order = order
+        self.size = len(order)
+        self.position = {n: i for i, n in enumerate(order)}
+        self.uses = Counter(child for node in order for child in node._prev)
+
+    def consumers(self, of: set[Value]) -> dict[Value, list[Value]]:
+        """The consumers of each of `of`, in the kept order, once per use."""
+        found: dict[Value, list[Value]] = {n: [] for n in of}
+        for node in self.order:
+            for child in node._prev:
+                if child in found:
+                    found[child].append(node)
+        return found
 
 
 def find_layers(order: Sequence[Value]) -> list[LayerSums]:
     """The neurons' sum chains in a graph (op nodes in topological order), grouped by the
-    inputs they share: each group a layer."""
-    uses: dict[int, int] = {}
-    for node in order:
-        for child in node._prev:
-            uses[id(child)] = uses.get(id(child), 0) + 1
-    linked: set[int] = set()  # sum nodes of a chain
+    inputs they share: each group a layer, in the graph's order."""
+    uses = Counter(child for node in order for child in node._prev)
+    linked: set[Value] = set()  # sum nodes of a chain
     for node in order:
         if node._op != "+" or len(node._prev) != 2:
             continue
         head, product = node._prev
-        if not (product._op == "*" and uses[id(product)] == 1 and len(product._prev) == 2):
+        if not (product._op == "*" and uses[product] == 1 and len(product._prev) == 2):
             continue
         w, x = product._prev
         if w._prev or type(w.data) is not float or type(x.data) is not np.ndarray:
             continue
         starts = not head._prev and type(head.data) is float
-        if starts or (id(head) in linked and uses[id(head)] == 1):
-            linked.add(id(node))
+        if starts or (head in linked and uses[head] == 1):
+            linked.add(node)
     # A chain ends at a linked sum that no linked sum continues.
-    continued = {id(n._prev[0]) for n in order if id(n) in linked}
+    continued = {n._prev[0] for n in order if n in linked}
     groups: dict[tuple[int, ...], list[Chain]] = {}
     for node in order:
-        if id(node) in linked and id(node) not in continued:
+        if node in linked and node not in continued:
             chain = Chain(node)
             groups.setdefault(tuple(map(id, chain.inputs)), []).append(chain)
-    position = {id(n): i for i, n in enumerate(order)}
+    position = {n: i for i, n in enumerate(order)}
     layers = []
     for chains in groups.values():
         # the neurons in the order the kept walk (backward) reaches their products
-        chains.sort(key=lambda c: -position[id(c.products[0])])
+        chains.sort(key=lambda c: -position[c.products[0]])
         leaves = [c.bias for c in chains] + [w for c in chains for w in c.weights]
         inputs = chains[0].inputs
-        if (len({id(v) for v in leaves}) == len(leaves)
-                and len({id(x) for x in inputs}) == len(inputs)
+        if (len(set(leaves)) == len(leaves) and len(set(inputs)) == len(inputs)
                 and len({x.data.shape for x in inputs}) == 1):
             layers.append(LayerSums(chains))
     return layers
 
 
-def _times(order: Sequence[Value], layers: list[LayerSums]
-           ) -> tuple[dict[int, Time], dict[int, Time]]:
+def _times(graph: _Graph, layers: list[LayerSums]
+           ) -> tuple[dict[LayerSums, Time], dict[LayerSums, Time]]:
     """When each layer runs: forward, after its last input is computed; backward, after
     the last gradient reaches one of its neurons' outputs. `layers` come in the order of
     the graph (`find_layers`): a layer's inputs are computed by the ones before it, its
     outputs' gradients come from the ones after it. (Loops, not functions calling each
     other: those would be a reference cycle holding the graph, which only the cyclic
     collector frees, and a training step pauses it.)"""
-    size = len(order)
-    position = {id(n): i for i, n in enumerate(order)}
-    owner = {id(n): layer for layer in layers for n in layer.nodes}
-    consumers: dict[int, list[Value]] = {}
-    for node in order:
-        for child in node._prev:
-            consumers.setdefault(id(child), []).append(node)
+    position, size = graph.position, graph.size
+    owner = {n: layer for layer in layers for n in layer.nodes}
+    consumers = graph.consumers({last for layer in layers for last in layer.lasts})
     never = (size, 0)  # a time not yet known: after everything, which no proof passes
-    forward: dict[int, Time] = {}
+    taken: set[Time] = set()  # two layers after the same node: one, then the other
+
+    def free(at: Time) -> Time:
+        at = (at[0], at[1] + 1)
+        while at in taken:
+            at = (at[0], at[1] + 1)
+        taken.add(at)
+        return at
+
+    forward: dict[LayerSums, Time] = {}
     for layer in layers:
         latest = (-1, 0)
         for x in layer.inputs:
-            mine = owner.get(id(x))
-            at = (forward.get(id(mine), never) if mine is not None
-                  else (position[id(x)], 0) if x._prev else (-1, 0))
+            mine = owner.get(x)
+            at = (forward.get(mine, never) if mine is not None
+                  else (position[x], 0) if x._prev else (-1, 0))
             latest = max(latest, at)
-        forward[id(layer)] = (latest[0], latest[1] + 1)
-    backward: dict[int, Time] = {}
+        forward[layer] = free(latest)
+    taken.clear()
+    backward: dict[LayerSums, Time] = {}
     for layer in reversed(layers):
         latest = (-1, 0)
         for last in layer.lasts:
-            for node in consumers.get(id(last), ()):
-                mine = owner.get(id(node))
-                at = (backward.get(id(mine), never) if mine is not None
-                      else (size - 1 - position[id(node)], 0))
+            for node in consumers[last]:
+                mine = owner.get(node)
+                at = (backward.get(mine, never) if mine is not None
+                      else (size - 1 - position[node], 0))
                 latest = max(latest, at)
-        backward[id(layer)] = (latest[0], latest[1] + 1)
+        backward[layer] = free(latest)
     return forward, backward
 
 
-def _unproven(order: Sequence[Value], layers: list[LayerSums], forward: dict[int, Time],
-              backward: dict[int, Time]) -> list[LayerSums]:
+def _unproven(graph: _Graph, layers: list[LayerSums], forward: dict[LayerSums, Time],
+              backward: dict[LayerSums, Time]) -> set[LayerSums]:
     """The layers under which some node would not get its gradients (or compute its
-    value) as the kept order has it: [] when the schedule is proven."""
-    owner = {id(n): layer for layer in layers for n in layer.nodes}
-    bad: dict[int, LayerSums] = {}
-    # Forward: each node after its inputs; a layer after its inputs (by construction).
-    for i, node in enumerate(order):
-        mine = owner.get(id(node))
-        at = forward[id(mine)] if mine is not None else (i, 0)
-        for child in node._prev:
-            layer = owner.get(id(child))
-            if layer is not None and layer is not mine and forward[id(layer)] >= at:
-                bad[id(layer)] = layer
-    # Backward: the sources of each node's gradient, in the kept order and in the
-    # schedule's. A layer hands its inputs theirs neuron after neuron (its chains' order).
-    kept: dict[int, list[int]] = {}
-    planned: dict[int, list[tuple[Time, int, int]]] = {}
-    index = {id(p): j for layer in layers for j, c in enumerate(layer.chains)
-             for p in c.products}
-    for i, node in enumerate(reversed(order)):
-        mine = owner.get(id(node))
-        at = backward[id(mine)] if mine is not None else (i, 0)
-        for child in dict.fromkeys(node._prev):  # once per source, as it arrives together
-            if mine is not None and owner.get(id(child)) is mine:
-                continue  # inside the layer: its own business
-            kept.setdefault(id(child), []).append(id(node))
-            planned.setdefault(id(child), []).append((at, index.get(id(node), 0), id(node)))
-    for child_id, sources in planned.items():
-        sources.sort()
-        if [s for _, _, s in sources] != kept[child_id]:
-            for _, _, s in sources:
-                if s in owner:
-                    bad[id(owner[s])] = owner[s]
-    # ... and each node passes its gradient on only once all of it has arrived; a layer
-    # reads its outputs' gradients, and is the first to give its inputs theirs.
-    for i, node in enumerate(reversed(order)):
-        mine = owner.get(id(node))
-        if mine is not None:
-            continue
-        arrived = planned.get(id(node), [])
-        if arrived and arrived[-1][0] >= (i, 0):
-            for _, _, s in arrived:
-                if s in owner:
-                    bad[id(owner[s])] = owner[s]
+    value) as the kept order has it: none when the schedule is proven. Only the nodes next
+    to a layer can be out of place: the others keep their order among themselves."""
+    position, size = graph.position, graph.size
+    owner = {n: layer for layer in layers for n in layer.nodes}
+    bad: set[LayerSums] = set()
+    near = {n for layer in layers
+            for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.lasts)}
+    consumers = graph.consumers(near)
+
+    def backward_at(node: Value) -> Time:
+        mine = owner.get(node)
+        return backward[mine] if mine is not None else (size - 1 - position[node], 0)
+
+    # Forward: what reads a layer's outputs runs after the layer (its inputs, before it,
+    # by construction).
     for layer in layers:
         for last in layer.lasts:
-            if any(at >= backward[id(layer)] for at, _, _ in planned.get(id(last), [])):
-                bad[id(layer)] = layer
+            for node in consumers[last]:
+                mine = owner.get(node)
+                at = forward[mine] if mine is not None else (position[node], 0)
+                if at <= forward[layer]:
+                    bad.add(layer)
+    # Backward: each node near a layer gets its gradients from the same sources in the
+    # same order (a layer hands its inputs theirs neuron after neuron, its chains'
+    # order), all of them before it passes its own on.
+    index = {p: j for layer in layers for j, c in enumerate(layer.chains) for p in c.products}
+    for node in near:
+        sources = list(dict.fromkeys(reversed(consumers[node])))  # the kept order
+        planned = sorted(sources, key=lambda s: (backward_at(s), index.get(s, 0)))
+        mine = owner.get(node)
+        ends = backward[mine] if node in owner else (
+            (size - 1 - position[node], 0) if node._prev else (size, 0))
+        if planned != sources or (planned and backward_at(planned[-1]) >= ends):
+            bad.update(owner[s] for s in sources if s in owner)
+            if mine is not None:
+                bad.add(mine)
+    # A layer gives its inputs their first gradient (they hold none when it runs).
+    for layer in layers:
         for x in layer.inputs:
-            first = planned.get(id(x), [])
-            if first and owner.get(first[0][2]) is not layer:
-                bad[id(layer)] = layer
-    return list(bad.values())
+            sources = list(dict.fromkeys(reversed(consumers[x])))
+            if owner.get(sources[0]) is not layer:
+                bad.add(layer)
+    return bad
