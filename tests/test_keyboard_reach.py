@@ -108,3 +108,21 @@ def test_alt_arrows_go_through_a_lesson_and_f1_lists_them(qtbot, open_window) ->
     menus = [a.menu() for a in win.menuBar().actions() if a.menu() is not None]
     listed = shortcuts_html(menus)
     assert "<b>Alt+Right</b>" in listed and "<b>Alt+Left</b>" in listed
+
+
+def test_f_unticks_forget_zero_grad_that_a_lesson_ticked(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: lesson 4 step 5, 'Untick Forget zero_grad and press Step':
+    F did nothing the first time (the menu's switch still thought it was off, as the
+    lesson had ticked the box from the run), and Space stepped the broken run again."""
+    win = open_window((1024, 700))
+    win.lessons.apply_key("zero-grad")
+    qtbot.waitUntil(lambda: win.toolbar.forget_zero_grad.isChecked()
+                    and win.toolbar.ghost.isChecked())
+    QTest.keyClick(_focused() or win, Qt.Key.Key_F)
+    qtbot.waitUntil(lambda: not win.controller.snapshot.forget_zero_grad)
+    assert not win.toolbar.forget_zero_grad.isChecked()
+    QTest.keyClick(_focused() or win, Qt.Key.Key_G)
+    qtbot.waitUntil(lambda: not win.controller.snapshot.ghost)
+    training = next(a.menu() for a in win.menuBar().actions() if a.text() == "&Training")
+    checked = {a.text(): a.isChecked() for a in training.actions() if a.isCheckable()}
+    assert checked["Forget zero_grad"] is False and checked["Ghost run"] is False

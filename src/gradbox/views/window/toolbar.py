@@ -129,6 +129,11 @@ class TrainingToolbar(QToolBar):
         self.ghost.setAccessibleName("Ghost run")
         self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
                               "loss and gradients beside the broken run (G)")
+        # Keys of their own, like Step's and Run's: the switches a lesson flips (the
+        # Training menu holds them). Kept in step with the boxes here, where the run
+        # sets the boxes too.
+        self.forget_action = self._switch_action(self.forget_zero_grad, "F")
+        self.ghost_action = self._switch_action(self.ghost, "G")
         # The second row: the switches, where the run stands, and the timeline, which
         # gets the rest of the width (a step per pixel or so on a wide window).
         self.timeline_bar = QToolBar("Timeline", parent)
@@ -282,12 +287,25 @@ class TrainingToolbar(QToolBar):
             self.timeline.setRange(0, max(snapshot.step, len(ahead) if ahead else 0))
             self.timeline.setValue(snapshot.step)
             self.timeline.blockSignals(False)
-        for box, value in ((self.forget_zero_grad, snapshot.forget_zero_grad),
-                           (self.ghost, snapshot.ghost)):
-            if box.isChecked() != value:
-                box.blockSignals(True)
-                box.setChecked(value)
-                box.blockSignals(False)
+        for box, action, value in (
+                (self.forget_zero_grad, self.forget_action, snapshot.forget_zero_grad),
+                (self.ghost, self.ghost_action, snapshot.ghost)):
+            # The run's state, shown without sending it back; the menu's switch with it
+            # (left behind, it thought a lesson's ticked box was off, and its key F
+            # ticked it again: a first press did nothing).
+            for switch in (box, action):
+                if switch.isChecked() != value:
+                    switch.blockSignals(True)
+                    switch.setChecked(value)
+                    switch.blockSignals(False)
+
+    def _switch_action(self, box: QCheckBox, key: str) -> QAction:
+        action = QAction(box.text(), self, checkable=True)
+        action.setShortcut(QKeySequence(key))
+        action.setToolTip(box.toolTip())
+        action.toggled.connect(box.setChecked)
+        box.toggled.connect(action.setChecked)
+        return action
 
     @Slot()
     def _show_busy(self) -> None:
