@@ -4,8 +4,8 @@
     presentation  teacher mode: the current lesson step's panels, large
     docks         the docks' sizes for the window's size; what a tab puts away for its room
     room          each view's readable size, and the room a view too small asks for
-    host          the QMainWindow methods every layout calls (`DockedWindow`)
+    host          the `Frame` every layout is given: the window's docks, tabs, message bar
 
-Works on the main window through what each layout declares beside itself (a Protocol on
-`DockedWindow`: the docks, tabs and panels it arranges); never imports the main window.
+Each layout is given the frame, the panels it arranges and the fellow layouts it works
+with; it never imports the main window nor reads its members.
 """

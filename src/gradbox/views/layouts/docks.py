@@ -4,40 +4,14 @@ room the Designer and the panels below take)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Protocol
 
 from PySide6.QtCore import QSize, Qt, QTimer, Slot
-from PySide6.QtWidgets import QDockWidget, QStyle, QTabWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QStyle, QWidget
 
-from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.layouts.host import Frame
 from gradbox.views.panels.training_loop import TrainingLoopPanel
-from gradbox.views.window.message_bar import MessageBar
-
-
-class _Arranging(Protocol):
-    active: bool  # teacher mode (a Presentation) arranges the window itself
-
-
-class _Switching(Protocol):
-    switching: bool  # a workspace (Workspaces) is being put in place
-
-
-class DockWindow(DockedWindow, Protocol):
-    """What a `DockRoom` arranges: the main window's docks and the pages they serve."""
-
-    docks: dict[str, QDockWidget]
-    tabs: QTabWidget
-    training_loop: TrainingLoopPanel
-    graph: QWidget | None
-    headline: QWidget
-    messages: MessageBar
-    presentation: _Arranging
-    workspaces: _Switching
-
-    def playground_page(self) -> QWidget: ...
-
 
 # The loss curve beside the training loop needs this much width of its own; less, and it
 # goes under the Designer (see DockRoom.place_loss_curve), taking this share of its height.
@@ -48,8 +22,21 @@ LOSS_COLUMN_SHARE = 0.5
 class DockRoom:
     """Sizes the main window's docks and puts away the ones a tab needs the room of."""
 
-    def __init__(self, window: DockWindow) -> None:
-        self.window = window
+    def __init__(self, frame: Frame, training_loop: TrainingLoopPanel, headline: QWidget,
+                 wide_pages: tuple[QWidget, ...], graph: QWidget | None,
+                 arranged_elsewhere: Callable[[], bool]) -> None:
+        """`wide_pages` need the whole width (the playground's page, Build), `graph` the
+        room of the panels below and beside it; the `headline` shows over the training
+        run's views only. While `arranged_elsewhere()` (teacher mode, a workspace being
+        put in place) a tab puts nothing away."""
+        self.frame = frame
+        self.window = frame.window
+        self.docks = frame.docks
+        self.training_loop = training_loop
+        self.headline = headline
+        self.wide_pages = wide_pages
+        self.graph = graph
+        self.arranged_elsewhere = arranged_elsewhere
         # docks a tab put away for its room, to bring back when another tab shows
         self.put_away: list[QDockWidget] = []
         self._away_before_teacher: list[QDockWidget] = []
@@ -63,20 +50,20 @@ class DockRoom:
         window, so the plot in the middle keeps room at 1024 x 700 as at 1920 x 1080."""
         w = self.window
         width, height = w.width(), w.height()
-        designer = w.docks["Designer"]
-        right = w.docks["Parameters && gradients"]
+        designer = self.docks["Designer"]
+        right = self.docks["Parameters && gradients"]
         w.resizeDocks([designer, right],
                       [designer.widget().minimumWidth(),
                        min(max(int(0.29 * width), 300), 480)], Qt.Horizontal)
         if self.place_loss_curve():
             w.layout().activate()  # the sizes below read the docks' new places
-        loss, loop = w.docks["Loss curve"], w.docks["Training loop"]
+        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
         bottom = min(max(int(0.32 * height), 190), 320)
         if w.dockWidgetArea(loss) == Qt.BottomDockWidgetArea:
             w.resizeDocks([loss], [bottom], Qt.Vertical)
             # the code's width and the dock's own frame around it
-            frame = max(loop.width() - w.training_loop.width(), 0)  # 0 until laid out
-            code = w.training_loop.code_width() + frame
+            frame = max(loop.width() - self.training_loop.width(), 0)  # 0 until laid out
+            code = self.training_loop.code_width() + frame
             # Sizes that do not add up to the room are scaled to it: leave out the handle.
             handle = w.style().pixelMetric(QStyle.PM_DockWidgetSeparatorExtent, None, w)
             rest = self._middle_width() - code - handle
@@ -95,7 +82,7 @@ class DockRoom:
     def _loss_beside_loop(self) -> bool:
         """Does the middle column hold the loss curve and the training loop side by side,
         each readable? (The loop's code is not wrapped: it needs its widest line.)"""
-        return self._middle_width() >= LOSS_MIN_WIDTH + self.window.training_loop.code_width()
+        return self._middle_width() >= LOSS_MIN_WIDTH + self.training_loop.code_width()
 
     def place_loss_curve(self) -> bool:
         """The loss curve beside the training loop under the main views when both fit;
@@ -104,8 +91,8 @@ class DockRoom:
         Docks the user moved elsewhere (floating, tabbed, another side) stay put.
         True if the loss curve moved."""
         w = self.window
-        loss, loop = w.docks["Loss curve"], w.docks["Training loop"]
-        designer = w.docks["Designer"]
+        loss, loop = self.docks["Loss curve"], self.docks["Training loop"]
+        designer = self.docks["Designer"]
         if any(d.isFloating() or w.tabifiedDockWidgets(d) for d in (loss, loop, designer)):
             return False
         if self.put_away:
@@ -129,7 +116,7 @@ class DockRoom:
 
     def loss_place_changes(self) -> bool:
         """Would the loss curve move (beside the loop, or under the Designer) on a refit?"""
-        beside = self.window.dockWidgetArea(self.window.docks["Loss curve"]) \
+        beside = self.window.dockWidgetArea(self.docks["Loss curve"]) \
             == Qt.BottomDockWidgetArea
         return beside != self._loss_beside_loop()
 
@@ -147,27 +134,25 @@ class DockRoom:
         """The docks a tab needs the room of: the playground needs the whole width and
         none of the training panels; the computation graph needs the room the Designer
         and the panels below take (at 1024 x 700 they left it 360 x 115 pixels)."""
-        w = self.window
-        if page is w.playground_page() or page is w.build:  # Build it yourself: also
+        if page in self.wide_pages:  # the playground, Build it yourself
             names: tuple[str, ...] = ("Designer", "Parameters && gradients", "Loss curve",
                                       "Training loop")
-        elif page is not None and page is w.graph:
+        elif page is not None and page is self.graph:
             names = ("Designer", "Loss curve", "Training loop")
         else:
             names = ()
         # a panel the user brought back while this tab showed stays
         kept = self._kept_on_tab.get(id(page), set())
-        return [w.docks[name] for name in names if name not in kept]
+        return [self.docks[name] for name in names if name not in kept]
 
     @Slot(int)
     def on_tab_changed(self, _index: int) -> None:
         """Put away the panels the new tab needs the room of, and bring back as they were
         the ones an earlier tab put away that this one does not."""
-        w = self.window
-        page = w.tabs.currentWidget()
+        page = self.frame.tabs.currentWidget()
         # The big numbers are the training run's: the playground and Build need the height.
-        w.headline.setVisible(page is not w.playground_page() and page is not w.build)
-        if w.presentation.active or w.workspaces.switching:
+        self.headline.setVisible(page not in self.wide_pages)
+        if self.arranged_elsewhere():
             return  # teacher mode or the workspace decides which panels show
         wanted = self._put_away_for(page)
         back = [d for d in self.put_away if d not in wanted]
@@ -186,7 +171,7 @@ class DockRoom:
             names = ", ".join(d.windowTitle().replace("&&", "&") for d in hidden)
             self._note = (f"Put away while this tab shows: {names} "
                           "(the View menu brings any of them back)")
-            w.messages.show_message(self._note, lambda: all(
+            self.frame.messages.show_message(self._note, lambda: all(
                 d.isHidden() and d in self.put_away for d in hidden))
 
     def put_away_now(self, docks: list[QDockWidget]) -> None:
@@ -202,13 +187,13 @@ class DockRoom:
         """The user brought back a panel a tab had put away: it stays on that tab."""
         if checked and dock in self.put_away:
             self.put_away.remove(dock)
-            page = self.window.tabs.currentWidget()
+            page = self.frame.tabs.currentWidget()
             self._kept_on_tab.setdefault(id(page), set()).add(
-                next(name for name, d in self.window.docks.items() if d is dock))
+                next(name for name, d in self.docks.items() if d is dock))
 
     def _dismiss_note(self) -> None:
-        if self.window.messages.text() == self._note:
-            self.window.messages.dismiss()
+        if self.frame.messages.text() == self._note:
+            self.frame.messages.dismiss()
 
     def clear_put_away(self) -> None:
         """A workspace decides which panels show: forget what a tab put away."""

@@ -1,39 +1,27 @@
-"""What a layout is given of the main window: the window's own dock-arranging methods.
+"""What a layout is given of the main window: the `Frame` it arranges.
 
-Each layout (docks, presentation, room, workspaces) declares, beside itself, the parts of
-the window it arranges (a `Protocol`: the docks, the tabs, the panels it reads) on top of
-`DockedWindow`, the `QMainWindow` methods it calls. The main window has them all; a
-layout never imports the main window, so the window builds its layouts and nothing
-reaches back.
+Each layout (docks, presentation, room, workspaces) is given the frame -- the
+`QMainWindow` as Qt makes it (its dock-arranging methods), the docks by title, the
+main views' tabs, the message bar -- and, as arguments, the few panels and fellow
+layouts it works with. A layout never imports the main window and reads none of its
+members: the window builds its layouts and nothing reaches back.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QObject, QSize, Qt
-from PySide6.QtWidgets import QDockWidget, QLayout, QStyle, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget
+
+from gradbox.views.window.message_bar import MessageBar
 
 
-class DockedWindow(Protocol):
-    """The `QMainWindow` methods the layouts call."""
+@dataclass(frozen=True)
+class Frame:
+    """The main window as its layouts arrange it."""
 
-    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget) -> None: ...  # noqa: N802
-    def centralWidget(self) -> QWidget: ...  # noqa: N802
-    def dockWidgetArea(self, dock: QDockWidget) -> Qt.DockWidgetArea: ...  # noqa: N802
-    def findChild(self, kind: type, name: str = "") -> QObject: ...  # noqa: N802
-    def findChildren(self, kind: type, name: str = "") -> list: ...  # noqa: N802
-    def height(self) -> int: ...
-    def width(self) -> int: ...
-    def layout(self) -> QLayout: ...
-    def resize(self, size: QSize) -> None: ...
-    def resizeDocks(self, docks: list[QDockWidget], sizes: list[int],  # noqa: N802
-                    orientation: Qt.Orientation) -> None: ...
-    def restoreState(self, state: QByteArray, version: int = 0) -> bool: ...  # noqa: N802
-    def saveGeometry(self) -> QByteArray: ...  # noqa: N802
-    def saveState(self, version: int = 0) -> QByteArray: ...  # noqa: N802
-    def size(self) -> QSize: ...
-    def splitDockWidget(self, first: QDockWidget, second: QDockWidget,  # noqa: N802
-                        orientation: Qt.Orientation) -> None: ...
-    def style(self) -> QStyle: ...
-    def tabifiedDockWidgets(self, dock: QDockWidget) -> list[QDockWidget]: ...  # noqa: N802
+    window: QMainWindow  # Qt's own methods only (the docks' places, findChildren)
+    docks: dict[str, QDockWidget]  # by title ("Parameters && gradients"); filled as built
+    tabs: QTabWidget  # the main views
+    messages: MessageBar  # where a layout says what it put away
+    layout_version: int  # of the dock layouts saved in the settings

@@ -9,15 +9,14 @@ the tab. The layout saved at exit is that one too, never the presentation's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QLayout, QTabWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QLayout, QWidget
 
 from gradbox.teaching import lessons as names
-from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.layouts.host import Frame
 from gradbox.views.panels.lesson_panel import (
     TEACHER_SCALE,
     LessonPanel,
@@ -36,24 +35,6 @@ FULL_SCALE_SIZE = QSize(1400, 900)
 LESSON_SHARE = 0.32  # of the width, for the lesson's large text
 SIDE_SHARE = 0.30  # of the width, for the step's panels in the left column
 BOTTOM_SHARE = 0.40  # of the height, for the loss curve and the loop under a main view
-
-
-class _Growing(Protocol):
-    def grow_docks(self) -> None: ...  # a Room: each view too small grows to its size
-
-
-class PresentedWindow(DockedWindow, Protocol):
-    """What a `Presentation` arranges: the docks, the tabs and the panels a step names."""
-
-    docks: dict[str, QDockWidget]
-    tabs: QTabWidget
-    layout_version: int
-    lessons: LessonPanel
-    playground: PlaygroundPanel
-    training_loop: TrainingLoopPanel
-    toolbar: TrainingToolbar
-    phase_bar: PhaseBar
-    room: _Growing
 
 
 def teacher_scale(size: QSize) -> float:
@@ -75,8 +56,20 @@ class Before:
 class Presentation:
     """Shows a lesson step's regions in the main window, large; and undoes it."""
 
-    def __init__(self, window: PresentedWindow) -> None:
-        self.window = window
+    def __init__(self, frame: Frame, lessons: LessonPanel, playground: PlaygroundPanel,
+                 training_loop: TrainingLoopPanel, toolbar: TrainingToolbar,
+                 phase_bar: PhaseBar, grow_docks: Callable[[], None]) -> None:
+        """`grow_docks()`: each view left under its readable size grows to it (a Room)."""
+        self.frame = frame
+        self.window = frame.window
+        self.docks = frame.docks
+        self.tabs = frame.tabs
+        self.lessons = lessons
+        self.playground = playground
+        self.training_loop = training_loop
+        self.toolbar = toolbar
+        self.phase_bar = phase_bar
+        self.grow_docks = grow_docks
         self.before: Before | None = None
         self.needed: tuple[str, ...] = ()
         # Counts the hand-overs of the layout: a give-back queued before one is stale.
@@ -97,9 +90,9 @@ class Presentation:
         """Keep the layout to give back, if teacher mode is not on yet."""
         w = self.window
         if self.before is None:
-            self.before = Before(w.saveGeometry(), w.saveState(w.layout_version),
-                                 QSize(w.size()), w.tabs.currentIndex(),
-                                 w.lessons.height() if w.lessons.isVisible() else None)
+            self.before = Before(w.saveGeometry(), w.saveState(self.frame.layout_version),
+                                 QSize(w.size()), self.tabs.currentIndex(),
+                                 self.lessons.height() if self.lessons.isVisible() else None)
 
     def present(self, on: bool, needed: Sequence[str]) -> None:
         w = self.window
@@ -117,13 +110,13 @@ class Presentation:
         apply_teacher_mode(w, self.needed, on, scale=teacher_scale(size))
         training = names.TRAINING_TOOLBAR in self.needed
         # The phase, large enough for the back of the room, on a row of its own.
-        w.phase_bar.setVisible(on and training)
-        w.toolbar.phase_action.setVisible(not (on and training))
+        self.phase_bar.setVisible(on and training)
+        self.toolbar.phase_action.setVisible(not (on and training))
         # The timeline row (the switches, "step 30", the timeline) where a step needs its
         # switches: beside a playground lesson it showed the last lesson's, and the phase
         # bar says the step already (a third row of toolbars left the parameter table
         # 64 px high at 1024 x 700).
-        w.toolbar.timeline_bar.setVisible(not on or bool(set(self.needed) & {
+        self.toolbar.timeline_bar.setVisible(not on or bool(set(self.needed) & {
             names.FORGET_ZERO_GRAD, names.GHOST}))
         if on:
             self._arrange()
@@ -157,7 +150,7 @@ class Presentation:
 
     def _arrange(self) -> None:
         w = self.window
-        tabs = w.tabs
+        tabs = self.tabs
         pages = [tabs.widget(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]
         # No main view named: the docks take the whole window rather than frame a blank.
         w.centralWidget().setVisible(bool(pages))
@@ -174,19 +167,19 @@ class Presentation:
         graph = w.findChild(QWidget, names.PG_GRAPH)
         if graph is not None and graph.isHidden() and graph.parentWidget() is not None:
             put_away(graph.parentWidget())
-        w.playground.favour_graph(names.PG_GRAPH in self.needed
+        self.playground.favour_graph(names.PG_GRAPH in self.needed
                                   and names.PG_TABLE not in self.needed)
-        lesson = w.docks["Lessons"]
+        lesson = self.docks["Lessons"]
         lesson.show()
         lesson.raise_()
         # A panel the step names shows even if it was closed before teacher mode (seen
         # in the real window: the loss curve closed in the layout kept from the last
         # session, lesson 10 step 5 said "the loss falls" with no loss curve). Turning
         # teacher mode off restores the layout from before, closed again.
-        for dock in w.docks.values():
+        for dock in self.docks.values():
             if dock.objectName() in self.needed and dock.isHidden() and not dock.isFloating():
                 dock.show()
-        docks = [d for d in w.docks.values() if d.isVisible() and d is not lesson
+        docks = [d for d in self.docks.values() if d.isVisible() and d is not lesson
                  and not d.isFloating() and not w.tabifiedDockWidgets(d)]
         if w.centralWidget().isVisible():
             self._beside_main_view(docks)
@@ -194,7 +187,7 @@ class Presentation:
             self._stack(docks)
         # Shares are a guess: a view left under its readable size (the parameter table
         # under two lines of warning, 58 px at 1024 x 700) grows to it from its neighbours.
-        QTimer.singleShot(0, w.room.grow_docks)
+        QTimer.singleShot(0, self.grow_docks)
 
     def _beside_main_view(self, docks: list[QDockWidget]) -> None:
         """A main view named: it keeps the middle from top to bottom; the step's panels
@@ -202,7 +195,7 @@ class Presentation:
         the loss curve along the bottom too, at 1024 x 700 the boundary was 100 px high.)"""
         w = self.window
         width, height = self._size().width(), self._size().height()
-        loop = w.docks["Training loop"]
+        loop = self.docks["Training loop"]
         side = [d for d in docks if d is not loop]
         for k, dock in enumerate(side):
             if k == 0:
@@ -211,7 +204,7 @@ class Presentation:
                 w.splitDockWidget(side[k - 1], dock, Qt.Orientation.Vertical)
         if loop in docks:
             w.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, loop)
-        lesson = w.docks["Lessons"]
+        lesson = self.docks["Lessons"]
         horizontal, widths = [lesson], [int(LESSON_SHARE * width)]
         if side:
             horizontal.append(side[0])
@@ -221,7 +214,8 @@ class Presentation:
             column = sum(d.height() for d in side)
             w.resizeDocks(side, [column // len(side)] * len(side), Qt.Orientation.Vertical)
         if loop in docks:
-            needed = w.training_loop.content_height() + loop.height() - w.training_loop.height()
+            loop_panel = self.training_loop
+            needed = loop_panel.content_height() + loop.height() - loop_panel.height()
             w.resizeDocks([loop], [min(needed, int(BOTTOM_SHARE * height))],
                           Qt.Orientation.Vertical)
 
@@ -235,7 +229,7 @@ class Presentation:
                 w.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
             else:
                 w.splitDockWidget(docks[k - 1], dock, Qt.Orientation.Vertical)
-        lesson = w.docks["Lessons"]
+        lesson = self.docks["Lessons"]
         if not docks:
             return
         share = int(LESSON_SHARE * width)
@@ -244,18 +238,18 @@ class Presentation:
             # The loop needs its lines and no more; the others share the rest equally
             # (half the column left the parameter table one row high at 1024 x 700).
             column = sum(d.height() for d in docks)
-            loop = w.docks["Training loop"]
+            loop = self.docks["Training loop"]
             heights = [0] * len(docks)
             if loop in docks:
-                heights[docks.index(loop)] = min(w.training_loop.content_height()
-                                                 + loop.height() - w.training_loop.height(),
+                heights[docks.index(loop)] = min(self.training_loop.content_height()
+                                                 + loop.height() - self.training_loop.height(),
                                                  column // 2)
             # The loss curve's three plots need more height than a table's rows (an
             # equal share left its grad norm plot 55 px high at 1366 x 768, moons step 5).
             rest = [k for k, d in enumerate(docks) if d is not loop]
             # The parameters too: a table under its summary, warning and history plot
             # (64 px of rows at 1024 x 700 beside the loss curve, lesson 4 step 3).
-            shares = {w.docks["Loss curve"]: 3, w.docks["Parameters && gradients"]: 4}
+            shares = {self.docks["Loss curve"]: 3, self.docks["Parameters && gradients"]: 4}
             weights = {k: shares.get(docks[k], 2) for k in rest}
             room = column - sum(heights)
             for k in rest:
@@ -298,13 +292,13 @@ class Presentation:
         if self.active and not now:  # teacher mode came back on before this call ran
             return
         w.centralWidget().setVisible(True)
-        w.playground.favour_graph(False)
+        self.playground.favour_graph(False)
         # Ended on a longer step than it began on: the step's box scrolls in the lesson
         # panel's old height rather than grow its dock (only the same lesson and step
         # came back exactly before).
-        w.lessons.fit_step_box(before.lesson_height)
-        w.restoreState(before.state, w.layout_version)
-        w.tabs.setCurrentIndex(before.tab)
+        self.lessons.fit_step_box(before.lesson_height)
+        w.restoreState(before.state, self.frame.layout_version)
+        self.tabs.setCurrentIndex(before.tab)
         if settle:
             w.layout().setSizeConstraint(QLayout.SizeConstraint.SetDefaultConstraint)
             w.layout().activate()

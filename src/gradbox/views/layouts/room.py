@@ -10,21 +10,17 @@ themselves (see docks.DockRoom); in teacher mode the next step arranges the wind
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.layouts.docks import DockRoom
+from gradbox.views.layouts.host import Frame
+from gradbox.views.layouts.presentation import Presentation
+from gradbox.views.layouts.workspaces import Workspaces
 from gradbox.views.panels.lesson_panel import LessonPanel, presented
-from gradbox.views.panels.parameters import ParametersView
-from gradbox.views.panels.playground import PlaygroundPanel
-from gradbox.views.plots.boundary import DecisionBoundaryView
-from gradbox.views.plots.landscape_view import LandscapeView
-from gradbox.views.plots.layer_stats_view import LayerStatsView
-from gradbox.views.plots.loss_curve import LossCurveView
 from gradbox.views.too_small import TooSmall
-from gradbox.views.window.message_bar import MessageBar
 
 # (what it is called, width, height): the smallest each view can be read at, in pixels.
 # A plot needs its axes' labels and some curve between them; a table three rows.
@@ -40,70 +36,34 @@ READABLE: dict[str, tuple[str, int, int]] = {
 LESSONS = "Lessons"
 
 
-class _Workspace(Protocol):
-    key: str
-    title: str
-
-
-class _Workspaces(Protocol):
-    @property
-    def current(self) -> _Workspace | None: ...
-    def switch(self, key: str) -> None: ...
-
-
-class _Arranging(Protocol):
-    active: bool  # teacher mode (a Presentation) arranges the window itself
-
-
-class _PuttingAway(Protocol):
-    def put_away_now(self, docks: list[QDockWidget]) -> None: ...  # a DockRoom
-
-
-class RoomWindow(DockedWindow, Protocol):
-    """The views a `Room` watches, and what it moves to give one room."""
-
-    docks: dict[str, QDockWidget]
-    boundary: DecisionBoundaryView
-    loss_curve: LossCurveView
-    layer_stats: LayerStatsView
-    landscape: LandscapeView
-    graph: QWidget | None
-    parameters: ParametersView
-    playground: PlaygroundPanel
-    lessons: LessonPanel
-    messages: MessageBar
-    workspaces: _Workspaces
-    presentation: _Arranging
-    dock_room: _PuttingAway
-
-
 class Room:
     """The main window's views, each watched against its readable size."""
 
-    def __init__(self, window: RoomWindow) -> None:
-        self.window = window
+    def __init__(self, frame: Frame, views: Mapping[str, QWidget | None], lessons: LessonPanel,
+                 workspaces: Workspaces, presentation: Presentation, dock_room: DockRoom,
+                 ) -> None:
+        """`views`: what each READABLE key names (None: not in this window); Enlarge
+        never puts away what the `lessons`' step points at."""
+        self.frame = frame
+        self.window = frame.window
+        self.docks = frame.docks
+        self.views = views
+        self.lessons = lessons
+        self.workspaces = workspaces
+        self.presentation = presentation
+        self.dock_room = dock_room
         self.guards: dict[str, TooSmall] = {}
         self.away: list[QDockWidget] = []  # what the last Enlarge put away
 
     def guard_views(self) -> None:
         """Watch every view of the window; connect every overlay's Enlarge (the layer
         plots' own included)."""
-        w = self.window
-        views: dict[str, QWidget | None] = {
-            "boundary": w.boundary.plot,
-            "loss": w.loss_curve.graphics,
-            "layers": w.layer_stats.graphics,
-            "landscape": w.landscape,
-            "graph": getattr(w.graph, "view", None),
-            "parameters": w.parameters.table,
-            "pg_graph": w.playground.graph,
-        }
-        for key, view in views.items():
+        for key, view in self.views.items():
             if view is None:
                 continue
             what, width, height = READABLE[key]
             self.guards[key] = TooSmall(view, QSize(width, height), what)
-        for overlay in w.findChildren(TooSmall):
+        for overlay in self.window.findChildren(TooSmall):
             overlay.enlarge_requested.connect(self.give)
 
     def shown_too_small(self) -> list[TooSmall]:
@@ -121,43 +81,42 @@ class Room:
     def give(self, view: QWidget) -> None:
         """Put away the panels beside `view` (the lesson stays), and give a view in a
         dock the window's height or width."""
-        w = self.window
         own = _dock_of(view)
-        lesson = w.lessons.lesson
-        named = set(presented(lesson, w.lessons.step)) if lesson is not None else set()
-        space = w.workspaces.current
-        if (own is not None and own.objectName() in named and not w.presentation.active
+        lesson = self.lessons.lesson
+        named = set(presented(lesson, self.lessons.step)) if lesson is not None else set()
+        space = self.workspaces.current
+        if (own is not None and own.objectName() in named and not self.presentation.active
                 and (space is None or space.key != "lesson")):
             # Beside the lesson's column a dock cannot grow (the lesson keeps the height
             # its step needs); the Lesson workspace places the step's panels at their
             # readable sizes, as teacher mode does.
-            w.workspaces.switch("lesson")
+            self.workspaces.switch("lesson")
             back = space.title.replace("&", "") if space is not None else "Train"
-            w.messages.show_message("The Lesson workspace gives this step's panels room "
+            self.frame.messages.show_message("The Lesson workspace gives this step's panels room "
                                     f"(View › Workspace › {back} goes back)",
-                                    lambda: w.workspaces.current is not None
-                                    and w.workspaces.current.key == "lesson")
+                                    lambda: self.workspaces.current is not None
+                                    and self.workspaces.current.key == "lesson")
             return
         # Never what the lesson's step points at: "watch the Training loop panel" with
         # the loop put away was a lesson pointing at nothing.
-        away = [d for title, d in w.docks.items()
+        away = [d for title, d in self.docks.items()
                 if d.isVisible() and not d.isFloating() and d is not own and title != LESSONS
                 and d.objectName() not in named]
-        if w.presentation.active or own is not None:
+        if self.presentation.active or own is not None:
             for dock in away:
                 dock.hide()
         else:
-            w.dock_room.put_away_now(away)
+            self.dock_room.put_away_now(away)
         self.away = away
         if own is not None and not own.isFloating():
             self._grow(view, own, passes=8)
         names = ", ".join(d.windowTitle().replace("&&", "&") for d in away)
         if names:
-            w.messages.show_message(f"Put away to give it room: {names} (the View menu "
+            self.frame.messages.show_message(f"Put away to give it room: {names} (the View menu "
                                     "brings any of them back)",
                                     lambda: all(d.isHidden() for d in away))
         elif own is None:
-            w.messages.show_message("Nothing beside it to put away: a bigger window (or "
+            self.frame.messages.show_message("Nothing beside it to put away: a bigger window (or "
                                     "closing the lesson) gives it room")
 
 

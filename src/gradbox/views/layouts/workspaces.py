@@ -11,19 +11,19 @@ version of the window is ignored), and Reset layout brings back the designed one
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMenu, QTabWidget, QWidget
+from PySide6.QtWidgets import QMenu, QWidget
 
 from gradbox.teaching import lessons as names
 from gradbox.views.build import BUILD_TAB
-from gradbox.views.layouts.host import DockedWindow
+from gradbox.views.layouts.docks import DockRoom
+from gradbox.views.layouts.host import Frame
+from gradbox.views.layouts.presentation import Presentation
 from gradbox.views.panels.lesson_panel import REGIONS, LessonPanel, presented
-from gradbox.views.window.message_bar import MessageBar
 
 # The regions that are docks: a step naming one shows that dock, not a main view.
 _DOCK_REGIONS = frozenset({names.DESIGNER, names.PARAMETERS, names.LOSS_CURVE,
@@ -65,44 +65,24 @@ def settings_key(key: str) -> str:
     return f"workspaces/v{WORKSPACE_VERSION}/{key}"
 
 
-class _Presenting(Protocol):
-    """What a workspace asks of teacher mode (a Presentation)."""
-
-    @property
-    def active(self) -> bool: ...
-    def hand_over(self) -> None: ...
-    def arrange(self, needed: Sequence[str]) -> None: ...
-
-
-class _Growing(Protocol):
-    def grow_docks(self) -> None: ...  # a Room
-
-
-class _Docks(Protocol):
-    def fit(self) -> None: ...  # a DockRoom
-    def clear_put_away(self) -> None: ...
-
-
-class WorkspaceWindow(DockedWindow, Protocol):
-    """What `Workspaces` arranges: the docks, the tabs, the lesson, and the window's
-    other arrangers it hands the layout to."""
-
-    docks: dict[str, QDockWidget]
-    tabs: QTabWidget
-    layout_version: int
-    lessons: LessonPanel
-    messages: MessageBar
-    presentation: _Presenting
-    room: _Growing
-    dock_room: _Docks
-
-
 class Workspaces:
     """Switches the main window between workspaces and keeps each one's arrangement."""
 
-    def __init__(self, window: WorkspaceWindow, settings: QSettings | None) -> None:
-        self.window = window
+    def __init__(self, frame: Frame, settings: QSettings | None, lessons: LessonPanel,
+                 build: QWidget, presentation: Presentation, dock_room: DockRoom,
+                 grow_docks: Callable[[], None]) -> None:
+        """`build`: the Build page, a tab of the Build workspace only; `grow_docks()`:
+        each view left under its readable size grows to it (a Room)."""
+        self.frame = frame
+        self.window = frame.window
+        self.docks = frame.docks
+        self.tabs = frame.tabs
         self.settings = settings
+        self.lessons = lessons
+        self.build = build
+        self.presentation = presentation
+        self.dock_room = dock_room
+        self.grow_docks = grow_docks
         self.current: Workspace | None = None  # None: the window as the user left it
         self.switching = False  # the tab changes while switching put no panel away
         self.actions: dict[str, QAction] = {}
@@ -111,14 +91,14 @@ class Workspaces:
     def remember_design(self) -> None:
         """The window as built: the Train workspace's designed layout, and every other
         one's starting point."""
-        self._designed = self.window.saveState(self.window.layout_version)
+        self._designed = self.window.saveState(self.frame.layout_version)
         self._show_build_tab(False)
 
     def _show_build_tab(self, shown: bool) -> None:
         """The Build page is a tab of the Build workspace only: a sixth tab in the 370 px
         the docks leave the main views at 1024 px elided every name ('Gra...', 'Bu...')."""
-        tabs = self.window.tabs
-        index = tabs.indexOf(self.window.build)
+        tabs = self.tabs
+        index = tabs.indexOf(self.build)
         if index >= 0 and tabs.isTabVisible(index) != shown:
             tabs.setTabVisible(index, shown)
 
@@ -148,13 +128,13 @@ class Workspaces:
         """Keep the arrangement of the workspace on show, then show `key`'s: as it was
         left, or as designed the first time."""
         w = self.window
-        teaching = w.presentation.active
+        teaching = self.presentation.active
         if teaching:
             # Teacher mode gives its layout back first (that is the one to keep), and
             # then this workspace owns the window: none of its queued give-backs may
             # come over it.
-            w.lessons.set_teacher_mode(False)
-            w.presentation.hand_over()
+            self.lessons.set_teacher_mode(False)
+            self.presentation.hand_over()
         self._keep_current()
         space = next(s for s in WORKSPACES if s.key == key)
         saved = self.settings.value(settings_key(key)) if self.settings is not None else None
@@ -169,15 +149,15 @@ class Workspaces:
         if teaching:
             # The fonts just shrank back: their layout passes may move the docks once
             # more, so the arrangement is put back after them.
-            arranged = w.saveState(w.layout_version)
+            arranged = w.saveState(self.frame.layout_version)
             QTimer.singleShot(0, lambda: self._settle_after_teacher(space, arranged))
-            w.messages.show_message(
+            self.frame.messages.show_message(
                 f"Teacher mode ended: the {space.title.replace('&', '')} workspace shows "
                 "(Lessons › Teacher mode presents the step again)",
-                lambda: not w.presentation.active)
+                lambda: not self.presentation.active)
 
     def _settle_after_teacher(self, space: Workspace, arranged: QByteArray) -> None:
-        if self.current is not space or self.window.presentation.active:
+        if self.current is not space or self.presentation.active:
             return
         self._apply_state(arranged)
         self._show_tab(space)
@@ -200,7 +180,7 @@ class Workspaces:
         view comes to the front, its panels show beside the lesson, the others close
         (the View menu brings any back). A step naming no panel changes nothing."""
         w = self.window
-        if self.current is None or self.current.key != "lesson" or w.presentation.active:
+        if self.current is None or self.current.key != "lesson" or self.presentation.active:
             return
         named = [r for r in regions if r in REGIONS]
         if not named:
@@ -208,22 +188,22 @@ class Workspaces:
         # Showing a panel before they are arranged can ask more than the screen: the
         # window grew to 1024 x 902 on a 700 px screen (lesson 4 step 2). It keeps its size.
         size = w.size()
-        for title, dock in w.docks.items():
+        for title, dock in self.docks.items():
             wanted = title == "Lessons" or dock.objectName() in named
             if dock.isVisible() != wanted and not dock.isFloating():
                 dock.setVisible(wanted)
-        page = next((p for p in (w.tabs.widget(i) for i in range(w.tabs.count()))
+        page = next((p for p in (self.tabs.widget(i) for i in range(self.tabs.count()))
                      if p.objectName() in named
                      or any(p.findChildren(QWidget, r) for r in named
                             if r not in _DOCK_REGIONS)), None)
         self.switching = True  # the tab puts no panel away: the step decides
         try:
-            if page is not None and page is not w.tabs.currentWidget():
-                w.tabs.setCurrentWidget(page)
+            if page is not None and page is not self.tabs.currentWidget():
+                self.tabs.setCurrentWidget(page)
             # placed as teacher mode places them: the step's panels in a column beside
             # the main view, the loop under it (the loss curve, parameters and lesson in
             # one right-hand column left the parameters 35 px at 1024 x 700)
-            w.presentation.arrange(named)
+            self.presentation.arrange(named)
         finally:
             self.switching = False
         if w.size() != size:
@@ -233,7 +213,7 @@ class Workspaces:
         QTimer.singleShot(0, lambda: w.resize(size) if w.size() != size else None)
         # A panel shown where it had little room (the parameters under the loss curve,
         # 35 px high at 1024 x 700) grows to its readable size once laid out.
-        QTimer.singleShot(0, w.room.grow_docks)
+        QTimer.singleShot(0, self.grow_docks)
 
     def reset(self) -> None:
         """The designed arrangement of the workspace on show (Train if none is)."""
@@ -250,42 +230,41 @@ class Workspaces:
         self._keep_current()
 
     def _keep_current(self) -> None:
-        if self.settings is None or self.window.presentation.active:
+        if self.settings is None or self.presentation.active:
             return
         self.settings.setValue(CURRENT_KEY, self.current.key if self.current else "")
         if self.current is None:
             return
         self.settings.setValue(settings_key(self.current.key),
-                               self.window.saveState(self.window.layout_version))
+                               self.window.saveState(self.frame.layout_version))
 
     def _apply_state(self, state: QByteArray) -> bool:
         self.switching = True
         try:
-            self.window.dock_room.clear_put_away()
-            return self.window.restoreState(state, self.window.layout_version)
+            self.dock_room.clear_put_away()
+            return self.window.restoreState(state, self.frame.layout_version)
         finally:
             self.switching = False
 
     def _show_tab(self, space: Workspace) -> None:
-        w = self.window
-        page = w.tabs.findChild(QWidget, space.tab)
+        page = self.tabs.findChild(QWidget, space.tab)
         # the tab page itself, or the scroll area that holds it (the playground)
-        while page is not None and w.tabs.indexOf(page) < 0:
+        while page is not None and self.tabs.indexOf(page) < 0:
             page = page.parentWidget()
         if page is not None:
             self.switching = True
             try:
-                w.tabs.setCurrentWidget(page)
+                self.tabs.setCurrentWidget(page)
             finally:
                 self.switching = False
 
     def _follow_lesson(self, space: Workspace) -> bool:
         """The Lesson workspace with a lesson on: its current step decides what shows.
         True if it did (the workspace's own tab then stays behind)."""
-        lesson = self.window.lessons.lesson
+        lesson = self.lessons.lesson
         if space.key != "lesson" or lesson is None or self.current is not space:
             return False
-        self.follow_step(presented(lesson, self.window.lessons.step))
+        self.follow_step(presented(lesson, self.lessons.step))
         return True
 
     def _design(self, space: Workspace) -> None:
@@ -293,21 +272,21 @@ class Workspaces:
         if self._designed is not None:
             self._apply_state(self._designed)
         self._show_tab(space)
-        for title, dock in w.docks.items():
+        for title, dock in self.docks.items():
             dock.setVisible(title in space.docks)
         if space.key == "lesson":
             # The lesson above its loss curve on the right; the loop under the main view.
-            lesson, others = w.docks["Lessons"], w.docks["Loss curve"]
+            lesson, others = self.docks["Lessons"], self.docks["Loss curve"]
             w.splitDockWidget(lesson, others, Qt.Orientation.Vertical)
-            loop = w.docks["Training loop"]
+            loop = self.docks["Training loop"]
             w.resizeDocks([loop], [int(0.3 * w.height())], Qt.Orientation.Vertical)
             w.resizeDocks([lesson], [int(LESSON_SHARE * w.width())], Qt.Orientation.Horizontal)
             w.resizeDocks([lesson, others], [int(0.6 * w.height()), int(0.4 * w.height())],
                           Qt.Orientation.Vertical)
         elif space.key == "graph":
-            w.resizeDocks([w.docks["Parameters && gradients"]], [int(0.3 * w.width())],
+            w.resizeDocks([self.docks["Parameters && gradients"]], [int(0.3 * w.width())],
                           Qt.Orientation.Horizontal)
         else:
-            w.dock_room.fit()
+            self.dock_room.fit()
         QTimer.singleShot(0, lambda: self._show_tab(space) if not self._follow_lesson(space)
                           else None)

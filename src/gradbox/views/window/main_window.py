@@ -31,6 +31,7 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.views.build.panel import BuildPanel
 from gradbox.views.fitting_tabs import FittingTabs
 from gradbox.views.layouts.docks import DockRoom
+from gradbox.views.layouts.host import Frame
 from gradbox.views.layouts.presentation import Presentation
 from gradbox.views.layouts.room import Room
 from gradbox.views.layouts.workspaces import Workspaces
@@ -173,8 +174,6 @@ class MainWindow(QMainWindow):
         self.tabs.tabBar().setFocusPolicy(Qt.StrongFocus)
         self.field_keys = FieldKeys(self)
         self.layout_version = LAYOUT_VERSION
-        self.dock_room = DockRoom(self)
-        self.tabs.currentChanged.connect(self.dock_room.on_tab_changed)
         self.toolbar.forget_zero_grad.setObjectName(lessons.FORGET_ZERO_GRAD)
         self.toolbar.phase_label.setObjectName(lessons.PHASE_INDICATOR)
         self.toolbar.ghost.setObjectName(lessons.GHOST)
@@ -183,6 +182,9 @@ class MainWindow(QMainWindow):
         self.loss_curve = LossCurveView(controller)
         self.parameters = ParametersView(controller)
         self.docks: dict[str, QDockWidget] = {}
+        self.messages = MessageBar()  # (in the status bar, below)
+        # What the layouts arrange; each is given it and the few panels it works with.
+        self.frame = Frame(self, self.docks, self.tabs, self.messages, LAYOUT_VERSION)
         self._dock("Designer", _scrolling(self.designer, vertical_only=True),
                    Qt.LeftDockWidgetArea)
         parameters = self._dock("Parameters && gradients", self.parameters,
@@ -191,6 +193,10 @@ class MainWindow(QMainWindow):
         self.training_loop = TrainingLoopPanel(controller)
         loop = self._dock("Training loop", self.training_loop, Qt.BottomDockWidgetArea)
         self.splitDockWidget(loss, loop, Qt.Horizontal)
+        self.dock_room = DockRoom(
+            self.frame, self.training_loop, self.headline, (self.playground_page(), self.build),
+            self.graph, lambda: self.presentation.active or self.workspaces.switching)
+        self.tabs.currentChanged.connect(self.dock_room.on_tab_changed)
         self.lessons = LessonPanel(self)
         # The lessons get a dock of their own above the parameters, never a tab behind
         # another panel: a lesson step that sends you to a panel must not hide the lesson.
@@ -212,13 +218,17 @@ class MainWindow(QMainWindow):
         self.dock_room.fit()
 
         self.banner = AlertBanner()  # the run's alarms, said here only
-        self.messages = MessageBar()
         # Both permanent: a button's status tip, shown on hover, hides neither.
         self.statusBar().addPermanentWidget(self.messages, 1)
         self.statusBar().addPermanentWidget(self.banner, 1)
 
-        self.presentation = Presentation(self)
-        self.workspaces = Workspaces(self, settings)
+        def grow_docks() -> None:  # (the Room is built last)
+            self.room.grow_docks()
+        self.presentation = Presentation(self.frame, self.lessons, self.playground,
+                                         self.training_loop, self.toolbar, self.phase_bar,
+                                         grow_docks)
+        self.workspaces = Workspaces(self.frame, settings, self.lessons, self.build,
+                                     self.presentation, self.dock_room, grow_docks)
         self.workspaces.remember_design()
         # The file side is given what it uses: the port, the document, the reporter...
         kept = KeptControls(controller, self.toolbar.run_controls, self.tabs, self.lessons,
@@ -244,7 +254,13 @@ class MainWindow(QMainWindow):
         for button in self.findChildren(QAbstractButton):
             if button.focusPolicy() == Qt.FocusPolicy.StrongFocus:
                 button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        self.room = Room(self)  # each view's readable size: too small, it says so
+        # Each view's readable size: too small, it says so.
+        self.room = Room(self.frame, {
+            "boundary": self.boundary.plot, "loss": self.loss_curve.graphics,
+            "layers": self.layer_stats.graphics, "landscape": self.landscape,
+            "graph": getattr(self.graph, "view", None), "parameters": self.parameters.table,
+            "pg_graph": self.playground.graph}, self.lessons, self.workspaces,
+            self.presentation, self.dock_room)
         self.room.guard_views()
         controller.message.connect(self._on_message)
         self.designer.refused.connect(self._on_refused)

@@ -9,6 +9,7 @@
     dialogs         where a file dialog opens, and the name it returns (suffix added)
     document        the session as a document: its file, title, unsaved mark, recent files
 
-May import anything in gradbox below `views.window`, never the main window: each helper
-declares what it needs of the window (a Protocol beside it) and the window has it.
+May import anything in gradbox below `views.window`, never the main window: the window
+gives each helper, when it builds it, what it works with (the port, the document, the
+error reporter, the writers, the views it exports); none reads the window's members.
 """
