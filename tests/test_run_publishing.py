@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from gradbox.runner import child as child_module
-from gradbox.runner.child import Child
+from gradbox.runner.child import Abandoned, Child
 from gradbox.runner.shared import SHM_FOLDER
-from gradbox.runner.wire import CONTROL_CELLS, WANTED
+from gradbox.runner.wire import CONTROL_CELLS, PAUSED_UPTO, WANTED
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.session import Session
@@ -128,3 +128,29 @@ def test_publishing_takes_a_small_share_of_a_runs_time(
     assert getattr(child_module, "PUBLISH_SHARE", None) == 0.05
     assert 2 <= len(published) <= 4
     assert published[-1].step == 60
+
+
+def test_a_pause_mid_step_leaves_the_graph_of_the_step_it_stops_at(
+        made, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # At the fastest speed Pause almost always lands inside a step, which is abandoned:
+    # the run goes back to the step's start. The graph tab said 'No graph of step 7228
+    # is kept: this network is too big to trace a step again' for a 105-parameter
+    # network; the last whole step's graph is traced again instead.
+    loop, published = made
+    loop.handle(("call", 0, "set_graph_wanted", (True,), {}))
+    loop.handle(("run", 1, None, 0.0))
+    for _ in range(5):
+        loop.run_one_step()
+    backward = Trainer._phase_backward
+
+    def paused_in_backward(self: Trainer) -> None:
+        monkeypatch.setattr(Trainer, "_phase_backward", backward)  # (once)
+        loop.control[PAUSED_UPTO] = 1  # what the window's pause() marks; then its signal
+        raise Abandoned
+    monkeypatch.setattr(Trainer, "_phase_backward", paused_in_backward)
+    published.clear()
+    loop.run_one_step()
+    assert loop.run_number == 0
+    shown = published[-1]
+    assert shown.step == 5 and shown.graph is not None
+    assert float(shown.graph.data(shown.graph.root)) == pytest.approx(shown.loss, abs=1e-12)

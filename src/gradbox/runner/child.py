@@ -89,7 +89,7 @@ from gradbox.training import limits
 from gradbox.training.config import TrainingConfig
 from gradbox.training.goals import RunGoal
 from gradbox.training.limits import describe_error
-from gradbox.training.session import QUESTIONS, SETTINGS, Session
+from gradbox.training.session import QUESTIONS, REPLAY_GRAPH_LIMIT, SETTINGS, Session
 from gradbox.training.snapshots import Snapshot, start_revisions_at
 from gradbox.training.state import TrainingState
 from gradbox.training.trainer import Trainer
@@ -313,7 +313,13 @@ class Child:
         np.seterr(all="warn", under="ignore")
         # The snapshot shows the start from its arrays; the parameters take it after the
         # answer (a million gradients: 50-100 ms), before the next message is read.
-        finish_rewind = self.session.trainer.begin_rewind(start)
+        trainer = self.session.trainer
+        finish_rewind = trainer.begin_rewind(start)
+        if self.session.graph_wanted and len(trainer.param_names) <= REPLAY_GRAPH_LIMIT:
+            # A graph view shows: `finish_run` traces the last whole step again (the
+            # abandoned one's graph went with it), from the parameters put back first.
+            finish_rewind()
+            finish_rewind = _nothing
         try:
             self.session.finish_run()
             self.control[STEPS] = self.session.trainer.step_count
@@ -362,6 +368,10 @@ class Child:
                                         time.perf_counter()) if self.interval_s else 0.0
                 self.run_one_step()
         self.publisher.close()
+
+
+def _nothing() -> None:
+    return None
 
 
 def answered_beside_leftovers(message: tuple[Any, ...]) -> bool:

@@ -237,10 +237,11 @@ class Session:
 
     @command
     def finish_run(self) -> None:
-        """The Run is over: the graph of the last step, if steps went by untraced."""
+        """The Run is over: the graph of the last step, if steps went by untraced (traced
+        again if none is kept: a Pause that abandoned a step went back to its start)."""
         self._run = None
         if self.graph_wanted:
-            self.trainer.capture_current_graph()
+            self.capture_graph()
 
     @setting
     def set_graph_wanted(self, wanted: bool) -> None:
