@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ import numpy as np
 from gradbox.autograd import ops
 
 Data = float | np.ndarray
+_GRAD = operator.attrgetter("grad")
 
 # PyTorch's own words, so the lesson on `retain_graph` reads the same here and there.
 FREED_GRAPH_MESSAGE = (
@@ -476,13 +478,13 @@ def accumulate_floats(nodes: Sequence[Value], grads: np.ndarray) -> None:
     """Hand each of `nodes` (float nodes: parameters) its gradient `grads[i]` by the
     accumulation rule, all at once: what `_accumulate` does one node at a time, for a
     caller that computed many gradients in one array (`gradbox.autograd.fused`)."""
-    totals = [node.grad for node in nodes]
-    if all(type(total) is float for total in totals):
-        held = np.array(totals)
+    totals = list(map(_GRAD, nodes))
+    if set(map(type, totals)) <= {float}:
+        held = np.array(totals, dtype=np.float64)
         # `_accumulate`'s rule, elementwise: a total of 0 takes the arrival as it is.
-        grads = np.where(held == 0.0, grads, held + grads)
-        for node, grad in zip(nodes, grads.tolist()):
-            node.grad = grad
+        totals = np.where(held == 0.0, grads, held + grads).tolist()
+        for node, total in zip(nodes, totals):
+            node.grad = total
     else:
         for node, grad in zip(nodes, grads.tolist()):
             node._accumulate(grad)

@@ -38,7 +38,6 @@ from gradbox.autograd.engine import (
 )
 
 _DATA = operator.attrgetter("data")
-_GRAD = operator.attrgetter("grad")
 # A time in a schedule: (place in the walk, order among the layers put after that place).
 Time = tuple[int, int]
 
