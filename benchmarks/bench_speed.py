@@ -304,6 +304,21 @@ class TrainerStep:
         return record.loss
 
 
+def _same_steps(trainer: Trainer, steps: int = 4) -> str:
+    """Does the kept graph, its layers at once, train as a graph built each step does?"""
+    at_once, built = EngineStep(trainer), EngineStep(trainer, "built")
+    at_once.reset()
+    built.reset()
+    for _ in range(steps):
+        if at_once.step() != built.step():
+            return "DIFFER (loss)"
+        for a, b in ((at_once.run.grads(), built.run.grads()),
+                     (at_once.run.values(), built.run.values())):
+            if a.tobytes() != b.tobytes():
+                return "DIFFER"
+    return "equal bit for bit"
+
+
 def timed_blocks(steppers: dict[str, object], block: int, rounds: int,
                  clock: Callable[[], float]) -> dict[str, list[float]]:
     """ms per step of each block of `block` steps, round-robin over the steppers."""
@@ -363,6 +378,8 @@ def main() -> None:
                 print(f"  {workload.name} {name:14s} against gradbox: loss diff "
                       f"{abs(loss - ref_loss):.1e}, max |grad diff| "
                       f"{np.max(np.abs(grads - ref_grads)):.1e}")
+        print(f"  {workload.name} engine (layers at once) against built each step, 4 steps: "
+              f"losses, gradients and weights {_same_steps(trainer)}")
         times = timed_blocks(steppers, workload.block, args.rounds, clock)
         medians = {name: statistics.median(t) for name, t in times.items()}
         engine = medians["gradbox engine"]

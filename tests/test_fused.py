@@ -105,11 +105,14 @@ def test_numpy_sums_a_row_of_a_matrix_as_it_sums_the_row_alone() -> None:
     """What `LayerSums.backward` relies on for the weights' gradients: np.add.reduce over
     the contiguous rows of a matrix gives each row's own pairwise sum, bit for bit."""
     rng = np.random.default_rng(0)
-    for n in range(1, 2101):
-        rows = rng.normal(size=(3, n)) * 10.0 ** rng.integers(-8, 8, size=(3, 1))
-        together = np.add.reduce(rows, axis=1)
+    shapes = [(3, n) for n in range(1, 2101)] + [(r, n) for r in (1, 2, 64, 300)
+                                                  for n in (1, 7, 8, 9, 127, 129, 1000)]
+    for shape in shapes:
+        rows = rng.normal(size=shape) * 10.0 ** rng.integers(-8, 8, size=(shape[0], 1))
+        together = np.empty(shape[0])
+        np.add.reduce(rows, axis=1, out=together)  # as LayerSums writes a row of dw
         alone = [np.add.reduce(row.copy()) for row in rows]
-        assert [bits(float(x)) for x in together] == [bits(float(x)) for x in alone], n
+        assert [bits(float(x)) for x in together] == [bits(float(x)) for x in alone], shape
 
 
 def _graph(kind: str, x: list[Value], params: list[Value]) -> Value:
