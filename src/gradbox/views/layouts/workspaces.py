@@ -235,8 +235,11 @@ class Workspaces:
         self.settings.setValue(CURRENT_KEY, self.current.key if self.current else "")
         if self.current is None:
             return
-        self.settings.setValue(settings_key(self.current.key),
-                               self.window.saveState(self.frame.layout_version))
+        # The panels as the user has them, not as a tab put them away for its room (kept
+        # on the Graph tab, Train came back without its Designer, loss curve and loop).
+        with self.dock_room.all_shown():
+            state = self.window.saveState(self.frame.layout_version)
+        self.settings.setValue(settings_key(self.current.key), state)
 
     def _apply_state(self, state: QByteArray) -> bool:
         self.switching = True
