@@ -160,6 +160,31 @@ def test_a_layer_runs_at_once_only_where_its_inputs_gradients_arrive_in_the_kept
                                                   for v in fresh_x + fresh_params]
 
 
+def test_a_layer_walked_node_by_node_gives_the_same_numbers(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The way out for a neuron output that holds no array of gradients (no op of the
+    engine leaves one so): the layer's nodes walked one by one, in the kept order, at the
+    layer's time. Forced here for every layer, with two backward passes a step (the
+    second from 0 again: the inputs x₁², x₂² are op nodes, so the plan runs it too)."""
+    config = TrainingConfig(n_samples=25, hidden=(4, 3), activation="tanh", l2=1e-3,
+                            features=("x1^2", "x2^2"), test_ratio=0.0)
+    trainer = Trainer(config)
+    kept_run = network.build(config, trainer.initial_params)
+    fresh_run = network.build(config, trainer.initial_params)
+    orders = network.OrderCache()
+    batch = trainer.batch_indices(0)
+    monkeypatch.setattr(fused.LayerSums, "backward", fused.LayerSums._node_by_node)
+    for _ in range(3):
+        root, _, order = network.forward(config, trainer.dataset, kept_run, batch, orders)
+        new_root, _, _ = network.forward(config, trainer.dataset, fresh_run, batch)
+        kept_run.optimizer.zero_grad()
+        fresh_run.optimizer.zero_grad()
+        for _ in range(2):
+            network.backward(kept_run, root, order)
+            new_root.backward(retain_graph=True)
+            assert every_number(root) == every_number(new_root)
+    assert len(kept_run.kept._plan.layers) == 3
+
+
 def test_a_snapshot_of_the_graph_keeps_its_numbers_when_the_next_step_writes_in_place() -> None:
     trainer = Trainer(TrainingConfig(n_samples=30, hidden=(4, 3), test_ratio=0.0))
     trainer.step()

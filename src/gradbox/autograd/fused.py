@@ -162,8 +162,11 @@ class LayerSums:
             node.grad = row
 
     def _node_by_node(self) -> None:
-        """The engine's own walk over the layer's nodes (a neuron's output that no
-        gradient reached is a float 0, and passes floats on)."""
+        """The engine's own walk over the layer's nodes, from gradients 0 as its walk
+        starts (for a neuron's output that holds no array of gradients: a float 0, which
+        passes floats on; every op of the engine hands an array node an array)."""
+        for node in self._inner:
+            node.grad = 0.0
         for node in self.walk:
             node._backward(node.grad)
 
