@@ -13,7 +13,7 @@ import html
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -294,6 +294,12 @@ class LessonPanel(QWidget):
         self.text = QTextBrowser()
         named(self.text, "lesson_text", "Lesson text", "What to click, and what to look for")
         self.text.setOpenExternalLinks(False)
+        # The list follows the current step until the reader scrolls it: teacher mode
+        # lays the docks out again after a step changes, and at the text's final width
+        # its lines moved up past the view (lesson 6 step 3 showed only steps 4 and 5).
+        self._follow_current = False
+        self.text.viewport().installEventFilter(self)
+        self.text.verticalScrollBar().actionTriggered.connect(self._stop_following)
         self.previous_button = QPushButton("◀ Previous")
         named(self.previous_button, "lesson_previous", "Previous step",
               "Back to the previous step")
@@ -514,6 +520,22 @@ class LessonPanel(QWidget):
         super().resizeEvent(event)
         self._fit_current()
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        if (watched is self.text.viewport() and event.type() == QEvent.Type.Resize
+                and self._follow_current):
+            # Once the text has its lines at the new width (laid out after this event).
+            QTimer.singleShot(0, self._scroll_to_current)
+        return False
+
+    @Slot()
+    def _scroll_to_current(self) -> None:
+        if self._follow_current and self.lesson is not None:
+            self.text.scrollToAnchor("current")
+
+    @Slot(int)
+    def _stop_following(self, _action: int) -> None:
+        self._follow_current = False
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
         # Teacher mode's font on or off: the step's lines are of another height (kept at
@@ -588,7 +610,8 @@ class LessonPanel(QWidget):
             return
         self.text.setHtml(lesson_html(self.lesson, self.step, self.teacher.isChecked(),
                                       with_look=False))
-        if self.step > 0 or self.teacher.isChecked():
+        self._follow_current = self.step > 0 or self.teacher.isChecked()
+        if self._follow_current:
             self.text.scrollToAnchor("current")
         total = len(self.lesson.steps)
         self._show_current()
