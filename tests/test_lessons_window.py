@@ -202,4 +202,4 @@ def test_going_through_a_lesson_in_teacher_mode_keeps_each_step_in_the_list(
             cursor = text.document().find(step.do, cursor)  # lesson 11 says one twice
         assert not cursor.isNull()
         rect = text.cursorRect(cursor)
-        assert 0 <= rect.top() and rect.bottom() <= text.viewport().height(), (k, rect)
+        assert rect.top() >= 0 and rect.bottom() <= text.viewport().height(), (k, rect)
