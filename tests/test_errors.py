@@ -148,3 +148,21 @@ def test_a_long_message_elides_and_never_widens_the_window(qtbot, window: MainWi
     assert window.width() == 1024
     assert window.messages.label.toolTip() == text  # all of it, on hover
     assert window.messages.geometry().right() <= window.width()
+
+
+def test_the_graph_panels_failed_export_is_said_by_the_windows_reporter(  # type: ignore[no-untyped-def]
+        qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:
+    """The graph's own Export ▾ said a failure in a box of its own that held the UI
+    thread (exec) and was not the window's: now the window's reporter says it, and the
+    window stays usable behind it. (An SVG that could not be opened was not a failure
+    at all: Qt's painter stayed inactive and nothing said so.)"""
+    from PySide6.QtWidgets import QFileDialog
+    target = tmp_path / "no such folder" / "graph.svg"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *_args, **_kw: (str(target), "")))
+    window.graph._export_svg()  # returns: nothing waits for the box to be closed
+    box = window.error_box
+    assert box is not None and box.isVisible() and box in window.errors.boxes
+    assert box.windowTitle() == "Could not export the graph"
+    assert "graph.svg" in box.text()
+    assert box.textFormat() == Qt.TextFormat.PlainText  # it names the file

@@ -37,6 +37,8 @@ def export_svg(scene: QGraphicsScene, style: Style, path: str | Path) -> None:
     generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
     generator.setTitle("gradbox computation graph")
     painter = QPainter(generator)
+    if not painter.isActive():  # the file could not be opened: Qt says nothing of it
+        raise OSError(f"could not write {path}")
     _render_uncached(scene, style, painter, QRectF(0, 0, rect.width(), rect.height()), rect)
 
 

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QLayout,
     QLayoutItem,
     QMenu,
-    QMessageBox,
     QPlainTextEdit,
     QSplitter,
     QToolButton,
@@ -38,6 +37,7 @@ from gradbox.port.protocol import SessionPort
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.graph.view import GraphView
 from gradbox.views.plots.heatmap import PADDING
+from gradbox.views.window.errors import ErrorReporter
 
 # The network level draws every unit and weight: 17,025 parameters (128x128) took ~100
 # ms to build and paint, 66,817 (256x256) 0.7 s, a 1000x1000 network 5.4 s and ~700 MB
@@ -219,9 +219,13 @@ class _FlowLayout(QLayout):
 class GraphPanel(QWidget):
     """Toolbar, caption, `GraphView` and details pane, fed by a `SessionPort`."""
 
-    def __init__(self, controller: SessionPort, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: SessionPort, parent: QWidget | None = None,
+                 reporter: ErrorReporter | None = None) -> None:
+        """`reporter`: where an export that failed is said (the window's; a panel on its
+        own shows it over itself)."""
         super().__init__(parent)
         self.controller = controller
+        self.reporter = reporter or ErrorReporter(self)
         self.view = GraphView()
         self.view.setAccessibleName("Computation graph")
         self.view.set_placeholder_text(NO_GRAPH_HINT)
@@ -602,10 +606,7 @@ class GraphPanel(QWidget):
             path += suffix
         try:
             export(path)  # type: ignore[operator]
-        except (OSError, ValueError) as error:
-            box = QMessageBox(QMessageBox.Warning, "Could not export the graph", str(error),
-                              QMessageBox.Ok, self)
-            box.setTextFormat(Qt.TextFormat.PlainText)  # it names the file
-            box.exec()
+        except (OSError, ValueError) as error:  # said until read; the panel stays usable
+            self.reporter.show("Could not export the graph", str(error))
             return
         self.controller.message.emit(f"Saved {Path(path).name}")

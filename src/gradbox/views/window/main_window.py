@@ -286,7 +286,7 @@ class MainWindow(QMainWindow):
             from gradbox.views.graph.panel import GraphPanel
         except ImportError:
             return None
-        return GraphPanel(self.controller)
+        return GraphPanel(self.controller, reporter=self.errors)
 
     def playground_page(self) -> QWidget:
         """The playground's tab page (the scroll area around the panel)."""
