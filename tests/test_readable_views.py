@@ -270,22 +270,46 @@ def test_no_tick_label_runs_into_an_axis_title(qtbot, open_window, span) -> None
     view = win.loss_curve
     view.grad_plot.setYRange(*span, padding=0)
     settle()
-    image = QImage(10, 10, QImage.Format.Format_ARGB32)
     for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot):
-        axis = plot.getAxis("left")
-        painter = QPainter(image)
-        try:
-            specs = axis.generateDrawSpecs(painter)
-        finally:
-            painter.end()
-        assert specs is not None
-        title = axis.label.mapRectToParent(axis.label.boundingRect())
-        margin = axis.label.document().documentMargin()  # empty, around the title's text
-        title = title.adjusted(margin, margin, -margin, -margin)
-        for rect, _flags, text in specs[2]:
-            # "grad norm" was written over 0.0125 (37 px of text, 34 px of room)
-            assert not rect.intersects(title), (text, rect, title)
-            assert rect.left() >= 0, (text, rect)
+        # "grad norm" was written over 0.0125 (37 px of text, 34 px of room)
+        _assert_labels_clear_of_the_title(plot.getAxis("left"))
+
+
+def _assert_labels_clear_of_the_title(axis) -> None:  # type: ignore[no-untyped-def]
+    """Every tick label the axis writes is inside it and off its title."""
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    assert specs is not None
+    title = axis.label.mapRectToParent(axis.label.boundingRect())
+    margin = axis.label.document().documentMargin()  # empty, around the title's text
+    title = title.adjusted(margin, margin, -margin, -margin)
+    for rect, _flags, text in specs[2]:
+        assert not rect.intersects(title), (text, rect, title)
+        assert rect.left() >= 0, (text, rect)
+
+
+@pytest.mark.parametrize(("value", "gradient"), [((0.27391, 0.27399), (0.000120, 0.000150)),
+                                                 ((-0.4605, -0.4603), (-0.0149, -0.0123))])
+def test_no_parameter_history_label_runs_into_its_title(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session, value, gradient) -> None:
+    """The parameter history's 'value' and 'gradient' titles stood under labels like
+    0.27395 (a fixed 56 px axis; issue 32, cosmetic)."""
+    win = _window(qtbot, open_window, 1024, 700)
+    step_session(win.controller, 3)
+    view = win.parameters
+    view.table.selectRow(0)
+    qtbot.waitUntil(lambda: view.history.isVisible())
+    view.value_plot.setYRange(*value, padding=0)
+    view.grad_plot.setYRange(*gradient, padding=0)
+    settle()
+    for plot in (view.value_plot, view.grad_plot):
+        _assert_labels_clear_of_the_title(plot.getAxis("left"))
+    # and the two stay lined up
+    assert view.value_plot.getAxis("left").width() == view.grad_plot.getAxis("left").width()
 
 
 # --- the parameter table: whole headers, one naming per column -----------------------------

@@ -77,6 +77,7 @@ from gradbox.views.plots.plotting import (
     StepAxis,
     add_curve,
     edit_text,
+    fit_left_axes,
     follow_palette,
     style_plot,
 )
@@ -88,6 +89,7 @@ def _no_rows() -> tuple[int, int]:
 
 
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's "no maximum size"
+HISTORY_AXIS = 56  # px: the history plots' least left-axis width
 HISTORY_INTERVAL_MS = 250  # at most four history fetches per second while running
 # While running, the table takes a new snapshot at most this often. Its numbers change at
 # every step, and at 60 a second nobody reads them; repainting every visible cell is the
@@ -222,7 +224,9 @@ class ParametersView(QWidget):
         style_plot(self.value_plot, "value", x_grid=True)
         style_plot(self.grad_plot, "gradient", "step", x_grid=True)
         for plot in (self.value_plot, self.grad_plot):
-            plot.getAxis("left").setWidth(56)
+            # As wide as labels and title need (a fixed 56 px put 0.27395 over 'value')
+            plot.getAxis("left").setWidth(HISTORY_AXIS)
+            plot.getViewBox().sigYRangeChanged.connect(self._fit_history_axes)
             plot.setMenuEnabled(False)
         self.value_plot.getAxis("bottom").setStyle(showValues=False)
         # The same colours as the loss curve: blue is the model, purple a gradient.
@@ -303,6 +307,10 @@ class ParametersView(QWidget):
         super().resizeEvent(event)
         self._fit_hint()
         self._fit_summary()
+        self._fit_history_axes()  # a taller axis writes more (and other) labels
+
+    def _fit_history_axes(self) -> None:
+        fit_left_axes((self.value_plot, self.grad_plot), HISTORY_AXIS)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)

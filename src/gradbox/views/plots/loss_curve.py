@@ -39,8 +39,8 @@ from gradbox.views.plots.plotting import (
     add_curve,
     edit_text,
     export_plot,
+    fit_left_axes,
     follow_palette,
-    left_axis_width,
     penalty_text,
     plot_colours,
     steady_range,
@@ -322,12 +322,7 @@ class LossCurveView(QWidget):
     def _fit_axes(self) -> None:
         """The three left axes as wide as the widest needs (at least LEFT_AXIS): with a
         fixed 56 px, labels like 0.0125 or 0.00013 ran over the "grad norm" title."""
-        plots = (self.loss_plot, self.accuracy_plot, self.grad_plot)
-        width = max([LEFT_AXIS] + [left_axis_width(p.getAxis("left")) for p in plots])
-        for plot in plots:
-            axis = plot.getAxis("left")
-            if axis.width() != width:
-                axis.setWidth(width)
+        fit_left_axes((self.loss_plot, self.accuracy_plot, self.grad_plot), LEFT_AXIS)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)

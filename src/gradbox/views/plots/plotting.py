@@ -12,7 +12,7 @@ import contextlib
 import importlib
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +159,16 @@ def left_axis_width(axis: pg.AxisItem, levels: int = 2) -> int:
     title = axis.label.boundingRect().height() if axis.label.isVisible() else 0.0
     return math.ceil(title + widest + max(0, axis.style["tickLength"])
                      + axis.style["tickTextOffset"][0] + 2)
+
+
+def fit_left_axes(plots: Sequence[pg.PlotItem], least: int) -> None:
+    """Give `plots`' left axes one width, the widest their titles and tick labels need
+    (`left_axis_width`) and at least `least`: lined up, and no label over a title."""
+    width = max([least] + [left_axis_width(p.getAxis("left")) for p in plots])
+    for plot in plots:
+        axis = plot.getAxis("left")
+        if axis.width() != width:
+            axis.setWidth(width)
 
 
 def add_curve(plot: pg.PlotItem, colour: str, name: str | None = None, *,
