@@ -220,3 +220,23 @@ def test_a_file_keeps_the_whole_run_and_where_the_timeline_stood(tmp_path: Path)
     assert back == controls and loaded.step_count == 4
     persistence.save_session(trainer, tmp_path / "b.gradbox")
     assert persistence.load_session_with_controls(tmp_path / "b.gradbox")[1] is None
+
+
+def test_reopening_a_kept_session_says_so_in_one_message(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                          controllers: list, settle) -> None:
+    """The reopening is one line: 'Reopened the session kept at the last quit: the previous
+    setup … comes back with Edit → Undo' came too, before or after 'Picked up where you
+    left off' (issue 32, 'Also')."""
+    win, _ = start(qtbot, tmp_path, controllers)
+    train(qtbot, win, 3)
+    assert win.close()
+    again = open_window(qtbot, tmp_path, Trainer(TrainingConfig()), controllers)
+    said: list[str] = []
+    again.messages.shown.connect(said.append)
+    again.files.open_at_start(None, None)
+    qtbot.waitUntil(lambda: again.controller.snapshot.step == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: not again.files.reading, timeout=10_000)
+    settle()
+    assert len(said) == 1, said
+    assert said[0].startswith("Picked up where you left off: untitled, 3 steps")
+    assert again.messages.text() == said[0]

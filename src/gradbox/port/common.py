@@ -205,10 +205,12 @@ class PortBase(QObject):
         self.message.emit("Run pinned: change a setting and train again to compare")
 
     def open_file(self, path: Path, what: str, opened: Callable[[int], None],
-                  failed: Callable[[str], None]) -> None:
+                  failed: Callable[[str], None], said: bool = True) -> None:
         """Continue the run saved in session file `path`, undoably: then `opened(steps)`
-        (its snapshot has come first), or `failed(why)` and the current run stays."""
-        number = self._call(Session.open_file.__name__, (str(path), what), {}, waited=True)
+        (its snapshot has come first), or `failed(why)` and the current run stays. Not
+        `said`: the session says nothing of it (the caller does)."""
+        number = self._call(Session.open_file.__name__, (str(path), what, said), {},
+                            waited=True)
         self._callbacks[number], self._failures[number] = opened, failed
 
     def set_graph_wanted(self, wanted: bool) -> None:

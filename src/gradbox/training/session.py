@@ -347,11 +347,13 @@ class Session:
             self.trainer.replace_dataset(dataset)
 
     # --- run-replacing actions: each undoable --------------------------------------------------
-    def replace_run(self, what: str, change: Any) -> None:
+    def replace_run(self, what: str, change: Any, said: bool = True) -> None:
         """`change(trainer)` returns the new trainer (or changes it in place and returns
-        None); if it raises, the old run stays and the error goes to the caller."""
+        None); if it raises, the old run stays and the error goes to the caller. Unless
+        not `said` (the caller says it in words of its own), what it replaced is said."""
         hint = self.timeline.replace(what, change)
-        self.view.show_message(f"{what}: {hint}")
+        if said:
+            self.view.show_message(f"{what}: {hint}")
 
     @command
     def reset(self) -> None:
@@ -383,23 +385,24 @@ class Session:
         self.replace_run(what, lambda _old: Trainer(config))
 
     @command
-    def open_run(self, state: TrainingState, what: str) -> None:
+    def open_run(self, state: TrainingState, what: str, said: bool = True) -> None:
         """Continue the run `state` (a file opened, a session restored), replacing this one."""
-        self.replace_run(what, lambda _old: Trainer.from_state(state))
+        self.replace_run(what, lambda _old: Trainer.from_state(state), said)
 
     @command
-    def open_file(self, path: str, what: str) -> int:
+    def open_file(self, path: str, what: str, said: bool = True) -> int:
         """Continue the run saved in session file `path`, replacing this one undoably;
         its step count. Read and built where the session lives: in the app, the training
         process -- the window only checks the file (and says what is wrong with it) and
         never builds the run nor sends it across, which froze it for 1.9 s on a 1000x1000
         session (five seconds of building, then the state pickled on its UI thread). A
         file that cannot be read or built (changed since, or too big for this process's
-        memory) leaves the run as it was."""
+        memory) leaves the run as it was. Not `said`: the window says it (the reopening
+        at start said it twice, in two messages in a row)."""
         if self.read_file is None:
             raise RuntimeError("this session was given no way to read files")
         state = self.read_file(path)
-        self.open_run(state, what)
+        self.open_run(state, what, said)
         return state.step
 
     @command

@@ -43,7 +43,8 @@ class _Reading(Protocol):
     def read(self, label: str, work: Callable[[Progress], object],
              done: Callable[..., None]) -> BackgroundTask: ...
     def hand_over(self, task: BackgroundTask, path: Path, what: str,
-                  shown: Callable[[], None], cannot: Callable[[str], None]) -> None: ...
+                  shown: Callable[[], None], cannot: Callable[[str], None],
+                  said: bool = True) -> None: ...
     def expect_saved(self, controls: SessionControls | None, end: int,
                      saved: bool) -> None: ...
     def show_controls(self, controls: SessionControls | None, end: int,
@@ -205,8 +206,9 @@ class Resume:
             def cannot(reason: str) -> None:
                 self.reporter.show("Could not reopen the last session",
                                        unreadable(self.path, reason))
+            # One line says it: `reopened`'s (the session's own came first, in a row).
             self.files.hand_over(task, self.path, what,
-                                        lambda: self.reopened(end, controls), cannot)
+                                 lambda: self.reopened(end, controls), cannot, said=False)
 
         def finished() -> None:
             self.reopening = False

@@ -196,11 +196,13 @@ class SessionFiles(QObject):
         task = self.read(f"Opening {path.name}…", work, done)
 
     def hand_over(self, task: BackgroundTask, path: Path, what: str,
-                  opened: Callable[[], None], cannot: Callable[[str], None]) -> None:
+                  opened: Callable[[], None], cannot: Callable[[str], None],
+                  said: bool = True) -> None:
         """`path` is checked: the training process opens it, as `what`, while `task`'s
         progress dialog stays (a 1000x1000 network takes seconds to build). Then
         `opened()`, or `cannot(why)`. Cancel meanwhile takes the run before back once
-        the file's is in, as Undo does (Redo opens it again)."""
+        the file's is in, as Undo does (Redo opens it again). Not `said`: only `opened`
+        says it (the session's line about what it replaced is not put up)."""
         task.keep_open(f"{task.dialog.labelText()} building its network")
 
         def landed(_steps: int) -> None:
@@ -219,7 +221,7 @@ class SessionFiles(QObject):
                     cannot(why)
             finally:
                 task.end()
-        self.controller.open_file(path, what, landed, refused)
+        self.controller.open_file(path, what, landed, refused, said)
 
     def read(self, label: str, work: Callable[[Progress], object],
              done: Callable[[Any, BaseException | None], None]) -> BackgroundTask:
