@@ -23,6 +23,7 @@ before it uses a layer, and keeps the engine's own walk for any layer it cannot 
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections import Counter
 from collections.abc import Sequence
@@ -179,10 +180,11 @@ class Plan:
     def __init__(self, root: Value, order: Sequence[Value]) -> None:
         self.root = root
         self.order = list(order)
-        self.layers = find_layers(self.order)
+        graph = _Graph(self.order)
+        self.layers = find_layers(self.order, graph)
         self.forward_parts: list[list[Value] | LayerSums] = []
         self.backward_parts: list[Value | LayerSums] = []
-        self._schedule()
+        self._schedule(graph)
         inner = {n for layer in self.layers for n in layer.nodes}
         # What backward sets to 0 first: every op node the layers do not write whole.
         self._reset = [n for n in self.order if n not in inner] + [
@@ -215,10 +217,11 @@ class Plan:
                 part.backward()
 
     # --- the schedule ---------------------------------------------------------------
-    def _schedule(self) -> None:
+    def _schedule(self, graph: _Graph) -> None:
         """Where each layer runs, forward and backward, and the proof that the order of
         every node's arrivals is the kept order's; a layer without it runs node by node."""
-        graph = _Graph(self.order)
+        graph.near({n for layer in self.layers
+                    for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.lasts)})
         while True:
             forward, backward = _times(graph, self.layers)
             bad = _unproven(graph, self.layers, forward, backward)
@@ -255,29 +258,31 @@ def _by_place(times: dict[LayerSums, Time], layers: list[LayerSums]
 
 
 class _Graph:
-    """What the schedule reads of a graph (its op nodes in topological order): where each
-    node stands, and how many times each node is used."""
+    """What the plan reads of a graph (its op nodes in topological order): where each
+    node stands, how many times each node is used, and who uses the nodes next to the
+    layers (`near`), in the kept order, once per use."""
 
     def __init__(self, order: Sequence[Value]) -> None:
         self.order = order
         self.size = len(order)
         self.position = {n: i for i, n in enumerate(order)}
         self.uses = Counter(child for node in order for child in node._prev)
+        self.consumers: dict[Value, list[Value]] = {}
 
-    def consumers(self, of: set[Value]) -> dict[Value, list[Value]]:
-        """The consumers of each of `of`, in the kept order, once per use."""
-        found: dict[Value, list[Value]] = {n: [] for n in of}
+    def near(self, nodes: set[Value]) -> None:
+        found: dict[Value, list[Value]] = {n: [] for n in nodes}
         for node in self.order:
             for child in node._prev:
                 if child in found:
                     found[child].append(node)
-        return found
+        self.consumers = found
 
 
-def find_layers(order: Sequence[Value]) -> list[LayerSums]:
+def find_layers(order: Sequence[Value], graph: _Graph | None = None) -> list[LayerSums]:
     """The neurons' sum chains in a graph (op nodes in topological order), grouped by the
     inputs they share: each group a layer, in the graph's order."""
-    uses = Counter(child for node in order for child in node._prev)
+    graph = graph or _Graph(order)
+    uses = graph.uses
     linked: set[Value] = set()  # sum nodes of a chain
     for node in order:
         if node._op != "+" or len(node._prev) != 2:
@@ -298,7 +303,7 @@ def find_layers(order: Sequence[Value]) -> list[LayerSums]:
         if node in linked and node not in continued:
             chain = Chain(node)
             groups.setdefault(tuple(map(id, chain.inputs)), []).append(chain)
-    position = {n: i for i, n in enumerate(order)}
+    position = graph.position
     layers = []
     for chains in groups.values():
         # the neurons in the order the kept walk (backward) reaches their products
@@ -321,7 +326,7 @@ def _times(graph: _Graph, layers: list[LayerSums]
     collector frees, and a training step pauses it.)"""
     position, size = graph.position, graph.size
     owner = {n: layer for layer in layers for n in layer.nodes}
-    consumers = graph.consumers({last for layer in layers for last in layer.lasts})
+    consumers = graph.consumers
     never = (size, 0)  # a time not yet known: after everything, which no proof passes
     taken: set[Time] = set()  # two layers after the same node: one, then the other
 
@@ -360,17 +365,9 @@ def _unproven(graph: _Graph, layers: list[LayerSums], forward: dict[LayerSums, T
     """The layers under which some node would not get its gradients (or compute its
     value) as the kept order has it: none when the schedule is proven. Only the nodes next
     to a layer can be out of place: the others keep their order among themselves."""
-    position, size = graph.position, graph.size
+    position, size, consumers = graph.position, graph.size, graph.consumers
     owner = {n: layer for layer in layers for n in layer.nodes}
     bad: set[LayerSums] = set()
-    near = {n for layer in layers
-            for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.lasts)}
-    consumers = graph.consumers(near)
-
-    def backward_at(node: Value) -> Time:
-        mine = owner.get(node)
-        return backward[mine] if mine is not None else (size - 1 - position[node], 0)
-
     # Forward: what reads a layer's outputs runs after the layer (its inputs, before it,
     # by construction).
     for layer in layers:
@@ -380,24 +377,32 @@ def _unproven(graph: _Graph, layers: list[LayerSums], forward: dict[LayerSums, T
                 at = forward[mine] if mine is not None else (position[node], 0)
                 if at <= forward[layer]:
                     bad.add(layer)
-    # Backward: each node near a layer gets its gradients from the same sources in the
-    # same order (a layer hands its inputs theirs neuron after neuron, its chains'
-    # order), all of them before it passes its own on.
+    # Backward: each node next to a layer gets its gradients from the same sources in
+    # the same order (a layer hands its inputs theirs neuron after neuron, its chains'
+    # order), all of them before it passes its own on: the sources, in the kept order,
+    # come at times that only grow, and end before the node's own time.
     index = {p: j for layer in layers for j, c in enumerate(layer.chains) for p in c.products}
+    near = {n for layer in layers
+            for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.lasts)}
     for node in near:
         sources = list(dict.fromkeys(reversed(consumers[node])))  # the kept order
-        planned = sorted(sources, key=lambda s: (backward_at(s), index.get(s, 0)))
         mine = owner.get(node)
-        ends = backward[mine] if node in owner else (
-            (size - 1 - position[node], 0) if node._prev else (size, 0))
-        if planned != sources or (planned and backward_at(planned[-1]) >= ends):
+        ends = (backward[mine] if mine is not None  # when it passes its gradient on
+                else (size - 1 - position[node], 0) if node._prev else (size, 0), -1)
+        times = []
+        for source in sources:
+            layer = owner.get(source)
+            times.append((backward[layer], index.get(source, 0)) if layer is not None
+                         else ((size - 1 - position[source], 0), 0))
+        times.append(ends)
+        if any(a >= b for a, b in itertools.pairwise(times)):
             bad.update(owner[s] for s in sources if s in owner)
             if mine is not None:
                 bad.add(mine)
     # A layer gives its inputs their first gradient (they hold none when it runs).
     for layer in layers:
         for x in layer.inputs:
-            sources = list(dict.fromkeys(reversed(consumers[x])))
-            if owner.get(sources[0]) is not layer:
+            first = consumers[x][-1]  # the last use in the kept order passes on first
+            if owner.get(first) is not layer:
                 bad.add(layer)
     return bad
