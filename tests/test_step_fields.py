@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from gradbox.teaching import lessons
 from gradbox.teaching.lessons import LESSONS
@@ -37,11 +37,13 @@ def test_the_steps_that_name_a_field_list_it() -> None:
                 for word, name in said.items():
                     if word in step.do:
                         assert name in step.panels, (lesson.key, step.do)
+            if "parameter count" in step.do + step.look:  # lesson 8: "under the layers"
+                assert lessons.DESIGNER_SUMMARY in step.panels, (lesson.key, step.do)
     assert {name for _key, _k, name in STEPS} == set(lessons.FIELDS)
 
 
 @pytest.mark.parametrize("teacher", [True, False])
-@pytest.mark.parametrize(("width", "height"), [(1366, 768), (1024, 768)])
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (1024, 768), (1024, 700)])
 def test_each_field_a_step_names_is_scrolled_into_view(qtbot, open_window, width: int,  # type: ignore[no-untyped-def]
                                                        height: int, teacher: bool) -> None:
     win = open_window((width, height))
@@ -55,3 +57,22 @@ def test_each_field_a_step_names_is_scrolled_into_view(qtbot, open_window, width
         fields = win.findChildren(QWidget, name)
         assert fields, name
         qtbot.waitUntil(lambda f=fields[0]: _whole_on_screen(win, f), timeout=2000)
+
+
+def test_lesson_8s_parameter_count_is_in_view_at_1024x700(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window in teacher mode: lesson 8 step 2 says 'read the parameter
+    count under the layers', and 'MLP(2, [1]) · 3 parameters' was below the Designer's
+    fold (the Inputs row was scrolled into view, the line under it was not)."""
+    win = open_window((1024, 700))
+    qtbot.waitUntil(lambda: win.size().toTuple() == (1024, 700))
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("features-or-depth")
+    settle()
+    area = win.designer.summary.parentWidget()
+    while not isinstance(area, QScrollArea):
+        area = area.parentWidget()
+    area.verticalScrollBar().setValue(0)  # the Designer as a learner leaves it: at its top
+    win.lessons.go_to_step(1)
+    settle()
+    qtbot.waitUntil(lambda: _whole_on_screen(win, win.designer.summary), timeout=2000)
+    assert "parameters" in win.designer.summary.text()

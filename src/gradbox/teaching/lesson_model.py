@@ -77,7 +77,11 @@ DESIGNER_ACTIVATION = "designer_activation"
 DESIGNER_INPUTS = "designer_inputs"
 DESIGNER_INIT = "designer_init"
 DESIGNER_MOMENTUM = "designer_momentum"
-FIELDS = (DESIGNER_ACTIVATION, DESIGNER_INPUTS, DESIGNER_INIT, DESIGNER_MOMENTUM)
+# "read the parameter count under the layers": the network's summary line, below the
+# Designer's fold at 1024 x 700 (lesson 8).
+DESIGNER_SUMMARY = "designer_summary"
+FIELDS = (DESIGNER_ACTIVATION, DESIGNER_INPUTS, DESIGNER_INIT, DESIGNER_MOMENTUM,
+          DESIGNER_SUMMARY)
 STEP_NAMES = (*ALL_CONTROLS, *FIELDS)  # what a step's `panels` may name
 
 

@@ -180,6 +180,7 @@ class DesignerPanel(QWidget):
         self._commit_on_finish(self.init_scale)
         box.addLayout(form)
         self.summary = QLabel()
+        self.summary.setObjectName(lesson_names.DESIGNER_SUMMARY)
         self.summary.setAccessibleName("Network summary")
         self.summary.setWordWrap(True)
         self.summary.setToolTip("The network the settings describe")
