@@ -10,7 +10,7 @@ hides what a lesson does not need and enlarges fonts for a projector;
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal, Slot
@@ -103,33 +103,41 @@ def apply_teacher_mode(window: QWidget, needed: Iterable[str], on: bool,
     Controls are found by objectName among `window`'s descendants (widgets and actions).
     A control that contains a needed one stays (hiding a toolbar would hide its check
     box). Tab pages are hidden as tabs, docks as docks. Turning it off shows again only
-    what teacher mode hid and restores the font it found.
+    what teacher mode hid and restores the font it found. From one step to the next only
+    what changes is shown or hidden, and the fonts stay scaled: showing everything and
+    scaling every font again laid the whole window out twice, most of a step's time.
     """
-    _restore(window)
     if not on:
+        _restore(window)
         return
     keep = set(needed)
     needed_widgets = [w for name in keep for w in window.findChildren(QWidget, name)]
+    hidden: set[QObject] = set()  # what this step puts away (hidden already or now)
     for name in set(managed) - keep:
         for widget in window.findChildren(QWidget, name):
             if any(widget.isAncestorOf(n) for n in needed_widgets):
                 continue
-            if _set_shown(widget, False):
+            if _set_shown(widget, False) or widget.property(_HIDDEN):
                 widget.setProperty(_HIDDEN, True)
+                hidden.add(widget)
         for action in window.findChildren(QAction, name):
-            if action.isVisible():
+            if action.isVisible() or action.property(_HIDDEN):
                 action.setVisible(False)
                 action.setProperty(_HIDDEN, True)
+                hidden.add(action)
     # A label goes with the control it names ("Backward variant:" stood alone before).
     for label in window.findChildren(QLabel):
         buddy = label.buddy()
-        if buddy is not None and buddy.property(_HIDDEN) and _set_shown(label, False):
+        if buddy in hidden and (_set_shown(label, False) or label.property(_HIDDEN)):
             label.setProperty(_HIDDEN, True)
+            hidden.add(label)
+    _restore(window, fonts=False, unless=hidden)  # what the last step put away, back
     # A widget with a style sheet of its own no longer inherits its parent's font (Qt's
     # style-sheet style sets it explicitly), so each is scaled by hand. Fonts are read
     # before any is changed: a child must not be scaled twice through its parent.
     styled = [w for w in window.findChildren(QWidget) if w.styleSheet()]
-    originals = [(w, QFont(w.font())) for w in (window, *styled)]
+    originals = [(w, QFont(w.font())) for w in (window, *styled)
+                 if not isinstance(w.property(_FONT), QFont)]  # not scaled already
     for widget, font in originals:
         widget.setProperty(_FONT, font)
         widget.setFont(_scaled(font, scale))
@@ -150,15 +158,18 @@ def _scaled(font: QFont, scale: float) -> QFont:
     return bigger
 
 
-def _restore(window: QWidget) -> None:
+def _restore(window: QWidget, fonts: bool = True, unless: Set[QObject] = frozenset()) -> None:
+    """Show what teacher mode put away (but `unless`), and give back the fonts it scaled."""
     for widget in window.findChildren(QWidget):
-        if widget.property(_HIDDEN):
+        if widget.property(_HIDDEN) and widget not in unless:
             widget.setProperty(_HIDDEN, None)
             _set_shown(widget, True)
     for action in window.findChildren(QAction):
-        if action.property(_HIDDEN):
+        if action.property(_HIDDEN) and action not in unless:
             action.setProperty(_HIDDEN, None)
             action.setVisible(True)
+    if not fonts:
+        return
     for widget in (window, *window.findChildren(QWidget)):
         font = widget.property(_FONT)
         if isinstance(font, QFont):
