@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gradbox.autograd import ops
 from gradbox.autograd.engine import (
     FREED_GRAPH_MESSAGE,
     Value,
@@ -47,9 +48,10 @@ class Chain:
     """One neuron's weighted sum: sums[0] = b + products[0], sums[k] = sums[k-1] +
     products[k], products[k] = weights[k] * inputs[k] (the engine's nodes)."""
 
-    __slots__ = ("bias", "inputs", "products", "sums", "weights")
+    __slots__ = ("activation", "bias", "inputs", "products", "sums", "weights")
 
     def __init__(self, last: Value) -> None:
+        self.activation: Value | None = None  # relu(sums[-1]) ..., if the layer has one
         sums = [last]
         while sums[-1]._prev[0]._prev:  # back to the first sum, b + w₀x₀
             sums.append(sums[-1]._prev[0])
@@ -79,9 +81,18 @@ class LayerSums:
         self.weights = [w for c in self.chains for w in c.weights]  # (neuron, input)
         self.biases = [c.bias for c in self.chains]
         self.lasts = [c.sums[-1] for c in self.chains]
-        # Every node the layer computes, and the inner ones, whose values are kept.
-        self.nodes = [n for c in self.chains for n in (*c.products, *c.sums)]
+        # The activation nodes, one per neuron, of one op (else None: the sums are the
+        # layer's outputs). Their values come from their own `_forward` (each keeps the
+        # output its backward reads), their backward from the op table's derivative.
+        ops_ = {c.activation._op if c.activation is not None else None for c in self.chains}
+        self.activation = ops_.pop() if len(ops_) == 1 else None
+        self.acts = [c.activation for c in self.chains] if self.activation else []
+        self.outputs = self.acts or self.lasts
+        # Every node the layer computes; the products' and inner sums' values are kept.
+        self.nodes = [n for c in self.chains for n in (*c.products, *c.sums)] + self.acts
         self._inner = [n for c in self.chains for n in (*c.products, *c.sums[:-1])]
+        outputs = set(self.outputs)
+        self._below = [n for n in self.nodes if n not in outputs]  # all but the outputs
         self._products: np.ndarray | None = None
         self._sums: np.ndarray | None = None
         self.walk: list[Value] = []  # its nodes in the kept backward order (Plan sets it)
@@ -108,6 +119,8 @@ class LayerSums:
         outputs = np.add(previous, products[last])
         for node, row in zip(self.lasts, outputs):
             node.data = row
+        for node in self.acts:
+            node.data = node._forward()  # type: ignore[misc]
         for node in self.nodes:
             node.grad = 0.0  # as `recompute` leaves every op node
 
@@ -130,11 +143,18 @@ class LayerSums:
         """Backward through every neuron's sum chain. Run when the last gradient has
         reached the neurons' outputs, and before any other reaches the inputs (the
         `Plan` proves both)."""
-        grads = [node.grad for node in self.lasts]
+        grads = [node.grad for node in self.outputs]
         if not all(type(g) is np.ndarray for g in grads):
             self._node_by_node()
             return
-        g = np.stack(grads)  # (nout, n): what each neuron's sum chain hands on, unchanged
+        g = np.stack(grads)  # (nout, n)
+        if self.acts:  # through the activations: slope · grad, as each one's `_backward`
+            out = np.stack([_DATA(a) for a in self.acts])
+            g = ops.local_derivative(self.activation, (), out, 0) * g
+            grads = list(g)
+            for node, grad in zip(self.lasts, grads):
+                node.grad = grad
+        # What each neuron's sum chain hands on, unchanged
         for chain, grad in zip(self.chains, grads):
             for node in chain.products:
                 node.grad = grad  # d(a+b)/db = 1 down the chain: the same array
@@ -166,7 +186,7 @@ class LayerSums:
         """The engine's own walk over the layer's nodes, from gradients 0 as its walk
         starts (for a neuron's output that holds no array of gradients: a float 0, which
         passes floats on; every op of the engine hands an array node an array)."""
-        for node in self._inner:
+        for node in self._below:
             node.grad = 0.0
         for node in self.walk:
             node._backward(node.grad)
@@ -188,7 +208,7 @@ class Plan:
         inner = {n for layer in self.layers for n in layer.nodes}
         # What backward sets to 0 first: every op node the layers do not write whole.
         self._reset = [n for n in self.order if n not in inner] + [
-            n for layer in self.layers for n in layer.lasts]
+            n for layer in self.layers for n in layer.outputs]
         self._leaves = [x for layer in self.layers for x in layer.inputs if not x._prev]
 
     def forward(self) -> None:
@@ -221,7 +241,7 @@ class Plan:
         """Where each layer runs, forward and backward, and the proof that the order of
         every node's arrivals is the kept order's; a layer without it runs node by node."""
         graph.near({n for layer in self.layers
-                    for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.lasts)})
+                    for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.outputs)})
         while True:
             forward, backward = _times(graph, self.layers)
             bad = _unproven(graph, self.layers, forward, backward)
@@ -303,6 +323,13 @@ def find_layers(order: Sequence[Value], graph: _Graph | None = None) -> list[Lay
         if node in linked and node not in continued:
             chain = Chain(node)
             groups.setdefault(tuple(map(id, chain.inputs)), []).append(chain)
+    # A neuron's activation: the one node that reads its sum, an activation of it alone.
+    ends = {chain.sums[-1]: chain for chains in groups.values() for chain in chains}
+    for node in order:
+        if node._op in ops.ACTIVATIONS and len(node._prev) == 1:
+            chain = ends.get(node._prev[0])
+            if chain is not None and uses[node._prev[0]] == 1:
+                chain.activation = node
     position = graph.position
     layers = []
     for chains in groups.values():
@@ -350,7 +377,7 @@ def _times(graph: _Graph, layers: list[LayerSums]
     backward: dict[LayerSums, Time] = {}
     for layer in reversed(layers):
         latest = (-1, 0)
-        for last in layer.lasts:
+        for last in layer.outputs:
             for node in consumers[last]:
                 mine = owner.get(node)
                 at = (backward.get(mine, never) if mine is not None
@@ -371,7 +398,7 @@ def _unproven(graph: _Graph, layers: list[LayerSums], forward: dict[LayerSums, T
     # Forward: what reads a layer's outputs runs after the layer (its inputs, before it,
     # by construction).
     for layer in layers:
-        for last in layer.lasts:
+        for last in layer.outputs:
             for node in consumers[last]:
                 mine = owner.get(node)
                 at = forward[mine] if mine is not None else (position[node], 0)
@@ -383,7 +410,7 @@ def _unproven(graph: _Graph, layers: list[LayerSums], forward: dict[LayerSums, T
     # come at times that only grow, and end before the node's own time.
     index = {p: j for layer in layers for j, c in enumerate(layer.chains) for p in c.products}
     near = {n for layer in layers
-            for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.lasts)}
+            for n in (*layer.inputs, *layer.weights, *layer.biases, *layer.outputs)}
     for node in near:
         sources = list(dict.fromkeys(reversed(consumers[node])))  # the kept order
         mine = owner.get(node)
