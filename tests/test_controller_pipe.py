@@ -38,3 +38,40 @@ def test_a_step_arrives_with_its_answer_and_a_kill_is_said_in_words(qtbot) -> No
         assert controller.snapshot.step == 1  # what was shown stays readable
     finally:
         controller.shutdown()
+
+
+def test_a_fast_run_sends_a_snapshot_per_frame_and_the_boundary_is_computed_per_frame(
+        qtbot, show_widget, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Counted, not timed: the training process publishes only when the window has drawn
+    # the last one, and the boundary view computes its grid once per frame it is handed,
+    # not once per step trained.
+    from gradbox.views.plots import boundary
+
+    computed = [0]
+    colours = boundary.heatmap_colours
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        computed[0] += 1
+        return colours(*args, **kwargs)
+    monkeypatch.setattr(boundary, "heatmap_colours", counted)
+    controller = SessionController(TrainingConfig(hidden=(8, 8), n_samples=60))
+    try:
+        show_widget(boundary.DecisionBoundaryView(controller))
+        received = [0]
+        offer = controller.pacer.offer
+
+        def arrived(snapshot):  # type: ignore[no-untyped-def]
+            received[0] += 1
+            offer(snapshot)
+        monkeypatch.setattr(controller.pacer, "offer", arrived)
+        frames, computed[0] = controller.frames, 0
+        controller.set_speed(None)
+        controller.run(300)
+        qtbot.waitUntil(lambda: not controller.running, timeout=120_000)
+        frames = controller.frames - frames
+        assert controller.snapshot.step == 300
+        assert 0 < received[0] <= frames + 1  # (the run's last snapshot may share one)
+        assert received[0] < 300 // 2  # far fewer snapshots than steps
+        assert computed[0] <= frames
+    finally:
+        controller.shutdown()
