@@ -195,3 +195,41 @@ def test_a_snapshot_of_the_graph_keeps_its_numbers_when_the_next_step_writes_in_
     trainer.step()
     assert trainer.last_root is trainer.run.kept.root  # served again: written in place
     assert [bits(shot.data(i)) for i in range(len(shot))] == before
+
+
+def test_a_step_abandoned_inside_a_layer_leaves_the_graphs_nodes_to_take_apart_in_pieces(
+        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Pause abandons a step by an exception; the frames' leftovers take the graph apart
+    a piece at a time (`gradbox.runner.leftovers`), reading what the frames held. A plan
+    in a frame is not a thing they read: its nodes must be held by a list there too, or
+    the whole kept graph is freed at once at the end (a big network's: seconds)."""
+    from gradbox.runner.child import Abandoned
+    from gradbox.runner.leftovers import AbandonedGraph
+
+    config = TrainingConfig(n_samples=30, hidden=(4, 3), test_ratio=0.0)
+    trainer, reference = Trainer(config), Trainer(config)
+    for t in (trainer, reference):
+        t.step()
+        t.step()
+    root = trainer.run.kept.root
+    calls = []
+
+    def second_layer_stops(self) -> None:  # type: ignore[no-untyped-def]
+        calls.append(self)
+        if len(calls) == 2:
+            raise Abandoned
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fused.LayerSums, "forward", second_layer_stops)
+        try:
+            trainer.step()
+        except Abandoned as error:
+            abandoned = error
+    trainer.begin_rewind(trainer.step_count)()
+    leftovers = AbandonedGraph(abandoned.__traceback__)
+    del abandoned
+    while not leftovers.free_piece(100):
+        pass
+    assert root.inputs == ()  # reached and let go of its inputs in a piece
+    record, expected = trainer.step(), reference.step()
+    assert record is not None and record.loss == expected.loss

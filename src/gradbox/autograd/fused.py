@@ -212,6 +212,10 @@ class Plan:
         self._leaves = [x for layer in self.layers for x in layer.inputs if not x._prev]
 
     def forward(self) -> None:
+        # A local, so that a step Pause abandons here hands its frames' leftovers the
+        # graph's nodes to take apart in pieces (`gradbox.runner.leftovers`), not a plan
+        # they cannot read, freed whole at the end.
+        nodes = self.order  # noqa: F841
         for part in self.forward_parts:
             if type(part) is list:
                 recompute(part)
@@ -220,7 +224,7 @@ class Plan:
 
     def backward(self) -> None:
         """`root.backward(retain_graph=True, order=order)`, a layer at a time."""
-        root = self.root
+        root, nodes = self.root, self.order  # noqa: F841 (for leftovers: see forward)
         if any(node._backward is _freed_backward for node in self._reset):
             raise RuntimeError(FREED_GRAPH_MESSAGE)
         if not all(type(x.grad) is float and x.grad == 0.0 for x in self._leaves):
