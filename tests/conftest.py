@@ -136,6 +136,24 @@ def show_widget(qtbot):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def toolbar(controller, show_widget):  # type: ignore[no-untyped-def]
+    """The training toolbar alone on `controller` (the in-process port in a test marked
+    `in_process`), its two rows one above the other at 1400 x 120: for a test of the
+    toolbar's buttons, run controls and timeline, not of the window around them."""
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from gradbox.views.window.toolbar import TrainingToolbar
+
+    host = QWidget()
+    bar = TrainingToolbar(controller, host)
+    rows = QVBoxLayout(host)
+    rows.addWidget(bar)
+    rows.addWidget(bar.timeline_bar)
+    show_widget(host, 1400, 120)
+    yield bar  # (pytest-qt holds the host weakly: held here until the test is done)
+
+
+@pytest.fixture
 def make_process_session(qtbot):  # type: ignore[no-untyped-def]
     """`make_process_session(**config)`: a SessionController on `TrainingConfig(**config)`;
     stopped after the test."""

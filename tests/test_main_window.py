@@ -14,22 +14,25 @@ from gradbox.port.controller import SessionController
 from gradbox.training.config import TrainingConfig
 from gradbox.training.session import Session
 from gradbox.training.trainer import Trainer
+from gradbox.views.panels.designer import DesignerPanel
 from gradbox.views.window.files.resume import START_FRESH_KEY
 from gradbox.views.window.main_window import MainWindow
+from gradbox.views.window.toolbar import TrainingToolbar
 
 
-def step_once(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
-        win.toolbar.step_action.trigger()
+def step_once(qtbot, toolbar: TrainingToolbar) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(toolbar.controller.snapshot_changed, timeout=5000):
+        toolbar.step_action.trigger()
 
 
-def test_step_advances_counter_and_loss_curve(qtbot, window: MainWindow) -> None:
-    assert window.toolbar.counter.text().startswith("step 0")
-    step_once(qtbot, window)
-    step_once(qtbot, window)
-    assert window.toolbar.counter.text().startswith("step 2")
-    assert window.controller.snapshot.step == 2
-    assert window.toolbar.timeline.maximum() == 2
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_step_advances_counter_and_loss_curve(qtbot, toolbar: TrainingToolbar) -> None:
+    assert toolbar.counter.text().startswith("step 0")
+    step_once(qtbot, toolbar)
+    step_once(qtbot, toolbar)
+    assert toolbar.counter.text().startswith("step 2")
+    assert toolbar.controller.snapshot.step == 2
+    assert toolbar.timeline.maximum() == 2
 
 
 def test_space_key_steps(qtbot, window: MainWindow) -> None:
@@ -40,57 +43,61 @@ def test_space_key_steps(qtbot, window: MainWindow) -> None:
     assert window.controller.snapshot.step == 1
 
 
-def test_substep_walks_the_four_phases(qtbot, window: MainWindow) -> None:
-    seen = [window.toolbar.phase_label.text()]
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_substep_walks_the_four_phases(qtbot, toolbar: TrainingToolbar) -> None:
+    seen = [toolbar.phase_label.text()]
     for _ in range(4):
-        with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
-            window.toolbar.substep_action.trigger()
-        seen.append(window.toolbar.phase_label.text())
+        with qtbot.waitSignal(toolbar.controller.snapshot_changed, timeout=5000):
+            toolbar.substep_action.trigger()
+        seen.append(toolbar.phase_label.text())
     # The indicator names the phase just run and the next one.
     nexts = [re.search(r"next: \d/4 (\w+)", text).group(1) for text in seen]
     assert nexts == ["forward", "zero_grad", "backward", "update", "forward"]
     dones = [m.group(1) if (m := re.search(r"done: \d/4 (\w+)", text)) else "" for text in seen]
     assert dones == ["", "forward", "zero_grad", "backward", "update"]
-    assert window.controller.snapshot.step == 1
+    assert toolbar.controller.snapshot.step == 1
 
 
-def test_run_then_pause_stops(qtbot, window: MainWindow) -> None:
-    window.toolbar.run_action.trigger()
-    assert window.toolbar.run_action.text() == "Pause"
-    qtbot.waitUntil(lambda: window.controller.snapshot.step >= 5, timeout=10000)
-    window.toolbar.run_action.trigger()
-    qtbot.waitUntil(lambda: not window.controller.running, timeout=5000)
-    stopped_at = window.controller.snapshot.step
-    assert window.toolbar.run_action.text() == "Run"
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_run_then_pause_stops(qtbot, toolbar: TrainingToolbar) -> None:
+    toolbar.run_action.trigger()
+    assert toolbar.run_action.text() == "Pause"
+    qtbot.waitUntil(lambda: toolbar.controller.snapshot.step >= 5, timeout=10000)
+    toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: not toolbar.controller.running, timeout=5000)
+    stopped_at = toolbar.controller.snapshot.step
+    assert toolbar.run_action.text() == "Run"
     # Nothing more arrives once paused: one more step lands exactly one later.
-    step_once(qtbot, window)
-    assert window.controller.snapshot.step == stopped_at + 1
+    step_once(qtbot, toolbar)
+    assert toolbar.controller.snapshot.step == stopped_at + 1
 
 
-def test_reset_restores_initial_weights(qtbot, window: MainWindow) -> None:
-    initial = window.controller.snapshot.params.copy()
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_reset_restores_initial_weights(qtbot, toolbar: TrainingToolbar) -> None:
+    initial = toolbar.controller.snapshot.params.copy()
     for _ in range(3):
-        step_once(qtbot, window)
-    assert not np.array_equal(window.controller.snapshot.params, initial)
-    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
-        window.toolbar.reset_action.trigger()
-    assert window.controller.snapshot.step == 0
-    np.testing.assert_array_equal(window.controller.snapshot.params, initial)
+        step_once(qtbot, toolbar)
+    assert not np.array_equal(toolbar.controller.snapshot.params, initial)
+    with qtbot.waitSignal(toolbar.controller.snapshot_changed, timeout=5000):
+        toolbar.reset_action.trigger()
+    assert toolbar.controller.snapshot.step == 0
+    np.testing.assert_array_equal(toolbar.controller.snapshot.params, initial)
 
 
-def test_timeline_rewinds_and_replays_exactly(qtbot, window: MainWindow) -> None:
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_timeline_rewinds_and_replays_exactly(qtbot, toolbar: TrainingToolbar) -> None:
     for _ in range(4):
-        step_once(qtbot, window)
-    after_4 = window.controller.snapshot.params.copy()
-    window.toolbar.timeline.setSliderPosition(2)
-    with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
-        window.toolbar.timeline.setValue(2)
-        window.toolbar._on_timeline_released()
-    assert window.controller.snapshot.step == 2
-    assert window.toolbar.timeline.maximum() == 4, "the later steps stay on the timeline"
-    step_once(qtbot, window)  # a new step from step 2 replaces them (undoably)
-    step_once(qtbot, window)
-    np.testing.assert_array_equal(window.controller.snapshot.params, after_4)
+        step_once(qtbot, toolbar)
+    after_4 = toolbar.controller.snapshot.params.copy()
+    toolbar.timeline.setSliderPosition(2)
+    with qtbot.waitSignal(toolbar.controller.snapshot_changed, timeout=5000):
+        toolbar.timeline.setValue(2)
+        toolbar._on_timeline_released()
+    assert toolbar.controller.snapshot.step == 2
+    assert toolbar.timeline.maximum() == 4, "the later steps stay on the timeline"
+    step_once(qtbot, toolbar)  # a new step from step 2 replaces them (undoably)
+    step_once(qtbot, toolbar)
+    np.testing.assert_array_equal(toolbar.controller.snapshot.params, after_4)
 
 
 def test_huge_learning_rate_pauses_with_a_message(qtbot, window: MainWindow) -> None:
@@ -111,7 +118,7 @@ def test_huge_learning_rate_pauses_with_a_message(qtbot, window: MainWindow) -> 
 
 def test_corrupt_session_shows_error_and_keeps_session(qtbot, window: MainWindow,
                                                        tmp_path: Path) -> None:
-    step_once(qtbot, window)
+    step_once(qtbot, window.toolbar)
     before = window.controller.snapshot
     bad = tmp_path / "broken.gradbox.json"
     bad.write_text('{"format": "gradbox-session", "version": 1, "config": ', encoding="utf-8")
@@ -119,13 +126,13 @@ def test_corrupt_session_shows_error_and_keeps_session(qtbot, window: MainWindow
     qtbot.waitUntil(lambda: window.error_box is not None and window.error_box.isVisible())
     assert "unchanged" in window.error_box.text()
     assert window.controller.snapshot is before
-    step_once(qtbot, window)
+    step_once(qtbot, window.toolbar)
     assert window.controller.snapshot.step == 2
 
 
 def test_save_and_open_session(qtbot, window: MainWindow, tmp_path: Path) -> None:
     for _ in range(3):
-        step_once(qtbot, window)
+        step_once(qtbot, window.toolbar)
     path = tmp_path / "run.gradbox.json"
     with qtbot.waitSignal(window.controller.message, timeout=5000):
         window.files._save_to(path)
@@ -140,19 +147,27 @@ def test_save_and_open_session(qtbot, window: MainWindow, tmp_path: Path) -> Non
     assert "run.gradbox.json" in window.windowTitle()
 
 
-def test_designer_change_rebuilds_and_says_so(qtbot, window: MainWindow) -> None:
-    with qtbot.waitSignal(window.controller.message, timeout=5000) as message:
-        window.designer._on_add_layer()
-        window.designer.apply()
+@pytest.fixture
+def designer(controller, show_widget):  # type: ignore[no-untyped-def]
+    """The Designer alone on `controller` (the in-process port in an `in_process` test)."""
+    return show_widget(DesignerPanel(controller), 420, 760)
+
+
+@pytest.mark.in_process  # the Designer alone on the in-process port
+def test_designer_change_rebuilds_and_says_so(qtbot, designer: DesignerPanel) -> None:
+    with qtbot.waitSignal(designer.controller.message, timeout=5000) as message:
+        designer._on_add_layer()
+        designer.apply()
     assert "Network changed" in message.args[0]
-    qtbot.waitUntil(lambda: window.controller.snapshot.layer_sizes == (2, 8, 8, 8, 1),
+    qtbot.waitUntil(lambda: designer.controller.snapshot.layer_sizes == (2, 8, 8, 8, 1),
                     timeout=5000)
 
 
-def test_invalid_designer_value_is_not_applied(qtbot, window: MainWindow) -> None:
-    window.designer.lr.setCurrentText("fast")
-    assert "learning rate must be a finite number" in window.designer.status.text()
-    assert window.controller.snapshot.config.lr == TrainingConfig().lr
+@pytest.mark.in_process  # the Designer alone on the in-process port
+def test_invalid_designer_value_is_not_applied(qtbot, designer: DesignerPanel) -> None:
+    designer.lr.setCurrentText("fast")
+    assert "learning rate must be a finite number" in designer.status.text()
+    assert designer.controller.snapshot.config.lr == TrainingConfig().lr
 
 
 def test_settings_remember_config(qtbot, window: MainWindow, settings: QSettings) -> None:
@@ -223,7 +238,7 @@ def test_playground_tab_puts_the_training_panels_away(qtbot, window: MainWindow)
 
 def test_a_training_lesson_starts_from_step_zero(qtbot, window: MainWindow) -> None:
     for _ in range(3):
-        step_once(qtbot, window)
+        step_once(qtbot, window.toolbar)
     window.toolbar.forget_zero_grad.setChecked(True)
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
         window.lessons.apply_key("moons")
@@ -254,7 +269,7 @@ def test_title_marks_unsaved_changes_and_save_clears_it(qtbot, saving_window: Ma
                                                         tmp_path: Path) -> None:
     win = saving_window
     assert not win.isWindowModified()
-    step_once(qtbot, win)
+    step_once(qtbot, win.toolbar)
     assert win.isWindowModified()
     with qtbot.waitSignal(win.controller.message, timeout=5000):
         win.files._save_to(tmp_path / "mine.gradbox.json")
@@ -269,7 +284,7 @@ def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
 
     win = saving_window
     for _ in range(3):
-        step_once(qtbot, win)
+        step_once(qtbot, win.toolbar)
     path = win.autosaver.path
     # An autosave may have fired between steps: wait for the one that holds step 3.
     qtbot.waitUntil(lambda: win.autosaver._autosaved_signature
@@ -298,7 +313,7 @@ def test_autosave_restores_after_a_crash(qtbot, saving_window: MainWindow,
 
 def test_closing_with_unsaved_changes_asks(qtbot, saving_window: MainWindow) -> None:
     win = saving_window
-    step_once(qtbot, win)
+    step_once(qtbot, win.toolbar)
     asked: list[bool] = []
     win.ask_unsaved = lambda: asked.append(True) or "cancel"  # type: ignore[method-assign]
     assert not win.close()
@@ -310,7 +325,7 @@ def test_closing_with_unsaved_changes_asks(qtbot, saving_window: MainWindow) -> 
 
 
 def test_editing_a_weight_changes_model_and_boundary(qtbot, window: MainWindow) -> None:
-    step_once(qtbot, window)
+    step_once(qtbot, window.toolbar)
     name = window.controller.snapshot.param_names[1]
     image_before = window.boundary.image.image.copy()
     with qtbot.waitSignal(window.controller.snapshot_changed, timeout=5000):
@@ -330,7 +345,7 @@ def test_text_exports_write_files_that_parse_back(qtbot, window: MainWindow,
     from gradbox.files import exports
 
     for _ in range(3):
-        step_once(qtbot, window)
+        step_once(qtbot, window.toolbar)
     for kind, name in (("history", "h.csv"), ("parameters", "p.csv"), ("model", "m.json")):
         with qtbot.waitSignal(window.controller.message, timeout=5000):
             window.files.export_text(kind, tmp_path / name)
@@ -374,7 +389,7 @@ def test_an_autosave_that_cannot_be_written_is_said_once_in_the_window(
     path.chmod(0o444)  # refused by name, even for root
     try:
         for attempt in range(1, 4):
-            step_once(qtbot, win)
+            step_once(qtbot, win.toolbar)
             qtbot.waitUntil(lambda n=attempt: win.autosaver.failures >= n, timeout=10000)
         boxes = [b for b in win.errors.boxes if b.windowTitle() == "Autosave failed"]
         assert len(boxes) == 1 and str(path) in boxes[0].text()
@@ -408,7 +423,7 @@ def test_closing_with_save_writes_from_the_writer_thread_once_the_window_is_gone
     from gradbox.files import sessions as persistence
 
     win = saving_window
-    step_once(qtbot, win)
+    step_once(qtbot, win.toolbar)
     win.document.path = tmp_path / "run.gradbox"
     win.ask_unsaved = lambda: "save"  # type: ignore[method-assign]
     writes: list[tuple[str, bool]] = []  # (thread, window visible) of each write

@@ -11,16 +11,17 @@ from gradbox.training.history import StepRecord
 from gradbox.training.session import Session
 from gradbox.views.window.main_window import MainWindow
 from gradbox.views.window.run_controls import SPEEDS, WATCHABLE_SPEED
+from gradbox.views.window.toolbar import TrainingToolbar
 
 
-def run_until_it_stops(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    win.toolbar.run_action.trigger()
-    qtbot.waitUntil(lambda: win.controller.snapshot.step > 0, timeout=10000)
-    qtbot.waitUntil(lambda: not win.controller.running, timeout=20000)
+def run_until_it_stops(qtbot, toolbar: TrainingToolbar) -> None:  # type: ignore[no-untyped-def]
+    toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: toolbar.controller.snapshot.step > 0, timeout=10000)
+    qtbot.waitUntil(lambda: not toolbar.controller.running, timeout=20000)
 
 
-def choose_stop(win: MainWindow, kind: str, value: float) -> None:
-    controls = win.toolbar.run_controls
+def choose_stop(toolbar: TrainingToolbar, kind: str, value: float) -> None:
+    controls = toolbar.run_controls
     controls.stop_kind.setCurrentIndex(controls.stop_kind.findData(kind))
     controls.stop_value.setValue(value)
 
@@ -29,66 +30,72 @@ def record(step: int, loss: float, lr: float = 0.5) -> StepRecord:
     return StepRecord(step, loss, loss, 0.5, 0.5, 1.0, lr, False)
 
 
-def test_runs_at_a_watchable_speed_by_default(window: MainWindow) -> None:
-    speed = window.toolbar.run_controls.speed
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_runs_at_a_watchable_speed_by_default(toolbar: TrainingToolbar) -> None:
+    speed = toolbar.run_controls.speed
     assert speed.currentData() == WATCHABLE_SPEED
     assert [speed.itemData(i) for i in range(speed.count())] == list(SPEEDS)
     assert speed.itemText(speed.count() - 1) == "max speed"
 
 
 @pytest.mark.parametrize("speed", [2, 5])
-def test_speed_setting_is_respected(qtbot, window: MainWindow, speed: int) -> None:
-    controls = window.toolbar.run_controls
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_speed_setting_is_respected(qtbot, toolbar: TrainingToolbar, speed: int) -> None:
+    controls = toolbar.run_controls
     controls.speed.setCurrentIndex(controls.speed.findData(speed))
-    window.toolbar.run_action.trigger()
-    qtbot.waitUntil(lambda: window.controller.snapshot.step >= 1, timeout=5000)
-    start, started = window.controller.snapshot.step, time.perf_counter()
+    toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: toolbar.controller.snapshot.step >= 1, timeout=5000)
+    start, started = toolbar.controller.snapshot.step, time.perf_counter()
     # About a second at this speed (longer on a loaded machine, which the bound allows).
-    qtbot.waitUntil(lambda: window.controller.snapshot.step - start >= speed, timeout=20000)
-    window.toolbar.run_action.trigger()
-    qtbot.waitUntil(lambda: not window.controller.running, timeout=5000)
-    counted = window.controller.snapshot.step - start  # every step done, up to the pause
+    qtbot.waitUntil(lambda: toolbar.controller.snapshot.step - start >= speed, timeout=20000)
+    toolbar.run_action.trigger()
+    qtbot.waitUntil(lambda: not toolbar.controller.running, timeout=5000)
+    counted = toolbar.controller.snapshot.step - start  # every step done, up to the pause
     seconds = time.perf_counter() - started  # about 1 s; more on a loaded machine
     # One step per 1000/speed ms at most (+1 for the step the interval may start on, +1
     # for a step done but not yet shown at the start). At least one, however loaded.
     assert 1 <= counted <= speed * seconds + 2, (counted, seconds)
 
 
-def test_the_speed_menu_sets_the_pace_between_steps(qtbot, window: MainWindow) -> None:
-    controls = window.toolbar.run_controls
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_the_speed_menu_sets_the_pace_between_steps(qtbot, toolbar: TrainingToolbar) -> None:
+    controls = toolbar.run_controls
     controls.speed.setCurrentIndex(controls.speed.findData(None))
-    assert window.controller.interval_ms == 0
+    assert toolbar.controller.interval_ms == 0
     controls.speed.setCurrentIndex(controls.speed.findData(30))
-    assert window.controller.interval_ms == 33
+    assert toolbar.controller.interval_ms == 33
 
 
 def test_run_for_n_steps_stops_there(qtbot, window: MainWindow) -> None:
-    choose_stop(window, "steps", 7)
+    choose_stop(window.toolbar, "steps", 7)
     messages: list[str] = []
     window.controller.message.connect(messages.append)
-    run_until_it_stops(qtbot, window)
+    run_until_it_stops(qtbot, window.toolbar)
     assert window.controller.snapshot.step == 7
     qtbot.waitUntil(lambda: "Run stopped: ran 7 steps" in messages, timeout=2000)
     assert not window.banner.isVisible(), "a goal reached is not an alarm"
-    run_until_it_stops(qtbot, window)  # the next Run goes 7 steps further
+    run_until_it_stops(qtbot, window.toolbar)  # the next Run goes 7 steps further
     assert window.controller.snapshot.step == 14
 
 
-def test_run_until_loss_stops_at_the_first_step_at_or_below(qtbot, window: MainWindow) -> None:
-    window.toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
-    choose_stop(window, "loss", 0.5)
-    run_until_it_stops(qtbot, window)
-    losses = [r.loss for r in window.controller.snapshot.history]
+@pytest.mark.in_process  # the toolbar alone on the in-process port
+def test_run_until_loss_stops_at_the_first_step_at_or_below(qtbot,
+                                                            toolbar: TrainingToolbar) -> None:
+    toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
+    choose_stop(toolbar, "loss", 0.5)
+    run_until_it_stops(qtbot, toolbar)
+    losses = [r.loss for r in toolbar.controller.snapshot.history]
     assert losses[-1] <= 0.5
     assert all(loss > 0.5 for loss in losses[:-1])
 
 
+@pytest.mark.in_process  # the toolbar alone on the in-process port
 def test_run_until_accuracy_stops_at_the_first_step_at_or_above(qtbot,
-                                                                window: MainWindow) -> None:
-    window.toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
-    choose_stop(window, "accuracy", 90)
-    run_until_it_stops(qtbot, window)
-    accuracies = [r.accuracy for r in window.controller.snapshot.history]
+                                                                toolbar: TrainingToolbar) -> None:
+    toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
+    choose_stop(toolbar, "accuracy", 90)
+    run_until_it_stops(qtbot, toolbar)
+    accuracies = [r.accuracy for r in toolbar.controller.snapshot.history]
     assert accuracies[-1] >= 0.9
     assert all(a < 0.9 for a in accuracies[:-1])
 
@@ -96,7 +103,7 @@ def test_run_until_accuracy_stops_at_the_first_step_at_or_above(qtbot,
 def test_a_diverging_run_pauses_and_the_banner_goes_with_the_state(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
     win = open_window(loss="mse", lr=1.0)
     win.toolbar.run_controls.speed.setCurrentIndex(len(SPEEDS) - 1)
-    run_until_it_stops(qtbot, win)
+    run_until_it_stops(qtbot, win.toolbar)
     snapshot = win.controller.snapshot
     assert snapshot.step < 10, "paused at once, not at a loss of 1e13"
     assert win.banner.isVisible()
@@ -113,7 +120,7 @@ def test_a_diverging_run_pauses_and_the_banner_goes_with_the_state(qtbot, open_w
 
 def test_the_banner_goes_when_the_learning_rate_is_fixed(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
     win = open_window(loss="mse", lr=1.0)
-    run_until_it_stops(qtbot, win)
+    run_until_it_stops(qtbot, win.toolbar)
     assert win.banner.isVisible()
     with qtbot.waitSignal(win.controller.snapshot_changed, timeout=5000):
         win.controller.send(Session.set_lr, 0.05)
