@@ -192,3 +192,28 @@ def test_with_config_keeps_what_the_change_allows() -> None:
     assert new_data.dataset_version == 1 and bits(new_data.initial_params) == bits(t.initial_params)
     new_net = t.with_config(CONFIG.with_changes(hidden=(6,)))
     assert len(new_net.initial_params) != len(t.initial_params)
+
+
+def test_a_step_reads_the_parameters_once_and_its_checkpoint_holds_them(monkeypatch) -> None:
+    """Issue 34: a step reads the gradients once (after backward) and the weights never
+    (the update returns them); the next step's checkpoint keeps what the update left,
+    unless something changed the parameters since (an edit: read again)."""
+    from gradbox.training.network import ModelAndOptimizer
+    trainer = Trainer(CONFIG)
+    trainer.step()
+    reads: list[str] = []
+    values, grads = ModelAndOptimizer.values, ModelAndOptimizer.grads
+    monkeypatch.setattr(ModelAndOptimizer, "values",
+                        lambda self: reads.append("values") or values(self))
+    monkeypatch.setattr(ModelAndOptimizer, "grads",
+                        lambda self: reads.append("grads") or grads(self))
+    for _ in range(3):
+        trainer.step()
+    assert reads == ["grads"] * 3
+    monkeypatch.undo()
+    trainer.set_parameter(trainer.param_names[0], 0.25)
+    trainer.substep()  # forward: the step's checkpoint
+    start = trainer._record.checkpoints.start
+    assert start is not None and start.run.params[0] == 0.25
+    assert bits(start.run.params) == bits(trainer.run.values())
+    assert bits(start.run.grads) == bits(trainer.run.grads())

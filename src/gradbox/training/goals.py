@@ -11,7 +11,7 @@ initialization and (in practice) never a random one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,25 +33,29 @@ DIVERGED_LOSS = 1e6
 def divergence(history: History | Sequence[StepRecord], forget_zero_grad: bool = False) -> str:
     """Why the run of `history` is diverging, naming the likely cause, or '' if it is not.
     (One pass over the loss column: cheap enough to ask after every step.)"""
-    if not len(history):
-        return ""
     history = history if isinstance(history, History) else History.from_records(history)
-    # From the loss column alone; the records only to word a divergence (building two
-    # records every step was ~40 us of a Run's per-step cost, W1's step being ~1.5 ms).
-    losses = history.column("loss")
-    last_loss, best_index = float(losses[-1]), int(np.argmin(losses))
-    best_loss = float(losses[best_index])
-    far_above = (last_loss > DIVERGED_RATIO * best_loss and last_loss > losses[0]
-                 and best_loss > 0)
-    if not (last_loss > DIVERGED_LOSS or far_above):
+    return diverging(history.column, forget_zero_grad)
+
+
+def diverging(column: Callable[[str], np.ndarray], forget_zero_grad: bool = False) -> str:
+    """`divergence` of the history whose columns `column(name)` gives (the losses, and the
+    step and rate of the last step and of the best)."""
+    losses = column("loss")
+    if not len(losses):
         return ""
-    last, best = history[-1], history[best_index]
+    best_at = int(np.argmin(losses))
+    last, best, first = float(losses[-1]), float(losses[best_at]), float(losses[0])
+    far_above = last > DIVERGED_RATIO * best and last > first and best > 0
+    if not (last > DIVERGED_LOSS or far_above):
+        return ""
+    steps = column("step")
     cause = ("zero_grad is skipped, so every step's gradient piles onto the last ones"
              if forget_zero_grad else
-             f"the learning rate ({last.lr:g}) is probably too large. Rewind or lower it")
-    times = f"{last.loss / best.loss:,.0f} ×" if best.loss > 0 else "far above"
-    return (f"the loss rose to {fmt(last.loss)} at step {last.step}, {times} its best "
-            f"({fmt(best.loss)} at step {best.step}): {cause}.")
+             f"the learning rate ({float(column('lr')[-1]):g}) is probably too large. "
+             "Rewind or lower it")
+    times = f"{last / best:,.0f} ×" if best > 0 else "far above"
+    return (f"the loss rose to {fmt(last)} at step {int(steps[-1])}, {times} its best "
+            f"({fmt(best)} at step {int(steps[best_at])}): {cause}.")
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,8 @@ class Stepping(Protocol):
     @property
     def history(self) -> History: ...
 
+    def column(self, name: str) -> np.ndarray: ...
+
     def step(self) -> StepRecord | None: ...
 
     def substep(self, capture_every_phase: bool = True) -> str: ...
@@ -160,21 +166,19 @@ class RunLoop:
     steps_done: int = 0
 
     def tick(self, trainer: Stepping, split: bool = False) -> Tick:
-        record: StepRecord | None = None
-        if split:
-            stepped = trainer.substep(capture_every_phase=False) == "update"
-        else:
+        record = None
+        if not split:
             record = trainer.step()
-            stepped = record is not None
+        elif trainer.substep(capture_every_phase=False) == "update" and not trainer.stop_reason:
+            record = trainer.history[-1]
         if trainer.stop_reason:
             return Tick(False, alarm=trainer.stop_reason)
-        if not stepped:
+        if record is None:
             return Tick(False)
         self.steps_done += 1
-        history = trainer.history
-        diverging = self.stop_diverging and divergence(history, trainer.forget_zero_grad)
-        if diverging:
-            return Tick(True, alarm=diverging)
-        # (the step's own record when it gave one: history[-1] builds it again)
-        return Tick(True, reached=self.goal.reached(record if record is not None
-                                                    else history[-1], self.steps_done))
+        # The columns, not the history: its new steps' layer statistics wait to be
+        # measured together when it is read (`HistoryBuffer`).
+        alarm = self.stop_diverging and diverging(trainer.column, trainer.forget_zero_grad)
+        if alarm:
+            return Tick(True, alarm=alarm)
+        return Tick(True, reached=self.goal.reached(record, self.steps_done))

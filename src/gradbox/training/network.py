@@ -35,6 +35,7 @@ class ModelAndOptimizer:
     optimizer: Optimizer
     params: list[Value] = field(default_factory=list)
     kept: KeptGraph | None = None  # its last step's graph, for the next (see `forward`)
+    inputs: tuple[Any, ...] | None = None  # its last batch's inputs (`batch_inputs`)
 
     def __post_init__(self) -> None:
         self.params = self.model.parameters()
@@ -53,9 +54,13 @@ class ModelAndOptimizer:
         for p, g in zip(self.params, grads.tolist()):
             p.grad = g
 
-    def state(self) -> ModelState:
-        return ModelState(frozen(self.values()), frozen(self.grads()),
-                        frozen_optimizer(self.optimizer.state_dict()))
+    def state(self, params: np.ndarray | None = None, grads: np.ndarray | None = None,
+              ) -> ModelState:
+        """Its frozen copy (`params`, `grads`: read-only arrays of what the parameters
+        hold now, read already)."""
+        return ModelState(frozen(self.values()) if params is None else params,
+                          frozen(self.grads()) if grads is None else grads,
+                          frozen_optimizer(self.optimizer.state_dict()))
 
     def load(self, state: ModelState, weights: bool = True) -> None:
         """Put `state` back (`weights=False`: all but the weights, which are as they
@@ -83,6 +88,17 @@ def batch_indices(config: TrainingConfig, dataset: Dataset, step: int) -> np.nda
     # Seeded by the step number, so replaying from a checkpoint sees the same batches.
     rng = np.random.default_rng([config.seed, step])
     return np.sort(rng.choice(train, size, replace=False))
+
+
+def batch_inputs(config: TrainingConfig, dataset: Dataset, run: ModelAndOptimizer,
+                 batch: np.ndarray) -> np.ndarray:
+    """The network's inputs for the batch's points (read-only): the same array while the
+    points, the features and the batch stay, so that steps' layer statistics are measured
+    together (`LayerStats.measure_all`)."""
+    key = (id(dataset), config.effective_features, batch.tobytes())
+    if run.inputs is None or run.inputs[0] != key:  # (the dataset held: its id stays its)
+        run.inputs = (key, frozen(config.inputs(dataset.points[batch])), dataset)
+    return run.inputs[1]
 
 
 def data_loss(config: TrainingConfig, output: Value | list[Value], truth: np.ndarray) -> Value:
@@ -136,6 +152,23 @@ def backward(run: ModelAndOptimizer, root: Value, order: Sequence[Value] | None)
         run.kept.backward()
     else:
         root.backward(retain_graph=True, order=order)
+
+
+def train_step(config: TrainingConfig, dataset: Dataset, run: ModelAndOptimizer,
+               batch: np.ndarray, lr: float, orders: OrderCache | None = None,
+               zero_grad: bool = True) -> float:
+    """One step of `run` on `batch` with nothing around it (a ghost's, a replayed one):
+    the forward pass, zero_grad (unless not `zero_grad`), backward, the update at rate
+    `lr`. Its loss."""
+    root, _, order = forward(config, dataset, run, batch, orders)
+    if zero_grad:
+        run.optimizer.zero_grad()
+    backward(run, root, order)
+    run.optimizer.lr = float(lr)
+    run.optimizer.step()
+    loss = float(root.data)
+    release(root, order, run)
+    return loss
 
 
 # A graph of more op nodes than this is taken apart a node at a time (`take_apart`), so

@@ -37,7 +37,7 @@ from gradbox.training.config import (
 )
 from gradbox.training.datasets import Dataset
 from gradbox.training.goals import RunGoal, RunLoop
-from gradbox.training.history import History, StepRecord, measure_layers
+from gradbox.training.history import History, LayerInputs, LayerStats, StepRecord
 from gradbox.training.network import ModelAndOptimizer
 from gradbox.training.record import CheckpointPolicy, RunRecord
 from gradbox.training.snapshots import PublishedArrays, Snapshot, gradient_peak, next_revision
@@ -116,6 +116,8 @@ class Trainer:
         self._mid_passes: int | None = None  # passes held, once this step's zero_grad ran
         self._step_grads: np.ndarray | None = None
         self._grads_read: np.ndarray | None = None  # the run's gradients, read by backward
+        self._left: tuple[np.ndarray, np.ndarray] | None = None  # the update's weights, grads
+        self._finished: StepRecord | None = None  # and record
         self._update_norm = math.nan
 
     @property
@@ -156,6 +158,10 @@ class Trainer:
     @property
     def history(self) -> History:
         return self._record.view()
+
+    def column(self, name: str) -> np.ndarray:
+        """One field of every step so far (`History.column`), cheap after every step."""
+        return self._record.history.column(name)
 
     @property
     def edits(self) -> tuple[ParameterEdit, ...]:
@@ -254,6 +260,9 @@ class Trainer:
                     capture_every_phase or phase == Phase.BACKWARD):
                 self._capture_graph()
         self.params_rev = next_revision()  # a phase changes the weights or gradients
+        if self._left is not None:  # what the update left, read already: not read again
+            self._published.known(self.params_rev, self.run, *self._left)
+            self._left = None
         took = time.perf_counter() - started
         self._record.checkpoints.trained(took)
         # A whole step's compute time, untraced, corrects the launch-time cost figure.
@@ -296,10 +305,7 @@ class Trainer:
 
     def _phase_forward(self) -> None:
         step = self.step_count
-        cp = self._checkpoint()
-        # Just read from the parameters: a snapshot during this forward pass (a Pause)
-        # shows these instead of reading a big network's again (0.1-0.2 s).
-        self._published.known(self.params_rev, self.run, cp.run.params, cp.run.grads)
+        cp = self._checkpoint()  # (a Pause in this forward pass publishes what it read)
         self._record.begin_step(cp)
         self.last_batch = self.batch_indices(step)
         if len(self.last_batch) == 0:
@@ -335,6 +341,7 @@ class Trainer:
         held = self.run.grads() if self._mid_passes else None
         network.backward(self.run, self.last_root, self._last_order)  # (kept: forward)
         self._grads_read = grads = self.run.grads()
+        grads.flags.writeable = False  # kept: the step's checkpoint, its layer statistics
         # This pass's own gradient: what is in .grad now, less what was already there.
         self._step_grads = grads if held is None else grads - held
         self._mid_passes = (self._mid_passes or 0) + 1
@@ -345,14 +352,8 @@ class Trainer:
     def _train_ghost(self, batch: np.ndarray, lr: float) -> float:
         """One correct step of the ghost run on the same batch; its loss."""
         assert self.ghost is not None
-        ghost_root, _, order = self._forward(self.ghost, batch)
-        self.ghost.optimizer.zero_grad()
-        network.backward(self.ghost, ghost_root, order)
-        self.ghost.optimizer.lr = lr
-        self.ghost.optimizer.step()
-        loss = ghost_root.data
-        network.release(ghost_root, order, self.ghost)
-        return loss
+        return network.train_step(self.config, self._dataset, self.ghost, batch, lr,
+                                  self._orders)
 
     def _phase_update(self) -> None:
         assert self.last_root is not None
@@ -368,9 +369,10 @@ class Trainer:
         before = start.run.params if start is not None else self.run.values()
         test_loss, test_acc = network.evaluate(self.config, self._dataset, before,
                                               self._dataset.is_test)
-        stats = measure_layers(before, grads, self.config.layer_sizes,
-                                    self.config.activation,
-                                    self.config.inputs(self._dataset.points[self.last_batch]))
+        # Measured when read, with the steps before (see `HistoryBuffer`).
+        stats = LayerStats.later(LayerInputs(
+            before, grads, tuple(self.config.layer_sizes), self.config.activation,
+            network.batch_inputs(self.config, self._dataset, self.run, self.last_batch)))
         output = self.last_output
         out_data = [o.data for o in output] if isinstance(output, list) else output.data
         self.run.optimizer.lr = lr
@@ -379,11 +381,13 @@ class Trainer:
             self._stop(f"a weight became non-finite in the update of step {step + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
             return
-        record = StepRecord(
+        after.flags.writeable = False  # the next step's checkpoint (`_left`)
+        record = StepRecord(  # (what `history[-1]` reads back: Python's floats)
             step=step + 1, loss=float(self.last_root.data), test_loss=test_loss,
             accuracy=network.accuracy(self.config, self._dataset, out_data, self.last_batch),
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
-            zero_grad_skipped=self._zero_grad_skipped, ghost_loss=ghost_loss, layers=stats)
+            zero_grad_skipped=self._zero_grad_skipped, ghost_loss=float(ghost_loss),
+            layers=stats)
         update_norm = float(np.linalg.norm(after - before))
         peak = max(self._record.last_peak(), self._grad_peak_of(grads))
         # The step is done from the history's append on; what follows is quick, so a
@@ -393,6 +397,7 @@ class Trainer:
         self._record.finish_step(record, after, peak)
         self._update_norm = update_norm
         self._mid_passes = None
+        self._left, self._finished = (after, grads), record
 
     def _stop(self, reason: str) -> None:
         self.stop_reason = reason
@@ -412,7 +417,7 @@ class Trainer:
                 if self.stop_reason:
                     return None
                 if phase == Phase.UPDATE:
-                    return self._record.history.last()
+                    return self._finished
 
     def run_steps(self, max_steps: int | None = None, target_loss: float | None = None,
                   stop_diverging: bool = True) -> str:
@@ -431,7 +436,8 @@ class Trainer:
     # --- checkpoints, rewind -------------------------------------------------------------------
     def _checkpoint(self) -> Checkpoint:
         ghost = self.ghost.state() if self.ghost is not None else None
-        return Checkpoint(self.step_count, self.lr, self.run.state(), ghost)
+        return Checkpoint(self.step_count, self.lr, self.run.state(*self._params_and_grads()),
+                          ghost)
 
     def _restore(self, cp: Checkpoint, weights: bool = True) -> None:
         self._restore_but_nodes(cp, weights)()
@@ -458,22 +464,16 @@ class Trainer:
         """
         self._restore(cp)
         self._dataset = self._record.data_at(cp.step)
-        history = self._record.view()
+        rates, skipped = self.column("lr"), self.column("zero_grad_skipped")
         before = None
         with np.errstate(all="ignore"), cyclic_gc_paused():
             for s in range(cp.step, step):
-                record = history[s]
+                before = self.run.values() if s == step - 1 else None
                 batch = self.batch_indices(s)
-                root, _, order = self._forward(self.run, batch)
-                if not record.zero_grad_skipped:
-                    self.run.optimizer.zero_grad()
-                network.backward(self.run, root, order)
+                network.train_step(self.config, self._dataset, self.run, batch, rates[s],
+                                   self._orders, zero_grad=not skipped[s])
                 if self.ghost is not None:
-                    self._train_ghost(batch, record.lr)
-                self.run.optimizer.lr = record.lr
-                if s == step - 1:
-                    before = self.run.values()
-                self.run.optimizer.step()
+                    self._train_ghost(batch, rates[s])
         if before is not None:  # the training loop's |Δw| of the last step, as it was
             self._update_norm = float(np.linalg.norm(self.run.values() - before))
 
