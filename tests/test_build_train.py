@@ -63,3 +63,17 @@ def test_stage_tens_check_names_an_engine_that_trains_differently() -> None:
     assert "parts from gradbox's at step 2" in case.message and "zero_grad" in case.message
     right = check_source(CORRECT, stages=stage, timeout=60).stages[0].cases[0]
     assert right.passed, right.message
+
+
+def test_a_step_leaves_the_cyclic_collector_as_it_found_it() -> None:
+    # The window's process (and a test worker) runs with automatic collection off; a curve
+    # computed there must not turn it back on.
+    import gc
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gradbox_curve(TrainSetup(n_samples=10, steps=2))
+        assert not gc.isenabled()
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -152,11 +152,15 @@ class LearnerRun:
 
     def run_step(self) -> TrainPoint:
         started = time.perf_counter()
-        gc.disable()  # a step's graph is garbage in one piece: collected after the step
+        # A step's graph is garbage in one piece: collected after the step. Left as found:
+        # in a process whose collector is off (the window's, a test worker) it stays off.
+        was_enabled = gc.isenabled()
+        gc.disable()
         try:
             point = self._step(started)
         finally:
-            gc.enable()
+            if was_enabled:
+                gc.enable()
         gc.collect()
         point = replace(point, seconds=time.perf_counter() - started)
         self.step += 1
