@@ -66,13 +66,18 @@ def test_stage_tens_check_names_an_engine_that_trains_differently() -> None:
 
 
 def test_a_step_leaves_the_cyclic_collector_as_it_found_it() -> None:
-    # The window's process (and a test worker) runs with automatic collection off; a curve
-    # computed there must not turn it back on.
+    # A step pauses automatic collection; it must not turn it on in a process that runs
+    # with it off (a test worker under the window's policy). Our own written-out engine,
+    # run here, not in the child: this test is about the step, not the sandbox.
     import gc
+
+    from gradbox.build.train import LearnerRun
+    ns: dict[str, object] = {"__name__": "engine"}
+    exec(compile(CORRECT, "correct.py", "exec"), ns)
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        gradbox_curve(TrainSetup(n_samples=10, steps=2))
+        LearnerRun(ns, TrainSetup(n_samples=10, steps=1)).run_step()
         assert not gc.isenabled()
     finally:
         if was_enabled:
