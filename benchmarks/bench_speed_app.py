@@ -2,7 +2,7 @@
 
 A real main window (offscreen, 1400x900, autosave on, its training process, the app's
 process policy) runs W1 for `steps` steps at the fastest speed; then this process times
-`steps` bare `Trainer.step()`s of a fresh W1 trainer; and again, `rounds` times, on the
+`steps` bare `Trainer.step()`s of a W1 trainer at the same step; and again, `rounds` times, on the
 boundary tab and on the graph tab (network level). Both are wall time: the Run's
 steps/s is what a learner sees. One run's ratio was unreadable on this machine (its noise
 moved it by +-0.2); the median of interleaved rounds, each ratio taken between
@@ -58,10 +58,8 @@ def own_cpu_s() -> float:
     return times.user + times.system
 
 
-def bare_rate(config: TrainingConfig, steps: int) -> tuple[float, float]:
-    """(steps per second, CPU ms per step) of bare `Trainer.step()`s, from a fresh run."""
-    trainer = Trainer(config)
-    trainer.step()
+def bare_rate(trainer: Trainer, steps: int) -> tuple[float, float]:
+    """(steps per second, CPU ms per step) of `steps` bare `trainer.step()`s."""
     start, cpu = time.perf_counter(), time.thread_time()
     for _ in range(steps):
         trainer.step()
@@ -104,11 +102,15 @@ def run_app(config: TrainingConfig, rounds: int, steps: int) -> None:
         for scenario in scenarios:
             window = make_window(app, scenario, Path(folder) / "autosave.gradbox.json")
             run_rate(window, 50)  # warm: the training process's first steps
+            # The bare trainer takes the same steps as the Run's, round by round: a step
+            # late in a run costs a few per cent more than an early one (its records).
+            trainer = Trainer(config)
+            bare_rate(trainer, 50)
             ratios, runs, bares = [], [], []
             for _ in range(rounds):
                 run = run_rate(window, steps)
                 settle(app, 100)
-                bare, bare_cpu = bare_rate(config, steps)
+                bare, bare_cpu = bare_rate(trainer, steps)
                 run["bare_ms"] = bare_cpu
                 runs.append(run)
                 bares.append(bare)
