@@ -5,6 +5,7 @@ timed: the training process's loop runs here, on a pipe whose far end is drained
 
 from __future__ import annotations
 
+import gc
 import glob
 import os
 import threading
@@ -31,7 +32,10 @@ SMALL = TrainingConfig(dataset="moons", n_samples=40, hidden=(6, 6), l2=1e-4, lo
 
 @pytest.fixture
 def made() -> Iterator[tuple[Child, list[Snapshot]]]:
-    """A training process's loop over SMALL, and every snapshot it publishes."""
+    """A training process's loop over SMALL, and every snapshot it publishes. The loop's
+    Pause turns the cyclic collector on, as the training process runs; this test worker
+    runs with it off (the window's policy), so it is put back after."""
+    collecting = gc.isenabled()
     ours, theirs = Pipe()
     control = np.zeros(CONTROL_CELLS, dtype=np.int64)
     prefix = f"gbxpub{os.getpid()}_"
@@ -55,6 +59,7 @@ def made() -> Iterator[tuple[Child, list[Snapshot]]]:
     yield loop, published
     theirs.close()
     loop.publisher.close()
+    (gc.enable if collecting else gc.disable)()
     assert glob.glob(os.path.join(SHM_FOLDER, prefix + "*")) == []
 
 
