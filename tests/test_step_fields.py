@@ -76,3 +76,26 @@ def test_lesson_8s_parameter_count_is_in_view_at_1024x700(qtbot, open_window) ->
     settle()
     qtbot.waitUntil(lambda: _whole_on_screen(win, win.designer.summary), timeout=2000)
     assert "parameters" in win.designer.summary.text()
+
+
+def test_the_init_box_never_cuts_xavier_glorot_silently(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: lesson 9 step 4 says 'Choose Xavier/Glorot', and in
+    teacher mode at 1024x700 the Init box showed 'Xavier/Glorc', cut at its frame (13 px
+    short), which reads as a word. Squeezed, it says so: 'Xavier/Glo…', whole in its
+    tooltip, as the Loss box does."""
+    from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
+    win = open_window((1024, 700))
+    qtbot.waitUntil(lambda: win.size().toTuple() == (1024, 700))
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("start-at-zero")
+    win.lessons.go_to_step(3)
+    box = win.designer.init
+    box.setCurrentIndex(box.findData("xavier"))
+    settle()
+    option = QStyleOptionComboBox()
+    box.initStyleOption(option)
+    field = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, option,
+                                       QStyle.SubControl.SC_ComboBoxEditField, box)
+    shown = box.shown_text() if hasattr(box, "shown_text") else box.currentText()
+    assert box.fontMetrics().horizontalAdvance(shown) <= field.width(), shown
+    assert shown == "Xavier/Glorot" or (shown.endswith("…") and "Xavier/Glorot" in box.toolTip())

@@ -158,8 +158,11 @@ class DesignerPanel(QWidget):
         inputs = self._features_grid()
         inputs.setObjectName(lesson_names.DESIGNER_INPUTS)
         form.addRow("Inputs", inputs)
-        self.init = _tip(QComboBox(), "Initialization", "How the weights start (biases start "
-                         "at 0): zeros or a constant make every neuron of a layer the same")
+        # Squeezed beside its scale (teacher mode at 1024 x 700), it elides: 'Xavier/Glorc'
+        # cut at the frame read as a word, where lesson 9 names Xavier/Glorot.
+        self.init = _tip(FittingComboBox(7, size_to_contents=False), "Initialization",
+                         "How the weights start (biases start at 0): zeros or a constant "
+                         "make every neuron of a layer the same")
         for name in INITIALIZERS:
             self.init.addItem(INIT_LABELS[name], name)
         self.init_scale = _tip(QDoubleSpinBox(), "Init scale", "The bound a of uniform ±a, "
