@@ -262,6 +262,6 @@ def test_layer_view_of_a_64_layer_network_stays_readable(make_session, show_widg
     step_session(session, 1)
     assert len(view.grad_curves) == MAX_HIDDEN_LAYERS + 1
     assert len(view.act_plots) == layer_stats_view.MAX_LAYER_PLOTS
-    text = view.legend.text()
+    text = view.legend.text().replace("&nbsp;", " ")
     assert f"each of {MAX_HIDDEN_LAYERS + 1} layers" in text and "hidden 1" in text
     assert "output" in text and "hidden 30" not in text and len(text) < 400

@@ -209,10 +209,13 @@ def _measure(params: np.ndarray, grads: np.ndarray, layer_sizes: tuple[int, ...]
     return table
 
 
-def layer_names(layer_sizes: Sequence[int]) -> list[str]:
-    """'hidden 1 (8)', ..., 'output (1)': how the views name the layers."""
-    hidden = [f"hidden {i + 1} ({n})" for i, n in enumerate(layer_sizes[1:-1])]
-    return [*hidden, f"output ({layer_sizes[-1]})"]
+def layer_names(layer_sizes: Sequence[int], sized: bool = True) -> list[str]:
+    """'hidden 1 (8)', ..., 'output (1)': how the views name the layers ('hidden 1', ...,
+    'output' where room is short, not `sized`)."""
+    def name(what: str, n: int) -> str:
+        return f"{what} ({n})" if sized else what
+    hidden = [name(f"hidden {i + 1}", n) for i, n in enumerate(layer_sizes[1:-1])]
+    return [*hidden, name("output", layer_sizes[-1])]
 
 
 # --- the record of every step --------------------------------------------------------------

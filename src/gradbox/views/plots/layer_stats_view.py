@@ -61,10 +61,13 @@ def _legend(names: list[str], colours: list[tuple[int, int, int]]) -> str:
     """The gradient plot's key: each layer by name, or past MAX_LEGEND_LAYERS, the ends
     of the shade ramp and how many lie between."""
     def entry(name: str, colour: tuple[int, int, int]) -> str:
-        return f"<span style='color:rgb{colour}'>■</span> {name}"
+        # Lines break between entries, never inside one ('■ hidden' over '4').
+        return f"<span style='color:rgb{colour}'>■</span>&nbsp;{name.replace(' ', '&nbsp;')}"
     if len(names) <= MAX_LEGEND_LAYERS:
-        return "Mean |gradient| per layer: " + " &nbsp; ".join(
-            entry(n, c) for n, c in zip(names, colours))
+        # Names alone (the plot's axis says mean |gradient|, the tooltip the sizes): in
+        # teacher mode's type, beside the Designer, three lines left the small plots
+        # short of their room (lesson 10 step 4 at 1024x700).
+        return " &nbsp; ".join(entry(n, c) for n, c in zip(names, colours))
     return (f"Mean |gradient| of each of {len(names)} layers: {entry(names[0], colours[0])}"
             f" … {len(names) - 2} layers, shading darker … "
             f"{entry(names[-1], colours[-1])}")
@@ -83,6 +86,7 @@ class LayerStatsView(QWidget):
         self._sizes: tuple[int, ...] = ()
         self._activation = ""
         self._names: list[str] = []
+        self._short_names: list[str] = []
         self._act_layers: list[int] = []
         self._dirty = True
 
@@ -226,10 +230,12 @@ class LayerStatsView(QWidget):
         self.act_row.clear()
         names = layer_names(self._sizes)
         colours = layer_colours(len(names))
+        short = layer_names(self._sizes, sized=False)
+        self.legend.setToolTip("Mean |gradient| per layer, by colour: " + ", ".join(names))
         self.grad_curves = [self.grad_plot.plot(pen=pg.mkPen(c, width=2), antialias=True,
                                                 symbolBrush=c, symbolPen=None, symbolSize=7)
                             for c in colours]
-        self.legend.setText(_legend(names, colours))
+        self.legend.setText(_legend(short, colours))
         self.act_plots, self._act_items = [], []
         hidden = list(range(len(names) - 1))[-MAX_LAYER_PLOTS:]
         for i, k in enumerate(hidden):
@@ -263,7 +269,7 @@ class LayerStatsView(QWidget):
             self.act_plots.append(plot)
             self._act_items.append(items)
         self._act_layers = hidden
-        self._names = names
+        self._names, self._short_names = names, short
         if len(names) - 1 > MAX_LAYER_PLOTS:
             self.act_row.addLabel(f"(the last {MAX_LAYER_PLOTS} of {len(names) - 1} hidden "
                                   "layers)", color="#555", row=3, col=0, colspan=self._columns)
@@ -308,7 +314,7 @@ class LayerStatsView(QWidget):
         """Each activation plot's title: the layer, and its share of flat outputs now."""
         flat = "at 0" if self._activation == "relu" else "saturated"
         for plot, k in zip(self.act_plots, self._act_layers):
-            title = self._names[k].split(" (")[0]  # the size is in the legend above
+            title = self._short_names[k]  # the size is in the legend's tooltip
             if len(data) and math.isfinite(data[-1, k, 1]):
                 title += f" · {100 * data[-1, k, 1]:.0f}% {flat}"
             # the axes' text colour: dark on white, light on a dark theme's plot (its
@@ -328,8 +334,9 @@ class LayerStatsView(QWidget):
         parts = [f"<b>Step {int(self.steps()[-1])}</b>"]
         first, out = last[0, 0], last[-1, 0]
         if len(names) > 1 and first > 0 and math.isfinite(out / first):
-            parts.append(f"mean |grad|: output layer {_short(out)}, first layer {_short(first)}"
-                         f" — output layer / first layer: <b>{out / first:.3g}×</b>")
+            # The factor alone (each layer's mean in the tooltip): on one line in teacher
+            # mode's type beside the Designer, where three lines took the small plots' room.
+            parts.append(f"output layer / first layer: <b>{out / first:.3g}×</b>")
         else:
             parts.append(f"mean |grad| {_short(out)}")
         self.readout.setText(" · ".join(parts))
