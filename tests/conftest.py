@@ -34,6 +34,9 @@ def pytest_configure(config):  # type: ignore[no-untyped-def]
         "markers", "in_process: the module tests widgets, built on an InProcessPort (the "
         "session on the UI thread, no training process): `controller` and `make_session` "
         "give one")
+    config.addinivalue_line(
+        "markers", "window_in_process: the `window` fixture's MainWindow is built on an "
+        "InProcessPort (a test of the window's wiring that needs no training process)")
 
 
 @pytest.fixture
@@ -173,20 +176,23 @@ def make_process_session(qtbot):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+def open_window(request, qtbot, tmp_path):  # type: ignore[no-untyped-def]
     """`open_window(size=(1400, 900), controller=None, settings=None, autosave_path=None,
     **config)`: the real MainWindow, shown at `size` and active. Without a controller it
     runs a new one on `TrainingConfig(**config)`, stopped after the test; without settings
     it keeps them in a throw-away file; with an autosave path it autosaves there and keeps
     the session at quit beside it, as the launcher's window does. The one recipe for a
-    window in the tests."""
+    window in the tests. In a test marked `window_in_process` the new one is an
+    InProcessPort: the window's wiring without a training process."""
     from PySide6.QtCore import QSettings
 
     from gradbox.port.controller import SessionController
+    from gradbox.port.in_process import InProcessPort
     from gradbox.training.config import TrainingConfig
     from gradbox.training.trainer import Trainer
     from gradbox.views.window.main_window import MainWindow
 
+    in_process = request.node.get_closest_marker("window_in_process") is not None
     controllers = []
     opened = 0
 
@@ -195,7 +201,8 @@ def open_window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
         nonlocal opened
         opened += 1
         if controller is None:
-            controller = SessionController(Trainer(TrainingConfig(**config)))
+            controller = (InProcessPort(TrainingConfig(**config)) if in_process
+                          else SessionController(Trainer(TrainingConfig(**config))))
             controllers.append(controller)
         if settings is None:
             settings = QSettings(str(tmp_path / f"settings{opened}.ini"), QSettings.IniFormat)
@@ -233,9 +240,14 @@ def window(request, open_window, settings, window_size):  # type: ignore[no-unty
     """The real MainWindow on a training process -- `controller`, which a module may
     override (a run 40 steps in...), or a fresh one in an `in_process` module, where
     `controller` is the widgets' in-process port -- shown at `window_size` and active,
-    with `settings`; closed and stopped after the test."""
-    in_process = request.node.get_closest_marker("in_process") is not None
-    chosen = request.getfixturevalue("process_controller" if in_process else "controller")
+    with `settings`; closed and stopped after the test. Marked `window_in_process`, the
+    window itself is on an InProcessPort (its wiring, not the training process, is tested)."""
+    if request.node.get_closest_marker("window_in_process") is not None:
+        chosen = request.getfixturevalue("port")
+    elif request.node.get_closest_marker("in_process") is not None:
+        chosen = request.getfixturevalue("process_controller")
+    else:
+        chosen = request.getfixturevalue("controller")
     return open_window(window_size, chosen, settings)
 
 

@@ -10,6 +10,9 @@ from PySide6.QtWidgets import QApplication
 
 from qt_waits import settle
 
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
+
 
 def _dark() -> QPalette:
     palette = QPalette()

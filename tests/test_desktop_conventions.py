@@ -3,10 +3,14 @@ box under the pointer; a click on the timeline's groove lands where clicked."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QStyle, QStyleOptionSlider
+
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
 
 
 def _wheel(widget, notches: int = -1) -> None:  # type: ignore[no-untyped-def]

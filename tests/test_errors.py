@@ -14,6 +14,9 @@ from PySide6.QtWidgets import QMessageBox
 from gradbox.views.window import errors
 from gradbox.views.window.main_window import MainWindow
 
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
+
 TOO_MANY_PATHS = ("a = 0.5; b1 = a*a + a*a; "
                   + "; ".join(f"b{i} = b{i - 1} + b{i - 1}" for i in range(2, 61))
                   + "; tanh(b60)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
@@ -9,6 +10,9 @@ from PySide6.QtWidgets import QApplication
 
 from gradbox.views.window.main_window import shortcuts_html
 from qt_waits import settle
+
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
 
 
 def _focused():  # type: ignore[no-untyped-def]

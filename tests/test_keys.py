@@ -10,6 +10,9 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from gradbox.views.window.main_window import MainWindow
 
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
+
 
 def focused(win: MainWindow) -> QWidget:
     """Where a key press goes: the focus widget, or the window when nothing has it."""

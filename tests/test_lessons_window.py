@@ -10,6 +10,9 @@ from PySide6.QtCore import Qt
 from gradbox.teaching import lessons
 from gradbox.views.window.main_window import MainWindow
 
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
+
 NUMBER = re.compile(r"(?<![\w.])[−-]?\d+(?:\.\d+)?(?![\w.])")
 
 

@@ -6,6 +6,9 @@ import pytest
 
 from qt_waits import settle
 
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
+
 FULL = ["Decision boundary", "Computation graph", "Layers", "Landscape", "Playground"]
 SHORT = ["Boundary", "Graph", "Layers", "Landscape", "Playground"]
 

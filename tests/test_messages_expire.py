@@ -4,12 +4,16 @@ rate after a valid one, panels 'put away' after they came back."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from gradbox.teaching.lessons import LESSONS
 from qt_waits import settle
+
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
 
 
 def _lesson(key: str):  # type: ignore[no-untyped-def]

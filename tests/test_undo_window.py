@@ -18,6 +18,9 @@ from gradbox.training.snapshots import Snapshot
 from gradbox.training.trainer import Trainer
 from gradbox.views.window.main_window import MainWindow
 
+# The window's wiring, not the training process: the window on an InProcessPort.
+pytestmark = pytest.mark.window_in_process
+
 
 def press(win: MainWindow, key: Qt.Key, modifier: Qt.KeyboardModifier = Qt.NoModifier) -> None:
     QTest.keyClick(QApplication.focusWidget() or win, key, modifier)
