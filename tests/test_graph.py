@@ -130,6 +130,22 @@ def test_snapshot_keeps_numbers_after_update_and_zero_grad() -> None:
     assert frozen.structure_key == g.structure_key
 
 
+def test_a_snapshot_is_its_numbers_and_crosses_as_they_are() -> None:
+    # Frozen as the matrices a graph crosses to the window in: the training process
+    # writes them as they are, without making them again from a copy per node.
+    model, loss = demo()
+    g = graph.trace(loss, model)
+    frozen = g.snapshot()
+    numbers = frozen.numbers()
+    assert numbers is not None and all(m is n for m, n in zip(numbers, frozen.numbers()))
+    assert all(not m.flags.writeable for m in numbers)  # nobody changes a frozen graph
+    live = g.numbers()
+    assert all(np.array_equal(m, n) for m, n in zip(numbers, live))
+    for node in range(len(g)):
+        assert np.array_equal(frozen.data(node), g.data(node))
+        assert np.array_equal(frozen.grad(node), g.grad(node))
+
+
 # --- backward order and fan-out -----------------------------------------------------------
 def test_backward_order_is_reverse_topological() -> None:
     model, loss = demo()

@@ -34,10 +34,6 @@ class _Frozen:
         self.grad = grad
 
 
-def _copied(x: Any) -> Any:
-    return np.array(x) if type(x) is np.ndarray else x
-
-
 class NamedParameters(Protocol):
     def named_parameters(self) -> list[tuple[str, Value]]: ...
 
@@ -166,8 +162,14 @@ class Graph:
         graph reads. Arrays are copied too: a kept graph writes its inner nodes' values
         again in place each step (`gradbox.autograd.fused`).
         """
-        frozen = tuple(_Frozen(_copied(v.data), _copied(v.grad)) for v in self._source)
-        return _replace_source(self, frozen)
+        # Frozen as `numbers()`'s matrices, copied in one pass: the form a graph crosses
+        # to the window in, which the training process then writes as they are (W1's 989
+        # nodes: 0.8 ms, against 1.2 ms for a copy per node and 0.8 ms more to make the
+        # matrices from the copies at each publish).
+        data, grad, data_per_sample, grad_per_sample = self.numbers()
+        for matrix in (data, grad, data_per_sample, grad_per_sample):
+            matrix.flags.writeable = False
+        return self.with_numbers(data, grad, data_per_sample, grad_per_sample)
 
     # --- numbers as matrices: how a graph crosses to another process ------------------
     def numbers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -175,6 +177,8 @@ class Graph:
         whether it holds one number per sample (a float otherwise, in every column).
         `with_numbers` reads them back; gradbox.runner sends them through shared memory,
         since pickling a W1 step's 1,663 nodes took 60 ms and 21 ms to read back."""
+        if isinstance(self._source, _MatrixSource):
+            return self._source.matrices()  # (a snapshot's, or a graph made of them)
         samples = self.n_samples
         nodes = len(self._source)
         data = np.empty((nodes, samples))
@@ -238,6 +242,10 @@ class _MatrixSource(Sequence[_Frozen]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+    def matrices(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The matrices the numbers are read from (as `Graph.numbers` gives them)."""
+        return self._data, self._grad, self._data_per_sample, self._grad_per_sample
 
     def __getitem__(self, node: Any) -> Any:
         if isinstance(node, slice):
