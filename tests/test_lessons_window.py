@@ -206,3 +206,23 @@ def test_going_through_a_lesson_in_teacher_mode_keeps_each_step_in_the_list(
         assert not cursor.isNull()
         rect = text.cursorRect(cursor)
         assert rect.top() >= 0 and rect.bottom() <= text.viewport().height(), (k, rect)
+
+
+def test_lesson_5s_last_step_does_what_its_look_for_says(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: lesson 5 step 5, 'Press Zero grads, then Backward', looks
+    for 'One pass, one gradient, and the check passes again' -- with no check pressed,
+    the finite differences stood at '–' and nothing said it passed. The buttons the step
+    names, pressed in its order, show what it says."""
+    from PySide6.QtCore import Qt as _Qt
+    pg = window.playground
+    window.lessons.apply_key("backward-twice")
+    pg.retain.setChecked(True)  # step 3's state, then step 4's check
+    for button in (pg.backward_button, pg.backward_again_button, pg.check_button):
+        qtbot.mouseClick(button, _Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "FAILED" in pg.message.text())
+    step = lessons.lesson("backward-twice").steps[4]
+    buttons = {"Zero grads": pg.zero_button, "Backward": pg.backward_button,
+               "Gradient check": pg.check_button}
+    for name in sorted((n for n in buttons if n in step.do), key=step.do.index):
+        qtbot.mouseClick(buttons[name], _Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "passed" in pg.message.text(), timeout=3000)
