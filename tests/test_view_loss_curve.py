@@ -61,6 +61,25 @@ def test_rewind_shortens_the_curve(controller, view, step_session, after_snapsho
     assert view.empty_text.isVisible()
 
 
+def test_an_empty_curve_keeps_no_axes_of_the_run_before(  # type: ignore[no-untyped-def]
+        controller, view, step_session, after_snapshot) -> None:
+    """After a Reset the plots under the loss kept the old run's steps (0..30) and grad
+    norms on their axes, with no curve (issue 32, cosmetic): empty, every plot has the
+    axes it has before any run."""
+    def ranges() -> list[list[list[float]]]:
+        return [[[float(v) for v in r] for r in plot.getViewBox().viewRange()]
+                for plot in (view.loss_plot, view.accuracy_plot, view.grad_plot)]
+    step_session(controller, 3)  # one step first: the fresh view's first redraw is done
+    after_snapshot(controller, controller.send, Session.reset)
+    empty = ranges()
+    step_session(controller, 30)
+    assert ranges() != empty
+    after_snapshot(controller, controller.send, Session.reset)
+    assert view.empty_text.isVisible()
+    assert ranges() == empty
+    assert all(x == [0.0, 10.0] for x, _y in empty)
+
+
 def test_ghost_loss_is_dashed_and_only_shown_with_a_ghost_run(  # type: ignore[no-untyped-def]
         controller, view, step_session, after_snapshot) -> None:
     ghost = view.curves["ghost_loss"]

@@ -427,9 +427,13 @@ class LossCurveView(QWidget):
         empty = len(steps) == 0
         self.empty_text.setVisible(empty)
         if empty and not self.pinned.last_step():
-            # Put the hint in the middle of a range that a first step will replace.
-            self.loss_plot.setXRange(0, 10, padding=0)
-            self.loss_plot.setYRange(0, 1, padding=0)
+            # Put the hint in the middle of a range that a first step will replace; the
+            # plots under it empty alike (after a Reset they kept the old run's steps
+            # and grad norms on their axes, with no curve).
+            for plot in (self.loss_plot, self.accuracy_plot, self.grad_plot):
+                plot.setXRange(0, 10, padding=0)
+            for plot in (self.loss_plot, self.grad_plot):
+                plot.setYRange(0, 1, padding=0)
             self.empty_text.setPos(5, 0.5)
         # A rewind may have cut off the hovered step: clamp it (hides it when empty). The
         # readout's words, while a fast Run goes on, ten times a second (its own tier):
