@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -39,7 +40,7 @@ from gradbox.views.plots.plotting import export_plot, follow_palette, style_plot
 
 CONTOURS = 10  # contour lines, evenly spaced in log(loss)
 MODE_TEXT = {
-    "pca": "Path's main directions (PCA)",
+    "pca": "Path's main directions",
     "random": "Random, filter-normalised",
     "parameters": "Two weights",
 }
@@ -69,7 +70,7 @@ class LandscapeView(QWidget):
             self.mode.addItem(text, key)
         self.mode.setToolTip(
             "Which plane through the current weights to draw.\n"
-            "Path's main directions: the two directions the weights moved most in "
+            "Path's main directions (PCA): the two directions the weights moved most in "
             "(Li et al. 2018) — the path lies nearly in the plane.\n"
             "Random, filter-normalised: two random directions, each neuron's part scaled "
             "to its weights' size (Li et al. 2018); the path barely shows in them.\n"
@@ -87,14 +88,18 @@ class LandscapeView(QWidget):
         self.recompute = QPushButton("Recompute")
         self.recompute.setToolTip("Compute the landscape for the current weights now")
         # The plane's name may elide (FittingComboBox: with "…" and the whole name in
-        # its tooltip): the tab must not force the window wider than 1024 px.
+        # its tooltip): the tab must not force the window wider than 1024 px. No
+        # "Plane:" before it (the box's tooltip and name say it): at 1024 x 700 its room
+        # went to the label and the name read "Path's main directi…".
         top = QHBoxLayout()
-        top.addWidget(QLabel("Plane:"))
+        # The name takes what the row has left, up to its whole length (the spacer after
+        # it took a share of a short row while the name elided).
+        self.mode.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         top.addWidget(self.mode, 1)
         top.addWidget(self.axis_x)
         top.addWidget(self.axis_y)
         top.addWidget(self.new_directions)
-        top.addStretch(1)
+        top.addStretch(0)
         top.addWidget(self.follow)
         top.addWidget(self.recompute)
 
@@ -104,6 +109,10 @@ class LandscapeView(QWidget):
         item = self.plot.getPlotItem()
         item.setMenuEnabled(False)
         style_plot(item, "β", "α", y_grid=False)
+        # Room above for half a label: the colour bar writes its top value at its very
+        # top, and its upper half was cut off.
+        left, _top, right, bottom = item.layout.getContentsMargins()
+        item.layout.setContentsMargins(left, 8, right, bottom)
         self.image = pg.ImageItem(axisOrder="row-major")
         item.addItem(self.image)
         cmap = pg.colormap.get("viridis")

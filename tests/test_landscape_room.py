@@ -1,0 +1,36 @@
+"""The Landscape tab at 1024x700 shows its plane's name and its colour bar's values whole
+(issue 32, cosmetic): the name read "Path's main directi…" (its room went to a "Plane:"
+label and a spacer) and the colour bar's top value was cut in half at the plot's top."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage, QPainter
+
+from qt_waits import settle
+
+
+def test_the_planes_name_and_the_colour_bars_values_show_whole(  # type: ignore[no-untyped-def]
+        qtbot, open_window, step_session) -> None:
+    win = open_window((1024, 700))
+    step_session(win.controller, 5)
+    view = win.landscape
+    win.tabs.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.result is not None, timeout=20_000)
+    settle()
+    # The plane it opens on (the others add their own controls to the row, and elide
+    # there, their whole name in the tooltip).
+    assert view.mode.currentData() == "pca"
+    assert not view.mode.is_elided() and view.mode.shown_text() == "Path's main directions"
+    axis = view.colour_bar.axis
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    assert specs is not None and specs[2]
+    port = view.plot.viewport().rect()
+    for rect, _flags, text in specs[2]:
+        shown = view.plot.mapFromScene(axis.mapRectToScene(QRectF(rect))).boundingRect()
+        assert port.contains(shown), (text, shown, port)
