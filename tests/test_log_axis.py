@@ -12,8 +12,9 @@ import numpy as np
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QFont, QFontMetricsF, QImage, QPainter
+from PySide6.QtGui import QFont, QFontMetricsF
 
+from axis_labels import tick_labels
 from gradbox.training.history import COLUMNS, RECORD_FIELDS, History
 from gradbox.views.plots.layer_stats_view import LayerStatsView
 from gradbox.views.plots.log_axis import label, labels
@@ -47,16 +48,9 @@ def _history(low: float, factor: float, steps: int = 12, layers: int = 3) -> His
 def _drawn_labels(axis: pg.AxisItem) -> list[tuple[QRectF, str]]:
     """What the axis paints: each label's text and its rectangle at the font's full
     height (pyqtgraph's own rectangles are 0.8 of it)."""
-    image = QImage(10, 10, QImage.Format.Format_ARGB32)
-    painter = QPainter(image)
-    try:
-        specs = axis.generateDrawSpecs(painter)
-    finally:
-        painter.end()
-    assert specs is not None
     metrics = QFontMetricsF(QFont())
     drawn = []
-    for rect, _flags, text in specs[2]:
+    for rect, text in tick_labels(axis):
         width, height = metrics.horizontalAdvance(text), metrics.height()
         drawn.append((QRectF(rect.right() - width, rect.center().y() - height / 2,
                              width, height), text))
