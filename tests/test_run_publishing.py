@@ -93,6 +93,18 @@ def test_every_snapshot_of_a_run_shows_its_own_steps_graph(
         assert snapshot.history[-1].step == snapshot.step
     losses = [float(s.graph.data(s.graph.root)) for s in published]  # type: ignore[union-attr]
     assert len(set(losses)) > len(losses) // 2  # the graphs moved with the steps
+    # Its weight nodes hold the weights that step's forward pass used: a twin run's
+    # after one step fewer.
+    twin, weights = Trainer(SMALL), {}
+    for step in range(max(s.step for s in published)):
+        weights[step] = twin.snapshot().params
+        twin.step()
+    for snapshot in published:
+        graph = snapshot.graph
+        assert graph is not None
+        used = dict(zip(snapshot.param_names, weights[snapshot.step - 1]))
+        for name, node in graph.parameter_nodes.items():
+            assert float(graph.data(node)) == used[name]
 
 
 def test_a_runs_graph_is_traced_for_the_published_steps_alone(
