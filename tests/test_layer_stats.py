@@ -169,3 +169,28 @@ def test_a_run_nobody_reads_measures_its_statistics_in_bounded_batches() -> None
     buffer = trainer._record.history
     assert len(buffer._pending) == 3  # the first PENDING_STEPS were measured together
     assert trainer.history.layers() is not None and not buffer._pending
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.integers(1, 6), size=st.integers(1, 300), seed=st.integers(0, 2**31),
+       special=st.sampled_from([None, np.nan, np.inf, -np.inf, 0.0]),
+       ties=st.booleans())
+def test_percentiles_from_sorted_rows_equal_numpys_bit_for_bit(
+        rows: int, size: int, seed: int, special: float | None, ties: bool) -> None:
+    """history.percentiles sorts each row and interpolates as numpy does (issue 34)."""
+    from gradbox.training.history import percentiles
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(rows, size))
+    if ties:  # relu's zeros, tanh's saturated ones
+        values = np.where(values < 0.3, 0.0, np.round(values, 1))
+    if special is not None:
+        values[rng.integers(rows), rng.integers(size)] = special
+        values[0, seed % size] = special
+    expected = np.percentile(values, QUANTILES, axis=1).T
+    assert percentiles(values).tobytes() == expected.tobytes()
+
+
+def test_percentiles_with_both_zeros_equal_numpys_as_numbers() -> None:
+    from gradbox.training.history import percentiles
+    values = np.array([[-0.0, 0.0, 0.0, -0.0, 1.0, -1.0, 0.0]])
+    assert np.array_equal(percentiles(values), np.percentile(values, QUANTILES, axis=1).T)

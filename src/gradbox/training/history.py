@@ -180,10 +180,12 @@ def measure_layers(params: np.ndarray, grads: np.ndarray, layer_sizes: Sequence[
                                tuple(layer_sizes), activation, points)[0])
 
 
+@np.errstate(all="ignore")
 def _measure(params: np.ndarray, grads: np.ndarray, layer_sizes: tuple[int, ...],
              activation: str, points: np.ndarray) -> np.ndarray:
     """The (steps, layers, COLUMNS) statistics of `steps` networks with these weights and
-    gradients (steps, P) on the same points."""
+    gradients (steps, P) on the same points (quietly, as in a step: a diverged run's inf
+    and NaN are its statistics)."""
     steps = len(params)
     # (steps, n, units) each: the products are BLAS's per step, the same bits as one call.
     outputs = [out.reshape(steps, -1)
@@ -204,9 +206,38 @@ def _measure(params: np.ndarray, grads: np.ndarray, layer_sizes: tuple[int, ...]
             table[:, layers, FIRST_QUANTILE:] = np.nan
             continue
         rows = np.stack([outputs[i] for i in layers], axis=1).reshape(-1, size)
-        table[:, layers, FIRST_QUANTILE:] = np.percentile(rows, QUANTILES, axis=1).T.reshape(
+        table[:, layers, FIRST_QUANTILE:] = percentiles(rows).reshape(
             steps, len(layers), len(QUANTILES))
     return table
+
+
+_FRACTIONS = np.true_divide(QUANTILES, 100)
+
+
+def percentiles(rows: np.ndarray) -> np.ndarray:
+    """`np.percentile(rows, QUANTILES, axis=1).T`, the same numbers (tests; a zero's sign
+    aside, where both signs are in a row), from one sort of each row: numpy partitions a
+    copy along a strided axis, 44 us a W1 step in batches of 16 against 25 sorted. Its
+    arithmetic, written out: the order statistics either side of (n - 1) q (the top one
+    twice for q = 1), then numpy's `_lerp` (b - (b - a)(1 - t) from t = 0.5 on), and NaN
+    where a row holds one."""
+    n = rows.shape[1]
+    virtual = (n - 1) * _FRACTIONS
+    below = np.floor(virtual)
+    above = below + 1
+    top = virtual >= n - 1
+    below[top] = above[top] = -1
+    below, above = below.astype(np.intp), above.astype(np.intp)
+    gamma = virtual - below
+    ordered = np.sort(rows, axis=1)
+    a, b = ordered[:, below], ordered[:, above]
+    diff = b - a
+    result = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=result, where=gamma >= 0.5)
+    nans = np.isnan(ordered[:, -1])
+    if nans.any():
+        result[nans] = ordered[nans, -1:]
+    return result
 
 
 def layer_names(layer_sizes: Sequence[int], sized: bool = True) -> list[str]:
@@ -367,8 +398,10 @@ class History(Sequence[StepRecord]):
 
 
 # Layer statistics taken but not yet measured (see `HistoryBuffer.view`): at most this many
-# steps, holding at most this many bytes of weights and gradients.
-PENDING_STEPS = 64
+# steps, holding at most this many bytes of weights and gradients. (W1, CPU time per step
+# at load ~11: 459 us alone, 131 in batches of 8, 99 of 16, 128 of 32: bigger batches
+# leave the cache.)
+PENDING_STEPS = 16
 PENDING_BYTES = 4 * 2**20
 
 

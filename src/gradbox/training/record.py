@@ -93,7 +93,8 @@ class CheckpointStore:
         while self._recent and self._recent[-1].step >= cp.step:
             self._recent.pop()
         self._recent.append(cp)
-        while len(self._recent) > self.policy.recent_count(cp.nbytes):
+        recent = self.policy.recent_count(cp.nbytes)
+        while len(self._recent) > recent:
             self._recent.popleft()
         if self._sparse and self._sparse[-1].step == cp.step:
             self._sparse[-1] = cp
