@@ -226,3 +226,31 @@ def test_lesson_5s_last_step_does_what_its_look_for_says(qtbot, window: MainWind
     for name in sorted((n for n in buttons if n in step.do), key=step.do.index):
         qtbot.mouseClick(buttons[name], _Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: "passed" in pg.message.text(), timeout=3000)
+
+
+def test_lesson_8s_node_details_show_both_uses_of_x1(qtbot, window: MainWindow, settle) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window in teacher mode, at 1024x700 and 1366x768: lesson 8 step 3
+    says 'Click x₁: backward adds the shares of both uses into its gradient', and the
+    details pane under the graph kept its two lines: the node's number and its order in
+    backward, not the two uses. Clicked, the pane shows every line of the node's story."""
+    panel = window.lessons
+    panel.set_teacher_mode(True)
+    panel.apply_key("features-or-depth")
+    panel.go_to_step(1)
+    boxes = window.designer.feature_boxes
+    for name, on in (("x1^2", True), ("x2^2", True), ("x1", False), ("x2", False)):
+        boxes[name].setChecked(on)
+    qtbot.waitUntil(lambda: window.controller.snapshot.config.features == ("x1^2", "x2^2"))
+    window.toolbar.step_action.trigger()
+    qtbot.waitUntil(lambda: window.controller.snapshot.step == 1, timeout=10000)
+    panel.go_to_step(2)
+    graph = window.graph
+    graph.view.set_level("operation")
+    settle()
+    shown = graph.view.graph()
+    assert shown is not None
+    graph.view.select_node(shown.labels.index("x₁"))
+    settle()
+    details = graph.details
+    assert "used 2 times" in details.toPlainText()
+    assert details.isVisible() and details.verticalScrollBar().maximum() == 0

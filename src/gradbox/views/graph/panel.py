@@ -284,7 +284,7 @@ class GraphPanel(QWidget):
         self._maps_extent: tuple[float, float, float, float] | None = None  # the maps' plane
         self.refresh_costs: deque[float] = deque(maxlen=200)  # seconds, for measuring
 
-        self.view.details_changed.connect(self.details.setPlainText)
+        self.view.details_changed.connect(self._show_details)
         self.view.parameter_selected.connect(controller.select_parameter)
         self.view.level_changed.connect(self._on_level_changed)
         self.view.animation_step.connect(lambda *_: self._update_actions())
@@ -554,6 +554,28 @@ class GraphPanel(QWidget):
             self._update_network()
         self._show_note(note)
         self._update_caption()
+
+    @Slot(str)
+    def _show_details(self, text: str) -> None:
+        """The selection's details, every line of them where the panel has the room: the
+        pane keeps two lines for the graph's sake, and lesson 8's 'Click x₁: backward adds
+        the shares of both uses' pointed at lines it hid (only the node's number and
+        order showed at 1024 x 700 and 1366 x 768; its ten lines end with 'sum = … =
+        grad'). It grows to at most half the panel, and never below what the learner
+        dragged it to."""
+        self.details.setPlainText(text)
+        if not text:
+            return
+        lines = self.details.document().documentLayout().documentSize().height()
+        margin = 2 * (self.details.frameWidth() + self.details.document().documentMargin())
+        # (a line to spare: with the last line's descent cut by a pixel or two, the pane
+        # scrolled by a line and hid it)
+        need = int((lines + 1) * self.details.fontMetrics().lineSpacing() + margin)
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        want = min(need, total // 2)
+        if total > 0 and sizes[1] < want:
+            self.splitter.setSizes([total - want, want])
 
     @Slot(str)
     def _on_level_changed(self, level: str) -> None:
