@@ -220,3 +220,20 @@ def test_a_point_count_past_the_range_is_refused_in_words_not_capped(qtbot, open
         QTest.keyClick(QApplication.focusWidget(), _Qt.Key.Key_Return)
         assert "Not applied" in win.messages.text() and typed in win.messages.text(), typed
         assert box.value() == win.controller.snapshot.config.n_samples  # what the run uses
+
+
+def test_a_steps_prediction_is_made_again_when_the_figure_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """observe_step keeps its last prediction for the next step of the same run (issue
+    34) and makes it again once the step time is measured anew."""
+    monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
+    monkeypatch.setattr(limits, "_times", (1e-3, 1e-6))
+    config = TrainingConfig(hidden=(64, 64), n_samples=1000)
+    for _ in range(2):
+        limits.observe_step(config, 0.5)
+    first = limits.estimate_step(config, corrected=False).seconds
+    assert list(limits._ratios) == [0.5 / first] * 2
+    limits.calibrated(2e-3, 2e-6)  # (clears the ratios: they were of the old figure)
+    limits.observe_step(config, 0.5)
+    second = limits.estimate_step(config, corrected=False).seconds
+    assert second != first and list(limits._ratios) == [0.5 / second]

@@ -143,10 +143,21 @@ def report_steps_to(listener: StepListener | None) -> None:
     _listener = listener
 
 
+# The last prediction `observe_step` made: (config, n_train, the step-time figure it used,
+# seconds). A run asks for the same one every step (W1: 12 us of a 0.8 ms step).
+_predicted: tuple[TrainingConfig, int | None, object, float] | None = None
+
+
 def observe_step(config: TrainingConfig, seconds: float, n_train: int | None = None) -> None:
     """A step of `config` took `seconds` of compute (thread-safe; the trainer calls it
     after each untraced step)."""
-    predicted = estimate_step(config, n_train, corrected=False).seconds
+    global _predicted
+    last, times = _predicted, _times
+    if last is not None and last[0] is config and last[1] == n_train and last[2] is times:
+        predicted = last[3]
+    else:
+        predicted = estimate_step(config, n_train, corrected=False).seconds
+        _predicted = (config, n_train, times, predicted)
     if predicted >= OBSERVE_MIN_SECONDS and seconds > 0:
         with _lock:
             _ratios.append(seconds / predicted)
