@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Slot
+from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Slot
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
@@ -621,6 +621,9 @@ class MainWindow(QMainWindow):
     # --- settings ----------------------------------------------------------------------------
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
+        # Once shown: set before, it gave way to restoreGeometry's on X11.
+        rect, self._saved_rect = self._saved_rect, None
+        self._restore_rect(rect)
         if not self._shown_once and not self._layout_restored:
             self._shown_once = True
             self.dock_room.fit()  # for the size the window is shown at
@@ -632,16 +635,35 @@ class MainWindow(QMainWindow):
         self.dock_room.resized(event.oldSize(), event.size())
 
     def _restore_layout(self) -> None:
+        self._saved_rect: object = None  # put back once shown (see _restore_rect)
         if self.settings is None:
             return
         geometry = self.settings.value("geometry")
         state = self.settings.value("window_state")
         if geometry is not None:
             self.restoreGeometry(geometry)
+            self._saved_rect = self.settings.value("rect")
         if state is not None:
             # A layout saved by an older window (other toolbars and docks) is ignored.
             self._layout_restored = self.restoreState(state, LAYOUT_VERSION)
         self.workspaces.restore_current(self._layout_restored)
+
+    def _restore_rect(self, rect: object) -> None:
+        """Back at its size, if the screen still has room for it, and where it was, moved
+        onto the screen as far as it must (a window manager's border put it at 1,1): Qt's
+        restoreGeometry makes a window that filled the screen 2 px smaller (an exact fit
+        would be full screen, it says) and, a title bar's height guessed, shorter still
+        (1022x674 on a 1024x700 screen with no title bars). Nothing without a `rect`."""
+        screen = self.screen()
+        if (not isinstance(rect, QRect) or not rect.isValid() or screen is None
+                or self.isMaximized() or self.isFullScreen()):
+            return
+        room = screen.availableGeometry()
+        if rect.width() <= room.width() and rect.height() <= room.height():
+            rect = QRect(rect)
+            rect.moveLeft(min(max(rect.left(), room.left()), room.right() + 1 - rect.width()))
+            rect.moveTop(min(max(rect.top(), room.top()), room.bottom() + 1 - rect.height()))
+            self.setGeometry(rect)
 
     def save_settings(self) -> None:
         if self.settings is None:
@@ -650,6 +672,8 @@ class MainWindow(QMainWindow):
         self.workspaces.keep()
         self.settings.setValue("geometry", self.presentation.saved_geometry()
                                or self.saveGeometry())
+        # (teacher mode never moves nor resizes the window: its rectangle is the one before)
+        self.settings.setValue("rect", self.geometry())
         with self.dock_room.all_shown():
             self.settings.setValue("window_state", self.presentation.saved_state()
                                    or self.saveState(LAYOUT_VERSION))
