@@ -299,6 +299,11 @@ class Child:
     def publish_step(self) -> None:
         """Publish a Run's step, with its own graph if a graph view shows; the next may
         come once PUBLISH_SHARE of the time since was this one's."""
+        # The steps' layer statistics wait to be measured together when the history is
+        # next read (`HistoryBuffer`): the steps' own cost, paid here before the publish
+        # is timed. Counted as the publish's, it grew with the steps since the last one,
+        # and so the wait before the next: W1 published every 64 steps, ~5 a second.
+        self.session.trainer.history  # noqa: B018 (read for what reading it measures)
         started = time.thread_time()
         if self.session.graph_wanted:
             self.session.capture_graph()  # this step's (the Run's steps are untraced)
