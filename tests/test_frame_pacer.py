@@ -124,3 +124,38 @@ def test_a_closed_view_is_not_kept_alive_nor_handed_anything(qtbot) -> None:  # 
     assert gone() is None
     controller.frame(shots[1])  # no error, nothing to hand it to
     assert controller.pacer._subscribers == []  # type: ignore[attr-defined]
+
+
+def _frame_starts(qtbot, speed: float | None) -> list[float]:  # type: ignore[no-untyped-def]
+    """When three frames of a running Run began, each frame's handler working 8 ms of
+    the UI thread's CPU, snapshots offered as soon as the last frame is drawn."""
+    import time
+
+    controller, _view, shots = setup(Rate.EVERY_FRAME)
+    controller.speed = speed
+    starts: list[float] = []
+
+    def busy(_snapshot: Snapshot) -> None:
+        starts.append(time.perf_counter())
+        until = time.thread_time() + 0.008
+        while time.thread_time() < until:
+            pass
+    controller.snapshot_changed.connect(busy)
+    controller.set_running(True)
+    for shot in shots[1:4]:
+        count = len(starts)
+        controller.pacer.offer(shot)  # type: ignore[attr-defined]
+        qtbot.waitUntil(lambda count=count: len(starts) > count, timeout=5000)
+    return starts
+
+
+def test_at_the_fastest_speed_the_frames_leave_training_four_fifths_of_a_core(
+        qtbot) -> None:  # type: ignore[no-untyped-def]
+    # A frame that worked 8 ms is followed by the next 40 ms after it began at the
+    # earliest (a fifth of the time), not 24 ms (half of it, after a frame's idle).
+    starts = _frame_starts(qtbot, None)
+    assert starts[2] - starts[1] >= 0.036
+    # At a speed slow enough to watch, every step's frame comes as before: not later
+    # than needed (here, within the 0.1 s every running frame gets at worst).
+    watched = _frame_starts(qtbot, 30.0)
+    assert watched[2] - watched[1] < 0.1

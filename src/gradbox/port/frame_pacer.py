@@ -4,7 +4,8 @@ the rate each view asked for, and heavy numpy work runs off the UI thread.
 The port (its `FrameHost`) offers every snapshot that arrives (`offer`); the pacer draws a frame as
 soon as the last one is a frame old -- at once after a pause, so a single Step shows
 without waiting for a tick, else at the display's rate; while running, the next frame
-also waits until the UI thread has been idle as long as it worked. A frame sets the
+also waits until the UI thread has been idle as long as it worked (four times as long
+at the fastest speed: `FASTEST_RUN_SHARE`). A frame sets the
 host's `snapshot`, emits its `snapshot_changed` (the views that redraw every frame
 listen there) and hands the snapshot to the subscribers of each tier; the window's
 repaint follows in the event loop's next turn (the frame's handlers and its repaint are
@@ -53,6 +54,14 @@ log = logging.getLogger(__name__)
 
 FRAME_MS = 16  # one display frame at 60 Hz: the views are redrawn at most this often
 SLOWEST_FRAME_S = 0.1  # while running, a frame at least this often, however busy
+# While a Run goes at the fastest speed, the UI thread's frames take at most this share
+# of a core (a frame waits until the thread has been idle four times what it worked):
+# training comes first when it was asked to go flat out. On this 2-core machine at load
+# 8, W1 on the boundary tab (1400x900, frames of 15-19 ms of CPU): at half a core the
+# window drew 21-24 frames a second and the Run went at 0.74-0.83x the bare step rate;
+# at a fifth, 12-13 frames and 0.85-0.95x (benchmarks/bench_speed_app.py). Clicks and
+# keys are not paced: the thread is idle most of the time.
+FASTEST_RUN_SHARE = 0.2
 TURN_DELAY_MS = 2  # a paced view's turn comes this long after the frame that was due
 TEN_HZ_S = 0.1  # seconds between a TEN_HZ view's snapshots while a fast Run goes on
 BUSY_SHARE = 3.0  # a paced view's next turn waits at least this many times its last
@@ -193,10 +202,15 @@ class FramePacer(QObject):
         # While running, the next frame waits until the UI thread has been idle a frame,
         # and at least as long as it worked since the last frame began (that frame's
         # handlers and repaint, and anything else), so clicks, timers and training get
-        # their share however heavy the views are. (At most SLOWEST_FRAME_S: the work
+        # their share however heavy the views are; at the fastest speed, until the
+        # frames are FASTEST_RUN_SHARE of its time. (At most SLOWEST_FRAME_S: the work
         # counted may have been a dialog's.)
-        period = (min(worked + max(FRAME_MS / 1000, worked), SLOWEST_FRAME_S)
-                  if host.running else FRAME_MS / 1000)
+        if not host.running:
+            period = FRAME_MS / 1000
+        elif host.speed is None:
+            period = min(max(FRAME_MS / 1000, worked / FASTEST_RUN_SHARE), SLOWEST_FRAME_S)
+        else:
+            period = min(worked + max(FRAME_MS / 1000, worked), SLOWEST_FRAME_S)
         self._next_frame = max(start + period, time.perf_counter())
         host.frame_drawn()
         if self._pending is not None:
