@@ -74,9 +74,9 @@ def test_slow_warning_uses_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None
     # The estimate as at launch: steps other tests trained in this process (fast ones, on
     # a quiet machine) would otherwise correct the cost per node down past the warning.
     monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
-    monkeypatch.setattr(limits, "_times", None)
+    monkeypatch.setattr(limits, "_costs", None)
     assert limits.slow_warning(TrainingConfig()) == ""
-    warning = limits.slow_warning(TrainingConfig(hidden=(64, 64, 64), n_samples=1000))
+    warning = limits.slow_warning(TrainingConfig(hidden=(256, 256), n_samples=1000))
     assert "1,000 samples" in warning and "on this machine" in warning
 
 
@@ -117,13 +117,16 @@ def test_the_step_cost_follows_the_steps_actually_trained(monkeypatch) -> None:
     from gradbox.training import limits
     from gradbox.training.config import TrainingConfig
 
-    config = TrainingConfig(hidden=(24, 24), n_samples=200, test_ratio=0.0)
+    config = TrainingConfig(hidden=(48, 48), n_samples=1000, test_ratio=0.0)
     monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
-    true_costs = limits.measured_costs(corrected=False)
+    monkeypatch.setattr(limits, "_run_seen", [None, 0])
+    true_costs = limits.step_costs(corrected=False)
     # The launch figure, 3.6 times what this machine does now.
-    monkeypatch.setattr(limits, "_times", (true_costs.seconds * 3.6,
-                                           true_costs.seconds_per_sample * 3.6))
+    monkeypatch.setattr(limits, "_costs", true_costs.scaled(3.6))
     busy = limits.estimate_step(config).seconds
+    # A run's first two steps build and plan its graph: they say nothing of the later ones.
+    for _ in range(limits.STARTING_STEPS):
+        limits.observe_step(config, busy * 10)
     for _ in range(limits.OBSERVED_NEEDED - 1):
         limits.observe_step(config, busy / 3.6)
     assert limits.estimate_step(config).seconds == busy  # too few seen: unchanged
@@ -227,13 +230,15 @@ def test_a_steps_prediction_is_made_again_when_the_figure_changes(
     """observe_step keeps its last prediction for the next step of the same run (issue
     34) and makes it again once the step time is measured anew."""
     monkeypatch.setattr(limits, "_ratios", deque(maxlen=limits.OBSERVED_STEPS))
-    monkeypatch.setattr(limits, "_times", (1e-3, 1e-6))
+    monkeypatch.setattr(limits, "_run_seen", [None, 0])
+    monkeypatch.setattr(limits, "_costs", None)  # the guess until measured
     config = TrainingConfig(hidden=(64, 64), n_samples=1000)
-    for _ in range(2):
+    for _ in range(limits.STARTING_STEPS + 2):  # (a run's first two are not counted)
         limits.observe_step(config, 0.5)
     first = limits.estimate_step(config, corrected=False).seconds
     assert list(limits._ratios) == [0.5 / first] * 2
-    limits.calibrated(2e-3, 2e-6)  # (clears the ratios: they were of the old figure)
+    # (calibrated() clears the ratios: they were of the old figure)
+    limits.calibrated(limits.step_costs(corrected=False).scaled(2.0))
     limits.observe_step(config, 0.5)
     second = limits.estimate_step(config, corrected=False).seconds
     assert second != first and list(limits._ratios) == [0.5 / second]

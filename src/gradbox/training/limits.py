@@ -23,11 +23,11 @@ import threading
 import tracemalloc
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from gradbox.autograd import losses
+from gradbox.autograd import features, losses
 from gradbox.autograd.nn import MLP, parameter_count
 from gradbox.training.config import SLOW_STEP_SECONDS, TrainingConfig
 
@@ -42,20 +42,84 @@ TRAINING_MEMORY_ENV = "GRADBOX_TRAINING_MEMORY_MB"
 
 @dataclass(frozen=True)
 class NodeCosts:
-    """Measured costs of one graph node: fixed, and per sample it holds."""
+    """Measured memory of one graph node: fixed, and per sample it holds."""
 
-    seconds: float
-    seconds_per_sample: float
     bytes: float
     bytes_per_sample: float
+
+
+# A node's numbers up to this many samples stay in the processor's caches; past it each
+# sample costs more (the arrays come from memory, freshly mapped): two rates per sample.
+CACHED_BATCH = 1024
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """Measured CPU seconds of the parts of a training step on this machine
+    (gradbox.training.calibration, from whole steps). `*_sample`: per node and sample up
+    to CACHED_BATCH samples; `*_beyond`: per node and sample past it."""
+
+    step: float = 0.0  # every step, whatever the network: the Trainer's own work
+    built: float = 0.0  # a node of a graph built for the step and walked node by node
+    built_sample: float = 0.0
+    built_beyond: float = 0.0
+    fused: float = 0.0  # a node of a kept graph's layer, computed a layer at a time
+    fused_call: float = 0.0  # a numpy call of such a layer (a few per input and per neuron)
+    fused_sample: float = 0.0
+    fused_beyond: float = 0.0
+    first: float = 0.0  # a node of a run's first graph, on top of `built`: sorted, kept
+    first_sample: float = 0.0  # ... its memory first taken
+    first_beyond: float = 0.0
+    plan: float = 0.0  # a layer node at the second step: the plan made, its arrays first written
+    plan_sample: float = 0.0
+    evaluate: float = 0.0  # a parameter and a test point: the test loss every step computes
+    # A step's elapsed time is this many times its CPU time (1 on a quiet machine, more
+    # when other work shares the cores: see `correction`).
+    elapsed_per_cpu: float = 1.0
+
+    def scaled(self, factor: float) -> StepCosts:
+        """The same costs, elapsed time `factor` times as long."""
+        return replace(self, elapsed_per_cpu=self.elapsed_per_cpu * factor)
+
+    def built_node(self, batch: int) -> float:
+        return self.built + _samples(self.built_sample, self.built_beyond, batch)
+
+    def fused_node(self, batch: int) -> float:
+        return self.fused + _samples(self.fused_sample, self.fused_beyond, batch)
+
+
+def _samples(cached: float, beyond: float, batch: int) -> float:
+    return cached * min(batch, CACHED_BATCH) + beyond * max(batch - CACHED_BATCH, 0)
 
 
 @dataclass(frozen=True)
 class StepEstimate:
     nodes: int
     batch: int
-    seconds: float
+    seconds: float  # a step once the run is under way (the kept graph's, if it is kept)
     bytes: int
+    first_seconds: float | None = None  # the run's first step, which builds its graph
+    second_seconds: float | None = None  # the second, which plans the kept graph
+
+    @property
+    def start_seconds(self) -> float:
+        """The longest of the first two steps."""
+        return max(self.seconds, self.first_seconds or 0.0, self.second_seconds or 0.0)
+
+
+@dataclass(frozen=True)
+class GraphCounts:
+    """The nodes of one step's graph by how a step computes them."""
+
+    fused: int  # in the neurons' sums of layers computed a layer at a time
+    calls: int  # numpy calls of those layers a step (2 per input, 4 per neuron)
+    other: int  # computed node by node (activations, features, the loss, layers not fused)
+    scalar: int  # per parameter, of the penalties: one number each
+    kept: bool  # the graph is kept and recomputed from step to step
+
+    @property
+    def sample(self) -> int:
+        return self.fused + self.other
 
 
 def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: bool,
@@ -68,16 +132,50 @@ def graph_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: b
     are counted as a scalar node each (they were two nodes each before issue 34: an
     overestimate now, on the safe side).
     """
-    sample = 0
-    params = 0
+    sums, activations, scalar = _layer_nodes(layer_sizes, activation, l1, l2)
+    return sum(sums) + sum(activations) + _loss_nodes(layer_sizes), scalar
+
+
+def _layer_nodes(layer_sizes: list[int] | tuple[int, ...], activation: str, l1: bool,
+                 l2: bool) -> tuple[list[int], list[int], int]:
+    """Per layer, its neurons' sum nodes and its activation nodes; the scalar nodes."""
     last = len(layer_sizes) - 2
+    sums, activations = [], []
     for i, (nin, nout) in enumerate(itertools.pairwise(layer_sizes)):
-        activated = i < last and activation != "linear"
-        sample += nout * (2 * nin + (1 if activated else 0))
-        params += nout * (nin + 1)
-    sample += 8 * layer_sizes[-1] + 8
-    scalar = params * (int(l1) + int(l2))
-    return sample, scalar
+        sums.append(2 * nin * nout)
+        activations.append(nout if i < last and activation != "linear" else 0)
+    return sums, activations, parameter_count(layer_sizes) * (int(l1) + int(l2))
+
+
+def _loss_nodes(layer_sizes: list[int] | tuple[int, ...]) -> int:
+    return 8 * layer_sizes[-1] + 8
+
+
+def count_nodes(config: TrainingConfig, batch: int, train: int) -> GraphCounts:
+    """The nodes of a step of `config` on `batch` of its `train` points, by kind.
+
+    The graph is kept from step to step when every step is on the same points with a loss
+    that reads no scores (`gradbox.training.network.forward`); then its layers' sums are
+    computed a layer at a time (`gradbox.autograd.fused`), except the first layer's when a
+    coordinate is both an input and read by a computed feature (x₁ and sin x₁: the plan
+    cannot prove that layer's order, and runs it node by node).
+    """
+    sizes = config.layer_sizes
+    sums, activations, scalar = _layer_nodes(sizes, config.activation, config.l1 > 0,
+                                             config.l2 > 0)
+    names = config.effective_features
+    computed = [n for n in names if n not in features.DEFAULT]
+    other = len(computed) + sum(activations) + _loss_nodes(sizes)
+    kept = batch >= train and not losses.lookup(config.effective_loss,
+                                                config.is_regression).reads_scores
+    if not kept:
+        return GraphCounts(0, 0, other + sum(sums), scalar, False)
+    reads = {"x1": ("x1^2", "x1*x2", "sin x1"), "x2": ("x2^2", "x1*x2", "sin x2")}
+    mixed = any(raw in names and set(reads[raw]) & set(computed) for raw in reads)
+    fused = [s for i, s in enumerate(sums) if i > 0 or not mixed]
+    calls = sum(2 * nin + 4 * nout for i, (nin, nout) in enumerate(itertools.pairwise(sizes))
+                if i > 0 or not mixed)
+    return GraphCounts(sum(fused), calls, other + sum(sums) - sum(fused), scalar, True)
 
 
 def _peak_bytes(batch: int) -> tuple[int, int]:
@@ -94,41 +192,47 @@ def _peak_bytes(batch: int) -> tuple[int, int]:
     return peak, graph_nodes([2, 12, 12, 1], "tanh", False, False)[0]
 
 
-# Before the step time is measured (it takes a second or two, so the app does it on a
-# background thread at start), a middle-of-the-road guess.
-_GUESS_SECONDS = (3e-5, 3e-8)
-_times: tuple[float, float] | None = None
+# Before the step time is measured (it takes a second or so, so the app does it on a
+# background thread at start), a guess: figures measured on 2 cores at load ~6.
+_GUESS = StepCosts(step=3e-4, built=4e-6, built_sample=3e-9, built_beyond=8e-9,
+                   fused=1e-7, fused_call=1.5e-6, fused_sample=1.5e-9, fused_beyond=5e-9,
+                   first=4e-6, first_sample=1e-9, first_beyond=2e-9, plan=8e-6,
+                   plan_sample=1e-8, evaluate=1e-9)
+_costs: StepCosts | None = None
 _lock = threading.Lock()
 
 
-def calibrated(per_node: float, per_sample: float) -> None:
-    """The step time measured on this machine (gradbox.training.calibration): seconds per
-    node, and per node and sample. Kept for every later estimate."""
-    global _times
+def calibrated(costs: StepCosts) -> None:
+    """The step costs measured on this machine (gradbox.training.calibration), kept for
+    every later estimate."""
+    global _costs
     with _lock:
-        _times = (per_node, per_sample)
+        _costs = costs
         _ratios.clear()  # they were relative to the old figure
 
 
 @functools.cache
-def _memory_costs() -> tuple[float, float]:
+def _memory_costs() -> NodeCosts:
     """(bytes per node, per node and sample), from a traced small graph (milliseconds)."""
     b_small, nodes = _peak_bytes(8)
     b_large, _ = _peak_bytes(256)
     # At least a value and a gradient (8 bytes each) per sample, and a Python object.
     per_sample = max((b_large - b_small) / (nodes * (256 - 8)), 16.0)
-    return max(b_small / nodes - per_sample * 8, 200.0), per_sample
+    return NodeCosts(max(b_small / nodes - per_sample * 8, 200.0), per_sample)
 
 
 # Steps actually trained correct the launch-time figure: measured on a busy machine it
 # came out 3.6x too high for the whole session. The median ratio of the last few steps'
 # compute time to what the figure predicted for them scales every later estimate. Steps
-# predicted under OBSERVE_MIN_SECONDS are not counted: there, the per-step overhead the
-# model leaves out (Python, statistics) outweighs the per-node cost it is about.
+# predicted under OBSERVE_MIN_SECONDS are not counted (there the machine's noise is the
+# step), nor a run's first two steps (they build and plan its graph: another kind of step
+# than the ones after, which the correction is about).
 OBSERVE_MIN_SECONDS = 0.005
 OBSERVED_STEPS = 15
 OBSERVED_NEEDED = 3
+STARTING_STEPS = 2
 _ratios: deque[float] = deque(maxlen=OBSERVED_STEPS)
+_run_seen: list[object] = [None, 0]  # the configuration of the steps seen, and how many
 
 
 StepListener = Callable[[TrainingConfig, float, "int | None"], None]
@@ -152,14 +256,19 @@ def observe_step(config: TrainingConfig, seconds: float, n_train: int | None = N
     """A step of `config` took `seconds` of compute (thread-safe; the trainer calls it
     after each untraced step)."""
     global _predicted
-    last, times = _predicted, _times
-    if last is not None and last[0] is config and last[1] == n_train and last[2] is times:
+    last, costs = _predicted, _costs
+    if last is not None and last[0] is config and last[1] == n_train and last[2] is costs:
         predicted = last[3]
     else:
         predicted = estimate_step(config, n_train, corrected=False).seconds
-        _predicted = (config, n_train, times, predicted)
-    if predicted >= OBSERVE_MIN_SECONDS and seconds > 0:
-        with _lock:
+        _predicted = (config, n_train, costs, predicted)
+    with _lock:
+        # (The window's steps come unpickled, another object each: compared, then.)
+        if _run_seen[0] is not config and _run_seen[0] != config:
+            _run_seen[:] = [config, 0]
+        _run_seen[1] += 1  # type: ignore[operator]
+        starting = _run_seen[1] <= STARTING_STEPS  # type: ignore[operator]
+        if predicted >= OBSERVE_MIN_SECONDS and seconds > 0 and not starting:
             _ratios.append(seconds / predicted)
     listener = _listener
     if listener is not None:
@@ -175,44 +284,78 @@ def correction() -> float:
     return float(np.clip(np.median(ratios), 0.1, 10.0))
 
 
-def measured_costs(corrected: bool = True) -> NodeCosts:
-    """The costs estimates use: step time as measured (or the guess, until it is),
-    corrected by the steps trained since, and memory as traced."""
+def step_costs(corrected: bool = True) -> StepCosts:
+    """The step costs estimates use: as measured (or the guess, until they are),
+    corrected by the steps trained since."""
     with _lock:
-        seconds = _times or _GUESS_SECONDS
-    factor = correction() if corrected else 1.0
-    return NodeCosts(seconds[0] * factor, seconds[1] * factor, *_memory_costs())
+        costs = _costs or _GUESS
+    return costs.scaled(correction()) if corrected else costs
+
+
+def step_seconds(costs: StepCosts, counts: GraphCounts, batch: int, params: int,
+                 tested: int) -> tuple[float, float, float]:
+    """Seconds of (the first step, the second, a step after) of a graph of `counts` on
+    `batch` samples, `params` parameters and `tested` test points, at `costs`."""
+    c = costs
+    # A penalty's term per parameter: a number, not an array (as cheap as a layer's node).
+    around = c.step + c.evaluate * params * tested + counts.scalar * c.fused_node(1)
+    built = counts.sample * c.built_node(batch)
+    first = (around + built
+             + counts.sample * (c.first + _samples(c.first_sample, c.first_beyond, batch)))
+    if counts.kept:
+        steady = (around + counts.fused * c.fused_node(batch) + counts.calls * c.fused_call
+                  + counts.other * c.built_node(batch))
+        second = steady + counts.fused * (c.plan + c.plan_sample * batch)
+    else:
+        steady = second = around + built
+    return (first * c.elapsed_per_cpu, second * c.elapsed_per_cpu,
+            steady * c.elapsed_per_cpu)
 
 
 def estimate_step(config: TrainingConfig, n_train: int | None = None,
                   corrected: bool = True) -> StepEstimate:
-    """Time and peak memory of one training step of `config`, from the measured costs."""
-    costs = measured_costs(corrected)
+    """Time and peak memory of a training step of `config`, from the measured costs: a
+    step once the run is under way, and its first two."""
     train = n_train if n_train is not None else round(config.n_samples * (1 - config.test_ratio))
     batch = max(min(config.batch_size or train, train), 1)
-    sample, scalar = graph_nodes(config.layer_sizes, config.activation, config.l1 > 0,
-                                 config.l2 > 0)
-    seconds = (sample * (costs.seconds + costs.seconds_per_sample * batch)
-               + scalar * (costs.seconds + costs.seconds_per_sample))
-    memory = (sample * (costs.bytes + costs.bytes_per_sample * batch)
-              + scalar * (costs.bytes + costs.bytes_per_sample))
-    return StepEstimate(sample + scalar, batch, seconds, int(memory))
+    counts = count_nodes(config, batch, train)
+    params = parameter_count(config.layer_sizes)
+    first, second, steady = step_seconds(step_costs(corrected), counts, batch, params,
+                                         max(config.n_samples - train, 0))
+    memory = _memory_costs()
+    needed = (counts.sample * (memory.bytes + memory.bytes_per_sample * batch)
+              + counts.scalar * (memory.bytes + memory.bytes_per_sample))
+    return StepEstimate(counts.sample + counts.scalar, batch, steady, int(needed), first,
+                        second)
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds:.2g} s"
     return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+# The first steps are said apart when they take this many times a later one or more.
+STARTING_SAID_ABOVE = 1.5
 
 
 def slow_warning(config: TrainingConfig) -> str:
     """A plain warning when a step of `config` will take long on this machine, or ''. The
-    time comes from the measured per-node costs; a network that would not fit in memory
-    is refused when it is built, not warned about."""
+    times come from the measured costs: a step once the run is under way and, when they
+    take much longer, the first two (the first builds the graph, the second plans its
+    layers); a network that would not fit in memory is refused when it is built, not
+    warned about."""
     estimate = estimate_step(config)
-    if estimate.seconds < SLOW_STEP_SECONDS:
+    start = estimate.start_seconds
+    if max(estimate.seconds, start) < SLOW_STEP_SECONDS:
         return ""
-    return (f"{parameter_count(config.layer_sizes):,} parameters × {config.n_samples:,} "
-            f"samples: each step will take about {_duration(estimate.seconds)} on this "
-            f"machine and need about {estimate.bytes / 2**20:,.0f} MB")
+    each = _duration(estimate.seconds)
+    said = (f"{parameter_count(config.layer_sizes):,} parameters × {config.n_samples:,} "
+            f"samples: each step will take about {each} on this machine and need about "
+            f"{estimate.bytes / 2**20:,.0f} MB")
+    if start < STARTING_SAID_ABOVE * estimate.seconds or _duration(start) == each:
+        return said
+    return f"{said}; the first two, up to {_duration(start)} (while the graph is built)"
 
 
 def _meminfo(key: str) -> int | None:
