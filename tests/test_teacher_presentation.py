@@ -230,3 +230,23 @@ def test_a_panel_closed_before_teacher_mode_shows_when_a_step_names_it(qtbot, wi
     win.lessons.set_teacher_mode(False)
     settle()
     assert not loss.isVisible()  # the user's layout again
+
+
+def test_the_layers_plots_fit_their_tab_after_fewer_columns(qtbot, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window: lesson 10 step 4 in teacher mode at 1366x768 put the
+    Designer beside the Layers tab; its small plots went from three columns to two, and
+    the plots' layout stayed 560 px wide in a 500 px view -- the right column and the end
+    of the gradient plot cut off."""
+    from qt_waits import settle
+    win = open_window((1366, 768))
+    qtbot.waitUntil(lambda: win.size().toTuple() == (1366, 768))
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("vanishing-gradients")
+    settle()
+    win.toolbar.step_action.trigger()
+    qtbot.waitUntil(lambda: win.controller.snapshot.step == 1, timeout=10000)
+    win.lessons.go_to_step(3)
+    settle()
+    view = win.layer_stats
+    assert view.isVisible() and view.activations_shown()
+    assert view.graphics.ci.geometry().width() <= view.graphics.width() + 0.5

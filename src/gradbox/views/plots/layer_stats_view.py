@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, Slot
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, Slot
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -169,6 +169,12 @@ class LayerStatsView(QWidget):
             self._columns = columns
             self._build_plots()
             self._redraw()
+            # The plots' view took its new size before they were laid out in fewer
+            # columns, and pyqtgraph held the layout at the old columns' minimum width
+            # (560 px in 500 in teacher mode at 1366 x 768: the right column and the
+            # gradient plot's end cut off). Laid out again at the size it has.
+            self.graphics.ci.setGeometry(QRectF(0, 0, self.graphics.width(),
+                                                self.graphics.height()))
         self._fit_rows()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
