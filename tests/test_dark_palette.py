@@ -96,3 +96,31 @@ def test_the_layer_plots_titles_are_light_in_a_dark_theme(qtbot, dark_app, open_
     step_session(win.controller, 1)
     titles = [plot.titleLabel.text for plot in win.layer_stats.act_plots]
     assert titles and all("#222" not in t for t in titles), titles
+
+
+def _contrast(a: QColor, b: QColor) -> float:
+    """WCAG's contrast ratio of two colours (4.5 is the floor for text)."""
+    def luminance(c: QColor) -> float:
+        channels = [(v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4)
+                    for v in (c.redF(), c.greenF(), c.blueF())]
+        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_teacher_modes_phase_bar_is_readable_in_a_dark_theme(qtbot, dark_app, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window with a dark palette: teacher mode's large 'step 1 · done:
+    4/4 update → next: 1/4 forward', the line the back of the room reads, was the app's
+    dark blue on the dark window (contrast 2.2)."""
+    import re
+    win = open_window((1024, 700))
+    win.lessons.set_teacher_mode(True)
+    win.lessons.apply_key("zero-grad")
+    settle()
+    bar = win.phase_bar
+    assert bar.isVisible()
+    ground = bar.label.palette().color(bar.label.backgroundRole())
+    colours = re.findall(r"color:\s*(#[0-9a-fA-F]{6})", bar.label.styleSheet() + bar.label.text())
+    assert colours
+    for colour in colours:
+        assert _contrast(QColor(colour), ground) >= 4.5, colour

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 __all__ = [
     "ALARM",
+    "ALARM_ON_DARK",
     "CLASS_COLOURS",
     "CLASS_NAMES",
     "EDIT",
@@ -14,6 +15,7 @@ __all__ = [
     "HIGHLIGHT",
     "NEGATIVE",
     "NEXT",
+    "NEXT_ON_DARK",
     "NOTE_BOX",
     "ON_HIGHLIGHT",
     "POSITIVE",
@@ -41,6 +43,9 @@ HIGHLIGHT = "#fff1b8"  # "this is what just happened": a lesson's step, the loop
 ON_HIGHLIGHT = "#1a1a1a"
 NEXT = TRAIN  # what runs next (the loop's ▶, the phase bar): the app's blue
 ALARM = "#b3261e"  # text that warns: a skipped zero_grad, a refused edit
+# The same two as text on a dark theme's window, where the blue and red above are too
+# dark to read (contrast under 2.5 on #2b2b2b; these are over 5).
+NEXT_ON_DARK, ALARM_ON_DARK = "#8ab4f8", "#f28b82"
 # Boxes that carry a message: (background, text, border).
 ERROR_BOX = ("#fde7e4", "#8c1d18", "#e4a29b")
 NOTE_BOX = ("#fff4d6", "#5c4200", "#e8c66a")
