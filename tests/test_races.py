@@ -173,3 +173,40 @@ def test_a_plain_csv_import_stops_at_cancel_and_imports_nothing(  # type: ignore
     qtbot.waitUntil(lambda: not window.files.reading, timeout=10_000)
     assert len(reports) == 1  # the fast path's first report, and not one more
     assert window.controller.snapshot.points is before
+
+
+def test_the_restore_question_is_not_under_the_reading_progress(  # type: ignore[no-untyped-def]
+        qtbot, window, tmp_path, monkeypatch) -> None:
+    """At start after a crash, with a big autosave (100,000 points): 'Restore it?' came
+    up under the finished 'Reading the autosaved session…' progress, which is modal to
+    the window and took the question's clicks (seen in the real window: No did nothing
+    until Cancel was pressed on a finished read). The progress steps aside while the
+    answer asks, and comes back while the run is built."""
+    import threading
+
+    from gradbox.files import sessions as persistence
+    from gradbox.views import background
+
+    path = tmp_path / "autosave.gradbox"
+    persistence.save_session(persistence.Trainer(window.controller.snapshot.config), path)
+    release = threading.Event()
+    original = persistence.load_state_with_controls
+
+    def slow(p):  # type: ignore[no-untyped-def]
+        release.wait(10)
+        return original(p)
+    monkeypatch.setattr(persistence, "load_state_with_controls", slow)
+    monkeypatch.setattr(background, "PROGRESS_AFTER_MS", 0)
+    over_the_question: list[bool] = []
+
+    def ask(_text: str) -> bool:
+        over_the_question.append(task.dialog.isVisible())
+        return True
+    answers: list[bool] = []
+    window.files.offer_restore(path, ask=ask, answered=answers.append)
+    task = window.files.reading[0]
+    qtbot.waitUntil(lambda: task.dialog.isVisible(), timeout=5000)
+    release.set()
+    qtbot.waitUntil(lambda: bool(over_the_question), timeout=10_000)
+    assert over_the_question == [False]
+    qtbot.waitUntil(lambda: answers == [True], timeout=10_000)

@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 PROGRESS_AFTER_MS = 500
+NEVER_MS = 2**31 - 1  # a minimum duration that keeps a progress dialog from showing
 Progress = Callable[[float], bool]  # fraction done -> go on?
 Done = Callable[[Any, BaseException | None], None]
 
@@ -38,6 +39,7 @@ class BackgroundTask(QObject):
         super().__init__(parent)
         self._done = done
         self.cancelled = False
+        self._was_shown = False  # the dialog, when the answer came
         self.cancel_pressed = False  # by the person, in the dialog (not by the window closing)
         self.kept_open = False  # going on elsewhere after its thread: `end` ends it
         self.dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
@@ -90,11 +92,15 @@ class BackgroundTask(QObject):
         self.dialog.deleteLater()
 
     def keep_open(self, label: str) -> None:
-        """From `done`: the task goes on elsewhere; its dialog (saying `label`) stays,
+        """From `done`: the task goes on elsewhere; its dialog (saying `label`) is back,
         and Cancel stays possible, until `end()`."""
         self.kept_open = True
         if not self.cancelled:
             self.dialog.setLabelText(label)
+            # Back as it was (its clock from now, if it had not shown yet).
+            self.dialog.setMinimumDuration(PROGRESS_AFTER_MS)
+            if self._was_shown:
+                self.dialog.show()
 
     def end(self) -> None:
         """A task kept open is over."""
@@ -105,6 +111,14 @@ class BackgroundTask(QObject):
 
     @Slot(object, object)
     def _on_answer(self, result: Any, error: BaseException | None) -> None:
+        # What `done` puts up (a question, an error) comes over the window, and the
+        # progress dialog, modal to the window, lay over it and took its clicks: at
+        # start 'Restore it?' could not be answered under a finished read. It steps
+        # aside (nor shows by its own clock) until `keep_open` or `end`.
+        if not self.cancelled:  # (cancelled, the dialog is gone)
+            self._was_shown = self.dialog.isVisible()
+            self.dialog.setMinimumDuration(NEVER_MS)
+            self.dialog.hide()
         try:
             if not self.cancelled:
                 self._done(result, error)
