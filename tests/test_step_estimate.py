@@ -5,6 +5,7 @@ estimate against real steps is measured by benchmarks/bench_estimate.py."""
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 import pytest
 
@@ -83,18 +84,24 @@ def test_the_fused_nodes_counted_are_those_the_plan_fuses(kw: dict) -> None:  # 
     batch = len(trainer.last_batch)
     counts = limits.count_nodes(config, batch, batch)
     assert counts.kept and counts.fused == fused
-    assert counts.calls == sum(2 * layer.nin + 4 * layer.nout for layer in plan.layers)
+    assert counts.calls == sum(limits.LAYER_CALLS + 2 * layer.nin + 4 * layer.nout
+                               for layer in plan.layers)
     # Every op node of the graph is counted, the loss's within a few per output.
     assert abs(counts.sample + 1 - len(kept.order)) <= 8 * config.layer_sizes[-1] + 8
 
 
 def test_the_elapsed_time_follows_the_share_of_the_machine() -> None:
-    config = TrainingConfig(hidden=(32, 32), n_samples=1000)
-    quiet = limits.estimate_step(config)
-    limits.calibrated(limits.StepCosts(**{**COSTS.__dict__, "elapsed_per_cpu": 2.5}))
-    busy = limits.estimate_step(config)
+    """On a busy machine a long step takes the calibration's elapsed over CPU time; one
+    shorter than the scheduler's slice mostly runs whole."""
+    long, short = (TrainingConfig(hidden=(256, 256), n_samples=1000), TrainingConfig())
+    quiet = [limits.estimate_step(c) for c in (long, short)]
+    limits.calibrated(replace(COSTS, elapsed_per_cpu=2.5))
+    busy = [limits.estimate_step(c) for c in (long, short)]
     for kind in ("first_seconds", "second_seconds", "seconds"):
-        assert getattr(busy, kind) == pytest.approx(2.5 * getattr(quiet, kind))
+        assert getattr(busy[0], kind) == pytest.approx(2.5 * getattr(quiet[0], kind), 0.05)
+        assert getattr(quiet[1], kind) < getattr(busy[1], kind) < 1.25 * getattr(quiet[1], kind)
+    # The steps trained scale every estimate (their correction), long or short.
+    assert COSTS.scaled(3).elapsed(0.001) == pytest.approx(3 * COSTS.elapsed(0.001))
 
 
 def test_the_warning_quotes_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:

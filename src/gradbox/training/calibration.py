@@ -85,6 +85,19 @@ def _evaluate_seconds() -> float:
     return float(np.median(times)) / (len(params) * len(points))
 
 
+def _call_seconds() -> float:
+    """CPU seconds of one numpy call of a layer's kind on a few numbers (`LayerSums`: a
+    column of weights times an input, into a kept row)."""
+    w, x, out = np.ones(WIDE[0]), np.ones(SMALL), np.empty((WIDE[0], SMALL))
+    times = []
+    for _ in range(5):
+        def calls() -> None:
+            for _ in range(200):
+                np.multiply(w[:, None], x, out=out)
+        times.append(_time(calls) / 200)
+    return float(np.median(times))
+
+
 def _fresh_memory_seconds() -> float:
     """CPU seconds to write a number into memory the process never had (a page fault
     each 512): what a big layer's arrays cost at their first writes."""
@@ -128,10 +141,8 @@ def measure_step_time(report: Report = limits.calibrated) -> limits.StepCosts:
 
     narrow_layers = [layers(run.kept, b, n) for run, b in zip(narrow, (SMALL, LARGE))]
     fused_sample = max((narrow_layers[1] - narrow_layers[0]) / (n.fused * (LARGE - SMALL)), 0.0)
-    # The narrow and the wide network at SMALL: a numpy call of a layer, and a node.
-    share = w.fused / n.fused
-    call = max((layers(wide.kept, SMALL, w) - share * narrow_layers[0])
-               / (w.calls - share * n.calls), 0.0)
+    # A numpy call of a layer, timed alone; the rest of the wide network's layers, per node.
+    call = _call_seconds()
     fused = max((layers(wide.kept, SMALL, w) - w.calls * call) / w.fused
                 - fused_sample * SMALL, 1e-8)
     costs = replace(costs, fused=fused, fused_call=call, fused_sample=fused_sample)
