@@ -33,6 +33,8 @@ class _TightTabs(QProxyStyle):
             return 2 * TAB_H_PADDING
         if metric == QStyle.PixelMetric.PM_TabBarTabVSpace:
             return 2 * TAB_V_PADDING
+        if metric == QStyle.PixelMetric.PM_TabBarTabShiftVertical:
+            return 0  # shifted down in the tight room, 'zero_grad' lost its underscore
         return super().pixelMetric(metric, option, widget)
 
 
