@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from PySide6.QtWidgets import QApplication
 
     from gradbox.views.window.main_window import MainWindow
@@ -258,7 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         # machine, on a thread of their own -- once the window is up: measured while the
         # training thread started, the app died of a segfault in that new thread at
         # about 1 launch in 20 (PySide6 6.11; a guess serves until the figures are in).
-        QTimer.singleShot(0, calibration.measure_in_background)
+        # The session (in the training process) words the warning after a change: it
+        # uses the same figures.
+        QTimer.singleShot(0, lambda: calibration.measure_in_background(
+            _shared_step_costs(controller)))
         QTimer.singleShot(0, freeze_what_lives_now)
         # What saves killed mid-way (kill -9, a power cut) left beside the files the
         # user works with: removed at start, as the saving code promises.
@@ -275,6 +280,26 @@ def main(argv: list[str] | None = None) -> int:
         return app.exec()
     finally:
         controller.shutdown()
+
+
+def _shared_step_costs(controller: Any) -> Callable[[Any], None]:
+    """A calibration report: the window's estimates use the costs, and the training
+    process's session is sent them (from the UI thread)."""
+    from superqt.utils import ensure_main_thread
+
+    from gradbox.training import limits
+    from gradbox.training.session import Session
+
+    @ensure_main_thread
+    def share(costs: limits.StepCosts) -> None:
+        if not controller.died:
+            controller.send(Session.use_step_costs, costs)
+
+    def report(costs: limits.StepCosts) -> None:
+        limits.calibrated(costs)
+        share(costs)
+
+    return report
 
 
 def _wait_for_step(controller: Any, step: int, timeout_s: float = 120.0) -> None:

@@ -244,6 +244,13 @@ class Session:
             self.capture_graph()
 
     @setting
+    def use_step_costs(self, costs: limits.StepCosts) -> None:
+        """The step costs the window measured at launch (`gradbox.training.calibration`):
+        this process's estimates -- the warning after a change to a slow network -- use
+        them instead of a guess."""
+        limits.calibrated(costs)
+
+    @setting
     def set_graph_wanted(self, wanted: bool) -> None:
         """A graph view shows (or no longer does): trace the graph with the steps that
         are shown (`capture_graph` traces the last forward pass's now)."""
