@@ -9,6 +9,11 @@ to the UI thread through a queued signal; past PROGRESS_AFTER_MS a progress dial
 A task may go on after its thread (`keep_open`, from `done`): opening a session, the
 training process builds the run after the file is checked here, and the dialog stays
 until it has (`end`).
+
+A dialog the person closes (Cancel, Escape, its close button) is a cancel, and is only
+hidden: it lives until the task ends. (It was deleted at once, and the restore question
+at start, answered Yes after Escape had closed the progress over it, raised "Internal C++
+object (QProgressDialog) already deleted".)
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ class BackgroundTask(QObject):
         self._was_shown = False  # the dialog, when the answer came
         self.cancel_pressed = False  # by the person, in the dialog (not by the window closing)
         self.kept_open = False  # going on elsewhere after its thread: `end` ends it
+        self.label = label  # what the dialog says
+        self._dialog_open = True  # not yet closed by a cancel or the end
         self.dialog = QProgressDialog(label, "Cancel", 0, 0, parent)
         self.dialog.setWindowTitle("gradbox")
         self.dialog.setWindowModality(Qt.WindowModal)
@@ -87,14 +94,19 @@ class BackgroundTask(QObject):
         self._close_dialog()
 
     def _close_dialog(self) -> None:
-        self.dialog.canceled.disconnect(self._on_cancel_pressed)
-        self.dialog.close()
-        self.dialog.deleteLater()
+        """Hidden, not deleted: `end` deletes it (whoever holds the task may still ask
+        it things)."""
+        if self._dialog_open:
+            self._dialog_open = False
+            self.dialog.canceled.disconnect(self._on_cancel_pressed)
+            self.dialog.setMinimumDuration(NEVER_MS)  # nor shows again by its own clock
+            self.dialog.close()
 
     def keep_open(self, label: str) -> None:
         """From `done`: the task goes on elsewhere; its dialog (saying `label`) is back,
         and Cancel stays possible, until `end()`."""
         self.kept_open = True
+        self.label = label
         if not self.cancelled:
             self.dialog.setLabelText(label)
             # Back as it was (its clock from now, if it had not shown yet).
@@ -104,8 +116,8 @@ class BackgroundTask(QObject):
 
     def end(self) -> None:
         """A task kept open is over."""
-        if not self.cancelled:
-            self._close_dialog()
+        self._close_dialog()
+        self.dialog.deleteLater()
         self.finished.emit()
         self.deleteLater()
 
@@ -115,7 +127,7 @@ class BackgroundTask(QObject):
         # progress dialog, modal to the window, lay over it and took its clicks: at
         # start 'Restore it?' could not be answered under a finished read. It steps
         # aside (nor shows by its own clock) until `keep_open` or `end`.
-        if not self.cancelled:  # (cancelled, the dialog is gone)
+        if not self.cancelled:  # (cancelled, the dialog is closed)
             self._was_shown = self.dialog.isVisible()
             self.dialog.setMinimumDuration(NEVER_MS)
             self.dialog.hide()

@@ -203,7 +203,7 @@ class SessionFiles(QObject):
         `opened()`, or `cannot(why)`. Cancel meanwhile takes the run before back once
         the file's is in, as Undo does (Redo opens it again). Not `said`: only `opened`
         says it (the session's line about what it replaced is not put up)."""
-        task.keep_open(f"{task.dialog.labelText()} building its network")
+        task.keep_open(f"{task.label} building its network")
 
         def landed(_steps: int) -> None:
             try:
@@ -299,14 +299,16 @@ class SessionFiles(QObject):
             action.triggered.connect(lambda _=False, t=text: self.open_session(Path(t)))
         self.recent_menu.setEnabled(bool(self.recent_menu.actions()))
 
-    def offer_restore(self, path: Path, ask: Callable[[str], bool] | None = None,
+    def offer_restore(self, path: Path, ask: Callable[[str], bool | None] | None = None,
                       ended_by: str = "", answered: Callable[[bool], None] | None = None
                       ) -> None:
         """At launch, with a crash copy found: read it off the UI thread, say what it
-        holds, and offer it. A copy that cannot be read is a message (and is set aside);
-        the app goes on. `ended_by` names the signal that ended the last run, if one did;
-        `answered(restored)` is called once it is decided. Until then the copy is kept
-        whatever happens (an end, a quit) and no autosave replaces it."""
+        holds, and offer it (`ask(text)`: True restores, False does not, None -- Later,
+        Escape -- keeps the copy aside, as Cancel while it is read does). A copy that
+        cannot be read is a message (and is set aside); the app goes on. `ended_by` names
+        the signal that ended the last run, if one did; `answered(restored)` is called once
+        it is decided. Until then the copy is kept whatever happens (an end, a quit) and no
+        autosave replaces it."""
         self.offering_restore = True
         autosaver = self.autosaver
         if autosaver is not None:
@@ -337,7 +339,14 @@ class SessionFiles(QObject):
             why = (f"gradbox was ended by {ended_by} before this session was saved."
                    if ended_by else "gradbox did not close normally last time.")
             text = f"{why}\n\n{what}\n\nRestore it?"
-            if self.ending() or not (ask or self.ask_restore)(text):
+            if self.ending():
+                return
+            answer = (ask or self.ask_restore)(text)
+            if task.cancelled or self.ending():  # the window closed meanwhile: offered
+                return                           # again next time
+            if answer is None:  # not a No: kept, as when its reading is cancelled
+                later.append(True)
+            if not answer:
                 return
 
             def opened() -> None:
@@ -348,14 +357,21 @@ class SessionFiles(QObject):
                            opened, cannot)
 
         restored: list[bool] = []
+        later: list[bool] = []
 
         def finished() -> None:
-            if task.cancel_pressed:  # not restored, and not thrown away at the next quit
+            if task.cancel_pressed or later:  # not restored, nor thrown away at the next quit
                 aside = set_aside(path, "not-restored")
                 if aside is not None:
-                    self.messages.show_message(
-                        f"The autosaved session was not restored; it is kept as {aside} "
-                        "(File → Open session… opens it)")
+                    def say(_answer: object = None) -> None:
+                        self.messages.show_message(
+                            f"The autosaved session was not restored; it is kept as "
+                            f"{aside} (File → Open session… opens it)")
+                    if task.kept_open:  # cancelled while built: said after "Undid: …"
+                        self.controller.ask_lazily(Session.timeline_view, callback=say,
+                                                   failed=say)
+                    else:
+                        say()
             self.offering_restore = False
             if autosaver is not None and not self.ending():
                 autosaver.enabled = True
@@ -364,12 +380,23 @@ class SessionFiles(QObject):
         task = self.read("Reading the autosaved session…", work, done)
         task.finished.connect(finished)
 
-    def ask_restore(self, text: str) -> bool:
-        """The question that offers the crash copy (tests replace it)."""
+    def ask_restore(self, text: str) -> bool | None:
+        """The question that offers the crash copy: True (Yes), False (No), or None
+        (Later, Escape, the box closed): a reflex Escape must not throw the copy away."""
         box = QMessageBox(QMessageBox.Question, "Restore the last session?", text,
                           QMessageBox.Yes | QMessageBox.No, self.window)
         box.setTextFormat(Qt.TextFormat.PlainText)  # it describes a file
-        return box.exec() == QMessageBox.Yes
+        later = box.addButton("&Later", QMessageBox.ButtonRole.RejectRole)
+        later.setToolTip("Keep the autosaved session as a file of its own, to open "
+                         "with File → Open session… when you like")
+        box.setDefaultButton(QMessageBox.Yes)
+        box.setEscapeButton(later)
+        box.exec()
+        clicked = box.clickedButton()
+        answer = {box.button(QMessageBox.Yes): True, box.button(QMessageBox.No): False}.get(
+            clicked)
+        box.deleteLater()
+        return answer
 
     @Slot()
     def import_csv_dialog(self) -> None:
