@@ -100,7 +100,9 @@ def _call_seconds() -> float:
 
 def _fresh_memory_seconds() -> float:
     """CPU seconds to write a number into memory the process never had (a page fault
-    each 512): what a big layer's arrays cost at their first writes."""
+    each 512): what a big layer's arrays cost at their first writes. (numpy asks for
+    huge pages for a large array: its first writes then cost 1-25 ns a number from one
+    launch to the next here, as the system has them to give; small pages, 4-5 ns.)"""
     times = []
     for _ in range(3):
         with mmap.mmap(-1, 2**23) as fresh:
@@ -114,6 +116,7 @@ def measure_step_time(report: Report = limits.calibrated) -> limits.StepCosts:
     """Measure the step costs on this machine from whole training steps (medians of CPU
     time). Blocks for a second or so; the result goes to `report` (by default the cost
     model, for every later estimate)."""
+    fresh = _fresh_memory_seconds()
     started, cpu = time.perf_counter(), time.thread_time()
     step = _run((1,), SMALL).kept
     narrow = [_run(NARROW, SMALL), _run(NARROW, LARGE)]
@@ -162,9 +165,9 @@ def measure_step_time(report: Report = limits.calibrated) -> limits.StepCosts:
     # Its arrays' first writes, per number: at most what memory new to the process costs
     # (the slim run's second step often reuses memory the steps before it let go).
     plan_sample = max((slim.second - slim.kept) / s.fused - plan, 0.0) / HUGE
-    plan_sample = max(plan_sample, _fresh_memory_seconds())
+    plan_sample = max(plan_sample, fresh)
     costs = replace(costs, first=first, first_sample=first_sample, first_beyond=first_beyond,
-                    plan=plan, plan_sample=plan_sample)
+                    plan=plan, plan_sample=plan_sample, plan_nodes=w.fused)
     # The share of the machine the steps had: elapsed over CPU time, over the whole
     # measurement (many of the scheduler's slices; a step's own is too short to say).
     elapsed = (time.perf_counter() - started) / max(time.thread_time() - cpu, 1e-9)
