@@ -124,3 +124,30 @@ def test_teacher_modes_phase_bar_is_readable_in_a_dark_theme(qtbot, dark_app, op
     assert colours
     for colour in colours:
         assert _contrast(QColor(colour), ground) >= 4.5, colour
+
+
+def _ink(icon) -> QColor:  # type: ignore[no-untyped-def]
+    """The mean colour of an icon's drawn pixels."""
+    image = icon.pixmap(32, 32).toImage()
+    picked = [image.pixelColor(x, y) for x in range(image.width())
+              for y in range(image.height()) if image.pixelColor(x, y).alpha() > 200]
+    assert picked
+    n = len(picked)
+    return QColor(sum(c.red() for c in picked) // n, sum(c.green() for c in picked) // n,
+                  sum(c.blue() for c in picked) // n)
+
+
+def test_the_toolbars_icons_show_on_a_dark_theme(qtbot, dark_app, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window with a dark palette: Step, Sub-step, Run, Reset and
+    Re-initialize kept their dark navy icons (#1f3f66) on the dark toolbar, all but
+    invisible; only the words showed."""
+    win = open_window((1024, 700))
+    bar = win.toolbar
+    ground = bar.palette().color(bar.backgroundRole())
+    for action in (bar.step_action, bar.substep_action, bar.run_action, bar.reset_action,
+                   bar.reinit_action):
+        assert _contrast(_ink(action.icon()), ground) >= 3.0, action.text()
+    QApplication.setPalette(QApplication.style().standardPalette())  # back to light
+    settle()
+    ground = bar.palette().color(bar.backgroundRole())
+    assert _contrast(_ink(bar.step_action.icon()), ground) >= 3.0

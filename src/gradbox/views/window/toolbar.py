@@ -7,8 +7,9 @@ import time
 
 import qtawesome
 from PySide6.QtCore import QEvent, Qt, QTimer, Slot
-from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPen
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QPainter, QPalette, QPen
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QLabel,
     QProxyStyle,
@@ -28,7 +29,7 @@ from gradbox.teaching.loop_code import phase_done, phase_summary
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.label_holder import LabelHolder
-from gradbox.views.palette import ALARM
+from gradbox.views.palette import ALARM, NEXT_ON_DARK
 from gradbox.views.window.run_controls import RunControls
 
 # Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
@@ -38,7 +39,12 @@ ICONS = {"step": "fa5s.step-forward", "substep": "mdi6.debug-step-into", "run": 
 
 
 def icon(name: str) -> QIcon:
-    return qtawesome.icon(ICONS[name], color="#1f3f66")
+    """The icon in navy on a light window, in a light blue on a dark theme's (the navy
+    all but vanished there: contrast 1.1)."""
+    app = QApplication.instance()
+    dark = (isinstance(app, QApplication)
+            and app.palette().color(QPalette.ColorRole.Window).lightness() < 128)
+    return qtawesome.icon(ICONS[name], color=NEXT_ON_DARK if dark else "#1f3f66")
 
 
 def _action(parent: QWidget, text: str, tip: str, shortcut: str | None = None,
@@ -209,6 +215,11 @@ class TrainingToolbar(QToolBar):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:  # teacher mode: other widths
             self._hold_run_width()
+        if event.type() == QEvent.Type.PaletteChange:  # a light or dark theme's icons
+            for action, name in ((self.step_action, "step"), (self.substep_action, "substep"),
+                                 (self.reset_action, "reset"), (self.reinit_action, "reinit")):
+                action.setIcon(icon(name))
+            self.run_action.setIcon(icon("pause" if self.run_action.isChecked() else "run"))
 
     @Slot(bool)
     def _on_run_triggered(self, checked: bool) -> None:
