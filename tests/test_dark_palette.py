@@ -151,3 +151,26 @@ def test_the_toolbars_icons_show_on_a_dark_theme(qtbot, dark_app, open_window) -
     settle()
     ground = bar.palette().color(bar.backgroundRole())
     assert _contrast(_ink(bar.step_action.icon()), ground) >= 3.0
+
+
+def test_the_training_loops_figures_are_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """Seen in the real window with a dark palette: lesson 4's '# step size |Δw| = 2.145',
+    the numbers its steps quote, were dark purple on the dark panel (contrast 2.4), the
+    struck-out zero_grad dark red, the ▶ dark blue."""
+    import re
+    win = open_window((1024, 700))
+    win.toolbar.forget_zero_grad.setChecked(True)
+    qtbot.waitUntil(lambda: win.controller.snapshot.forget_zero_grad)
+    for _ in range(4):
+        win.toolbar.substep_action.trigger()
+    qtbot.waitUntil(lambda: win.controller.snapshot.step == 1, timeout=10000)
+    settle()
+    code = win.training_loop.code
+    ground = code.palette().color(code.backgroundRole())
+    html = code.toHtml()
+    assert "step size" in code.toPlainText()
+    colours = set(re.findall(r"color:\s*(#[0-9a-fA-F]{6})", html)) - {"#1a1a1a"}
+    assert colours
+    for colour in colours:
+        assert _contrast(QColor(colour), ground) >= 4.5, colour

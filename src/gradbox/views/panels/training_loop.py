@@ -18,13 +18,21 @@ from gradbox.port.protocol import SessionPort
 from gradbox.teaching.loop_code import CodeLine, LoopState, loop_lines, loop_state, phase_summary
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fonts import code_font
-from gradbox.views.palette import ALARM, HIGHLIGHT, NEXT, ON_HIGHLIGHT
+from gradbox.views.palette import (
+    ALARM,
+    ALARM_ON_DARK,
+    HIGHLIGHT,
+    NEXT,
+    NEXT_ON_DARK,
+    ON_HIGHLIGHT,
+)
 
 DONE_BACKGROUND = HIGHLIGHT  # the lesson panel's highlight: "this is what just happened"
-NEXT_COLOUR = NEXT
-SKIPPED_COLOUR = ALARM
-FIGURE_COLOUR = "#6b3fa0"
-PENDING_COLOUR = "#999999"
+# (next ▶, struck-out zero_grad, a phase's figure, a figure still to come), on a light
+# panel and on a dark theme's, where the first three were too dark to read (lesson 4
+# quotes the figures: '# step size |Δw| = 2.145' at contrast 2.4).
+LIGHT_COLOURS = (NEXT, ALARM, "#6b3fa0", "#999999")
+DARK_COLOURS = (NEXT_ON_DARK, ALARM_ON_DARK, "#c9a6f2", "#999999")
 # Beside a phase not run yet in this step: what its figure will be.
 PENDING = {Phase.FORWARD: "loss = …", Phase.ZERO_GRAD: "…", Phase.BACKWARD: "|grad| = …",
            Phase.UPDATE: "step size |Δw| = …"}
@@ -147,7 +155,8 @@ class TrainingLoopPanel(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # teacher mode: indent at the new size
+        if event.type() in (QEvent.Type.FontChange,  # teacher mode: indent at the new size
+                            QEvent.Type.PaletteChange):  # a light or dark theme's colours
             self._html = ""
             self._on_snapshot(self.controller.snapshot)
 
@@ -167,7 +176,9 @@ class TrainingLoopPanel(QWidget):
     def _draw(self) -> None:
         self._stale = False
         assert self.state is not None
-        text = self._render(self.lines, self.state, self._indent())
+        dark = self.code.palette().color(self.code.backgroundRole()).lightness() < 128
+        text = self._render(self.lines, self.state, self._indent(),
+                            DARK_COLOURS if dark else LIGHT_COLOURS)
         if text != self._html:  # unchanged while paused: no relayout, no flicker
             self._html = text
             self.code.setHtml(text)
@@ -187,9 +198,11 @@ class TrainingLoopPanel(QWidget):
         self._catch_up()
 
     @staticmethod
-    def _render(lines: tuple[CodeLine, ...], state: LoopState, indent: float) -> str:
+    def _render(lines: tuple[CodeLine, ...], state: LoopState, indent: float,
+                colours: tuple[str, str, str, str] = LIGHT_COLOURS) -> str:
         """One row per line of code; under each phase's last line, its figure as a
         comment (on a row of its own: beside a long loss line it would be cut off)."""
+        next_colour, skipped_colour, figure_colour, pending_colour = colours
         rows = []
         for k, line in enumerate(lines):
             code = html.escape(line.code).replace(" ", "&nbsp;")
@@ -199,9 +212,9 @@ class TrainingLoopPanel(QWidget):
                 style = (f"background:{DONE_BACKGROUND}; color:{ON_HIGHLIGHT}; "
                          "font-weight:bold;")
             if line.phase and line.phase == state.next:
-                marker = f"<span style='color:{NEXT_COLOUR}'>▶</span>&nbsp;"
+                marker = f"<span style='color:{next_colour}'>▶</span>&nbsp;"
             if line.phase == Phase.ZERO_GRAD and state.skipping_zero_grad:
-                code = f"<s style='color:{SKIPPED_COLOUR}'>{code}</s>"
+                code = f"<s style='color:{skipped_colour}'>{code}</s>"
             # Code never wraps (its indentation is its meaning); the comments below may.
             # Each line carries an anchor: its phase's name, or "line" (show_line reads
             # a phase's rows as those from its anchor to the next other one).
@@ -212,7 +225,7 @@ class TrainingLoopPanel(QWidget):
                                             or lines[k + 1].phase != line.phase)
             if last_of_phase:
                 figure = state.figures.get(line.phase, "")
-                colour = FIGURE_COLOUR if figure else PENDING_COLOUR
+                colour = figure_colour if figure else pending_colour
                 text = html.escape(figure or PENDING[line.phase])
                 # Indented like the code, in pixels, so that a wrapped comment stays
                 # indented too.

@@ -12,13 +12,13 @@ from __future__ import annotations
 import pyqtgraph as pg
 
 from gradbox.training.history import History, extend_flag_runs, flag_runs
-from gradbox.views.panels.training_loop import SKIPPED_COLOUR
+from gradbox.views.palette import ALARM
 
 LABEL = "zero_grad skipped"
 
 
 def _colour(alpha: int) -> pg.QtGui.QColor:
-    colour = pg.mkColor(SKIPPED_COLOUR)
+    colour = pg.mkColor(ALARM)  # the skipped zero_grad's colour, as in the loop panel
     colour.setAlpha(alpha)
     return colour
 
