@@ -13,6 +13,7 @@ from gradbox.formatting import MISSING, number, percent
 from gradbox.port.protocol import SessionPort
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.label_holder import LabelHolder
+from gradbox.views.palette import NEXT_ON_DARK
 from gradbox.views.plots.plotting import TEST, TRAIN, penalty_text
 
 # (key, caption, colour): the curves' colours, so a number and its curve read as one.
@@ -51,15 +52,12 @@ class Headline(QWidget):
         layout.setVerticalSpacing(0)
         self.values: dict[str, QLabel] = {}
         self.captions: dict[str, QLabel] = {}
-        for column, (key, caption, colour) in enumerate(FIGURES):
+        for column, (key, caption, _colour) in enumerate(FIGURES):
             label = QLabel(caption)
             # Colours by the palette, not a style sheet: a styled label keeps a font of
             # its own, and the numbers' size is this widget's to set (see _fit_values).
             label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
             value = QLabel(MISSING)
-            palette = value.palette()
-            palette.setColor(QPalette.ColorRole.WindowText, QColor(colour))
-            value.setPalette(palette)
             value.setAccessibleName(caption)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             layout.addWidget(label, 0, column)
@@ -67,6 +65,7 @@ class Headline(QWidget):
             self.values[key], self.captions[key] = value, label
         layout.setColumnStretch(len(FIGURES), 1)
         self._full = {key: caption for key, caption, _colour in FIGURES}
+        self._colour_values()
         controller.snapshot_changed.connect(self._on_snapshot)
         self._on_snapshot(controller.snapshot)
 
@@ -80,6 +79,20 @@ class Headline(QWidget):
         if event.type() == QEvent.Type.FontChange:  # teacher mode on or off
             self._fit_values()
             self._fit_captions()
+        if event.type() == QEvent.Type.PaletteChange:  # a light or dark theme
+            self._colour_values()
+
+    def _colour_values(self) -> None:
+        """Each number in its curve's colour; the train figures' blue is too dark to read
+        on a dark theme's window (contrast 2.2), where they take the light blue of the
+        phase line."""
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        for key, _caption, colour in FIGURES:
+            value = self.values[key]
+            palette = value.palette()
+            shown = NEXT_ON_DARK if dark and colour == TRAIN else colour
+            palette.setColor(QPalette.ColorRole.WindowText, QColor(shown))
+            value.setPalette(palette)
 
     def _fit_values(self) -> None:
         """The numbers in big type, every digit the loss curve's caption shows: where
