@@ -191,3 +191,22 @@ def test_the_headline_numbers_are_readable_in_a_dark_theme(qtbot, dark_app, open
     value = headline.values["loss"]
     colour = value.palette().color(value.foregroundRole())
     assert _contrast(colour, headline.palette().color(headline.backgroundRole())) >= 4.5
+
+
+def test_the_current_steps_number_shows_in_a_dark_theme(qtbot, dark_app, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window with a dark palette: in the list of a lesson's steps the
+    current one's number ('1.', '3.') was missing -- drawn in the highlight's dark text
+    colour, but beside the highlight, on the dark panel."""
+    win = open_window((1024, 700))
+    win.lessons.apply_key("moons")
+    win.lessons.go_to_step(2)
+    settle()
+    text = win.lessons.text
+    ground = text.palette().color(text.viewport().backgroundRole())
+    step = win.lessons.lesson.steps[2]
+    block = text.document().find(step.do).block()
+    assert block.textList() is not None  # a numbered list item
+    marker = block.charFormat().foreground().color() if block.charFormat().hasProperty(
+        block.charFormat().Property.ForegroundBrush) else text.palette().color(
+        text.foregroundRole())
+    assert _contrast(marker, ground) >= 4.5, marker.name()

@@ -217,10 +217,12 @@ def lesson_html(lesson: Lesson, current: int, steps_first: bool = False,
     for k, step in enumerate(lesson.steps):
         do, look = html.escape(step.do), html.escape(step.look)
         if k == current:
-            marked = (f"<li style='background: {HIGHLIGHT}; color: {ON_HIGHLIGHT}'>"
-                      f"<a name='current'></a><b>{do}</b>")
-            steps.append(f"{marked}<br><i>Look for:</i> {look}</li>" if with_look
-                         else f"{marked}</li>")
+            # The dark text on the highlight only: the item's number is drawn beside
+            # the highlight, on the panel, and a dark theme's panel hid it.
+            marked = (f"<li style='background: {HIGHLIGHT}'><span style='color: "
+                      f"{ON_HIGHLIGHT}'><a name='current'></a><b>{do}</b>")
+            steps.append(f"{marked}<br><i>Look for:</i> {look}</span></li>" if with_look
+                         else f"{marked}</span></li>")
         elif k < current:
             steps.append(f"<li style='color: #666666'>{do}</li>")
         else:
