@@ -210,3 +210,25 @@ def test_the_current_steps_number_shows_in_a_dark_theme(qtbot, dark_app, open_wi
         block.charFormat().Property.ForegroundBrush) else text.palette().color(
         text.foregroundRole())
     assert _contrast(marker, ground) >= 4.5, marker.name()
+
+
+def test_a_lessons_formulas_are_readable_in_a_dark_theme(qtbot, dark_app, open_window) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window with a dark palette: a lesson's 'Local derivatives'
+    ('∂(x + c)/∂x = 1') were the theme's light text on their light box."""
+    win = open_window((1024, 700))
+    win.lessons.apply_key("chain-rule")
+    settle()
+    document = win.lessons.text.document()
+    formula = win.lessons.lesson.formulas[0]
+    cursor = document.find(formula[:10])
+    assert not cursor.isNull()
+    table = cursor.currentTable()
+    assert table is not None
+    cell = table.cellAt(cursor).format()
+    ground = (cell.background() if cell.hasProperty(cell.Property.BackgroundBrush)
+              else table.format().background()).color()
+    assert ground.lightness() > 200  # the formulas' light box
+    fmt = cursor.charFormat()
+    text = (fmt.foreground().color() if fmt.hasProperty(fmt.Property.ForegroundBrush)
+            else win.lessons.text.palette().color(win.lessons.text.foregroundRole()))
+    assert _contrast(text, ground) >= 4.5, (text.name(), ground.name())

@@ -211,7 +211,10 @@ def lesson_html(lesson: Lesson, current: int, steps_first: bool = False,
     """
     about = [f"<p>{html.escape(lesson.intro)}</p>", "<p><b>Local derivatives</b></p>",
              "<table cellpadding='3' style='background: #f4f1e8'>"]
-    about += [f"<tr><td><code>{html.escape(f)}</code></td></tr>" for f in lesson.formulas]
+    # Dark text on the formulas' light box, whatever the theme (a dark theme's light
+    # text on it could not be read).
+    about += [f"<tr><td style='color: {ON_HIGHLIGHT}'><code>{html.escape(f)}</code></td></tr>"
+              for f in lesson.formulas]
     about.append("</table>")
     steps = ["<p><b>Steps</b></p><ol>"]
     for k, step in enumerate(lesson.steps):
