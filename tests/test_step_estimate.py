@@ -118,8 +118,7 @@ def test_the_warning_quotes_the_estimate(monkeypatch: pytest.MonkeyPatch) -> Non
     estimate(0.31, 2.4, 3.1)  # under the threshold once under way, not at the start
     assert limits.slow_warning(config) == (
         "4,417 parameters × 1,000 samples: each step will take about 0.31 s on this "
-        "machine and need about 300 MB; the first two, up to 3.1 s (while the graph is "
-        "built)")
+        "machine (the first two up to 3.1 s, building the graph) and need about 300 MB")
     estimate(0.1, 0.3, 0.2)
     assert limits.slow_warning(config) == ""
 

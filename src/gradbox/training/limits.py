@@ -374,12 +374,11 @@ def slow_warning(config: TrainingConfig) -> str:
     if max(estimate.seconds, start) < SLOW_STEP_SECONDS:
         return ""
     each = _duration(estimate.seconds)
-    said = (f"{parameter_count(config.layer_sizes):,} parameters × {config.n_samples:,} "
-            f"samples: each step will take about {each} on this machine and need about "
-            f"{estimate.bytes / 2**20:,.0f} MB")
-    if start < STARTING_SAID_ABOVE * estimate.seconds or _duration(start) == each:
-        return said
-    return f"{said}; the first two, up to {_duration(start)} (while the graph is built)"
+    first = ("" if start < STARTING_SAID_ABOVE * estimate.seconds or _duration(start) == each
+             else f" (the first two up to {_duration(start)}, building the graph)")
+    return (f"{parameter_count(config.layer_sizes):,} parameters × {config.n_samples:,} "
+            f"samples: each step will take about {each} on this machine{first} and need "
+            f"about {estimate.bytes / 2**20:,.0f} MB")
 
 
 def _meminfo(key: str) -> int | None:
