@@ -71,3 +71,30 @@ def test_the_window_shows_progress_and_cancel_and_never_trains_the_claims_itself
     assert checked == [["cancelled"]]
     assert "checking its claims was cancelled" in window.messages.text()
     assert not progress.isVisible()
+
+
+def test_a_report_after_escape_does_not_bring_the_closed_progress_back(
+        qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Escape on the claims' progress is its Cancel; a report the check sent before it
+    (queued, arriving after) showed the dialog the person had just closed again, until
+    the check's process had ended."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    path = tmp_path / "far.toml"
+    path.write_text(FAR, encoding="utf-8")
+    checked: list[list[str]] = []
+    exports = window.class_exports
+    exports.open_lesson(path, checked=checked.append)
+    qtbot.waitUntil(lambda: exports.claims_progress is not None
+                    and exports.claims_progress.isVisible(), timeout=60000)
+    progress = exports.claims_progress
+    assert progress is not None
+    (job,) = exports.jobs
+    QTest.keyClick(progress, Qt.Key_Escape)
+    assert not progress.isVisible()
+    job.progress.emit(5, 1_000_000)  # as one sent just before the Escape arrives
+    assert not progress.isVisible()
+    qtbot.waitUntil(lambda: bool(checked), timeout=20000)
+    assert checked == [["cancelled"]] and not progress.isVisible()
+    assert "checking its claims was cancelled" in window.messages.text()

@@ -243,6 +243,8 @@ class ClassExports(QObject):
                 checked(list(false))
 
         def shown(done: int, total: int) -> None:
+            if progress.wasCanceled():  # a report sent before Cancel: setValue would show
+                return                  # the dialog the person just closed, again
             progress.setMaximum(total)
             progress.setValue(min(done, total))
             progress.setLabelText(f"Checking the {counted(claims, 'claim')} of {path.name} on "
