@@ -44,6 +44,22 @@ def test_the_check_runs_in_a_capped_child_that_reports_and_cancels() -> None:
     assert told[0][1] >= 1_000_000 and told[-1][0] > 0
 
 
+def check_far(qtbot, window: MainWindow, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Open the FAR lesson (a million steps to check) until its check's progress is on
+    screen, showing a report: (the progress dialog, the `checked` calls)."""
+    path = tmp_path / "far.toml"
+    path.write_text(FAR, encoding="utf-8")
+    checked: list[list[str]] = []
+    exports = window.class_exports
+    exports.open_lesson(path, checked=checked.append)
+    qtbot.waitUntil(lambda: exports.claims_progress is not None
+                    and exports.claims_progress.value() > 0, timeout=60000)
+    progress = exports.claims_progress
+    assert progress is not None
+    qtbot.waitUntil(progress.isVisible, timeout=10000)
+    return progress, checked
+
+
 def test_the_window_shows_progress_and_cancel_and_never_trains_the_claims_itself(
         qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtWidgets import QPushButton
@@ -54,18 +70,10 @@ def test_the_window_shows_progress_and_cancel_and_never_trains_the_claims_itself
         raise AssertionError("the claims were trained in the window's process")
     # The check's own process imports its own copy: only this process's is replaced.
     monkeypatch.setattr(claim_checks, "run_claims", not_here)
-    path = tmp_path / "far.toml"
-    path.write_text(FAR, encoding="utf-8")
-    checked: list[list[str]] = []
-    exports = window.class_exports
-    exports.open_lesson(path, checked=checked.append)
-    qtbot.waitUntil(lambda: exports.claims_progress is not None
-                    and exports.claims_progress.value() > 0, timeout=60000)
-    progress = exports.claims_progress
-    assert progress is not None and "far.toml" in progress.labelText()
+    progress, checked = check_far(qtbot, window, tmp_path)
+    assert "far.toml" in progress.labelText()
     assert progress.maximum() >= 1_000_000 and "of 1,000,0" in progress.labelText()
     cancel = next(b for b in progress.findChildren(QPushButton) if b.text() == "Cancel")
-    qtbot.waitUntil(progress.isVisible, timeout=10000)
     cancel.click()
     qtbot.waitUntil(lambda: bool(checked), timeout=20000)
     assert checked == [["cancelled"]]
@@ -81,16 +89,8 @@ def test_a_report_after_escape_does_not_bring_the_closed_progress_back(
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    path = tmp_path / "far.toml"
-    path.write_text(FAR, encoding="utf-8")
-    checked: list[list[str]] = []
-    exports = window.class_exports
-    exports.open_lesson(path, checked=checked.append)
-    qtbot.waitUntil(lambda: exports.claims_progress is not None
-                    and exports.claims_progress.isVisible(), timeout=60000)
-    progress = exports.claims_progress
-    assert progress is not None
-    (job,) = exports.jobs
+    progress, checked = check_far(qtbot, window, tmp_path)
+    (job,) = window.class_exports.jobs
     QTest.keyClick(progress, Qt.Key_Escape)
     assert not progress.isVisible()
     job.progress.emit(5, 1_000_000)  # as one sent just before the Escape arrives
