@@ -232,3 +232,20 @@ def test_a_lessons_formulas_are_readable_in_a_dark_theme(qtbot, dark_app, open_w
     text = (fmt.foreground().color() if fmt.hasProperty(fmt.Property.ForegroundBrush)
             else win.lessons.text.palette().color(win.lessons.text.foregroundRole()))
     assert _contrast(text, ground) >= 4.5, (text.name(), ground.name())
+
+
+def test_the_graphs_key_and_replay_counter_are_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """Seen in the real window with a dark palette: over the graph, the '▸ key' box was
+    empty and the replay's 'backward: 5 of 5 steps' missing -- the theme's light text
+    on their white boxes."""
+    win = open_window((1024, 700))
+    overlays = win.graph.view.overlays
+    white = QColor("white")
+    label = overlays.legend._label
+    label.ensurePolished()  # (never shown: the key is drawn from it)
+    counter = overlays.replay_bar.counter
+    counter.ensurePolished()
+    assert _contrast(label.palette().color(QPalette.ColorRole.WindowText), white) >= 4.5
+    assert _contrast(counter.palette().color(QPalette.ColorRole.WindowText), white) >= 4.5
+

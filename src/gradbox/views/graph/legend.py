@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from gradbox.graph import Graph
 from gradbox.views.graph.items import NEG, POS, WEIGHT_NEG, WEIGHT_POS, ZERO
+from gradbox.views.palette import ON_HIGHLIGHT
 
 Line = tuple[str, QColor | None]  # a text, with a colour swatch or without
 
@@ -46,7 +47,9 @@ class GraphLegend(QWidget):
         self.setAccessibleName("Graph key")
         self._label = QLabel()  # never shown: it lays the text out for the picture
         self._label.setTextFormat(Qt.TextFormat.RichText)
-        self._label.setStyleSheet("background: transparent;")
+        # Dark text on the key's white box, whatever the theme (a dark theme's light
+        # text left the box empty).
+        self._label.setStyleSheet(f"background: transparent; color: {ON_HIGHLIGHT};")
         self._picture = QPixmap()
         self._lines: list[Line] = []
         self._folded = False

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from gradbox.views.graph.backward_replay import SPEEDS
+from gradbox.views.palette import ON_HIGHLIGHT
 
 
 class ReplayBar(QFrame):
@@ -26,8 +27,11 @@ class ReplayBar(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("replayBar")
+        # Dark text on its white ground, whatever the theme (a dark theme's light text
+        # hid 'backward: 5 of 5 steps').
         self.setStyleSheet("#replayBar { background: rgba(255, 255, 255, 235); "
-                           "border: 1px solid #cccccc; border-radius: 5px; }")
+                           "border: 1px solid #cccccc; border-radius: 5px; } "
+                           f"#replayBar QLabel {{ color: {ON_HIGHLIGHT}; }}")
         self.setAccessibleName("Backward replay")
         self.play = QToolButton(self)
         self.play.setAccessibleName("Play or pause the backward replay")
