@@ -249,3 +249,25 @@ def test_the_graphs_key_and_replay_counter_are_readable_in_a_dark_theme(  # type
     assert _contrast(label.palette().color(QPalette.ColorRole.WindowText), white) >= 4.5
     assert _contrast(counter.palette().color(QPalette.ColorRole.WindowText), white) >= 4.5
 
+
+def test_the_playgrounds_red_cells_are_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """Seen in the real window with a dark palette: lesson 3 step 1, 'Wrong order: 8, in
+    red' -- the 8 was the theme's light text on the light red cell, unreadable."""
+    from PySide6.QtCore import Qt as _Qt
+    win = open_window((1024, 700))
+    win.playground.animation_ms = 1
+    win.lessons.apply_key("topological-order")
+    settle()
+    qtbot.mouseClick(win.playground.backward_button, _Qt.MouseButton.LeftButton)
+    table = win.playground.table
+    qtbot.waitUntil(lambda: any(table.item(r, c) is not None and table.item(r, c).text() == "8"
+                                for r in range(table.rowCount())
+                                for c in range(table.columnCount())), timeout=3000)
+    item = next(table.item(r, c) for r in range(table.rowCount())
+                for c in range(table.columnCount())
+                if table.item(r, c) is not None and table.item(r, c).text() == "8")
+    ground = item.background().color()
+    text = (item.foreground().color() if item.foreground().style() != _Qt.BrushStyle.NoBrush
+            else table.palette().color(QPalette.ColorRole.Text))
+    assert _contrast(text, ground) >= 4.5, (text.name(), ground.name())

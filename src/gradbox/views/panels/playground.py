@@ -53,6 +53,7 @@ from gradbox.views.panels.playground_demos import (
     bold,
     cell,
     left,
+    mark,
 )
 from gradbox.views.panels.playground_text import (
     MESSAGE_STYLE,
@@ -536,14 +537,14 @@ class PlaygroundPanel(QWidget):
                 self.table.setItem(r, C_GRAD, cell(number(row.grad)))
                 variant = cell(number(row.variant_grad))
                 if row.wrong:
-                    variant.setBackground(RED)
+                    mark(variant, RED)
                     variant.setToolTip(f"Wrong: the correct gradient is {number(row.grad)}")
                     bold(variant)
                 self.table.setItem(r, C_VARIANT, variant)
                 self.table.setItem(r, C_NUMERIC, cell(number(row.numeric)))
                 error = cell(MISSING if row.error is None else f"{row.error:.1e}")
                 if row.worst:
-                    error.setBackground(RED if failed else WORST_OK)
+                    mark(error, RED if failed else WORST_OK)
                     error.setToolTip("The worst relative error of the check" +
                                      (f": above {TOLERANCE_TEXT}, the check fails"
                                       if failed else f": below {TOLERANCE_TEXT}, it passes"))

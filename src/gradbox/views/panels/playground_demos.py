@@ -34,13 +34,20 @@ from gradbox.teaching.pitfalls import ForgetZeroGrad, microbatch_demo
 from gradbox.teaching.playground import CHECK_TOLERANCE
 from gradbox.training.session import Session
 from gradbox.views.named import named
-from gradbox.views.palette import HIGHLIGHT
+from gradbox.views.palette import HIGHLIGHT, ON_HIGHLIGHT
 from gradbox.views.panels.parameter_cells import FittedTextDelegate
 from gradbox.views.panels.parameter_table import NUMBER_ROLE
 
 TOLERANCE_TEXT = f"{CHECK_TOLERANCE:.0e}".replace("e-0", "e-")  # "1e-6", as people write it
 RED = QColor("#f6c9c4")
 WORST_OK = QColor(HIGHLIGHT)
+
+
+def mark(item: QTableWidgetItem, colour: QColor) -> None:
+    """A cell on a light ground (RED, WORST_OK), in dark text whatever the theme: a dark
+    theme's light text on it could not be read ('Wrong order: 8, in red', lesson 3)."""
+    item.setBackground(colour)
+    item.setForeground(QColor(ON_HIGHLIGHT))
 
 
 def cell(text: str, tooltip: str = "", editable: bool = False,
@@ -274,7 +281,7 @@ class NetworkCheckPage(QWidget):
             error = cell(f"{check.relative_error[i]:.1e}",
                          number=float(check.relative_error[i]))
             if i == check.worst:
-                error.setBackground(WORST_OK if passed else RED)
+                mark(error, WORST_OK if passed else RED)
                 bold(error)
             table.setItem(row, 3, error)
         if check.worst >= 0:
