@@ -290,3 +290,16 @@ def test_the_train_curves_show_on_a_dark_plot(qtbot, dark_app, open_window, step
     settle()
     qtbot.waitUntil(lambda: win.loss_curve.graphics.backgroundBrush().color() == QColor("white"))
     assert curves["loss"].opts["pen"].color() == QColor(TRAIN)
+
+
+def test_the_forget_zero_grad_switch_is_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """Seen in the real window with a dark palette: the switch lesson 4 says to untick,
+    'Forget zero_grad', dark red on the dark toolbar (contrast 2.2)."""
+    import re
+    win = open_window((1024, 700))
+    box = win.toolbar.forget_zero_grad
+    ground = win.toolbar.timeline_bar.palette().color(win.toolbar.timeline_bar.backgroundRole())
+    colours = re.findall(r"color:\s*(#[0-9a-fA-F]{6})", box.styleSheet())
+    assert colours
+    assert all(_contrast(QColor(c), ground) >= 4.5 for c in colours), colours
