@@ -217,9 +217,14 @@ def shape_key(config: TrainingConfig, batch: np.ndarray) -> Hashable:
 
 def accuracy(config: TrainingConfig, dataset: Dataset, output: Any,
              indices: np.ndarray) -> float:
-    """Fraction classified right; NaN for regression, where nothing is a class."""
+    """Fraction classified right (`output`: the network's output, its Values or their
+    data); NaN for regression, where nothing is a class."""
     if config.is_regression:
         return math.nan
+    if isinstance(output, Value):
+        output = output.data
+    elif isinstance(output, list) and output and isinstance(output[0], Value):
+        output = [o.data for o in output]
     return losses.accuracy(output, dataset.labels[indices])
 
 

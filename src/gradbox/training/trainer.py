@@ -250,15 +250,19 @@ class Trainer:
 
     def substep(self, capture_every_phase: bool = True) -> str:
         """Run the next phase and return its name; after 'update' a step is complete."""
+        with np.errstate(all="ignore"), cyclic_gc_paused():
+            return self._substep(capture_every_phase)
+
+    def _substep(self, capture_every_phase: bool) -> str:
+        """`substep`, numpy's warnings off and the collector paused already."""
         phase = self.phase
         if self.stop_reason and phase == Phase.FORWARD:
             self.stop_reason = ""
         started = time.perf_counter()
-        with np.errstate(all="ignore"), cyclic_gc_paused():
-            getattr(self, f"_phase_{phase}")()
-            if self.capture_graph and not self.stop_reason and phase != Phase.UPDATE and (
-                    capture_every_phase or phase == Phase.BACKWARD):
-                self._capture_graph()
+        getattr(self, f"_phase_{phase}")()
+        if self.capture_graph and not self.stop_reason and phase != Phase.UPDATE and (
+                capture_every_phase or phase == Phase.BACKWARD):
+            self._capture_graph()
         self.params_rev = next_revision()  # a phase changes the weights or gradients
         if self._left is not None:  # what the update left, read already: not read again
             self._published.known(self.params_rev, self.run, *self._left)
@@ -345,7 +349,7 @@ class Trainer:
         # This pass's own gradient: what is in .grad now, less what was already there.
         self._step_grads = grads if held is None else grads - held
         self._mid_passes = (self._mid_passes or 0) + 1
-        if not np.all(np.isfinite(grads)):
+        if not np.isfinite(grads).all():
             self._stop(f"a gradient became non-finite at step {self.step_count + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
 
@@ -360,9 +364,7 @@ class Trainer:
         step = self.step_count
         lr = self.schedule.lr_at(step)
         grads = self._grads_read if self._grads_read is not None else self.run.grads()
-        ghost_loss = math.nan
-        if self.ghost is not None:
-            ghost_loss = self._train_ghost(self.last_batch, lr)
+        ghost_loss = math.nan if self.ghost is None else self._train_ghost(self.last_batch, lr)
         # The weights the forward pass used, read at the step's start: nothing moves them
         # before the optimizer does (an edit first rewinds a half-done step).
         start = self._record.checkpoints.start
@@ -373,18 +375,17 @@ class Trainer:
         stats = LayerStats.later(LayerInputs(
             before, grads, tuple(self.config.layer_sizes), self.config.activation,
             network.batch_inputs(self.config, self._dataset, self.run, self.last_batch)))
-        output = self.last_output
-        out_data = [o.data for o in output] if isinstance(output, list) else output.data
         self.run.optimizer.lr = lr
         after = self.run.optimizer.step(before, grads)
-        if not np.all(np.isfinite(after)):
+        if not np.isfinite(after).all():
             self._stop(f"a weight became non-finite in the update of step {step + 1}; "
                        "the weights were not updated. Rewind or lower the learning rate.")
             return
         after.flags.writeable = False  # the next step's checkpoint (`_left`)
         record = StepRecord(  # (what `history[-1]` reads back: Python's floats)
             step=step + 1, loss=float(self.last_root.data), test_loss=test_loss,
-            accuracy=network.accuracy(self.config, self._dataset, out_data, self.last_batch),
+            accuracy=network.accuracy(self.config, self._dataset, self.last_output,
+                                      self.last_batch),
             test_accuracy=test_acc, grad_norm=float(np.linalg.norm(grads)), lr=lr,
             zero_grad_skipped=self._zero_grad_skipped, ghost_loss=float(ghost_loss),
             layers=stats)
@@ -411,9 +412,9 @@ class Trainer:
     def step(self) -> StepRecord | None:
         """One whole iteration (finishing a partly sub-stepped one); None if it stopped
         (`stop_reason` says why)."""
-        with cyclic_gc_paused():  # once for the whole step, not after each phase
+        with np.errstate(all="ignore"), cyclic_gc_paused():  # once, not around each phase
             while True:
-                phase = self.substep(capture_every_phase=False)
+                phase = self._substep(capture_every_phase=False)
                 if self.stop_reason:
                     return None
                 if phase == Phase.UPDATE:
