@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from gradbox.views.palette import TRAIN
 from qt_waits import settle
 
 # The window's wiring, not the training process: the window on an InProcessPort.
@@ -271,3 +272,34 @@ def test_the_playgrounds_red_cells_are_readable_in_a_dark_theme(  # type: ignore
     text = (item.foreground().color() if item.foreground().style() != _Qt.BrushStyle.NoBrush
             else table.palette().color(QPalette.ColorRole.Text))
     assert _contrast(text, ground) >= 4.5, (text.name(), ground.name())
+
+
+def test_the_train_curves_show_on_a_dark_plot(qtbot, dark_app, open_window, step_session) -> None:  # type: ignore[no-untyped-def]
+    """Seen in the real window with a dark palette: the loss curve's train line, the one
+    lesson 4 calls 'the broken run (blue)', was the app's dark blue on the dark plot
+    (contrast 2.5), dimmer than the grey ghost beside it."""
+    win = open_window((1024, 700))
+    step_session(win.controller, 2)
+    settle()
+    curves = win.loss_curve.curves
+    ground = win.loss_curve.graphics.backgroundBrush().color()
+    for name in ("loss", "accuracy"):
+        colour = curves[name].opts["pen"].color()
+        assert _contrast(colour, ground) >= 3.0, (name, colour.name())
+    QApplication.setPalette(QApplication.style().standardPalette())  # back to light
+    settle()
+    qtbot.waitUntil(lambda: win.loss_curve.graphics.backgroundBrush().color() == QColor("white"))
+    assert curves["loss"].opts["pen"].color() == QColor(TRAIN)
+
+
+def test_the_forget_zero_grad_switch_is_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """Seen in the real window with a dark palette: the switch lesson 4 says to untick,
+    'Forget zero_grad', dark red on the dark toolbar (contrast 2.2)."""
+    import re
+    win = open_window((1024, 700))
+    box = win.toolbar.forget_zero_grad
+    ground = win.toolbar.timeline_bar.palette().color(win.toolbar.timeline_bar.backgroundRole())
+    colours = re.findall(r"color:\s*(#[0-9a-fA-F]{6})", box.styleSheet())
+    assert colours
+    assert all(_contrast(QColor(c), ground) >= 4.5 for c in colours), colours

@@ -21,14 +21,14 @@ from gradbox.training.config import describe, differences
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import PinnedRun
-from gradbox.views.plots.plotting import TEST, TRAIN
+from gradbox.views.plots.plotting import TEST, TRAIN, curve_colour
 
 _FIELDS = {"loss": TRAIN, "test_loss": TEST}
 _ACCURACY = {"accuracy": TRAIN, "test_accuracy": TEST}
 
 
 def _pen(colour: str) -> QPen:
-    c = pg.mkColor(colour)
+    c = pg.mkColor(curve_colour(colour))  # (the train blue's light one on a dark plot)
     c.setAlpha(150)
     return pg.mkPen(c, width=2, style=Qt.PenStyle.DotLine)
 

@@ -53,6 +53,34 @@ def plot_colours(palette: QPalette | None = None) -> tuple[QColor, QColor, QColo
     return base, text.darker(130), text
 
 
+def _dark_plots() -> bool:
+    return plot_colours()[0] != QColor("white")
+
+
+# The train blue is too dark to see on a dark plot (contrast 2.5 on #1e1e1e): there it is
+# drawn in the light blue of the phase line (views/palette.py), the same hue.
+_TRAIN_ON = {False: QColor(TRAIN), True: QColor(palette.NEXT_ON_DARK)}
+
+
+def curve_colour(colour: str) -> str:
+    """The colour to draw a curve of `colour` in, on the plots' current ground."""
+    return palette.NEXT_ON_DARK if colour == TRAIN and _dark_plots() else colour
+
+
+def _recolour_train(item: pg.PlotDataItem, dark: bool) -> None:
+    """A train-blue curve (line, dots, faded or dotted alike) in the other ground's blue."""
+    old, new = _TRAIN_ON[not dark], _TRAIN_ON[dark]
+    pen = pg.mkPen(item.opts["pen"])
+    if pen.color().rgb() == old.rgb():
+        colour = QColor(new)
+        colour.setAlpha(pen.color().alpha())
+        pen.setColor(colour)
+        item.setPen(pen)
+    brush = item.opts.get("symbolBrush")
+    if brush is not None and pg.mkBrush(brush).color().rgb() == old.rgb():
+        item.setSymbolBrush(pg.mkBrush(new))
+
+
 class _PaletteFollower(QObject):
     """Recolours one plot widget when its palette changes (see follow_palette)."""
 
@@ -71,8 +99,11 @@ class _PaletteFollower(QObject):
     def apply(self) -> None:
         background, pen, text = plot_colours()  # the desktop theme: the application's
         self.widget.setBackground(background)
+        dark = background != QColor("white")
         for item in self.widget.scene().items():
-            if isinstance(item, pg.AxisItem):
+            if isinstance(item, pg.PlotDataItem):
+                _recolour_train(item, dark)
+            elif isinstance(item, pg.AxisItem):
                 item.setPen(pg.mkPen(pen))
                 item.setTextPen(pg.mkPen(text))
             elif isinstance(item, pg.LegendItem):
@@ -175,6 +206,7 @@ def add_curve(plot: pg.PlotItem, colour: str, name: str | None = None, *,
               dashed: bool = False, dots: bool = False) -> pg.PlotDataItem:
     """A 2-px line that stays cheap however long the run gets."""
     style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    colour = curve_colour(colour)
     pen = pg.mkPen(colour, width=2, style=style)
     symbol = {"symbol": "o", "symbolSize": 4, "symbolBrush": colour,
               "symbolPen": None} if dots else {}

@@ -29,7 +29,7 @@ from gradbox.teaching.loop_code import phase_done, phase_summary
 from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.label_holder import LabelHolder
-from gradbox.views.palette import ALARM, NEXT_ON_DARK
+from gradbox.views.palette import ALARM, ALARM_ON_DARK, NEXT_ON_DARK
 from gradbox.views.window.run_controls import RunControls
 
 # Icon-font names (qtawesome): Font Awesome 5 solid and Material Design Icons 6.
@@ -129,8 +129,7 @@ class TrainingToolbar(QToolBar):
         self.forget_zero_grad.setToolTip(
             "Break the machine on purpose: skip zero_grad, so each step's gradients are "
             "added to the last ones and pile up. Turns the ghost run on, from this step (F)")
-        self.forget_zero_grad.setStyleSheet(
-            f"QCheckBox {{ font-weight: bold; color: {ALARM}; padding: 2px 6px; }}")
+        self._style_forget()
         self.ghost = QCheckBox("Ghost run")
         self.ghost.setAccessibleName("Ghost run")
         self.ghost.setToolTip("Also train a copy correctly on the same batches, and show its "
@@ -216,6 +215,7 @@ class TrainingToolbar(QToolBar):
         if event.type() == QEvent.Type.FontChange:  # teacher mode: other widths
             self._hold_run_width()
         if event.type() == QEvent.Type.PaletteChange:  # a light or dark theme's icons
+            self._style_forget()
             for action, name in ((self.step_action, "step"), (self.substep_action, "substep"),
                                  (self.reset_action, "reset"), (self.reinit_action, "reinit")):
                 action.setIcon(icon(name))
@@ -309,6 +309,16 @@ class TrainingToolbar(QToolBar):
                     switch.blockSignals(True)
                     switch.setChecked(value)
                     switch.blockSignals(False)
+
+    def _style_forget(self) -> None:
+        """The broken switch in the warning red; the light red on a dark theme, where the
+        red was too dark to read (contrast 2.2)."""
+        if not hasattr(self, "forget_zero_grad"):
+            return  # (a palette change before the switch is made)
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        colour = ALARM_ON_DARK if dark else ALARM
+        self.forget_zero_grad.setStyleSheet(
+            f"QCheckBox {{ font-weight: bold; color: {colour}; padding: 2px 6px; }}")
 
     def _switch_action(self, box: QCheckBox, key: str) -> QAction:
         action = QAction(box.text(), self, checkable=True)
