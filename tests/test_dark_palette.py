@@ -303,3 +303,70 @@ def test_the_forget_zero_grad_switch_is_readable_in_a_dark_theme(  # type: ignor
     colours = re.findall(r"color:\s*(#[0-9a-fA-F]{6})", box.styleSheet())
     assert colours
     assert all(_contrast(QColor(c), ground) >= 4.5 for c in colours), colours
+
+
+def _readable_on_both(qtbot, label) -> None:  # type: ignore[no-untyped-def]
+    """The label's text colour has a contrast of at least 4.5 with its ground on the
+    dark palette, and again once the palette turns light while the text is shown."""
+    import re
+
+    def check() -> None:
+        ground = label.palette().color(label.backgroundRole())
+        colours = re.findall(r"color:\s*(#[0-9a-fA-F]{6})", label.styleSheet())
+        assert colours, label.styleSheet()
+        for colour in colours:
+            assert _contrast(QColor(colour), ground) >= 4.5, (colour, ground.name())
+    check()
+    QApplication.setPalette(QApplication.style().standardPalette())  # back to light
+    settle()
+    check()
+
+
+def test_the_zero_grad_warning_is_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """The parameters panel's 'zero_grad skipped…' warning was the dark red on the dark
+    panel (contrast 2.2)."""
+    win = open_window((1366, 768))
+    win.toolbar.forget_zero_grad.setChecked(True)
+    qtbot.waitUntil(lambda: win.controller.snapshot.forget_zero_grad)
+    warning = win.parameters.warning
+    qtbot.waitUntil(warning.isVisible)
+    _readable_on_both(qtbot, warning)
+
+
+def test_a_refused_weight_edit_is_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window, step_session) -> None:
+    """'… not changed: 'abc' is not a number' under the parameter table, dark red on dark."""
+    from PySide6.QtCore import Qt as _Qt
+    from PySide6.QtWidgets import QAbstractItemView, QLineEdit
+    win = open_window((1366, 768))
+    step_session(win.controller, 1)
+    view = win.parameters
+    index = view.proxy.index(0, 1)  # the value column
+    view.table.scrollTo(index)
+    pos = view.table.visualRect(index).center()
+    qtbot.mouseClick(view.table.viewport(), _Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.mouseDClick(view.table.viewport(), _Qt.MouseButton.LeftButton, pos=pos)
+    qtbot.waitUntil(lambda: view.table.state() == QAbstractItemView.State.EditingState)
+    editor = next(e for e in view.table.viewport().findChildren(QLineEdit) if e.isVisible())
+    editor.selectAll()
+    qtbot.keyClicks(editor, "abc")
+    qtbot.keyClick(editor, _Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "not changed" in view.edit_status.text())
+    _readable_on_both(qtbot, view.edit_status)
+
+
+def test_the_designers_refusal_and_notes_are_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app, open_window) -> None:
+    """The Designer's 'Not applied: …' was dark red on the dark panel (contrast 2.2), its
+    notes #555 (1.9), its 'this will train slowly' amber (2.4)."""
+    win = open_window((1366, 768))
+    designer = win.designer
+    designer.lr.lineEdit().setText("1e999")
+    qtbot.waitUntil(lambda: "Not applied" in designer.status.text())
+    _readable_on_both(qtbot, designer.status)
+    QApplication.setPalette(_dark())
+    designer.lr.lineEdit().setText("0.1")
+    designer.kind.setCurrentIndex(designer.kind.findText("sine"))  # a 1-D function: a note
+    qtbot.waitUntil(lambda: "x₁ alone" in designer.status.text())
+    _readable_on_both(qtbot, designer.status)

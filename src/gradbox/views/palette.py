@@ -6,6 +6,8 @@ from __future__ import annotations
 __all__ = [
     "ALARM",
     "ALARM_ON_DARK",
+    "CAUTION",
+    "CAUTION_ON_DARK",
     "CLASS_COLOURS",
     "CLASS_NAMES",
     "EDIT",
@@ -19,6 +21,8 @@ __all__ = [
     "NOTE_BOX",
     "ON_HIGHLIGHT",
     "POSITIVE",
+    "QUIET",
+    "QUIET_ON_DARK",
     "TEST",
     "TRAIN",
     "rgb",
@@ -46,6 +50,11 @@ ALARM = "#b3261e"  # text that warns: a skipped zero_grad, a refused edit
 # The same two as text on a dark theme's window, where the blue and red above are too
 # dark to read (contrast under 2.5 on #2b2b2b; these are over 5).
 NEXT_ON_DARK, ALARM_ON_DARK = "#8ab4f8", "#f28b82"
+# Text that only informs (the Designer's notes on slow settings): a grey, lighter on a dark
+# theme's window where #555 could not be read (contrast 1.9 on #2b2b2b; these are over 5).
+QUIET, QUIET_ON_DARK = "#555555", "#b8b8b8"
+# Text that cautions without refusing (a setting that will train slowly): an amber.
+CAUTION, CAUTION_ON_DARK = "#8a5a00", "#f0b95b"
 # Boxes that carry a message: (background, text, border).
 ERROR_BOX = ("#fde7e4", "#8c1d18", "#e4a29b")
 NOTE_BOX = ("#fff4d6", "#5c4200", "#e8c66a")

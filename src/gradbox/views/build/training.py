@@ -27,6 +27,7 @@ from gradbox.formatting import fmt
 from gradbox.views.build.stage_text import plain_label
 from gradbox.views.palette import ALARM, GHOST, TRAIN
 from gradbox.views.plots.plotting import add_curve, style_plot
+from gradbox.views.status_colour import set_tone
 
 POLL_MS = 200
 # (what the box says, the setup): micrograd's demo, and a quicker one to try first
@@ -122,7 +123,7 @@ class TrainOnYours(QWidget):
         self.yours_curve.setData([], [])
         self.ghost_curve.setData([], [])
         self.parting.hide()
-        self.status.setStyleSheet("")
+        set_tone(self.status)
         self.status.setText("Starting: gradbox's own run first, then yours…")
         self.start_button.setEnabled(False)
         self.stop_button.setEnabled(True)
@@ -179,7 +180,7 @@ class TrainOnYours(QWidget):
         text = " · ".join(parts) if parts else "gradbox's own run…"
         if progress.error:
             text = f"{progress.error}" + (f"\n{text}" if parts else "")
-            self.status.setStyleSheet(f"color: {ALARM};")
+            set_tone(self.status, "alarm")
             if progress.line:
                 self.error_line.emit(progress.line)
         self.status.setText(text)

@@ -37,9 +37,9 @@ from gradbox.training.config import (
 from gradbox.training.goals import MAX_RUN_STEPS
 from gradbox.training.snapshots import Snapshot
 from gradbox.views.fitting_combo import FittingComboBox
-from gradbox.views.palette import ALARM
 from gradbox.views.panels.typed import parse_number
 from gradbox.views.panels.wheel import guard_wheel
+from gradbox.views.status_colour import set_tone
 
 APPLY_DELAY_MS = 400  # wait for the user to stop typing before re-creating the model
 FEATURE_COLUMNS = 4  # x₁ x₂ x₁² x₂² / x₁x₂ sin x₁ sin x₂: two short rows
@@ -401,11 +401,11 @@ class DesignerPanel(QWidget):
         if config.effective_features != config.features:
             notes.append("A 1-D function has x₁ alone: inputs of x₂ are left out.")
         if notes:
-            self.status.setStyleSheet("color: #555;")
+            set_tone(self.status, "quiet")
             self.status.setText(" ".join(notes))
             return
         warning = limits.slow_warning(config)
-        self.status.setStyleSheet("color: #8a5a00;" if warning else "")
+        set_tone(self.status, "caution" if warning else "")
         self.status.setText(f"⚠ {warning}" if warning else "")
 
     # --- applying ----------------------------------------------------------------------
@@ -419,7 +419,7 @@ class DesignerPanel(QWidget):
                 raise ConfigError(too_big)
         except ConfigError as error:
             self._apply_timer.stop()
-            self.status.setStyleSheet(f"color: {ALARM};")
+            set_tone(self.status, "alarm")
             self.status.setText(f"Not applied: {error}")
             self.checked.emit()
             return None
@@ -466,7 +466,7 @@ class DesignerPanel(QWidget):
             # '1e999' while the run went on at 0.5): the refusal quotes what was typed.
             refusal = self.status.text()
             self.show_config(self.controller.snapshot.config)
-            self.status.setStyleSheet(f"color: {ALARM};")
+            set_tone(self.status, "alarm")
             self.status.setText(f"{refusal} (the fields show the settings the run uses)")
             # The status line sits below the fields, often scrolled out of a small
             # window: say it where it is seen too, for as long as it is so.

@@ -53,7 +53,6 @@ from gradbox.training.session import Session
 from gradbox.training.snapshots import Snapshot
 from gradbox.training.state import ParameterEdit
 from gradbox.views.label_holder import LabelHolder
-from gradbox.views.palette import ALARM
 from gradbox.views.panels.parameter_cells import (
     FittedTextDelegate,
     GradientBarDelegate,
@@ -82,6 +81,7 @@ from gradbox.views.plots.plotting import (
     style_plot,
 )
 from gradbox.views.plots.plotting import GRAD as GRAD_COLOUR
+from gradbox.views.status_colour import set_tone
 
 
 def _no_rows() -> tuple[int, int]:
@@ -154,7 +154,7 @@ class ParametersView(QWidget):
             "slope turns they keep pushing and the weights overshoot. The ghost column "
             "is the correct run's gradient")
         self.warning.setWordWrap(True)
-        self.warning.setStyleSheet(f"color: {ALARM}; font-weight: bold;")
+        set_tone(self.warning, "alarm", bold=True)  # readable on a dark theme too
         self.warning.hide()
         self.edit_status = QLabel(EDIT_HINT)
         self.edit_status.setAccessibleName("Weight editing")
@@ -510,7 +510,7 @@ class ParametersView(QWidget):
     @Slot(str)
     def _on_edit_rejected(self, message: str) -> None:
         self.edit_status.setText(message)
-        self.edit_status.setStyleSheet(f"color: {ALARM};")
+        set_tone(self.edit_status, "alarm")
         self._complaining = True
         self._show_edit_line()
 
@@ -539,7 +539,7 @@ class ParametersView(QWidget):
                                      f"step {last.step}: <b>{edit_text(last)}</b> ({undo})")
         else:
             self.edit_status.setText(EDIT_HINT)
-        self.edit_status.setStyleSheet("")
+        set_tone(self.edit_status)
         self._complaining = False
         self._show_edit_line()
 
