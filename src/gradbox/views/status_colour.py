@@ -1,9 +1,9 @@
 """A status line's colour that follows the palette: the warning red (or the quiet grey)
 on a light window, its lighter twin on a dark theme's, again whenever the palette changes.
 
-The red that reads on white is too dark on a dark window (#b3261e on #2b2b2b: contrast
+The red that reads on white is too dark on a dark window (the alarm red on #2b2b2b: contrast
 2.2), so a label never spells the colour itself: it says what its text is ("alarm",
-"quiet" or plain) and this module picks the colour for the ground it stands on.
+"caution", "quiet" or plain) and this module picks the colour for the ground it stands on.
 """
 
 from __future__ import annotations
