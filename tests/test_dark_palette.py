@@ -370,3 +370,29 @@ def test_the_designers_refusal_and_notes_are_readable_in_a_dark_theme(  # type: 
     designer.kind.setCurrentIndex(designer.kind.findText("sine"))  # a 1-D function: a note
     qtbot.waitUntil(lambda: "x₁ alone" in designer.status.text())
     _readable_on_both(qtbot, designer.status)
+
+
+def test_the_build_tabs_training_plot_and_its_red_are_readable_in_a_dark_theme(  # type: ignore[no-untyped-def]
+        qtbot, dark_app) -> None:
+    """The Build tab's 'Train on your engine' plot stayed white under the dark theme's
+    light axis text, and its error line and 'the runs part at step 3' were dark red."""
+    from gradbox.build.train import TrainPoint, TrainProgress
+    from gradbox.views.build.training import TrainOnYours
+    before = pg.getConfigOption("background")
+    pg.setConfigOption("background", "w")  # as the app sets it (app.py)
+    try:
+        panel = TrainOnYours(lambda: "")
+    finally:
+        pg.setConfigOption("background", before)
+    qtbot.addWidget(panel)
+    panel.show()
+    points = tuple(TrainPoint(step, 1.0 / (step + 1), 0.5) for step in range(5))
+    panel.show_progress(TrainProgress(ghost=points, yours=points[:4], seconds_per_step=0.1,
+                                      done=True, error="Your engine failed at step 4",
+                                      parted_at=3))
+    qtbot.waitUntil(lambda: panel.plot_widget.backgroundBrush().color().lightness() < 80)
+    ground = panel.plot_widget.backgroundBrush().color()
+    axis = panel.plot_widget.getPlotItem().getAxis("left")
+    assert _contrast(axis.textPen().color(), ground) >= 4.5
+    assert _contrast(panel.parting.label.color, ground) >= 4.5, panel.parting.label.color.name()
+    _readable_on_both(qtbot, panel.status)

@@ -26,7 +26,7 @@ from gradbox.build.train import TrainProgress, TrainSetup, rough_estimate, start
 from gradbox.formatting import fmt
 from gradbox.views.build.stage_text import plain_label
 from gradbox.views.palette import ALARM, GHOST, TRAIN
-from gradbox.views.plots.plotting import add_curve, style_plot
+from gradbox.views.plots.plotting import add_curve, curve_colour, follow_palette, style_plot
 from gradbox.views.status_colour import set_tone
 
 POLL_MS = 200
@@ -75,6 +75,7 @@ class TrainOnYours(QWidget):
         self.status = plain_label()
         self.plot_widget = pg.PlotWidget()
         self.plot_widget.setMinimumHeight(120)
+        follow_palette(self.plot_widget)  # (axes light on a dark theme: so is its ground)
         plot = self.plot_widget.getPlotItem()
         style_plot(plot, "loss", "step")
         plot.addLegend(offset=(-10, 10))
@@ -162,6 +163,9 @@ class TrainOnYours(QWidget):
         if progress.parted_at is not None:
             self.parting.setValue(progress.parted_at)
             self.parting.label.setFormat(f"the runs part at step {progress.parted_at}")
+            colour = curve_colour(ALARM)  # the light red on a dark plot
+            self.parting.setPen(pg.mkPen(colour, width=2))
+            self.parting.label.setColor(colour)
             self.parting.show()
         total = self.setup().steps
         parts = []

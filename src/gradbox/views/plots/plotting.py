@@ -63,8 +63,12 @@ _TRAIN_ON = {False: QColor(TRAIN), True: QColor(palette.NEXT_ON_DARK)}
 
 
 def curve_colour(colour: str) -> str:
-    """The colour to draw a curve of `colour` in, on the plots' current ground."""
-    return palette.NEXT_ON_DARK if colour == TRAIN and _dark_plots() else colour
+    """The colour to draw a curve (or a mark's text) of `colour` in, on the plots'
+    current ground: the train blue and the alarm red are too dark on a dark plot."""
+    if _dark_plots():
+        return {TRAIN: palette.NEXT_ON_DARK, palette.ALARM: palette.ALARM_ON_DARK}.get(
+            colour, colour)
+    return colour
 
 
 def _recolour_train(item: pg.PlotDataItem, dark: bool) -> None:
