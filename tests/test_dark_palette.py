@@ -396,3 +396,21 @@ def test_the_build_tabs_training_plot_and_its_red_are_readable_in_a_dark_theme( 
     assert _contrast(axis.textPen().color(), ground) >= 4.5
     assert _contrast(panel.parting.label.color, ground) >= 4.5, panel.parting.label.color.name()
     _readable_on_both(qtbot, panel.status)
+
+
+def test_the_empty_plots_hints_are_readable_in_a_dark_theme(qtbot, dark_app, open_window) -> None:  # type: ignore[no-untyped-def]
+    # "Press Step (Space) to train…" and the Layers tab's hint were #555 on the dark plot
+    # (contrast 2.4); they follow the palette as the axes do, both ways.
+    win = open_window((1366, 768))
+    _show_each_tab(win)
+    hints = {"loss": (win.loss_curve.empty_text, win.loss_curve.graphics),
+             "layers": (win.layer_stats.empty_text, win.layer_stats.graphics)}
+    for name, (hint, plot) in hints.items():
+        ground = plot.backgroundBrush().color()
+        assert ground.lightness() < 80, name
+        assert _contrast(hint.color, ground) >= 4.5, (name, hint.color.name())
+    QApplication.setPalette(QApplication.style().standardPalette())  # back to light
+    _show_each_tab(win)
+    for name, (hint, plot) in hints.items():
+        assert plot.backgroundBrush().color() == QColor("white"), name
+        assert _contrast(hint.color, QColor("white")) >= 4.5, (name, hint.color.name())

@@ -26,6 +26,7 @@ from gradbox.views.plots.log_axis import LogAxis
 from gradbox.views.plots.plotting import (
     StepAxis,
     follow_palette,
+    hint_text,
     plot_colours,
     steady_range,
     style_plot,
@@ -113,7 +114,7 @@ class LayerStatsView(QWidget):
         self.legend.setAccessibleName("Layer colours")
         self.legend.setWordWrap(True)
         self._columns = 3
-        self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
+        self.empty_text = hint_text(EMPTY_TEXT)
         self.act_row = self.graphics.addLayout(row=1, col=0)
         self.act_row.setContentsMargins(0, 0, 0, 0)  # the row's height is its plots'
         self.graphics.ci.layout.setRowStretchFactor(0, 3)

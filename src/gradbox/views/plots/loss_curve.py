@@ -41,6 +41,7 @@ from gradbox.views.plots.plotting import (
     export_plot,
     fit_left_axes,
     follow_palette,
+    hint_text,
     penalty_text,
     plot_colours,
     steady_range,
@@ -179,7 +180,7 @@ class LossCurveView(QWidget):
         # Forget zero_grad: a band over the steps that skipped it (lesson "Forget zero_grad").
         self.skipped = SkippedZeroGradMarker(self.loss_plot)
 
-        self.empty_text = pg.TextItem(EMPTY_TEXT, color="#555", anchor=(0.5, 0.5))
+        self.empty_text = hint_text(EMPTY_TEXT)
         self.loss_plot.addItem(self.empty_text, ignoreBounds=True)
         self.crosshairs = [pg.InfiniteLine(angle=90, movable=False,
                                            pen=pg.mkPen("#999", style=Qt.PenStyle.DotLine))

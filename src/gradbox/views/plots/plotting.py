@@ -85,6 +85,18 @@ def _recolour_train(item: pg.PlotDataItem, dark: bool) -> None:
         item.setSymbolBrush(pg.mkBrush(new))
 
 
+# A plot's hint ("Press Step (Space) …") is marked so the follower knows to recolour it: its
+# grey on white is unreadable on a dark plot (#555 on #1e1e1e: contrast 2.4).
+_HINT = "gradbox_plot_hint"
+
+
+def hint_text(text: str) -> pg.TextItem:
+    """A plot's centred hint in the axes' grey, recoloured with the palette like the axes."""
+    item = pg.TextItem(text, color=plot_colours()[1], anchor=(0.5, 0.5))
+    item.setData(0, _HINT)
+    return item
+
+
 class _PaletteFollower(QObject):
     """Recolours one plot widget when its palette changes (see follow_palette)."""
 
@@ -112,6 +124,8 @@ class _PaletteFollower(QObject):
                 item.setTextPen(pg.mkPen(text))
             elif isinstance(item, pg.LegendItem):
                 item.setLabelTextColor(text)
+            elif isinstance(item, pg.TextItem) and item.data(0) == _HINT:
+                item.setColor(pen)
 
 
 def follow_palette(widget: pg.GraphicsView) -> None:
